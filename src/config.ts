@@ -1,0 +1,247 @@
+/**
+ * The YAML config file: the declaration of infrastructure (server, storage, projects, workspaces,
+ * endpoints, bootstrap keys). Parsed once with zod at start and frozen. Field names are a contract with
+ * operators: add fields, never rename them.
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { KEY_VALUE_PATTERN } from './core/auth/key-token.js';
+import { ipOrCidrSchema } from './core/auth/ip-filter.js';
+
+const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
+const PROJECT_ID = /^proj_[A-Za-z0-9]+$/;
+const SLUG = /^[a-z0-9][a-z0-9-]*$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Path segments that would make a direct route ambiguous with another path family. */
+const RESERVED_SLUGS = new Set(['v1', 'auth', 'healthz', 'readyz', 'metrics']);
+
+export const ENDPOINT_KINDS = ['chat', 'embedding', 'transcription', 'speech', 'realtime', 'rerank'] as const;
+export const ENDPOINT_TIERS = ['free', 'cpu', 'gpu', 'self_hosted'] as const;
+export const ENDPOINT_STATUSES = ['active', 'provisioning', 'suspended', 'error'] as const;
+export const MODEL_CAPABILITIES = ['tools', 'structured_output', 'vision', 'audio_input', 'video_input'] as const;
+export const REASONING_LEVELS = ['minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+export const SCOPES = ['inference', 'management', 'execution', 'research'] as const;
+
+const timestamp = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 timestamp');
+
+const tlsSchema = z.strictObject({ cert_file: z.string().min(1), key_file: z.string().min(1) });
+
+const serverSchema = z.strictObject({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).default(8080),
+  region: z.string().min(1).default('local'),
+  production: z.boolean().default(false),
+  tls: tlsSchema.optional(),
+  trust_proxy: z.boolean().default(false),
+  /** Largest request body accepted on inference routes, in bytes (management routes: 16 KiB). */
+  max_body_bytes: z.number().int().positive().default(8 * 1024 * 1024),
+  /** How long SIGTERM waits for in-flight requests before closing anyway. */
+  drain_timeout_ms: z.number().int().min(0).default(10_000),
+  /** Operator escape hatch: run on uWS's pure-JS fallback instead of refusing to start. */
+  allow_uws_fallback: z.boolean().default(false),
+  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+});
+
+const storageSchema = z.strictObject({ path: z.string().min(1).default('data/switchboard.db') });
+
+const securitySchema = z.strictObject({
+  allow_private_targets: z.boolean().default(false),
+  allow_http_targets: z.boolean().default(false),
+});
+
+const poolSchema = z.strictObject({
+  min_threads: z.number().int().min(1).max(64).default(1),
+  max_threads: z.number().int().min(1).max(64).default(2),
+});
+
+const reasoningSchema = z.union([z.enum(['none', 'on_off']), z.array(z.enum(REASONING_LEVELS)).min(1)]);
+
+const modelSchema = z.strictObject({
+  id: z.string().min(1),
+  name: z.string().min(1).optional(),
+  context_window: z.number().int().positive(),
+  capabilities: z.array(z.enum(MODEL_CAPABILITIES)).default([]),
+  reasoning: reasoningSchema.default('none'),
+  reasoning_budget: z.boolean().default(false),
+});
+
+const upstreamSchema = z.strictObject({
+  base_url: z.url({ protocol: /^https?$/ }),
+  model: z.string().min(1),
+  api_key_env: z.string().min(1).optional(),
+});
+
+const routerProfileSchema = z.strictObject({
+  description: z.string().default(''),
+  examples: z.array(z.string()).default([]),
+});
+
+const endpointSchema = z.strictObject({
+  id: z.string().regex(UUID, 'must be a UUID'),
+  slug: z
+    .string()
+    .regex(SLUG, 'must be lowercase letters, digits and dashes')
+    .refine((s) => !RESERVED_SLUGS.has(s) && !s.startsWith('ws_'), 'is reserved'),
+  name: z.string().min(1),
+  kind: z.enum(ENDPOINT_KINDS),
+  tier: z.enum(ENDPOINT_TIERS),
+  status: z.enum(ENDPOINT_STATUSES).default('active'),
+  region: z.string().min(1).default('local'),
+  workspaces: z.array(z.string().regex(WORKSPACE_ID)).optional(),
+  model: modelSchema,
+  upstream: upstreamSchema,
+  router: routerProfileSchema.optional(),
+});
+
+const keySchema = z.strictObject({
+  value: z.string().regex(KEY_VALUE_PATTERN, 'must be svc_<slug>_<43 base64url characters>'),
+  name: z.string().optional(),
+  scopes: z.array(z.enum(SCOPES)).min(1).default(['inference']),
+  allowed_ips: z.array(ipOrCidrSchema).default([]),
+  blocked_ips: z.array(ipOrCidrSchema).default([]),
+  expires_at: timestamp.optional(),
+  quota_requests: z.number().int().min(0).default(0),
+  quota_window: z.number().int().positive().default(60),
+  endpoint_id: z.string().regex(UUID, 'must be a UUID').optional(),
+  allowed_workspace_ids: z.array(z.string().regex(WORKSPACE_ID)).min(1, 'must not be empty').optional(),
+});
+
+const workspaceSchema = z.strictObject({
+  id: z.string().regex(WORKSPACE_ID, 'must be ws_<hex>'),
+  name: z.string().min(1),
+  routing_mode: z.enum(['semantic', 'concrete']).nullable().default(null),
+  zero_data_retention: z.boolean().default(false),
+});
+
+const projectSchemaBase = z.strictObject({
+    id: z.string().regex(PROJECT_ID, 'must be proj_<id>'),
+    slug: z.string().regex(SLUG, 'must be lowercase letters, digits and dashes'),
+    name: z.string().min(1).optional(),
+    plan: z.enum(['free', 'paid']).default('paid'),
+    rate_limit: z
+      .strictObject({
+        requests_per_minute: z.number().int().min(0).default(1024),
+        tokens_per_minute: z.number().int().min(0).default(2_097_152),
+      })
+      .default({ requests_per_minute: 1024, tokens_per_minute: 2_097_152 }),
+    default_workspace: z.string().regex(WORKSPACE_ID).nullable().optional(),
+    workspaces: z.array(workspaceSchema).default([]),
+    endpoints: z.array(endpointSchema).default([]),
+    keys: z.array(keySchema).default([]),
+});
+const projectSchema = projectSchemaBase.superRefine(checkProjectReferences);
+
+function checkProjectReferences(p: z.infer<typeof projectSchemaBase>, ctx: z.RefinementCtx): void {
+  const workspaceIds = new Set(p.workspaces.map((w) => w.id));
+  const issue = (path: (string | number)[], message: string): void => {
+    ctx.addIssue({ code: 'custom', path, message });
+  };
+  if (p.default_workspace && !workspaceIds.has(p.default_workspace)) {
+    issue(['default_workspace'], `names ${p.default_workspace}, which is not in workspaces`);
+  }
+  duplicates(p.workspaces.map((w) => w.id)).forEach((i) => issue(['workspaces', i, 'id'], 'is a duplicate'));
+  duplicates(p.endpoints.map((e) => e.slug)).forEach((i) => issue(['endpoints', i, 'slug'], 'is a duplicate'));
+  duplicates(p.endpoints.map((e) => e.id)).forEach((i) => issue(['endpoints', i, 'id'], 'is a duplicate'));
+  duplicates(p.keys.map((k) => k.value)).forEach((i) => issue(['keys', i, 'value'], 'is a duplicate'));
+  p.endpoints.forEach((e, i) =>
+    (e.workspaces ?? []).forEach((w, j) => {
+      if (!workspaceIds.has(w)) issue(['endpoints', i, 'workspaces', j], `names ${w}, which is not in workspaces`);
+    }),
+  );
+  const endpointIds = new Set(p.endpoints.map((e) => e.id));
+  p.keys.forEach((k, i) => {
+    if (!k.value.startsWith(`svc_${p.slug}_`) && !k.value.startsWith('svc_mgmt_')) {
+      issue(['keys', i, 'value'], `must start with svc_${p.slug}_ (the project slug)`);
+    }
+    if (k.endpoint_id && !endpointIds.has(k.endpoint_id)) issue(['keys', i, 'endpoint_id'], 'names no endpoint of the project');
+    (k.allowed_workspace_ids ?? []).forEach((w, j) => {
+      if (!workspaceIds.has(w)) issue(['keys', i, 'allowed_workspace_ids', j], `names ${w}, which is not in workspaces`);
+    });
+    if (k.allowed_workspace_ids && k.scopes.includes('management')) {
+      issue(['keys', i, 'allowed_workspace_ids'], 'cannot be combined with the management scope');
+    }
+  });
+}
+
+function duplicates(values: string[]): number[] {
+  const seen = new Set<string>();
+  const out: number[] = [];
+  values.forEach((v, i) => (seen.has(v) ? out.push(i) : seen.add(v)));
+  return out;
+}
+
+export const configSchema = z
+  .strictObject({
+    server: serverSchema.prefault({}),
+    storage: storageSchema.prefault({}),
+    security: securitySchema.prefault({}),
+    pool: poolSchema.prefault({}),
+    projects: z.array(projectSchema).default([]),
+  })
+  .superRefine((c, ctx) => {
+    duplicates(c.projects.map((p) => p.id)).forEach((i) =>
+      ctx.addIssue({ code: 'custom', path: ['projects', i, 'id'], message: 'is a duplicate' }),
+    );
+    duplicates(c.projects.map((p) => p.slug)).forEach((i) =>
+      ctx.addIssue({ code: 'custom', path: ['projects', i, 'slug'], message: 'is a duplicate' }),
+    );
+  });
+
+export type Config = z.infer<typeof configSchema>;
+export type ProjectConfig = Config['projects'][number];
+export type EndpointConfig = ProjectConfig['endpoints'][number];
+export type ModelConfig = EndpointConfig['model'];
+export type KeyConfig = ProjectConfig['keys'][number];
+export type Scope = (typeof SCOPES)[number];
+
+/** A config problem the operator must fix; the CLI prints it and exits 2. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** `projects[0].endpoints[1].slug: must be ...` — one line per issue, the path first. */
+export function formatZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string {
+  return issues
+    .map((i) => {
+      const path = i.path.reduce<string>(
+        (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)),
+        prefix,
+      );
+      return `${path || '(root)'}: ${i.message}`;
+    })
+    .join('\n');
+}
+
+export function parseConfig(raw: unknown, source = 'config'): Config {
+  const result = configSchema.safeParse(raw ?? {});
+  if (!result.success) throw new ConfigError(`${source} is invalid:\n${formatZodIssues(result.error.issues)}`);
+  return deepFreeze(result.data);
+}
+
+export function loadConfigFile(file: string): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${file} is not valid YAML: ${(err as Error).message}`);
+  }
+  return parseConfig(raw, file);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

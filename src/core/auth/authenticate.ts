@@ -1,0 +1,149 @@
+/**
+ * The request-time half of SPEC "Authentication" 1-10, as pure functions: what the key may do is decided
+ * here from records handed in, so every outcome is unit-testable without HTTP or SQLite.
+ *
+ * Order matters and follows SPEC 5: 401 (no usable key) before any 403, and a key never learns whether
+ * another project or its endpoints exist (project_mismatch covers unknown projects too).
+ */
+import type { Scope } from '../../config.js';
+import { GatewayError } from '../../errors.js';
+import type { ApiKeyRecord, EndpointRecord, KeyCredential, ProjectRecord, WorkspaceRecord } from '../records.js';
+import { ipAllowed } from './ip-filter.js';
+import { hashKeyValue, isWellFormedKey } from './key-token.js';
+
+export interface KeyLookup {
+  findCredential(hash: string): KeyCredential | null;
+}
+
+export interface KeyCheck {
+  readonly authorization: string | undefined;
+  readonly clientIp: string;
+  /** The project named by the path (external id or UUID). */
+  readonly projectRef: string;
+  readonly scope: Scope;
+  readonly now: number;
+}
+
+export interface AuthenticatedKey {
+  readonly key: ApiKeyRecord;
+  readonly project: ProjectRecord;
+}
+
+const BEARER = /^Bearer +(\S+) *$/i;
+
+export function authenticateKey(
+  check: KeyCheck,
+  keys: KeyLookup,
+  findProject: (ref: string) => ProjectRecord | null,
+): AuthenticatedKey {
+  const value = parseBearer(check.authorization);
+  const credential = keys.findCredential(hashKeyValue(value));
+  if (!credential) throw new GatewayError('invalid_api_key', { message: 'The API key is not valid: no such key.' });
+  const { key } = credential;
+  if (key.revokedAt !== null && key.revokedAt <= check.now) throw new GatewayError('key_revoked');
+  if (credential.validUntil !== null && credential.validUntil <= check.now) {
+    throw new GatewayError('key_revoked', { message: 'This API key value was rotated out and its grace period has ended.' });
+  }
+  if (key.expiresAt !== null && key.expiresAt <= check.now) throw new GatewayError('key_expired');
+
+  const project = findProject(check.projectRef);
+  if (!project || project.id !== key.projectId) {
+    throw new GatewayError('project_mismatch', { message: `The API key does not belong to project ${check.projectRef}.` });
+  }
+  if (!ipAllowed(key.ipFilter, check.clientIp)) {
+    throw new GatewayError('ip_not_allowed', { message: `Requests from ${check.clientIp} are not allowed for this API key.` });
+  }
+  if (!key.scopes.includes(check.scope)) {
+    throw new GatewayError('scope_insufficient', {
+      message: `This route needs the ${check.scope} scope; the API key has ${key.scopes.join(', ')}.`,
+    });
+  }
+  return { key, project };
+}
+
+function parseBearer(authorization: string | undefined): string {
+  if (authorization === undefined || authorization.trim() === '') throw new GatewayError('authentication_required');
+  const match = BEARER.exec(authorization);
+  if (!match?.[1]) {
+    throw new GatewayError('invalid_api_key', { message: 'The Authorization header must be "Bearer <API_KEY>".' });
+  }
+  if (!isWellFormedKey(match[1])) {
+    throw new GatewayError('invalid_api_key', {
+      message: 'The API key is malformed: keys look like svc_<project>_<43 base64url characters>.',
+    });
+  }
+  return match[1];
+}
+
+export function authorizeEndpoint(key: ApiKeyRecord, endpoint: EndpointRecord): void {
+  if (key.endpointId !== null && key.endpointId !== endpoint.id) {
+    throw new GatewayError('endpoint_restricted', {
+      message: `The API key is restricted to one endpoint and may not use ${endpoint.slug}.`,
+    });
+  }
+}
+
+const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
+
+export interface WorkspaceChoice {
+  /** Named by `ws_` path prefix, X-Workspace-Id or X-Service-Workspace (first one present). */
+  readonly named: string | null;
+  readonly namedBy: string;
+  readonly workspaces: ReadonlyMap<string, WorkspaceRecord>;
+  /** On direct routes: the endpoint must serve the workspace the request runs in. */
+  readonly endpoint?: EndpointRecord;
+}
+
+/**
+ * SPEC Authentication 10. Returns the workspace the request runs in, or null for "the whole project"
+ * (a key with no user and no list, in a project without a default workspace).
+ */
+export function resolveWorkspace(key: ApiKeyRecord, project: ProjectRecord, choice: WorkspaceChoice): string | null {
+  const allowed = key.allowedWorkspaceIds;
+  const { endpoint } = choice;
+  if (choice.named !== null) {
+    const named = choice.named;
+    if (!WORKSPACE_ID.test(named)) {
+      throw new GatewayError('invalid_workspace_id', {
+        param: choice.namedBy,
+        message: `${JSON.stringify(named)} is not a workspace id: workspace ids have the form ws_<hex>.`,
+      });
+    }
+    if (allowed && !allowed.includes(named)) {
+      throw new GatewayError('workspace_not_allowed', { message: `The API key may not use workspace ${named}.` });
+    }
+    if (!choice.workspaces.has(named)) {
+      throw new GatewayError('workspace_not_found', { param: choice.namedBy, message: `Project ${project.id} has no workspace ${named}.` });
+    }
+    if (endpoint && !endpoint.workspaceIds.includes(named)) {
+      throw new GatewayError('workspace_not_allowed', { message: `Endpoint ${endpoint.slug} does not serve workspace ${named}.` });
+    }
+    return named;
+  }
+  if (allowed) {
+    const live = allowed.filter((w) => choice.workspaces.has(w) && (!endpoint || endpoint.workspaceIds.includes(w)));
+    if (live.length === 1) return live[0] ?? null;
+    if (live.length === 0) {
+      throw new GatewayError('workspace_not_allowed', {
+        message: endpoint
+          ? `Endpoint ${endpoint.slug} serves none of the API key's workspaces.`
+          : "None of the API key's workspaces is live.",
+      });
+    }
+    throw new GatewayError('workspace_required', {
+      message: `The API key may use several workspaces (${live.join(', ')}): name one with X-Workspace-Id.`,
+    });
+  }
+  if (project.defaultWorkspaceId !== null) {
+    // An unconfined key reaches the whole project: when the endpoint does not serve the default workspace,
+    // the request runs in the endpoint's first workspace rather than failing (docs/decisions.md).
+    if (endpoint && !endpoint.workspaceIds.includes(project.defaultWorkspaceId)) return endpoint.workspaceIds[0] ?? null;
+    return project.defaultWorkspaceId;
+  }
+  if (key.userId !== null) {
+    throw new GatewayError('workspace_required', {
+      message: `Project ${project.id} has no default workspace: name one with X-Workspace-Id.`,
+    });
+  }
+  return endpoint ? (endpoint.workspaceIds[0] ?? null) : null;
+}

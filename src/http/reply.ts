@@ -1,0 +1,121 @@
+/**
+ * Writing a response. Every write is corked (writes happen after awaits, outside the uWS callback), the
+ * request id and any headers set by guards (rate limits, later) go on every response, and errors are
+ * rendered in exactly one place: `{error: {message, type, code, param}}`.
+ */
+import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { GatewayError, toGatewayError } from '../errors.js';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
+  403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 408: '408 Request Timeout',
+  413: '413 Payload Too Large', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
+  501: '501 Not Implemented', 502: '502 Bad Gateway', 503: '503 Service Unavailable', 504: '504 Gateway Timeout',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_TEXT[status] ?? String(status);
+}
+
+export class Reply {
+  readonly #res: UwsResponse;
+  readonly #headers: [string, string][];
+  #aborted = false;
+  #ended = false;
+  #headWritten = false;
+  status = 0;
+
+  constructor(res: UwsResponse, requestId: string) {
+    this.#res = res;
+    this.#headers = [['X-Request-ID', requestId]];
+  }
+
+  get open(): boolean {
+    return !this.#aborted && !this.#ended;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  get headWritten(): boolean {
+    return this.#headWritten;
+  }
+
+  markAborted(): void {
+    this.#aborted = true;
+  }
+
+  /** Adds a header to whatever response is eventually sent, success or error. */
+  setHeader(name: string, value: string): void {
+    this.#headers.push([name, value]);
+  }
+
+  json(status: number, body: unknown): void {
+    this.send(status, JSON.stringify(body), 'application/json');
+  }
+
+  send(status: number, body: string | Buffer, contentType: string, closeConnection = false): void {
+    if (!this.open) return;
+    this.#ended = true;
+    this.status = status;
+    this.#res.cork(() => {
+      this.#writeHead(status, contentType);
+      this.#res.end(body, closeConnection);
+    });
+  }
+
+  empty(status: number): void {
+    if (!this.open) return;
+    this.#ended = true;
+    this.status = status;
+    this.#res.cork(() => {
+      this.#writeHead(status, null);
+      this.#res.endWithoutBody(0);
+    });
+  }
+
+  error(err: unknown): void {
+    const e: GatewayError = toGatewayError(err);
+    if (e.headers) for (const [k, v] of Object.entries(e.headers)) this.setHeader(k, v);
+    this.send(e.status, JSON.stringify(e.toEnvelope()), 'application/json', e.headers?.Connection === 'close');
+  }
+
+  /** Starts a streamed response (SSE); the head is written with the first write. */
+  beginStream(status: number, contentType: string): void {
+    if (!this.open || this.#headWritten) return;
+    this.status = status;
+    this.#res.cork(() => this.#writeHead(status, contentType));
+  }
+
+  /** Writes a chunk of a streamed response; false when the socket buffer is full (wait for onWritable). */
+  write(chunk: string | Buffer): boolean {
+    if (!this.open) return false;
+    let ok = true;
+    this.#res.cork(() => {
+      ok = this.#res.write(chunk);
+    });
+    return ok;
+  }
+
+  onWritable(handler: () => void): void {
+    this.#res.onWritable(() => {
+      handler();
+      return true;
+    });
+  }
+
+  endStream(): void {
+    if (!this.open) return;
+    this.#ended = true;
+    this.#res.cork(() => this.#res.end());
+  }
+
+  #writeHead(status: number, contentType: string | null): void {
+    if (this.#headWritten) return;
+    this.#headWritten = true;
+    this.#res.writeStatus(statusLine(status));
+    if (contentType) this.#res.writeHeader('Content-Type', contentType);
+    for (const [k, v] of this.#headers) this.#res.writeHeader(k, v);
+  }
+}

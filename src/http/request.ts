@@ -1,0 +1,118 @@
+/**
+ * What a handler sees of a request. Everything is copied out of the uWS request synchronously (it is
+ * invalid after the first await); the body is read as soon as the route is known, with its size cap;
+ * a client abort turns into an AbortSignal for upstream calls and pool tasks.
+ */
+import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { GatewayError } from '../errors.js';
+
+export class IncomingRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly headers: Record<string, string> = {};
+  /** The peer address, or with trust_proxy the address the front proxy saw (X-Forwarded-For). */
+  readonly clientIp: string;
+  readonly requestId: string;
+  readonly startedAt: number;
+  params: Record<string, string> = {};
+  /** Set by route guards for the request log; never holds key values or prompt text. */
+  readonly log: { project?: string; endpoint?: string; upstreamMs?: number } = {};
+  #aborted = false;
+  #controller: AbortController | null = null;
+  #body: Promise<Buffer> | null = null;
+
+  constructor(res: UwsResponse, req: UwsRequest, method: string, path: string, requestId: string, trustProxy: boolean) {
+    this.method = method;
+    this.path = path;
+    this.query = req.getQuery() ?? '';
+    req.forEach((k, v) => {
+      this.headers[k] = v;
+    });
+    const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+    this.clientIp = (trustProxy && lastForwardedFor(this.headers['x-forwarded-for'])) || peer;
+    this.requestId = requestId;
+    this.startedAt = performance.now();
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /** Created on first use: most requests never need one. */
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    if (this.#aborted) this.#controller.abort();
+    return this.#controller.signal;
+  }
+
+  markAborted(): void {
+    this.#aborted = true;
+    this.#controller?.abort();
+  }
+
+  header(name: string): string | undefined {
+    return this.headers[name];
+  }
+
+  searchParams(): URLSearchParams {
+    return new URLSearchParams(this.query);
+  }
+
+  /** Starts reading the body now (must run inside the uWS handler); rejects with 413 past `limit` bytes. */
+  startBody(res: UwsResponse, limit: number): void {
+    const declared = Number(this.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      this.#body = Promise.reject(tooLarge(limit));
+      this.#body.catch(() => undefined);
+      return;
+    }
+    this.#body = new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let failed = false;
+      res.onData((chunk, isLast) => {
+        if (failed) return;
+        size += chunk.byteLength;
+        if (size > limit) {
+          failed = true;
+          reject(tooLarge(limit));
+          return;
+        }
+        // uWS reuses the chunk's memory after this callback returns: copy it.
+        chunks.push(Buffer.from(chunk.slice(0)));
+        if (isLast) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      });
+    });
+    this.#body.catch(() => undefined);
+  }
+
+  body(): Promise<Buffer> {
+    return this.#body ?? Promise.resolve(Buffer.alloc(0));
+  }
+
+  /** The body as JSON; 400 invalid_json when it is not. */
+  async json(): Promise<unknown> {
+    const buf = await this.body();
+    if (buf.length === 0) throw new GatewayError('invalid_json', { message: 'The request body is empty; send a JSON object.' });
+    try {
+      return JSON.parse(buf.toString('utf8'));
+    } catch (err) {
+      throw new GatewayError('invalid_json', { message: `The request body is not valid JSON: ${(err as Error).message}` });
+    }
+  }
+}
+
+/** The right-most entry is the one our trusted front proxy appended; entries left of it are client-supplied. */
+function lastForwardedFor(header: string | undefined): string | null {
+  if (!header) return null;
+  const last = header.split(',').pop()?.trim();
+  return last ? last : null;
+}
+
+function tooLarge(limit: number): GatewayError {
+  return new GatewayError('payload_too_large', {
+    message: `The request body exceeds the ${limit}-byte limit for this route.`,
+    headers: { Connection: 'close' },
+  });
+}

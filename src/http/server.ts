@@ -1,0 +1,162 @@
+/**
+ * The uWebSockets.js app: one catch-all handler that matches our route table, reads the body with the
+ * route's cap, runs the handler, and reports every finished request (for the request log and metrics).
+ * Also: production HTTPS enforcement, in-flight tracking and drain on shutdown.
+ */
+import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { GatewayError } from '../errors.js';
+import { IncomingRequest } from './request.js';
+import { newRequestId } from './request-id.js';
+import { Reply } from './reply.js';
+import { createRouteTable, type RoutePattern } from './route-table.js';
+import type { Uws } from './uws.js';
+
+export interface RouteContext {
+  readonly req: IncomingRequest;
+  readonly reply: Reply;
+}
+
+export interface RouteDef {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly pattern: string;
+  /** Route family for logs and metrics: `chat`, `models`, `management`, ... */
+  readonly family: string;
+  /** Request id prefix; `chatcmpl-` on chat routes so the body id and the header agree. */
+  readonly idPrefix?: string;
+  readonly bodyLimit?: number;
+  /** Ops routes (health, metrics) are served over plain HTTP even in production, for probes. */
+  readonly plainHttpAllowed?: boolean;
+  handle(ctx: RouteContext): Promise<void> | void;
+}
+
+export interface CompletedRequest {
+  readonly req: IncomingRequest;
+  readonly family: string;
+  readonly status: number;
+  readonly durationMs: number;
+  readonly aborted: boolean;
+}
+
+export interface HttpServerOptions {
+  readonly uws: Uws;
+  readonly routes: readonly RouteDef[];
+  readonly maxBodyBytes: number;
+  readonly production: boolean;
+  readonly trustProxy: boolean;
+  readonly tls?: { readonly cert_file: string; readonly key_file: string } | undefined;
+  onStart?(family: string): void;
+  onComplete(done: CompletedRequest): void;
+}
+
+export interface HttpServer {
+  listen(host: string, port: number): Promise<number>;
+  readonly inFlight: number;
+  /** Stops accepting connections, waits for in-flight requests up to `timeoutMs`, then closes. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const UNMATCHED: RouteDef = { method: 'GET', pattern: '', family: 'unmatched', plainHttpAllowed: true, handle: () => undefined };
+
+export function createHttpServer(opts: HttpServerOptions): HttpServer {
+  const table = createRouteTable<RouteDef>(opts.routes.map((r): RoutePattern<RouteDef> => ({ method: r.method, pattern: r.pattern, value: r })));
+  const app: TemplatedApp = opts.tls
+    ? opts.uws.SSLApp({ cert_file_name: opts.tls.cert_file, key_file_name: opts.tls.key_file })
+    : opts.uws.App();
+  let listenSocket: us_listen_socket | null = null;
+  let inFlight = 0;
+  let draining = false;
+  let drained: (() => void) | null = null;
+
+  function finish(req: IncomingRequest, reply: Reply, family: string): void {
+    inFlight -= 1;
+    opts.onComplete({ req, family, status: reply.status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
+    if (draining && inFlight === 0) drained?.();
+  }
+
+  async function run(route: RouteDef, req: IncomingRequest, reply: Reply, early: GatewayError | null): Promise<void> {
+    try {
+      if (early) throw early;
+      await route.handle({ req, reply });
+    } catch (err) {
+      if (!reply.headWritten) reply.error(err);
+      else reply.endStream();
+    } finally {
+      if (reply.open && !reply.headWritten) reply.error(new GatewayError('internal_error'));
+      finish(req, reply, route.family);
+    }
+  }
+
+  app.any('/*', (res, uwsReq) => {
+    const method = uwsReq.getCaseSensitiveMethod().toUpperCase();
+    const path = uwsReq.getUrl();
+    const match = table.match(method, path);
+    const route = match.kind === 'found' ? match.value : UNMATCHED;
+    const req = new IncomingRequest(res, uwsReq, method, path, newRequestId(route.idPrefix ?? 'req_'), opts.trustProxy);
+    const reply = new Reply(res, req.requestId);
+    res.onAborted(() => {
+      reply.markAborted();
+      req.markAborted();
+    });
+    inFlight += 1;
+    opts.onStart?.(route.family);
+
+    let early: GatewayError | null = null;
+    if (draining) early = new GatewayError('service_draining', { headers: { Connection: 'close' } });
+    else if (opts.production && !opts.tls && !route.plainHttpAllowed && !viaHttpsProxy(req, opts.trustProxy)) {
+      early = new GatewayError('https_required', { message: 'This server accepts HTTPS only: plain HTTP requests are refused in production.' });
+    } else if (match.kind === 'not_found') {
+      early = new GatewayError('not_found', { message: `No route matches ${method} ${path}.` });
+    } else if (match.kind === 'method_not_allowed') {
+      early = new GatewayError('method_not_allowed', {
+        message: `${method} is not allowed on ${path}; allowed: ${match.allow.join(', ')}.`,
+        headers: { Allow: match.allow.join(', ') },
+      });
+    } else {
+      req.params = match.params;
+      if (BODY_METHODS.has(method)) req.startBody(res, route.bodyLimit ?? opts.maxBodyBytes);
+    }
+    void run(route, req, reply, early);
+  });
+
+  return {
+    get inFlight() {
+      return inFlight;
+    },
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) {
+            reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
+            return;
+          }
+          listenSocket = socket;
+          resolve(opts.uws.us_socket_local_port(socket));
+        });
+      });
+    },
+    drain(timeoutMs) {
+      draining = true;
+      if (listenSocket) opts.uws.us_listen_socket_close(listenSocket);
+      listenSocket = null;
+      if (inFlight === 0) return closeApp(app);
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }).then(() => closeApp(app));
+    },
+  };
+}
+
+function viaHttpsProxy(req: IncomingRequest, trustProxy: boolean): boolean {
+  return trustProxy && req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
+}
+
+/** uWS.js 20.30 has `close()` on the app: it ends every open socket, keep-alive ones included. */
+function closeApp(app: TemplatedApp): Promise<void> {
+  (app as TemplatedApp & { close?: () => void }).close?.();
+  return Promise.resolve();
+}

@@ -1,0 +1,76 @@
+/**
+ * The authentication step of every keyed route: SPEC Authentication 1-10 applied to an incoming request,
+ * with the decisions themselves in core/auth.
+ */
+import type { Scope } from '../config.js';
+import { authenticateKey, authorizeEndpoint, resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
+import type { EndpointRecord } from '../core/records.js';
+import { GatewayError } from '../errors.js';
+import type { IncomingRequest } from '../http/request.js';
+import type { Services } from './services.js';
+
+export function requireKey(req: IncomingRequest, services: Services, scope: Scope): AuthenticatedKey {
+  const auth = authenticateKey(
+    {
+      authorization: req.header('authorization'),
+      clientIp: req.clientIp,
+      projectRef: req.params.project ?? '',
+      scope,
+      now: services.now(),
+    },
+    services.catalog,
+    services.catalog.project,
+  );
+  req.log.project = auth.project.id;
+  return auth;
+}
+
+/** The workspace a request names: `ws_` path segment, then X-Workspace-Id, then X-Service-Workspace. */
+export function namedWorkspace(req: IncomingRequest): { named: string | null; namedBy: string } {
+  if (req.params.workspace !== undefined) return { named: req.params.workspace, namedBy: 'workspace_id' };
+  const header = req.header('x-workspace-id');
+  if (header !== undefined) return { named: header.trim(), namedBy: 'X-Workspace-Id' };
+  const mcp = req.header('x-service-workspace');
+  if (mcp !== undefined) return { named: mcp.trim(), namedBy: 'X-Service-Workspace' };
+  return { named: null, namedBy: '' };
+}
+
+export interface EndpointAccess {
+  readonly endpoint: EndpointRecord;
+  /** null: the request runs project-wide (a key with no user and no list, in a project without a default). */
+  readonly workspaceId: string | null;
+}
+
+/** Direct routes: the endpoint named by slug, reachable by this key in the request's workspace. */
+export function requireEndpoint(req: IncomingRequest, services: Services, auth: AuthenticatedKey): EndpointAccess {
+  const slug = req.params.endpoint ?? '';
+  const endpoint = services.catalog.endpoint(auth.project.id, slug);
+  if (!endpoint) {
+    throw new GatewayError('endpoint_not_found', { message: `Project ${auth.project.id} has no endpoint ${JSON.stringify(slug)}.` });
+  }
+  req.log.endpoint = endpoint.slug;
+  authorizeEndpoint(auth.key, endpoint);
+  const workspaceId = resolveWorkspace(auth.key, auth.project, {
+    ...namedWorkspace(req),
+    workspaces: services.catalog.workspaces(auth.project.id),
+    endpoint,
+  });
+  return { endpoint, workspaceId };
+}
+
+/**
+ * Listing routes: the endpoints this key can reach. A named workspace narrows to it; a confined key sees
+ * its own workspaces; an endpoint-restricted key sees its one endpoint.
+ */
+export function reachableEndpoints(req: IncomingRequest, services: Services, auth: AuthenticatedKey): EndpointRecord[] {
+  const { key, project } = auth;
+  const workspaces = services.catalog.workspaces(project.id);
+  const choice = namedWorkspace(req);
+  let reach: readonly string[] | null = null;
+  if (choice.named !== null) reach = [resolveWorkspace(key, project, { ...choice, workspaces }) ?? ''];
+  else if (key.allowedWorkspaceIds) reach = key.allowedWorkspaceIds.filter((w) => workspaces.has(w));
+  return services.catalog
+    .endpoints(project.id)
+    .filter((e) => key.endpointId === null || e.id === key.endpointId)
+    .filter((e) => reach === null || e.workspaceIds.some((w) => reach.includes(w)));
+}

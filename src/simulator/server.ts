@@ -1,0 +1,185 @@
+import uWS from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { planChatTurn, renderCompletion, totalDelayMs } from './chat-completion.js';
+import { parseChatRequest } from './chat-request.js';
+import { buildStreamTicks, delayBeforeTick } from './chat-stream.js';
+import { handleEmbeddings } from './embeddings.js';
+import { invalidRequest, SimError } from './errors.js';
+import { Exchange } from './exchange.js';
+import { parseKnobs, type Knobs } from './knobs.js';
+import { ModelRegistry } from './models.js';
+import { RequestLog } from './request-log.js';
+
+export interface SimulatorOptions {
+  host?: string;
+  port?: number;
+  /** Extra model names treated as reasoning models (besides names containing "reason"/"think"). */
+  reasoningModels?: string[];
+}
+
+export interface RunningSimulator {
+  port: number;
+  /** Base URL including /v1, ready for an OpenAI client's baseURL. */
+  url: string;
+  close(): Promise<void>;
+}
+
+const DEFAULT_LOG_LIMIT = 20;
+
+/** uWS has app.close() (closes every socket, idle keep-alives included) but its typings omit it. */
+interface ClosableApp {
+  close?: () => void;
+}
+
+function collectHeaders(req: HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => {
+    headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
+  });
+  return headers;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalidRequest('Request body is not valid JSON');
+  }
+}
+
+function simulatedError(knobs: Knobs, status: number): SimError {
+  const headers: [string, string][] = knobs.retryAfter !== null ? [['retry-after', String(knobs.retryAfter)]] : [];
+  if (knobs.errorCode === 'context_length_exceeded') {
+    // Mirrors vLLM's wording, which gateways sometimes pattern-match.
+    const message =
+      "This model's maximum context length is 4096 tokens. However, you requested 8192 tokens " +
+      '(8000 in the messages, 192 in the completion). Please reduce the length of the messages or completion.';
+    return new SimError(status, message, 'context_length_exceeded', 'messages', headers);
+  }
+  return new SimError(status, `Simulated error with status ${status}`, knobs.errorCode ?? 'simulated_error', null, headers);
+}
+
+export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const host = opts.host ?? '127.0.0.1';
+  const log = new RequestLog();
+  const models = new ModelRegistry(opts.reasoningModels ?? []);
+  const active = new Set<Exchange>();
+  let completionSeq = 0;
+
+  const app: TemplatedApp = uWS.App();
+
+  /** Starts a logged exchange for a POST route; the handler runs once the body is in. */
+  const post = (path: string, handle: (ex: Exchange, body: unknown, knobs: Knobs) => void): void => {
+    app.post(path, (res: HttpResponse, req: HttpRequest) => {
+      const headers = collectHeaders(req);
+      const entry = log.record('POST', path, headers);
+      const ex = new Exchange(res, entry, (done) => active.delete(done));
+      active.add(ex);
+      ex.readBody((text) => {
+        try {
+          let body: unknown = undefined;
+          let badJson: SimError | null = null;
+          try {
+            body = parseJson(text);
+          } catch (err) {
+            if (!(err instanceof SimError)) throw err;
+            badJson = err;
+          }
+          // A simulated error fires even for unparseable bodies: it stands in for an upstream that never looked.
+          const knobs = parseKnobs(headers, body);
+          if (knobs.errorStatus !== null) throw simulatedError(knobs, knobs.errorStatus);
+          if (badJson) throw badJson;
+          handle(ex, body, knobs);
+        } catch (err) {
+          if (err instanceof SimError) ex.sendError(err);
+          else ex.sendError(new SimError(500, err instanceof Error ? err.message : String(err), 'internal_error'));
+        }
+      });
+    });
+  };
+
+  /** GETs answer synchronously inside the handler, so no abort handler or cork is needed. */
+  const get = (path: string, respond: (req: HttpRequest) => [number, string]): void => {
+    app.get(path, (res, req) => {
+      const entry = log.record('GET', path, collectHeaders(req));
+      const [status, body] = respond(req);
+      const ex = new Exchange(res, entry, () => undefined);
+      ex.sendJson(status, body);
+    });
+  };
+
+  post('/v1/chat/completions', (ex, body, knobs) => {
+    const req = parseChatRequest(body);
+    models.note(req.model);
+    const turn = planChatTurn(req, knobs, { reasons: models.reasons(req.model) });
+    const id = `chatcmpl-sim-${++completionSeq}`;
+    const created = Math.floor(Date.now() / 1000);
+    if (req.stream) {
+      const ticks = buildStreamTicks(turn, { id, created, includeUsage: req.includeUsage });
+      ex.stream(ticks, (t) => delayBeforeTick(t, knobs), knobs.failAfter);
+      return;
+    }
+    const delay = totalDelayMs(turn, knobs);
+    const respond = (): void => {
+      if (knobs.failAfter !== null) ex.kill();
+      else ex.sendJson(200, JSON.stringify(renderCompletion(turn, id, created)));
+    };
+    if (delay > 0) ex.later(delay, respond);
+    else respond();
+  });
+
+  post('/v1/embeddings', (ex, body) => {
+    const result = handleEmbeddings(body);
+    models.note(result.model);
+    ex.sendJson(200, JSON.stringify(result));
+  });
+
+  get('/v1/models', () => [200, JSON.stringify(models.list())]);
+  get('/healthz', () => [200, '{"status":"ok"}']);
+
+  // Introspection routes are not logged: reading the log must not change it.
+  app.get('/__sim/requests', (res, req) => {
+    const raw = req.getQuery('limit');
+    const limit = raw && /^\d+$/.test(raw) ? Number(raw) : DEFAULT_LOG_LIMIT;
+    new Exchange(res, null, () => undefined).sendJson(200, JSON.stringify({ data: log.recent(limit) }));
+  });
+  app.del('/__sim/requests', (res) => {
+    log.clear();
+    new Exchange(res, null, () => undefined).sendJson(200, '{"cleared":true}');
+  });
+
+  app.any('/*', (res, req) => {
+    const method = req.getCaseSensitiveMethod();
+    const url = req.getUrl();
+    const ex = new Exchange(res, log.record(method, url, collectHeaders(req)), () => undefined);
+    ex.sendError(new SimError(404, `Unknown route: ${method} ${url}`, 'not_found'));
+  });
+
+  return new Promise((resolve, reject) => {
+    app.listen(host, opts.port ?? 0, (socket) => {
+      if (!socket) {
+        reject(new Error(`simulator: could not listen on ${host}:${opts.port ?? 0}`));
+        return;
+      }
+      const port = uWS.us_socket_local_port(socket);
+      const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+      let closed: Promise<void> | null = null;
+      resolve({
+        port,
+        url: `http://${urlHost}:${port}/v1`,
+        close: () => {
+          closed ??= new Promise<void>((done) => {
+            uWS.us_listen_socket_close(socket);
+            for (const ex of active) ex.cancel();
+            active.clear();
+            const closable: ClosableApp = app as unknown as ClosableApp;
+            if (typeof closable.close === 'function') closable.close();
+            // Let uWS run its close callbacks before callers tear anything else down.
+            setImmediate(done);
+          });
+          return closed;
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,118 @@
+/**
+ * API keys and their secrets (value hashes). A key value is never stored: only its SHA-256.
+ * The gateway reads credentials through `store/key-cache.ts`; this file is the SQL.
+ */
+import type { Scope } from '../config.js';
+import { compileIpFilter } from '../core/auth/ip-filter.js';
+import type { ApiKeyRecord, KeyCredential } from '../core/records.js';
+import type { Db } from './db.js';
+import { fromJson, fromNullableJson, toJson } from './json-column.js';
+
+interface KeyRow {
+  id: string;
+  project_id: string;
+  name: string | null;
+  prefix: string;
+  scopes: string;
+  allowed_ips: string;
+  blocked_ips: string;
+  expires_at: number | null;
+  quota_requests: number;
+  quota_window: number;
+  endpoint_id: string | null;
+  allowed_workspace_ids: string | null;
+  user_id: string | null;
+  source: ApiKeyRecord['source'];
+  created_at: number;
+  revoked_at: number | null;
+}
+
+function toKey(r: KeyRow): ApiKeyRecord {
+  const allowedIps = fromJson<string[]>(r.allowed_ips);
+  const blockedIps = fromJson<string[]>(r.blocked_ips);
+  return {
+    id: r.id,
+    projectId: r.project_id,
+    name: r.name,
+    prefix: r.prefix,
+    scopes: fromJson<Scope[]>(r.scopes),
+    allowedIps,
+    blockedIps,
+    ipFilter: compileIpFilter(allowedIps, blockedIps),
+    expiresAt: r.expires_at,
+    quotaRequests: r.quota_requests,
+    quotaWindow: r.quota_window,
+    endpointId: r.endpoint_id,
+    allowedWorkspaceIds: fromNullableJson<string[]>(r.allowed_workspace_ids),
+    userId: r.user_id,
+    source: r.source,
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+  };
+}
+
+export type NewKey = Omit<ApiKeyRecord, 'ipFilter' | 'revokedAt'>;
+
+export function createKeysRepo(db: Db) {
+  const insertKey = db.prepare(`
+    INSERT INTO api_keys (id, project_id, name, prefix, scopes, allowed_ips, blocked_ips, expires_at, quota_requests,
+      quota_window, endpoint_id, allowed_workspace_ids, user_id, source, created_at)
+    VALUES (@id, @projectId, @name, @prefix, @scopes, @allowedIps, @blockedIps, @expiresAt, @quotaRequests,
+      @quotaWindow, @endpointId, @allowedWorkspaceIds, @userId, @source, @createdAt)`);
+  const updateDeclared = db.prepare(`
+    UPDATE api_keys SET name = @name, scopes = @scopes, allowed_ips = @allowedIps, blocked_ips = @blockedIps,
+      expires_at = @expiresAt, quota_requests = @quotaRequests, quota_window = @quotaWindow, endpoint_id = @endpointId,
+      allowed_workspace_ids = @allowedWorkspaceIds,
+      revoked_at = CASE WHEN revoked_reason = 'config_removed' THEN NULL ELSE revoked_at END,
+      revoked_reason = CASE WHEN revoked_reason = 'config_removed' THEN NULL ELSE revoked_reason END
+    WHERE id = @id`);
+  const insertSecret = db.prepare(
+    'INSERT INTO api_key_secrets (hash, key_id, created_at, valid_until) VALUES (?, ?, ?, NULL)',
+  );
+  const credentialByHash = db.prepare<[string], KeyRow & { valid_until: number | null }>(`
+    SELECT k.*, s.valid_until FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id WHERE s.hash = ?`);
+  const keyIdByHash = db.prepare<[string], { key_id: string }>('SELECT key_id FROM api_key_secrets WHERE hash = ?');
+  const revokeUndeclared = db.prepare(`
+    UPDATE api_keys SET revoked_at = @now, revoked_reason = 'config_removed'
+    WHERE project_id = @projectId AND source = 'config' AND revoked_at IS NULL
+      AND id NOT IN (SELECT value FROM json_each(@keep))`);
+
+  const rowParams = (k: Omit<NewKey, 'prefix' | 'source' | 'createdAt' | 'userId' | 'projectId'>) => ({
+    id: k.id,
+    name: k.name,
+    scopes: toJson(k.scopes),
+    allowedIps: toJson(k.allowedIps),
+    blockedIps: toJson(k.blockedIps),
+    expiresAt: k.expiresAt,
+    quotaRequests: k.quotaRequests,
+    quotaWindow: k.quotaWindow,
+    endpointId: k.endpointId,
+    allowedWorkspaceIds: k.allowedWorkspaceIds ? toJson(k.allowedWorkspaceIds) : null,
+  });
+
+  const insertWithSecret = db.transaction((key: NewKey, hash: string): void => {
+    insertKey.run({ ...rowParams(key), projectId: key.projectId, prefix: key.prefix, userId: key.userId, source: key.source, createdAt: key.createdAt });
+    insertSecret.run(hash, key.id, key.createdAt);
+  });
+
+  return {
+    /** Inserts a key with its first value, in one transaction. */
+    insert(key: NewKey, hash: string): void {
+      insertWithSecret(key, hash);
+    },
+    /** Config-declared keys: the file wins on every field it declares; a key removed then re-added comes back. */
+    updateDeclared(key: Omit<NewKey, 'prefix' | 'source' | 'createdAt' | 'userId' | 'projectId'>): void {
+      updateDeclared.run(rowParams(key));
+    },
+    keyIdForHash: (hash: string): string | null => keyIdByHash.get(hash)?.key_id ?? null,
+    findCredential(hash: string): KeyCredential | null {
+      const row = credentialByHash.get(hash);
+      return row ? { key: toKey(row), validUntil: row.valid_until } : null;
+    },
+    revokeUndeclaredConfigKeys(projectId: string, keepIds: readonly string[], now: number): number {
+      return revokeUndeclared.run({ projectId, keep: toJson(keepIds), now }).changes;
+    },
+  };
+}
+
+export type KeysRepo = ReturnType<typeof createKeysRepo>;
