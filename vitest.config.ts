@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
     // API suites spawn real gateway and simulator processes; give them room on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -60,7 +60,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const implemented: RouteDef[] = [...opsRoutes(services), ...modelsRoutes(services), ...endpointsRoutes(services)];
   const server = createHttpServer({
     uws,
-    routes: [...implemented, ...notImplementedRoutes(implemented)],
+    routes: [...implemented, ...notImplementedRoutes(services, implemented)],
     maxBodyBytes: config.server.max_body_bytes,
     production: config.server.production,
     trustProxy: config.server.trust_proxy,

@@ -63,7 +63,8 @@ export class IncomingRequest {
   startBody(res: UwsResponse, limit: number): void {
     const declared = Number(this.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
-      this.#body = Promise.reject(tooLarge(limit));
+      // The client announced it: no reason to keep the connection and swallow the bytes.
+      this.#body = Promise.reject(tooLarge(limit, true));
       this.#body.catch(() => undefined);
       return;
     }
@@ -72,11 +73,15 @@ export class IncomingRequest {
       let size = 0;
       let failed = false;
       res.onData((chunk, isLast) => {
-        if (failed) return;
         size += chunk.byteLength;
+        if (failed) {
+          // The 413 is already sent; swallow the rest so the client can read it, within reason.
+          if (size > limit * DISCARD_FACTOR) res.close();
+          return;
+        }
         if (size > limit) {
           failed = true;
-          reject(tooLarge(limit));
+          reject(tooLarge(limit, false));
           return;
         }
         // uWS reuses the chunk's memory after this callback returns: copy it.
@@ -110,9 +115,12 @@ function lastForwardedFor(header: string | undefined): string | null {
   return last ? last : null;
 }
 
-function tooLarge(limit: number): GatewayError {
+/** How far past the limit a streamed body is drained (so the client reads its 413) before we hang up. */
+const DISCARD_FACTOR = 16;
+
+function tooLarge(limit: number, close: boolean): GatewayError {
   return new GatewayError('payload_too_large', {
     message: `The request body exceeds the ${limit}-byte limit for this route.`,
-    headers: { Connection: 'close' },
+    ...(close ? { headers: { Connection: 'close' } } : {}),
   });
 }

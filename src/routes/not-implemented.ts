@@ -1,9 +1,14 @@
 /**
  * Every path family in SPEC has a route from day one, so clients get 501 not_implemented in the error
  * envelope (not a 404 that reads like a typo) until the family's issue lands and replaces its entry.
+ * The key is checked first with the family's scope, so a pending route never answers an anonymous caller
+ * differently from a live one.
  */
+import type { Scope } from '../config.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
+import { requireKey } from './guard.js';
+import type { Services } from './services.js';
 
 type Method = RouteDef['method'];
 
@@ -74,14 +79,24 @@ const PENDING: readonly (readonly [family: string, method: Method, pattern: stri
   ['dashboard', 'GET', '/auth/:provider/callback'],
 ];
 
+const SCOPE_OF_FAMILY: Record<string, Scope | null> = {
+  management: 'management',
+  exec: 'execution',
+  dashboard: null,
+};
+
 /** Pending routes minus those a landed family now serves (matched on method and pattern). */
-export function notImplementedRoutes(implemented: readonly RouteDef[]): RouteDef[] {
+export function notImplementedRoutes(services: Services, implemented: readonly RouteDef[]): RouteDef[] {
   const served = new Set(implemented.map((r) => `${r.method} ${r.pattern}`));
   return PENDING.filter(([, method, pattern]) => !served.has(`${method} ${pattern}`)).map(([family, method, pattern]) => ({
     method,
     pattern,
     family,
-    handle: () => {
+    ...(pattern.includes('/chat/completions') ? { idPrefix: 'chatcmpl-' } : {}),
+    handle: async ({ req }) => {
+      const scope = family in SCOPE_OF_FAMILY ? SCOPE_OF_FAMILY[family] : 'inference';
+      if (scope) requireKey(req, services, scope);
+      await req.body();
       throw new GatewayError('not_implemented', { message: `${method} ${pattern.replace(/:(\w+)/g, '{$1}')} is not implemented yet.` });
     },
   }));

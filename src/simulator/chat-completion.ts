@@ -2,7 +2,10 @@ import type { ChatRequestView, ToolSpec } from './chat-request.js';
 import { base62Id, fnv1a, mix32 } from './hash.js';
 import { isRecord, utf8Length } from './json.js';
 import type { Knobs } from './knobs.js';
-import { alternativeTokens, generateWords, tokenizeText } from './text-generation.js';
+import { buildLogprobs, type LogprobEntry } from './logprobs.js';
+import { generateWords, tokenizeText } from './text-generation.js';
+
+export type { LogprobEntry, TopLogprob } from './logprobs.js';
 
 // Pure planning: request + knobs -> everything a turn will contain. Both the
 // JSON response and the SSE stream render from the same plan, which is what
@@ -23,16 +26,6 @@ const SALT_TOOL = 0x544f4f4c;
 const SALT_TOP = 0x544f5050;
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls';
-
-export interface TopLogprob {
-  token: string;
-  logprob: number;
-  bytes: number[];
-}
-
-export interface LogprobEntry extends TopLogprob {
-  top_logprobs: TopLogprob[];
-}
 
 export interface PlannedToolCall {
   id: string;
@@ -141,29 +134,6 @@ function contentTokensFor(req: ChatRequestView, knobs: Knobs, seed: number): str
   // Echo lets tests choose exact content (e.g. to exercise stop sequences).
   if (req.lastUserText.startsWith(ECHO_PREFIX)) return tokenizeText(req.lastUserText.slice(ECHO_PREFIX.length).trim());
   return generateWords(seed, count);
-}
-
-function logprobFor(i: number, rank: number): number {
-  // Integer arithmetic first so values print cleanly (-0.03, not -0.030000000000000002).
-  return -((i % 7) + 1 + rank * 50) / 100;
-}
-
-function bytesOf(token: string): number[] {
-  return Array.from(Buffer.from(token, 'utf8'));
-}
-
-export function buildLogprobs(tokens: readonly string[], topLogprobs: number, seed: number): LogprobEntry[] {
-  return tokens.map((token, i) => {
-    const logprob = logprobFor(i, 0);
-    const top: TopLogprob[] = [];
-    if (topLogprobs > 0) {
-      top.push({ token, logprob, bytes: bytesOf(token) });
-      alternativeTokens(token, mix32(seed, i), topLogprobs - 1).forEach((alt, rank) => {
-        top.push({ token: alt, logprob: logprobFor(i, rank + 1), bytes: bytesOf(alt) });
-      });
-    }
-    return { token, logprob, bytes: bytesOf(token), top_logprobs: top };
-  });
 }
 
 function planChoice(req: ChatRequestView, knobs: Knobs, opts: PlanOptions, baseSeed: number, index: number): PlannedChoice {

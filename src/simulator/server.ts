@@ -4,7 +4,7 @@ import { planChatTurn, renderCompletion, totalDelayMs } from './chat-completion.
 import { parseChatRequest } from './chat-request.js';
 import { buildStreamTicks, delayBeforeTick } from './chat-stream.js';
 import { handleEmbeddings } from './embeddings.js';
-import { invalidRequest, SimError } from './errors.js';
+import { SimError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { parseKnobs, type Knobs } from './knobs.js';
 import { ModelRegistry } from './models.js';
@@ -43,7 +43,7 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw invalidRequest('Request body is not valid JSON');
+    throw new SimError(400, 'Request body is not valid JSON', 'invalid_json');
   }
 }
 

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHAT_ID, makeKeys, PROJECT, testConfig, WS_DEFAULT, type TestKeys } from '../helpers/configs.js';
+import { call, expectError } from '../helpers/http.js';
+import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+
+let sim: SimulatorProcess;
+let gw: GatewayProcess;
+let keys: TestKeys;
+
+beforeAll(async () => {
+  keys = makeKeys();
+  sim = await startSimulatorProcess();
+  gw = await startGatewayProcess(testConfig(sim.url, keys));
+});
+
+afterAll(async () => {
+  await gw?.stop();
+  await sim?.stop();
+});
+
+interface List<T> {
+  object: string;
+  data: T[];
+}
+type Item = Record<string, unknown>;
+
+describe('GET /{project}/v1/models', () => {
+  it('lists each served model once with exactly id, object, created and owned_by', async () => {
+    const res = await call(`${gw.url}/${PROJECT}/v1/models`, { key: keys.full });
+    expect(res.status).toBe(200);
+    const list = res.body as List<Item>;
+    expect(list.object).toBe('list');
+    expect(list.data.map((m) => m.id).sort()).toEqual(['acme/model-reasoner', 'model-b-only', 'model-chat', 'model-embed', 'model-paused']);
+    for (const m of list.data) {
+      expect(Object.keys(m).sort()).toEqual(['created', 'id', 'object', 'owned_by']);
+      expect(m.object).toBe('model');
+      expect(Number.isInteger(m.created)).toBe(true);
+      expect(m.owned_by).toBe(PROJECT);
+    }
+  });
+
+  it('narrows to the named workspace', async () => {
+    const res = await call(`${gw.url}/${PROJECT}/v1/models`, { key: keys.full, headers: { 'x-workspace-id': WS_DEFAULT } });
+    expect((res.body as List<Item>).data.map((m) => m.id)).not.toContain('model-b-only');
+  });
+
+  it('shows an endpoint-bound key only its endpoint\'s model', async () => {
+    const res = await call(`${gw.url}/${PROJECT}/v1/models`, { key: keys.endpointBound });
+    expect((res.body as List<Item>).data.map((m) => m.id)).toEqual(['model-chat']);
+  });
+
+  it('retrieves one model by an id that contains a slash', async () => {
+    const res = await call(`${gw.url}/${PROJECT}/v1/models/acme/model-reasoner`, { key: keys.full });
+    expect(res.status).toBe(200);
+    expect((res.body as Item).id).toBe('acme/model-reasoner');
+  });
+
+  it('returns 404 model_not_found with param model for an unknown model', async () => {
+    expectError(await call(`${gw.url}/${PROJECT}/v1/models/gpt-nope`, { key: keys.full }), 404, 'model_not_found', 'model');
+  });
+
+  it('lists the endpoint\'s own model under a direct endpoint base URL', async () => {
+    const res = await call(`${gw.url}/${PROJECT}/chat/v1/models`, { key: keys.full });
+    expect((res.body as List<Item>).data.map((m) => m.id)).toEqual(['model-chat']);
+  });
+});
+
+describe('GET /{project}/v1/endpoints', () => {
+  it('lists every non-deleted endpoint, suspended ones included, with exactly SPEC\'s fields', async () => {
+    const res = await call(`${gw.url}/${PROJECT}/v1/endpoints`, { key: keys.full });
+    expect(res.status).toBe(200);
+    const list = res.body as List<Item>;
+    expect(list.object).toBe('list');
+    expect(list.data.map((e) => e.slug).sort()).toEqual(['b-only', 'chat', 'embed', 'paused', 'reasoner']);
+    const chat = list.data.find((e) => e.slug === 'chat');
+    expect(chat).toEqual({
+      id: CHAT_ID,
+      object: 'endpoint',
+      slug: 'chat',
+      name: 'Test chat',
+      model_id: 'model-chat',
+      model_name: 'Model chat',
+      tier_id: 'gpu',
+      status: 'active',
+      provisioning_state: null,
+      provisioned_worker_id: null,
+      created: expect.any(Number),
+    });
+    expect(list.data.find((e) => e.slug === 'paused')?.status).toBe('suspended');
+  });
+
+  it('requires the inference scope', async () => {
+    expectError(await call(`${gw.url}/${PROJECT}/v1/endpoints`, { key: keys.managementOnly }), 403, 'scope_insufficient');
+  });
+});

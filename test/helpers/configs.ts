@@ -1,0 +1,108 @@
+/**
+ * Config builders for API tests: one project with several endpoints, workspaces and keys covering every
+ * authentication outcome. Keys are minted per call so suites never share secrets.
+ */
+import { mintTestKey } from './processes.js';
+
+export const PROJECT = 'proj_test';
+export const OTHER_PROJECT = 'proj_other';
+export const WS_DEFAULT = 'ws_0a1b2c';
+export const WS_B = 'ws_0b0b0b';
+export const WS_C = 'ws_0c0c0c';
+export const CHAT_ID = '11111111-1111-4111-8111-111111111111';
+export const REASONER_ID = '22222222-2222-4222-8222-222222222222';
+export const EMBED_ID = '33333333-3333-4333-8333-333333333333';
+export const SUSPENDED_ID = '44444444-4444-4444-8444-444444444444';
+export const B_ONLY_ID = '55555555-5555-4555-8555-555555555555';
+
+export interface TestKeys {
+  readonly full: string;
+  readonly inferenceOnly: string;
+  readonly managementOnly: string;
+  readonly expired: string;
+  readonly ipAllowed: string;
+  readonly ipDenied: string;
+  readonly ipBlockedWins: string;
+  readonly endpointBound: string;
+  readonly confinedOne: string;
+  readonly confinedTwo: string;
+  readonly otherProject: string;
+}
+
+export function makeKeys(): TestKeys {
+  const t = (): string => mintTestKey('test');
+  return {
+    full: t(),
+    inferenceOnly: t(),
+    managementOnly: t(),
+    expired: t(),
+    ipAllowed: t(),
+    ipDenied: t(),
+    ipBlockedWins: t(),
+    endpointBound: t(),
+    confinedOne: t(),
+    confinedTwo: t(),
+    otherProject: mintTestKey('other'),
+  };
+}
+
+function endpoint(id: string, slug: string, upstream: string, extra: Record<string, unknown> = {}) {
+  return {
+    id,
+    slug,
+    name: `Test ${slug}`,
+    kind: 'chat',
+    tier: 'gpu',
+    model: { id: `model-${slug}`, name: `Model ${slug}`, context_window: 8192, capabilities: ['tools'] },
+    upstream: { base_url: upstream, model: 'sim-chat' },
+    ...extra,
+  };
+}
+
+export function testConfig(upstream: string, keys: TestKeys, overrides: { server?: Record<string, unknown> } = {}) {
+  return {
+    server: { host: '127.0.0.1', port: 0, region: 'local', ...overrides.server },
+    projects: [
+      {
+        id: PROJECT,
+        slug: 'test',
+        plan: 'paid',
+        default_workspace: WS_DEFAULT,
+        workspaces: [
+          { id: WS_DEFAULT, name: 'Default' },
+          { id: WS_B, name: 'B' },
+          { id: WS_C, name: 'C', zero_data_retention: true },
+        ],
+        endpoints: [
+          endpoint(CHAT_ID, 'chat', upstream),
+          endpoint(REASONER_ID, 'reasoner', upstream, {
+            model: { id: 'acme/model-reasoner', context_window: 32768, reasoning: ['low', 'medium', 'high'] },
+          }),
+          endpoint(EMBED_ID, 'embed', upstream, { kind: 'embedding', tier: 'cpu', model: { id: 'model-embed', context_window: 8192 } }),
+          endpoint(SUSPENDED_ID, 'paused', upstream, { status: 'suspended' }),
+          endpoint(B_ONLY_ID, 'b-only', upstream, { workspaces: [WS_B] }),
+        ],
+        keys: [
+          { value: keys.full, scopes: ['inference', 'management'] },
+          { value: keys.inferenceOnly, scopes: ['inference'] },
+          { value: keys.managementOnly, scopes: ['management'] },
+          { value: keys.expired, scopes: ['inference'], expires_at: '2020-01-01T00:00:00Z' },
+          { value: keys.ipAllowed, scopes: ['inference'], allowed_ips: ['127.0.0.0/8'] },
+          { value: keys.ipDenied, scopes: ['inference'], allowed_ips: ['10.0.0.0/8', '2001:db8::/32'] },
+          { value: keys.ipBlockedWins, scopes: ['inference'], allowed_ips: ['127.0.0.0/8'], blocked_ips: ['127.0.0.1'] },
+          { value: keys.endpointBound, scopes: ['inference'], endpoint_id: CHAT_ID },
+          { value: keys.confinedOne, scopes: ['inference'], allowed_workspace_ids: [WS_B] },
+          { value: keys.confinedTwo, scopes: ['inference'], allowed_workspace_ids: [WS_DEFAULT, WS_B] },
+        ],
+      },
+      {
+        id: OTHER_PROJECT,
+        slug: 'other',
+        workspaces: [{ id: 'ws_0d0d0d', name: 'Other' }],
+        default_workspace: 'ws_0d0d0d',
+        endpoints: [endpoint('66666666-6666-4666-8666-666666666666', 'chat', upstream)],
+        keys: [{ value: keys.otherProject, scopes: ['inference', 'management'] }],
+      },
+    ],
+  };
+}

@@ -1,0 +1,9 @@
+/**
+ * API suites spawn the compiled CLI (dist/), so build once before any suite runs: a test never runs
+ * against stale JavaScript.
+ */
+import { execFileSync } from 'node:child_process';
+
+export default function setup(): void {
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+}

@@ -1,0 +1,127 @@
+/**
+ * Real processes for API tests: the simulator and the gateway started through the compiled CLI on free
+ * ports, each gateway with its own temporary SQLite file. Nothing here mocks our own modules.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+
+export const CLI = join(process.cwd(), 'dist/src/cli.js');
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'switchboard-test-'));
+}
+
+export function mintTestKey(slug: string): string {
+  return `svc_${slug}_${randomBytes(32).toString('base64url')}`;
+}
+
+export interface Spawned {
+  readonly proc: ChildProcess;
+  readonly stdout: string[];
+  readonly stderr: string[];
+  /** Sends the signal and resolves with the exit code (or the signal name). */
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): Spawned {
+  const proc = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  proc.stdout?.on('data', (d: Buffer) => stdout.push(d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => stderr.push(d.toString()));
+  const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, sig) => resolve(code ?? sig ?? 'unknown')));
+  return {
+    proc,
+    stdout,
+    stderr,
+    stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Resolves with the first stdout match, or rejects with what the process printed if it exits first. */
+function waitForOutput(p: Spawned, pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    const check = (): boolean => {
+      const m = p.stdout.join('').match(pattern);
+      if (m) {
+        cleanup();
+        resolve(m);
+      }
+      return Boolean(m);
+    };
+    const onExit = (): void => {
+      cleanup();
+      reject(new Error(`process exited before ready:\n${p.stdout.join('')}\n${p.stderr.join('')}`));
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`process not ready after ${timeoutMs} ms:\n${p.stdout.join('')}\n${p.stderr.join('')}`));
+    }, timeoutMs);
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      p.proc.stdout?.off('data', check);
+      p.proc.off('exit', onExit);
+    };
+    p.proc.stdout?.on('data', check);
+    p.proc.on('exit', onExit);
+    check();
+  });
+}
+
+export interface SimulatorProcess extends Spawned {
+  readonly url: string;
+}
+
+export async function startSimulatorProcess(args: string[] = []): Promise<SimulatorProcess> {
+  const p = spawnCli(['simulate', '--port', '0', ...args]);
+  const m = await waitForOutput(p, /simulator listening on (\S+)/);
+  return { ...p, url: m[1] ?? '' };
+}
+
+export interface GatewayProcess extends Spawned {
+  readonly url: string;
+  readonly configPath: string;
+  readonly dbPath: string;
+}
+
+export interface GatewayStart {
+  readonly dir?: string;
+  readonly dbPath?: string;
+  readonly extraArgs?: string[];
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export function writeConfig(dir: string, config: unknown): string {
+  const path = join(dir, `config-${randomBytes(4).toString('hex')}.yaml`);
+  writeFileSync(path, stringify(config));
+  return path;
+}
+
+export async function startGatewayProcess(config: unknown, opts: GatewayStart = {}): Promise<GatewayProcess> {
+  const dir = opts.dir ?? tempDir();
+  const configPath = writeConfig(dir, config);
+  const dbPath = opts.dbPath ?? join(dir, 'switchboard.db');
+  const p = spawnCli(['serve', '--config', configPath, '--port', '0', '--db', dbPath, ...(opts.extraArgs ?? [])], opts.env);
+  const m = await waitForOutput(p, /"url":"([^"]+)"[^\n]*"msg":"switchboard listening"/);
+  return { ...p, url: m[1] ?? '', configPath, dbPath };
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const p = spawnCli(args, env);
+  return new Promise((resolve) => {
+    p.proc.on('close', (code) => resolve({ code, stdout: p.stdout.join(''), stderr: p.stderr.join('') }));
+  });
+}
