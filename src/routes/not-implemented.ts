@@ -81,6 +81,7 @@ const PENDING: readonly (readonly [family: string, method: Method, pattern: stri
 
 const SCOPE_OF_FAMILY: Record<string, Scope | null> = {
   management: 'management',
+  webhooks: 'management',
   exec: 'execution',
   dashboard: null,
 };
