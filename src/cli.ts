@@ -5,7 +5,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { z } from 'zod';
-import { ConfigError, formatZodIssues, loadConfigFile, SCOPES } from './config.js';
+import { ConfigError, formatZodIssues, isoTimestamp, loadConfigFile, SCOPES } from './config.js';
 import { createKeyFromCli } from './cli-keys.js';
 import { UwsFallbackError } from './http/uws.js';
 import { startGateway } from './main.js';
@@ -79,7 +79,7 @@ async function keys(argv: string[]): Promise<void> {
       config: z.string().optional(),
       db: z.string().optional(),
       name: z.string().optional(),
-      'expires-at': z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 timestamp').optional(),
+      'expires-at': isoTimestamp.optional(),
       'endpoint-id': z.string().optional(),
       workspaces: csv.pipe(z.array(z.string().regex(/^ws_[0-9a-f]+$/, 'must be ws_<hex>')).min(1)).optional(),
       'allowed-ips': csv.optional(),

@@ -11,7 +11,8 @@ import { ipOrCidrSchema } from './core/auth/ip-filter.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 const PROJECT_ID = /^proj_[A-Za-z0-9]+$/;
-const SLUG = /^[a-z0-9][a-z0-9-]*$/;
+/** At most 40 characters, so minted key values stay under the 128-character cap of key parsing. */
+const SLUG = /^[a-z0-9][a-z0-9-]{0,39}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Path segments that would make a direct route ambiguous with another path family. */
 const RESERVED_SLUGS = new Set(['v1', 'auth', 'healthz', 'readyz', 'metrics']);
@@ -23,7 +24,11 @@ export const MODEL_CAPABILITIES = ['tools', 'structured_output', 'vision', 'audi
 export const REASONING_LEVELS = ['minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 export const SCOPES = ['inference', 'management', 'execution', 'research'] as const;
 
-const timestamp = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 timestamp');
+/** Strict ISO 8601 with a time and zone: Date.parse alone accepts text like "hello 1". */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+export const isoTimestamp = z
+  .string()
+  .refine((s) => ISO_8601.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 timestamp with a zone, e.g. 2027-01-31T00:00:00Z');
 
 const tlsSchema = z.strictObject({ cert_file: z.string().min(1), key_file: z.string().min(1) });
 
@@ -82,7 +87,7 @@ const endpointSchema = z.strictObject({
   slug: z
     .string()
     .regex(SLUG, 'must be lowercase letters, digits and dashes')
-    .refine((s) => !RESERVED_SLUGS.has(s) && !s.startsWith('ws_'), 'is reserved'),
+    .refine((s) => !RESERVED_SLUGS.has(s), 'is reserved'),
   name: z.string().min(1),
   kind: z.enum(ENDPOINT_KINDS),
   tier: z.enum(ENDPOINT_TIERS),
@@ -100,7 +105,7 @@ const keySchema = z.strictObject({
   scopes: z.array(z.enum(SCOPES)).min(1).default(['inference']),
   allowed_ips: z.array(ipOrCidrSchema).default([]),
   blocked_ips: z.array(ipOrCidrSchema).default([]),
-  expires_at: timestamp.optional(),
+  expires_at: isoTimestamp.optional(),
   quota_requests: z.number().int().min(0).default(0),
   quota_window: z.number().int().positive().default(60),
   endpoint_id: z.string().regex(UUID, 'must be a UUID').optional(),
@@ -180,13 +185,27 @@ export const configSchema = z
     projects: z.array(projectSchema).default([]),
   })
   .superRefine((c, ctx) => {
-    duplicates(c.projects.map((p) => p.id)).forEach((i) =>
-      ctx.addIssue({ code: 'custom', path: ['projects', i, 'id'], message: 'is a duplicate' }),
-    );
-    duplicates(c.projects.map((p) => p.slug)).forEach((i) =>
-      ctx.addIssue({ code: 'custom', path: ['projects', i, 'slug'], message: 'is a duplicate' }),
-    );
+    const duplicate = (path: (string | number)[]): void => {
+      ctx.addIssue({ code: 'custom', path, message: 'is a duplicate' });
+    };
+    duplicates(c.projects.map((p) => p.id)).forEach((i) => duplicate(['projects', i, 'id']));
+    duplicates(c.projects.map((p) => p.slug)).forEach((i) => duplicate(['projects', i, 'slug']));
+    // Endpoint ids and key values are global: the same one in two projects would move between them.
+    const flat = <T>(pick: (p: ProjectConfigInput) => T[]) =>
+      c.projects.flatMap((p, pi) => pick(p).map((v, i) => ({ v, path: ['projects', pi, i] as const })));
+    const endpointIds = flat((p) => p.endpoints.map((e) => e.id));
+    const endpointDupes = new Set(duplicates(endpointIds.map((e) => e.v)));
+    endpointIds.forEach((e, i) => {
+      if (endpointDupes.has(i)) duplicate(['projects', e.path[1], 'endpoints', e.path[2], 'id']);
+    });
+    const keyValues = flat((p) => p.keys.map((k) => k.value));
+    const keyDupes = new Set(duplicates(keyValues.map((k) => k.v)));
+    keyValues.forEach((k, i) => {
+      if (keyDupes.has(i)) duplicate(['projects', k.path[1], 'keys', k.path[2], 'value']);
+    });
   });
+
+type ProjectConfigInput = z.infer<typeof projectSchemaBase>;
 
 export type Config = z.infer<typeof configSchema>;
 export type ProjectConfig = Config['projects'][number];

@@ -98,9 +98,17 @@ export class GatewayError extends Error {
 
   toEnvelope(): { error: Record<string, unknown> } {
     return {
-      error: { message: this.message, type: this.type, code: this.code, param: this.param, ...this.extra },
+      error: { message: this.message, type: this.type, code: this.code, param: this.param, ...withoutStandardFields(this.extra) },
     };
   }
+}
+
+const STANDARD_FIELDS = new Set(['message', 'type', 'code', 'param']);
+
+/** Extra fields never overwrite the four standard ones. */
+function withoutStandardFields(extra: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!extra) return {};
+  return Object.fromEntries(Object.entries(extra).filter(([k]) => !STANDARD_FIELDS.has(k)));
 }
 
 /** Anything thrown that is not ours becomes internal_error, never echoing internals to the client. */

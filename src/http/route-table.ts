@@ -95,7 +95,8 @@ export function createRouteTable<T>(routes: readonly RoutePattern<T>[]): RouteTa
           return params ? { kind: 'found', value: route.value, params } : { kind: 'not_found' };
         }
         bestSpecificity = route.specificity;
-        (allow ??= []).push(route.method);
+        allow ??= [];
+        if (!allow.includes(route.method)) allow.push(route.method);
       }
       return allow ? { kind: 'method_not_allowed', allow } : { kind: 'not_found' };
     },

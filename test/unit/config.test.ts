@@ -168,6 +168,27 @@ describe('parseConfig', () => {
     ['a bad CIDR in allowed_ips', withProject({ keys: [makeKey({ allowed_ips: ['10.0.0.0/8', '10.0.0.0/33'] })] }), 'projects[0].keys[0].allowed_ips[1]'],
     ['a non-address in blocked_ips', withProject({ keys: [makeKey({ blocked_ips: ['example.com'] })] }), 'projects[0].keys[0].blocked_ips[0]'],
     ['an expires_at that is not a timestamp', withProject({ keys: [makeKey({ expires_at: 'tomorrow' })] }), 'projects[0].keys[0].expires_at'],
+    // Regressions: Date.parse accepted 'hello 1'; legacy IPv4 forms meant other addresses; ids and key values
+    // duplicated across projects moved between them on sync; long slugs minted keys that never authenticate.
+    ['an expires_at that Date.parse accepts but is not ISO 8601', withProject({ keys: [makeKey({ expires_at: 'hello 1' })] }), 'projects[0].keys[0].expires_at'],
+    ['an octal-looking IPv4 address', withProject({ keys: [makeKey({ blocked_ips: ['010.0.0.1'] })] }), 'projects[0].keys[0].blocked_ips[0]'],
+    ['a two-part IPv4 address', withProject({ keys: [makeKey({ allowed_ips: ['10.1/16'] })] }), 'projects[0].keys[0].allowed_ips[0]'],
+    ['a slug over 40 characters', withProject({ slug: 'a'.repeat(41) }), 'projects[0].slug'],
+    [
+      'an endpoint id used by two projects',
+      { projects: [makeProject(), makeProject({ id: 'proj_two', slug: 'two', keys: [], endpoints: [makeEndpoint()] })] },
+      'projects[1].endpoints[0].id',
+    ],
+    [
+      'a management key value used by two projects',
+      {
+        projects: [
+          makeProject({ keys: [makeKey({ value: `svc_mgmt_${TOKEN}` })] }),
+          makeProject({ id: 'proj_two', slug: 'two', endpoints: [makeEndpoint({ id: OTHER_ENDPOINT_ID })], keys: [makeKey({ value: `svc_mgmt_${TOKEN}` })] }),
+        ],
+      },
+      'projects[1].keys[0].value',
+    ],
   ])('rejects %s with a ConfigError naming %s', (_label, raw, path) => {
     expect(configErrorOf(raw)).toMatch(new RegExp(`^${escapeRegExp(path)}: `, 'm'));
   });

@@ -116,4 +116,10 @@ describe('toGatewayError', () => {
     expect(wrapped.message).toBe(ERROR_CATALOGUE.internal_error.message);
     expect(JSON.stringify(wrapped.toEnvelope())).not.toMatch(/secret|SQLITE/);
   });
+
+  // Regression: extra fields were spread last and could overwrite code or param.
+  it('never lets an extra field overwrite a standard one', () => {
+    const { error } = new GatewayError('not_found', { param: 'model', extra: { code: 'spoofed', param: 'x', detail: 1 } }).toEnvelope();
+    expect(error).toMatchObject({ code: 'not_found', param: 'model', detail: 1 });
+  });
 });

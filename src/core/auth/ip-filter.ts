@@ -9,8 +9,17 @@ import { z } from 'zod';
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 export type IpRange = readonly [Address, number];
 
+/**
+ * ipaddr.js also reads legacy IPv4 forms ('010.0.0.1' as octal 8.0.0.1, '10.1' as 10.0.0.1): a rule an
+ * operator wrote as 010.0.0.1 would silently mean another address, so only dotted-decimal is IPv4.
+ */
+function isStrictAddress(text: string): boolean {
+  if (text.includes(':')) return ipaddr.IPv6.isValid(text);
+  return ipaddr.IPv4.isValidFourPartDecimal(text) && !/(^|\.)0\d/.test(text);
+}
+
 export function parseAddress(text: string): Address | null {
-  if (!ipaddr.isValid(text)) return null;
+  if (!isStrictAddress(text)) return null;
   const addr = ipaddr.parse(text);
   return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()
     ? (addr as ipaddr.IPv6).toIPv4Address()
@@ -19,6 +28,8 @@ export function parseAddress(text: string): Address | null {
 
 export function parseRange(text: string): IpRange | null {
   if (text.includes('/')) {
+    const [addrText = ''] = text.split('/');
+    if (!isStrictAddress(addrText)) return null;
     try {
       const [addr, bits] = ipaddr.parseCIDR(text);
       if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
@@ -42,17 +53,26 @@ function inAny(addr: Address, ranges: readonly IpRange[]): boolean {
 export interface IpFilter {
   readonly allowed: readonly IpRange[];
   readonly blocked: readonly IpRange[];
+  /** A stored entry that no longer parses: the filter fails closed rather than dropping the entry. */
+  readonly corrupt: boolean;
 }
 
 export function compileIpFilter(allowed: readonly string[], blocked: readonly string[]): IpFilter | null {
   if (allowed.length === 0 && blocked.length === 0) return null;
-  const compile = (list: readonly string[]): IpRange[] => list.map(parseRange).filter((r): r is IpRange => r !== null);
-  return { allowed: compile(allowed), blocked: compile(blocked) };
+  const parsedAllowed = allowed.map(parseRange);
+  const parsedBlocked = blocked.map(parseRange);
+  const valid = (r: IpRange | null): r is IpRange => r !== null;
+  return {
+    allowed: parsedAllowed.filter(valid),
+    blocked: parsedBlocked.filter(valid),
+    corrupt: !parsedAllowed.every(valid) || !parsedBlocked.every(valid),
+  };
 }
 
-/** An address we cannot parse never passes a non-empty filter. */
+/** An address we cannot parse never passes a non-empty filter, and a corrupt filter passes nobody. */
 export function ipAllowed(filter: IpFilter | null, clientIp: string): boolean {
   if (!filter) return true;
+  if (filter.corrupt) return false;
   const addr = parseAddress(clientIp);
   if (!addr) return false;
   if (filter.allowed.length > 0 && !inAny(addr, filter.allowed)) return false;

@@ -99,3 +99,11 @@ describe('createRouteTable', () => {
     expect(createRouteTable<string>([]).match('GET', '/healthz')).toEqual({ kind: 'not_found' });
   });
 });
+
+// Regression: two GET routes matching one path listed GET twice in the 405 allow list.
+describe('the 405 allow list', () => {
+  it('names each method once', () => {
+    const t = createRouteTable([route('GET', '/m/:id'), route('GET', '/m/*rest')]);
+    expect(t.match('POST', '/m/x')).toEqual({ kind: 'method_not_allowed', allow: ['GET'] });
+  });
+});

@@ -55,6 +55,20 @@ describe('compileIpFilter', () => {
     expect(filter?.allowed).toHaveLength(2);
     expect(filter?.blocked).toHaveLength(1);
   });
+
+  // Regression: an unparsable stored entry used to be dropped, leaving an empty allowlist that admits everyone.
+  it('fails closed when a stored entry no longer parses', () => {
+    const filter = compileIpFilter(['garbage'], []);
+    expect(ipAllowed(filter, '10.0.0.1')).toBe(false);
+    expect(ipAllowed(compileIpFilter([], ['garbage']), '10.0.0.1')).toBe(false);
+  });
+
+  it('rejects legacy IPv4 spellings that would mean another address', () => {
+    expect(parseRange('010.0.0.1')).toBeNull();
+    expect(parseRange('0x0a.0.0.1')).toBeNull();
+    expect(parseRange('10.1')).toBeNull();
+    expect(parseAddress('1')).toBeNull();
+  });
 });
 
 describe('ipAllowed', () => {
