@@ -60,6 +60,26 @@ const poolSchema = z.strictObject({
   max_threads: z.number().int().min(1).max(64).default(2),
 });
 
+const tierTimeoutSchema = z.strictObject({
+  request_ms: z.number().int().positive(),
+  idle_ms: z.number().int().positive(),
+});
+
+/** SPEC "Timeouts by service tier" are fixed for clients; operators (and test configs) may override them. */
+const timeoutsSchema = z.strictObject({
+  free: tierTimeoutSchema.optional(),
+  cpu: tierTimeoutSchema.optional(),
+  gpu: tierTimeoutSchema.optional(),
+  self_hosted: tierTimeoutSchema.optional(),
+});
+
+const featuresSchema = z.strictObject({
+  /** SPEC Message object: video_url parts are served only when the deployment enables video input. */
+  video_input: z.boolean().default(false),
+  /** SPEC Message object: audio input is operator-gated and on by default. */
+  audio_input: z.boolean().default(true),
+});
+
 const reasoningSchema = z.union([z.enum(['none', 'on_off']), z.array(z.enum(REASONING_LEVELS)).min(1)]);
 
 const modelSchema = z.strictObject({
@@ -182,6 +202,8 @@ export const configSchema = z
     storage: storageSchema.prefault({}),
     security: securitySchema.prefault({}),
     pool: poolSchema.prefault({}),
+    timeouts: timeoutsSchema.prefault({}),
+    features: featuresSchema.prefault({}),
     projects: z.array(projectSchema).default([]),
   })
   .superRefine((c, ctx) => {
@@ -213,6 +235,7 @@ export type EndpointConfig = ProjectConfig['endpoints'][number];
 export type ModelConfig = EndpointConfig['model'];
 export type KeyConfig = ProjectConfig['keys'][number];
 export type Scope = (typeof SCOPES)[number];
+export type TimeoutOverrides = Config['timeouts'];
 
 /** A config problem the operator must fix; the CLI prints it and exits 2. */
 export class ConfigError extends Error {

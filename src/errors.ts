@@ -55,6 +55,7 @@ export const ERROR_CATALOGUE = {
   // 429.
   rate_limit_exceeded: { status: 429, type: RATE, message: 'Request rate limit reached.' },
   token_rate_limit_exceeded: { status: 429, type: RATE, message: 'Token rate limit reached.' },
+  capacity_exceeded: { status: 429, type: RATE, message: 'The model server is at capacity; retry later.' },
   endpoint_budget_exhausted: { status: 429, type: RATE, message: "The endpoint's token budget is spent." },
   workspace_budget_exhausted: { status: 429, type: RATE, message: "The workspace's token budget is spent." },
   // 5xx.

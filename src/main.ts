@@ -7,6 +7,8 @@ import { loadUws, UwsFallbackError } from './http/uws.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { createWorkerPool } from './pool/worker-pool.js';
+import type { ChatServices } from './routes/chat-dispatch.js';
+import { chatCompletionsRoutes } from './routes/chat-completions.js';
 import { endpointsRoutes } from './routes/endpoints.js';
 import { modelsRoutes } from './routes/models.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
@@ -15,6 +17,8 @@ import type { Services } from './routes/services.js';
 import { createCatalog } from './store/catalog.js';
 import { syncConfig } from './store/config-sync.js';
 import { openDatabase } from './store/db.js';
+import { createUsageLedger } from './store/usage-ledger.js';
+import { createUpstreamClient } from './upstream/upstream-client.js';
 
 export interface GatewayOptions {
   readonly config: Config;
@@ -56,8 +60,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     () => pool.utilization,
   );
   const services: Services = { catalog, pool, metrics, now: Date.now, isStoreOpen: () => db.open };
+  const upstream = createUpstreamClient();
+  const usage = createUsageLedger(db, (err) => logger.error({ err }, 'usage ledger write failed; will retry'));
+  const chatServices: ChatServices = { ...services, upstream, usage, timeouts: config.timeouts, features: config.features };
 
-  const implemented: RouteDef[] = [...opsRoutes(services), ...modelsRoutes(services), ...endpointsRoutes(services)];
+  const implemented: RouteDef[] = [
+    ...opsRoutes(services),
+    ...modelsRoutes(services),
+    ...endpointsRoutes(services),
+    ...chatCompletionsRoutes(chatServices),
+  ];
   const server = createHttpServer({
     uws,
     routes: [...implemented, ...notImplementedRoutes(services, implemented)],
@@ -87,6 +99,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       closing ??= (async () => {
         logger.info({ inFlight: server.inFlight }, 'draining');
         await server.drain(config.server.drain_timeout_ms);
+        usage.close();
+        await upstream.close();
         catalog.close();
         await pool.close();
         db.close();

@@ -7,10 +7,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { migration001 } from './migrations/001-platform.js';
+import { migration002 } from './migrations/002-usage.js';
 
 export type Db = Database.Database;
 
-const MIGRATIONS: readonly string[] = [migration001];
+const MIGRATIONS: readonly string[] = [migration001, migration002];
 
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });

@@ -30,7 +30,7 @@ describe('GET /{project}/v1/models', () => {
     expect(res.status).toBe(200);
     const list = res.body as List<Item>;
     expect(list.object).toBe('list');
-    expect(list.data.map((m) => m.id).sort()).toEqual(['acme/model-reasoner', 'model-b-only', 'model-chat', 'model-embed', 'model-paused']);
+    expect(list.data.map((m) => m.id).sort()).toEqual(['acme/model-reasoner', 'model-b-only', 'model-chat', 'model-embed', 'model-paused', 'model-plain', 'model-slow', 'model-small']);
     for (const m of list.data) {
       expect(Object.keys(m).sort()).toEqual(['created', 'id', 'object', 'owned_by']);
       expect(m.object).toBe('model');
@@ -71,7 +71,7 @@ describe('GET /{project}/v1/endpoints', () => {
     expect(res.status).toBe(200);
     const list = res.body as List<Item>;
     expect(list.object).toBe('list');
-    expect(list.data.map((e) => e.slug).sort()).toEqual(['b-only', 'chat', 'embed', 'paused', 'reasoner']);
+    expect(list.data.map((e) => e.slug).sort()).toEqual(['b-only', 'chat', 'embed', 'paused', 'plain', 'reasoner', 'slow', 'small']);
     const chat = list.data.find((e) => e.slug === 'chat');
     expect(chat).toEqual({
       id: CHAT_ID,

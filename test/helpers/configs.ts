@@ -14,6 +14,11 @@ export const REASONER_ID = '22222222-2222-4222-8222-222222222222';
 export const EMBED_ID = '33333333-3333-4333-8333-333333333333';
 export const SUSPENDED_ID = '44444444-4444-4444-8444-444444444444';
 export const B_ONLY_ID = '55555555-5555-4555-8555-555555555555';
+export const PLAIN_ID = '77777777-7777-4777-8777-777777777777';
+export const SMALL_ID = '88888888-8888-4888-8888-888888888888';
+export const SLOW_ID = '99999999-9999-4999-8999-999999999999';
+/** The free tier's deadlines in test configs: short, so timeouts are tested without long waits. */
+export const FREE_TIER_TIMEOUTS = { request_ms: 1500, idle_ms: 600 };
 
 export interface TestKeys {
   readonly full: string;
@@ -53,7 +58,7 @@ function endpoint(id: string, slug: string, upstream: string, extra: Record<stri
     name: `Test ${slug}`,
     kind: 'chat',
     tier: 'gpu',
-    model: { id: `model-${slug}`, name: `Model ${slug}`, context_window: 8192, capabilities: ['tools'] },
+    model: { id: `model-${slug}`, name: `Model ${slug}`, context_window: 8192, capabilities: ['tools', 'structured_output'] },
     upstream: { base_url: upstream, model: 'sim-chat' },
     ...extra,
   };
@@ -62,6 +67,7 @@ function endpoint(id: string, slug: string, upstream: string, extra: Record<stri
 export function testConfig(upstream: string, keys: TestKeys, overrides: { server?: Record<string, unknown> } = {}) {
   return {
     server: { host: '127.0.0.1', port: 0, region: 'local', ...overrides.server },
+    timeouts: { free: FREE_TIER_TIMEOUTS },
     projects: [
       {
         id: PROJECT,
@@ -76,8 +82,12 @@ export function testConfig(upstream: string, keys: TestKeys, overrides: { server
         endpoints: [
           endpoint(CHAT_ID, 'chat', upstream),
           endpoint(REASONER_ID, 'reasoner', upstream, {
-            model: { id: 'acme/model-reasoner', context_window: 32768, reasoning: ['low', 'medium', 'high'] },
+            model: { id: 'acme/model-reasoner', context_window: 32768, capabilities: ['tools'], reasoning: ['low', 'medium', 'high'], reasoning_budget: true },
+            upstream: { base_url: upstream, model: 'sim-reasoner' },
           }),
+          endpoint(PLAIN_ID, 'plain', upstream, { model: { id: 'model-plain', context_window: 8192 } }),
+          endpoint(SMALL_ID, 'small', upstream, { model: { id: 'model-small', context_window: 256, capabilities: ['tools'] } }),
+          endpoint(SLOW_ID, 'slow', upstream, { tier: 'free' }),
           endpoint(EMBED_ID, 'embed', upstream, { kind: 'embedding', tier: 'cpu', model: { id: 'model-embed', context_window: 8192 } }),
           endpoint(SUSPENDED_ID, 'paused', upstream, { status: 'suspended' }),
           endpoint(B_ONLY_ID, 'b-only', upstream, { workspaces: [WS_B] }),

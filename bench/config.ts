@@ -1,0 +1,80 @@
+/**
+ * Builds the gateway config the benchmark serves: one project, one workspace, one chat endpoint on the
+ * simulator, one inference key. Validated with the gateway's own schema before it is written, so a
+ * schema change fails here with the field path instead of as a dead child process.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { parseConfig } from '../src/config.js';
+
+export interface BenchConfigOptions {
+  /** The simulator base URL, including /v1. */
+  readonly upstreamUrl: string;
+  /** Directory for the YAML file and the SQLite store. */
+  readonly dir: string;
+  /** File name stem, so several gateways (log levels, limit variants) can share one dir. */
+  readonly name?: string;
+  /** Rate limits; 0 means unmetered (the default). A "limits on" variant passes real numbers. */
+  readonly requestsPerMinute?: number;
+  readonly tokensPerMinute?: number;
+  /** Key quota (requests per window); 0 = none. */
+  readonly quotaRequests?: number;
+}
+
+export interface BenchConfig {
+  readonly file: string;
+  readonly dbPath: string;
+  readonly key: string;
+  readonly project: string;
+  readonly endpointSlug: string;
+  readonly model: string;
+  /** Path of the chat route: /proj_bench/chat/v1/chat/completions. */
+  readonly chatPath: string;
+}
+
+export const BENCH_PROJECT_ID = 'proj_bench';
+/** Key values start with svc_<slug>_; routes name the project by id (or uuid), not by slug. */
+export const BENCH_PROJECT_SLUG = 'bench';
+export const BENCH_ENDPOINT_SLUG = 'chat';
+export const BENCH_MODEL = 'bench-chat';
+export const CHAT_PATH = `/${BENCH_PROJECT_ID}/${BENCH_ENDPOINT_SLUG}/v1/chat/completions`;
+
+export function writeBenchConfig(options: BenchConfigOptions): BenchConfig {
+  const name = options.name ?? 'gateway';
+  const key = `svc_${BENCH_PROJECT_SLUG}_${randomBytes(32).toString('base64url')}`;
+  const dbPath = join(options.dir, `${name}.db`);
+  const raw = {
+    server: { host: '127.0.0.1', port: 0 },
+    storage: { path: dbPath },
+    // The simulator is plain HTTP on loopback.
+    security: { allow_private_targets: true, allow_http_targets: true },
+    projects: [
+      {
+        id: BENCH_PROJECT_ID,
+        slug: BENCH_PROJECT_SLUG,
+        name: 'Bench',
+        rate_limit: { requests_per_minute: options.requestsPerMinute ?? 0, tokens_per_minute: options.tokensPerMinute ?? 0 },
+        default_workspace: 'ws_0a1b2c',
+        workspaces: [{ id: 'ws_0a1b2c', name: 'Bench workspace' }],
+        endpoints: [
+          {
+            id: randomUUID(),
+            slug: BENCH_ENDPOINT_SLUG,
+            name: 'Bench',
+            kind: 'chat',
+            tier: 'gpu',
+            model: { id: BENCH_MODEL, context_window: 32768, capabilities: ['tools'] },
+            upstream: { base_url: options.upstreamUrl, model: 'sim-chat' },
+          },
+        ],
+        keys: [{ value: key, name: 'bench', scopes: ['inference'], quota_requests: options.quotaRequests ?? 0 }],
+      },
+    ],
+  };
+  parseConfig(raw, 'bench config');
+  const file = join(options.dir, `${name}.yaml`);
+  writeFileSync(file, stringify(raw), { mode: 0o600 });
+  return { file, dbPath, key, project: BENCH_PROJECT_ID, endpointSlug: BENCH_ENDPOINT_SLUG, model: BENCH_MODEL, chatPath: CHAT_PATH };
+}

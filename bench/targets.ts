@@ -1,0 +1,184 @@
+/**
+ * Starts the processes under test (simulator, bare proxy, gateway), optionally pinned to a core with
+ * `taskset -c`, and makes sure every one of them is killed at the end, on error and on SIGINT.
+ * Child stdout/stderr go to files in the run's temp dir, never through a pipe into this process: the
+ * client runs here, and an info-level gateway log would otherwise cost the client core CPU.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { request } from 'undici';
+
+export interface Proc {
+  readonly name: string;
+  /** The node process itself (taskset execs it, so it is the child's pid). */
+  readonly pid: number;
+  /** URL printed by the process once it listens. */
+  readonly url: string;
+  readonly logFile: string;
+  stop(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+let hooksInstalled = false;
+
+export function hasTaskset(): boolean {
+  const r = spawnSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' });
+  return r.status === 0;
+}
+
+/** Pins this process (every thread: autocannon's client side runs here) to `core`. */
+export function pinSelf(core: number): boolean {
+  return spawnSync('taskset', ['-a', '-cp', String(core), String(process.pid)], { stdio: 'ignore' }).status === 0;
+}
+
+function killAllSync(): void {
+  for (const child of live) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  live.clear();
+}
+
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on('exit', killAllSync);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      process.stderr.write(`\nbench: ${sig}, stopping child processes\n`);
+      killAllSync();
+      process.exit(130);
+    });
+  }
+}
+
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((child) => stopChild(child)));
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    live.delete(child);
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const hard = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => {
+      clearTimeout(hard);
+      live.delete(child);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export interface StartOptions {
+  readonly name: string;
+  /** Arguments to node (script first). */
+  readonly args: readonly string[];
+  readonly core: number | null;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly logDir: string;
+  /** Extracts the listening URL from the log text, or returns null while not ready. */
+  readonly ready: (text: string) => string | null | Promise<string | null>;
+  readonly timeoutMs?: number;
+}
+
+export async function startProc(options: StartOptions): Promise<Proc> {
+  installHooks();
+  const logFile = join(options.logDir, `${options.name.replace(/[^\w.-]+/g, '_')}.log`);
+  const fd = openSync(logFile, 'w');
+  const nodeArgs = [process.execPath, ...options.args];
+  const [cmd, ...args] = options.core === null ? nodeArgs : ['taskset', '-c', String(options.core), ...nodeArgs];
+  const child = spawn(cmd!, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...options.env } });
+  closeSync(fd);
+  live.add(child);
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  for (;;) {
+    const text = readFileSync(logFile, 'utf8');
+    const url = await options.ready(text);
+    if (url !== null && child.pid !== undefined) {
+      return { name: options.name, pid: child.pid, url, logFile, stop: () => stopChild(child) };
+    }
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      await stopChild(child);
+      const why = child.exitCode !== null || child.signalCode !== null ? `exited (${child.exitCode ?? child.signalCode})` : 'did not start in time';
+      throw new Error(`${options.name} ${why}; its output:\n${text.slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const distDir = new URL('..', import.meta.url).pathname; // dist/ (this file is dist/bench/targets.js)
+
+export function startSimulator(logDir: string, core: number | null): Promise<Proc> {
+  return startProc({
+    name: 'simulator',
+    args: [join(distDir, 'src/cli.js'), 'simulate', '--port', '0'],
+    core,
+    logDir,
+    ready: (t) => /simulator listening on (\S+)/.exec(t)?.[1] ?? null,
+  });
+}
+
+export function startBareProxy(logDir: string, core: number | null, upstream: string): Promise<Proc> {
+  return startProc({
+    name: 'bare-proxy',
+    args: [join(distDir, 'bench/bare-proxy.js'), '--port', '0', '--upstream', upstream],
+    core,
+    logDir,
+    ready: (t) => /bare proxy listening on (\S+)/.exec(t)?.[1] ?? null,
+  });
+}
+
+/** A port that was free a moment ago (the gateway's listening line is an info log, absent at warn). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function healthy(url: string): Promise<boolean> {
+  try {
+    const res = await request(`${url}/healthz`, { headersTimeout: 1000, bodyTimeout: 1000 });
+    await res.body.dump();
+    return res.statusCode === 200;
+  } catch {
+    return false;
+  }
+}
+
+export async function startGateway(
+  logDir: string,
+  core: number | null,
+  opts: { name: string; config: string; db: string; logLevel: string },
+): Promise<Proc> {
+  const port = await freePort();
+  const fallbackUrl = `http://127.0.0.1:${port}`;
+  return startProc({
+    name: opts.name,
+    args: [join(distDir, 'src/cli.js'), 'serve', '--config', opts.config, '--port', String(port), '--db', opts.db],
+    core,
+    logDir,
+    env: { SWITCHBOARD_LOG_LEVEL: opts.logLevel },
+    ready: async (t) => {
+      for (const line of t.split('\n')) {
+        if (!line.includes('switchboard listening')) continue;
+        try {
+          const parsed = JSON.parse(line) as { msg?: unknown; url?: unknown };
+          if (parsed.msg === 'switchboard listening' && typeof parsed.url === 'string') return parsed.url;
+        } catch {
+          // a partial line: read again
+        }
+      }
+      return (await healthy(fallbackUrl)) ? fallbackUrl : null;
+    },
+  });
+}

@@ -1,0 +1,113 @@
+/**
+ * Streamed chunks, reshaped one by one as they arrive (never buffered): our id, the client's model,
+ * service_tier on every chunk, no system_fingerprint, reasoning only on `reasoning`/`reasoning_content`,
+ * logprobs only on chunks that deliver content (SPEC: a reasoning-only chunk carries none, and the
+ * end-of-turn token has no entry). Also keeps what accounting needs when the stream has no usage chunk.
+ */
+import { ThinkSplitter } from './think-splitter.js';
+import type { TurnContext, TurnUsage } from './turn-context.js';
+import { normalizeUsage, turnUsageOf } from './usage.js';
+
+type Json = Record<string, unknown>;
+
+export class ChunkNormalizer {
+  readonly #ctx: TurnContext;
+  readonly #splitters = new Map<number, ThinkSplitter>();
+  #usage: TurnUsage | null = null;
+  #contentChunks = 0;
+  #reasoningChunks = 0;
+
+  constructor(ctx: TurnContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Upstream-reported usage, once its usage chunk has passed. */
+  get usage(): TurnUsage | null {
+    return this.#usage;
+  }
+
+  /** Usage estimated from what was streamed: engines emit about one token per delta. */
+  estimatedUsage(promptTokens: number): TurnUsage {
+    return {
+      promptTokens,
+      completionTokens: this.#contentChunks + this.#reasoningChunks,
+      cachedTokens: 0,
+      reasoningTokens: this.#ctx.reasoningModel ? this.#reasoningChunks : null,
+      source: 'estimated',
+    };
+  }
+
+  /** The chunk to send, or null when nothing is left of it (e.g. excluded reasoning). */
+  normalize(chunk: Json): Json | null {
+    const ctx = this.#ctx;
+    chunk.id = ctx.requestId;
+    chunk.model = ctx.clientModel;
+    chunk.service_tier = ctx.lane;
+    if ('system_fingerprint' in chunk) delete chunk.system_fingerprint;
+    if (ctx.adjustedEffort !== null) chunk.x_adjusted_reasoning_effort = ctx.adjustedEffort;
+    let meaningful = false;
+    if (chunk.usage && typeof chunk.usage === 'object') {
+      const usage = normalizeUsage(chunk.usage, ctx.reasoningModel);
+      chunk.usage = usage;
+      this.#usage = turnUsageOf(usage);
+      meaningful = true;
+    }
+    const choices = Array.isArray(chunk.choices) ? (chunk.choices as Json[]) : [];
+    if (choices.length === 0) meaningful = true;
+    for (const choice of choices) {
+      if (this.#normalizeChoice(choice)) meaningful = true;
+    }
+    return meaningful ? chunk : null;
+  }
+
+  /** Text a think splitter still holds at end of stream, as final chunks. */
+  flush(): Json[] {
+    const out: Json[] = [];
+    for (const [index, splitter] of this.#splitters) {
+      const rest = splitter.flush();
+      const delta: Json = {};
+      if (rest.content) delta.content = rest.content;
+      if (rest.reasoning && !this.#ctx.excludeReasoning) delta.reasoning = delta.reasoning_content = rest.reasoning;
+      if (Object.keys(delta).length === 0) continue;
+      out.push({
+        id: this.#ctx.requestId,
+        object: 'chat.completion.chunk',
+        created: Math.floor(Date.now() / 1000),
+        model: this.#ctx.clientModel,
+        service_tier: this.#ctx.lane,
+        choices: [{ index, delta, logprobs: null, finish_reason: null }],
+      });
+    }
+    return out;
+  }
+
+  /** Returns whether the choice still says anything after normalization. */
+  #normalizeChoice(choice: Json): boolean {
+    const delta = (choice.delta && typeof choice.delta === 'object' ? choice.delta : {}) as Json;
+    choice.delta = delta;
+    let reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : '';
+    delete delta.reasoning_content;
+    delete delta.reasoning;
+    if (this.#ctx.splitInlineThink && typeof delta.content === 'string' && delta.content !== '') {
+      const index = typeof choice.index === 'number' ? choice.index : 0;
+      let splitter = this.#splitters.get(index);
+      if (!splitter) this.#splitters.set(index, (splitter = new ThinkSplitter()));
+      const part = splitter.push(delta.content);
+      reasoning += part.reasoning;
+      if (part.content) delta.content = part.content;
+      else delete delta.content;
+    }
+    const hasContent = typeof delta.content === 'string' && delta.content !== '';
+    if (hasContent) this.#contentChunks++;
+    if (reasoning) {
+      this.#reasoningChunks++;
+      if (!this.#ctx.excludeReasoning) delta.reasoning = delta.reasoning_content = reasoning;
+    }
+    if (!hasContent && choice.logprobs) choice.logprobs = null;
+    if (hasContent && choice.logprobs && typeof choice.logprobs === 'object') {
+      const lp = choice.logprobs as Json;
+      if (!('refusal' in lp)) lp.refusal = null;
+    }
+    return Object.keys(delta).length > 0 || (choice.finish_reason !== null && choice.finish_reason !== undefined);
+  }
+}

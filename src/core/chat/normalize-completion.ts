@@ -1,0 +1,106 @@
+/**
+ * A non-streaming upstream completion, reshaped to SPEC "Chat completion response": our id, the client's
+ * model string, the resolved service tier, `system_fingerprint: null`, the message fields always present,
+ * reasoning only on `reasoning` / `reasoning_content`, and full usage details. Fields we do not know are
+ * passed through untouched.
+ */
+import { ThinkSplitter } from './think-splitter.js';
+import type { TurnContext, TurnUsage } from './turn-context.js';
+import { normalizeUsage, turnUsageOf } from './usage.js';
+
+type Json = Record<string, unknown>;
+
+const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+
+export interface NormalizedCompletion {
+  readonly body: Json;
+  readonly usage: TurnUsage | null;
+}
+
+export function normalizeCompletion(raw: unknown, ctx: TurnContext, now: () => number): NormalizedCompletion {
+  const upstream = obj(raw);
+  const { id: _id, object: _object, created, model: _model, choices, usage, service_tier: _tier, system_fingerprint: _fp, ...rest } = upstream;
+  const normalizedUsage = usage === undefined || usage === null ? null : normalizeUsage(usage, ctx.reasoningModel);
+  const body: Json = {
+    id: ctx.requestId,
+    object: 'chat.completion',
+    created: typeof created === 'number' ? created : Math.floor(now() / 1000),
+    model: ctx.clientModel,
+    choices: Array.isArray(choices) ? choices.map((c) => normalizeChoice(obj(c), ctx)) : [],
+    usage: normalizedUsage ?? normalizeUsage({}, ctx.reasoningModel),
+    service_tier: ctx.lane,
+    system_fingerprint: null,
+    ...rest,
+  };
+  if (ctx.adjustedEffort !== null) body.x_adjusted_reasoning_effort = ctx.adjustedEffort;
+  return { body, usage: normalizedUsage ? turnUsageOf(normalizedUsage) : null };
+}
+
+function normalizeChoice(choice: Json, ctx: TurnContext): Json {
+  const { index, message, logprobs, finish_reason, ...rest } = choice;
+  const split = ctx.splitInlineThink ? splitMessage(obj(message), obj(logprobs)) : null;
+  return {
+    index: typeof index === 'number' ? index : 0,
+    message: normalizeMessage(obj(message), ctx, split),
+    logprobs: normalizeLogprobs(split ? split.logprobs : logprobs),
+    finish_reason: finish_reason ?? null,
+    ...rest,
+  };
+}
+
+interface SplitMessage {
+  readonly reasoning: string;
+  readonly content: string;
+  readonly logprobs: unknown;
+}
+
+/** Inline think text moves to reasoning; its tokens leave logprobs.content, which covers delivered content only. */
+function splitMessage(message: Json, logprobs: Json): SplitMessage | null {
+  if (typeof message.content !== 'string') return null;
+  const splitter = new ThinkSplitter();
+  let reasoning = '';
+  let content = '';
+  const entries = Array.isArray(logprobs.content) ? (logprobs.content as Json[]) : null;
+  const kept: Json[] = [];
+  if (entries) {
+    for (const entry of entries) {
+      const part = splitter.push(typeof entry.token === 'string' ? entry.token : '');
+      reasoning += part.reasoning;
+      content += part.content;
+      if (part.content) kept.push(entry);
+    }
+  } else {
+    const part = splitter.push(message.content);
+    reasoning += part.reasoning;
+    content += part.content;
+  }
+  const tail = splitter.flush();
+  return { reasoning: reasoning + tail.reasoning, content: content + tail.content, logprobs: entries ? { ...logprobs, content: kept } : logprobs };
+}
+
+function normalizeMessage(message: Json, ctx: TurnContext, split: SplitMessage | null): Json {
+  const { role: _role, content, refusal, tool_calls, annotations, reasoning, reasoning_content, ...rest } = message;
+  const separate = typeof reasoning_content === 'string' ? reasoning_content : typeof reasoning === 'string' ? reasoning : '';
+  const reasoningText = separate + (split?.reasoning ?? '');
+  const out: Json = {
+    role: 'assistant',
+    content: split ? split.content : typeof content === 'string' ? content : null,
+    refusal: typeof refusal === 'string' ? refusal : null,
+    tool_calls: Array.isArray(tool_calls) && tool_calls.length > 0 ? tool_calls : null,
+    annotations: Array.isArray(annotations) ? annotations : [],
+  };
+  if (reasoningText && !ctx.excludeReasoning) {
+    out.reasoning = reasoningText;
+    out.reasoning_content = reasoningText;
+  }
+  return { ...out, ...rest };
+}
+
+/** null, or `{content, refusal}` where an empty content list becomes null (pure refusal or tool call). */
+function normalizeLogprobs(raw: unknown): Json | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const lp = raw as Json;
+  const content = Array.isArray(lp.content) && lp.content.length > 0 ? lp.content : null;
+  const refusal = Array.isArray(lp.refusal) && lp.refusal.length > 0 ? lp.refusal : null;
+  return { ...lp, content, refusal };
+}

@@ -1,0 +1,120 @@
+/**
+ * Replaces the values of top-level fields in raw JSON bytes, leaving every other byte as the client sent
+ * it: faithful passthrough means the upstream sees the client's body, not our re-serialization of it
+ * (number spelling, escapes, key order and whitespace all survive).
+ *
+ * Every top-level occurrence of a key is replaced: with duplicate keys most parsers take the last one, so
+ * replacing only the first would let a client smuggle its own `model` past the endpoint binding.
+ * Structural bytes ({ } [ ] " , :) are ASCII and never occur inside UTF-8 multi-byte sequences, so
+ * scanning bytes is safe.
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+function isSpace(b: number | undefined): boolean {
+  return b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+}
+
+function skipSpace(buf: Buffer, i: number): number {
+  while (isSpace(buf[i])) i++;
+  return i;
+}
+
+/** Index just past the string starting at `i` (which is a quote). */
+function skipString(buf: Buffer, i: number): number {
+  i++;
+  while (i < buf.length) {
+    const b = buf[i];
+    if (b === BACKSLASH) i += 2;
+    else if (b === QUOTE) return i + 1;
+    else i++;
+  }
+  return -1;
+}
+
+/** Index just past the value starting at `i`. */
+function skipValue(buf: Buffer, i: number): number {
+  const first = buf[i];
+  if (first === QUOTE) return skipString(buf, i);
+  if (first === OPEN_OBJECT || first === OPEN_ARRAY) {
+    let depth = 0;
+    while (i < buf.length) {
+      const b = buf[i];
+      if (b === QUOTE) {
+        i = skipString(buf, i);
+        if (i === -1) return -1;
+        continue;
+      }
+      if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
+      else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+        depth--;
+        if (depth === 0) return i + 1;
+      }
+      i++;
+    }
+    return -1;
+  }
+  while (i < buf.length && buf[i] !== COMMA && buf[i] !== CLOSE_OBJECT && !isSpace(buf[i])) i++;
+  return i;
+}
+
+interface Span {
+  readonly start: number;
+  readonly end: number;
+  readonly key: string;
+}
+
+function decodeKey(buf: Buffer, start: number, end: number): string {
+  const raw = buf.toString('utf8', start, end);
+  return raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+}
+
+/** Value spans of the given top-level keys, or null if the bytes are not a JSON object. */
+function findTopLevelValues(buf: Buffer, keys: ReadonlySet<string>): Span[] | null {
+  let i = skipSpace(buf, 0);
+  if (buf[i] !== OPEN_OBJECT) return null;
+  i = skipSpace(buf, i + 1);
+  const spans: Span[] = [];
+  if (buf[i] === CLOSE_OBJECT) return spans;
+  for (;;) {
+    if (buf[i] !== QUOTE) return null;
+    const keyEnd = skipString(buf, i);
+    if (keyEnd === -1) return null;
+    const key = decodeKey(buf, i, keyEnd);
+    i = skipSpace(buf, keyEnd);
+    if (buf[i] !== COLON) return null;
+    const start = skipSpace(buf, i + 1);
+    const end = skipValue(buf, start);
+    if (end === -1 || end === start) return null;
+    if (keys.has(key)) spans.push({ start, end, key });
+    i = skipSpace(buf, end);
+    if (buf[i] === CLOSE_OBJECT) return spans;
+    if (buf[i] !== COMMA) return null;
+    i = skipSpace(buf, i + 1);
+  }
+}
+
+/**
+ * Returns `buf` with the value of every top-level occurrence of each key replaced by the given raw JSON
+ * text; null when a key is absent or the bytes are not an object (the caller then re-serializes).
+ */
+export function spliceTopLevel(buf: Buffer, replacements: ReadonlyMap<string, string>): Buffer | null {
+  const spans = findTopLevelValues(buf, new Set(replacements.keys()));
+  if (!spans) return null;
+  for (const key of replacements.keys()) if (!spans.some((s) => s.key === key)) return null;
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const span of spans) {
+    parts.push(buf.subarray(at, span.start), Buffer.from(replacements.get(span.key) ?? 'null'));
+    at = span.end;
+  }
+  parts.push(buf.subarray(at));
+  return Buffer.concat(parts);
+}

@@ -1,0 +1,45 @@
+/**
+ * Field builders for wire schemas. Each attaches one requirement phrase to the type check and every
+ * range check, so whichever fails, the client reads the whole rule (see issues.ts).
+ */
+import { z } from 'zod';
+import { needs } from './issues.js';
+
+/**
+ * Optional on the wire, with explicit null read as absent: common clients serialize unset options as
+ * null, and SPEC treats null like omitted (e.g. `stream`: "null or omitted means non-streaming").
+ */
+export function absentIfNull<T extends z.ZodType>(schema: T) {
+  return schema.nullable().optional().transform((v): z.output<T> | undefined => v ?? undefined);
+}
+
+export function numberBetween(min: number, max: number): z.ZodNumber {
+  const rule = needs(`must be a number between ${min} and ${max}`);
+  return z.number(rule).min(min, rule).max(max, rule);
+}
+
+/** Any integral JSON number: seeds above 2^53 are legitimate, so no safe-integer limit unless bounded. */
+export function integer(requirement: string, bounds: { min?: number; max?: number } = {}): z.ZodNumber {
+  const rule = needs(requirement);
+  let schema = z.number(rule).refine(Number.isInteger, rule);
+  if (bounds.min !== undefined) schema = schema.min(bounds.min, rule);
+  if (bounds.max !== undefined) schema = schema.max(bounds.max, rule);
+  return schema;
+}
+
+export const positiveInteger = (): z.ZodNumber => integer('must be a positive integer', { min: 1 });
+
+export const boolean = (): z.ZodBoolean => z.boolean(needs('must be true or false'));
+
+export const string = (requirement = 'must be a string'): z.ZodString => z.string(needs(requirement));
+
+export const nonEmptyString = (requirement = 'must be a non-empty string'): z.ZodString =>
+  z.string(needs(requirement)).min(1, needs(requirement));
+
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, needs(`must be one of ${values.join(', ')}`));
+}
+
+/** A JSON object (e.g. a JSON schema) whose inside the gateway forwards without looking. */
+export const jsonObject = (requirement = 'must be a JSON object'): z.ZodRecord<z.ZodString, z.ZodUnknown> =>
+  z.record(z.string(), z.unknown(), needs(requirement));

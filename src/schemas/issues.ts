@@ -1,0 +1,120 @@
+/**
+ * Turns the first zod issue of a wire schema into the GatewayError the client sees (STYLE "Validation at
+ * the edge"; SPEC "Errors": the envelope's `param` is the SPEC path, e.g. `messages[1].content[0].image_url.url`).
+ *
+ * Convention shared by every schema built with these helpers: an issue's `message` is a requirement
+ * phrase ("must be a number between 0 and 2"); the error message reads `<param> <requirement>; got
+ * <what was sent>.`, so the client learns both what was wrong and what is allowed. A custom issue may
+ * carry `params.code` (a catalogue code other than invalid_request, e.g. unsupported_parameter) and
+ * `params.got` (a better description of the offending value than the value at the issue's path).
+ */
+import type { z } from 'zod';
+import { ERROR_CATALOGUE, GatewayError, type ErrorCode } from '../errors.js';
+
+type Issue = z.core.$ZodIssue;
+type PathSegment = PropertyKey;
+
+export interface IssueParams {
+  code?: ErrorCode;
+  got?: string;
+}
+
+/** Schema and check options carrying a requirement phrase, e.g. `z.string(needs('must be a string'))`. */
+export function needs(requirement: string): { error: string } {
+  return { error: requirement };
+}
+
+/** Adds a custom issue in a superRefine; `code` defaults to invalid_request. */
+export function addIssue(
+  ctx: z.core.$RefinementCtx,
+  issue: { message: string; path?: PathSegment[]; code?: ErrorCode; got?: string },
+): void {
+  const params: IssueParams = {};
+  if (issue.code) params.code = issue.code;
+  if (issue.got !== undefined) params.got = issue.got;
+  ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path ?? [], params });
+}
+
+export interface IssueMapping {
+  /**
+   * Top-level fields whose SPEC param is the field itself however deep the problem sits (SPEC names
+   * `stop`, `metadata`, `logit_bias` as the param, never an element or key of them).
+   */
+  opaque?: ReadonlySet<string>;
+}
+
+export function issueToGatewayError(issues: readonly Issue[], input: unknown, mapping: IssueMapping = {}): GatewayError {
+  const first = issues[0];
+  if (!first) return new GatewayError('invalid_request');
+  const { issue, path } = innermost(first, []);
+  const fullPath = renderPath(path);
+  const paramPath = mapping.opaque?.has(String(path[0])) ? path.slice(0, 1) : path;
+  const param = renderPath(paramPath);
+  const params = issue.code === 'custom' ? readParams(issue.params) : {};
+  const got = params.got ?? describe(valueAt(input, path));
+  const where = fullPath !== param ? ` at ${fullPath}` : '';
+  const subject = param || 'The request body';
+  return new GatewayError(params.code ?? 'invalid_request', {
+    param: param || null,
+    message: `${subject} ${issue.message}; got ${got}${where}.`,
+  });
+}
+
+/**
+ * A union reports one issue holding every option's issues. When the value had the shape of one option
+ * (its first issue is not a type or enum mismatch at the union itself), that option's issue names the
+ * real problem and its deeper path: `content[0].image_url.url`, not `content`.
+ */
+function innermost(issue: Issue, base: PathSegment[]): { issue: Issue; path: PathSegment[] } {
+  const path = [...base, ...issue.path];
+  if (issue.code !== 'invalid_union') return { issue, path };
+  for (const option of issue.errors) {
+    const head = option[0];
+    if (head && !isShapeMismatch(head)) return innermost(head, path);
+  }
+  return { issue, path };
+}
+
+function isShapeMismatch(issue: Issue): boolean {
+  return issue.path.length === 0 && (issue.code === 'invalid_type' || issue.code === 'invalid_value');
+}
+
+function readParams(raw: Record<string, unknown> | undefined): IssueParams {
+  const out: IssueParams = {};
+  if (!raw) return out;
+  const code = raw['code'];
+  if (typeof code === 'string' && Object.hasOwn(ERROR_CATALOGUE, code)) out.code = code as ErrorCode;
+  if (typeof raw['got'] === 'string') out.got = raw['got'];
+  return out;
+}
+
+/** `messages[1].content[0].image_url.url` */
+export function renderPath(path: readonly PathSegment[]): string {
+  return path.reduce<string>((acc, seg) => {
+    if (typeof seg === 'number') return `${acc}[${seg}]`;
+    return acc ? `${acc}.${String(seg)}` : String(seg);
+  }, '');
+}
+
+function valueAt(input: unknown, path: readonly PathSegment[]): unknown {
+  let value = input;
+  for (const seg of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[seg];
+  }
+  return value;
+}
+
+const MAX_ECHO = 40;
+
+/** Short enough to never echo a whole prompt or image back into an error message. */
+export function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (typeof value === 'string') {
+    return value.length > MAX_ECHO ? `${JSON.stringify(value.slice(0, MAX_ECHO))}... (${value.length} characters)` : JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `an array of ${value.length} item${value.length === 1 ? '' : 's'}`;
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}

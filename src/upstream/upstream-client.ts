@@ -1,0 +1,73 @@
+/**
+ * The OpenAI-compatible upstream client: one undici Pool per origin, reused across requests (keep-alive),
+ * `pool.request` rather than fetch (no WHATWG streams on the hot path: see BASELINE.md). Bodies are sent
+ * as the exact bytes prepared by the route. The caller's AbortSignal aborts the upstream request at once.
+ */
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+
+export interface UpstreamTarget {
+  /** e.g. http://127.0.0.1:9100/v1 */
+  readonly baseUrl: string;
+  readonly apiKey: string | null;
+}
+
+export interface UpstreamCall {
+  readonly path: string;
+  readonly body: Buffer;
+  readonly signal: AbortSignal;
+  readonly accept?: string;
+  /** undici idle timeouts; our own deadline timers are the ones that produce client-visible errors. */
+  readonly headersTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
+}
+
+export type UpstreamResponse = Dispatcher.ResponseData;
+
+export interface UpstreamClient {
+  post(target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamResponse>;
+  close(): Promise<void>;
+}
+
+interface Origin {
+  readonly pool: Pool;
+  readonly prefix: string;
+}
+
+export function createUpstreamClient(): UpstreamClient {
+  const origins = new Map<string, Origin>();
+
+  function originFor(baseUrl: string): Origin {
+    let origin = origins.get(baseUrl);
+    if (!origin) {
+      const url = new URL(baseUrl);
+      origin = {
+        pool: new Pool(url.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
+        prefix: url.pathname.replace(/\/+$/, ''),
+      };
+      origins.set(baseUrl, origin);
+    }
+    return origin;
+  }
+
+  return {
+    post(target, call) {
+      const origin = originFor(target.baseUrl);
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (call.accept) headers.accept = call.accept;
+      if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+      return origin.pool.request({
+        method: 'POST',
+        path: origin.prefix + call.path,
+        headers,
+        body: call.body,
+        signal: call.signal,
+        headersTimeout: call.headersTimeoutMs,
+        bodyTimeout: call.bodyTimeoutMs,
+      });
+    },
+    async close() {
+      await Promise.all([...origins.values()].map((o) => o.pool.close()));
+    },
+  };
+}
