@@ -5,7 +5,7 @@
  * BENCH_INFO=0 (skip the info-log gateway rows), BENCH_TTFB_SAMPLES (default 500).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeBenchConfig } from './config.js';
@@ -13,7 +13,7 @@ import { cpuModel, rssKiB } from './cpu.js';
 import { runLoad } from './load.js';
 import { renderReport, type BenchReport, type Soak } from './report.js';
 import { headOfLine, matrix, probe, runScenario, SMALL_BODY, STREAM_BODY, STREAM_HEADERS, type HolResult, type Row, type Target } from './scenarios.js';
-import { hasTaskset, pinSelf, startBareProxy, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
+import { hasTaskset, onExitSync, pinSelf, startBareProxy, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
 import { sequential } from './ttfb.js';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -55,9 +55,11 @@ async function warmUp(target: Target): Promise<void> {
 
 async function main(): Promise<void> {
   const notes: string[] = [];
+  const loadBefore = loadavg()[0] ?? 0;
   const pin = setUpPinning(notes);
   log(`pinning: ${pin.text}`);
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
+  onExitSync(() => rmSync(dir, { recursive: true, force: true }));
   try {
     const sim = await startSimulator(dir, pin.clientCore);
     log(`simulator ${sim.url} (pid ${sim.pid})`);
@@ -129,6 +131,7 @@ async function main(): Promise<void> {
       log(`soak: RSS ${before} KiB -> ${soakResult.rssAfterKiB} KiB`);
     }
 
+    notes.push(`1-minute load average: ${loadBefore.toFixed(2)} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end`);
     const env = ['BENCH_QUICK', 'BENCH_SECONDS', 'BENCH_SOAK', 'BENCH_INFO', 'BENCH_TTFB_SAMPLES']
       .filter((k) => process.env[k] !== undefined)
       .map((k) => `${k}=${process.env[k]}`);

@@ -21,7 +21,14 @@ export interface Proc {
 }
 
 const live = new Set<ChildProcess>();
+const exitCleanups: (() => void)[] = [];
 let hooksInstalled = false;
+
+/** Synchronous cleanup (e.g. removing the temp dir) that also runs on SIGINT/SIGTERM. */
+export function onExitSync(fn: () => void): void {
+  installHooks();
+  exitCleanups.push(fn);
+}
 
 export function hasTaskset(): boolean {
   const r = spawnSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' });
@@ -38,6 +45,13 @@ function killAllSync(): void {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
   live.clear();
+  for (const fn of exitCleanups.splice(0)) {
+    try {
+      fn();
+    } catch {
+      // best effort: we are exiting
+    }
+  }
 }
 
 function installHooks(): void {

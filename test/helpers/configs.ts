@@ -87,7 +87,11 @@ export function testConfig(upstream: string, keys: TestKeys, overrides: { server
           }),
           endpoint(PLAIN_ID, 'plain', upstream, { model: { id: 'model-plain', context_window: 8192 } }),
           endpoint(SMALL_ID, 'small', upstream, { model: { id: 'model-small', context_window: 256, capabilities: ['tools'] } }),
-          endpoint(SLOW_ID, 'slow', upstream, { tier: 'free' }),
+          endpoint(SLOW_ID, 'slow', upstream, {
+            tier: 'free',
+            model: { id: 'model-slow', context_window: 8192, reasoning: ['low', 'medium', 'high'] },
+            upstream: { base_url: upstream, model: 'sim-reasoner' },
+          }),
           endpoint(EMBED_ID, 'embed', upstream, { kind: 'embedding', tier: 'cpu', model: { id: 'model-embed', context_window: 8192 } }),
           endpoint(SUSPENDED_ID, 'paused', upstream, { status: 'suspended' }),
           endpoint(B_ONLY_ID, 'b-only', upstream, { workspaces: [WS_B] }),

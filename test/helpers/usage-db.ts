@@ -33,6 +33,8 @@ export interface UsageDb {
   /** Polls until `count` rows exist in total, or throws after `timeoutMs`. */
   waitForCount(count: number, timeoutMs?: number): Promise<number>;
   count(): number;
+  /** The newest rows, newest first. */
+  recent(limit: number): UsageEventRow[];
   distinctRequestIds(): number;
   /** The id of the key whose value is given (keys are stored by SHA-256 of the value). */
   keyIdFor(value: string): string;
@@ -46,6 +48,7 @@ export function openUsageDb(path: string): UsageDb {
   const byRequest = db.prepare<[string], UsageEventRow>('SELECT * FROM usage_events WHERE request_id = ?');
   const total = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM usage_events');
   const distinct = db.prepare<[], { n: number }>('SELECT COUNT(DISTINCT request_id) AS n FROM usage_events');
+  const newest = db.prepare<[number], UsageEventRow>('SELECT * FROM usage_events ORDER BY id DESC LIMIT ?');
   const keyByHash = db.prepare<[string], { key_id: string }>('SELECT key_id FROM api_key_secrets WHERE hash = ?');
 
   const count = (): number => total.get()?.n ?? 0;
@@ -70,6 +73,7 @@ export function openUsageDb(path: string): UsageDb {
       }
     },
     count,
+    recent: (limit) => newest.all(limit),
     distinctRequestIds: () => distinct.get()?.n ?? 0,
     keyIdFor(value) {
       const row = keyByHash.get(createHash('sha256').update(value).digest('hex'));
