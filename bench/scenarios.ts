@@ -37,7 +37,8 @@ export const STREAM_TOKENS = 20;
 
 const SMALL = { model: BENCH_MODEL, messages: [{ role: 'user', content: 'Say hello to the benchmark.' }] };
 export const SMALL_BODY = JSON.stringify(SMALL);
-export const STREAM_BODY = JSON.stringify({ ...SMALL, stream: true });
+/** The knob goes in the body too: the gateway does not forward x-sim-* headers, but keeps unknown fields. */
+export const STREAM_BODY = JSON.stringify({ ...SMALL, stream: true, sim: { tokens: STREAM_TOKENS } });
 export const STREAM_HEADERS: Record<string, string> = { 'x-sim-tokens': String(STREAM_TOKENS) };
 
 /**

@@ -159,10 +159,10 @@ const chatRequestSchema = z
   .superRefine((req, ctx) => {
     // Rules between fields; zod runs this only once every field has its own shape right.
     if (req.top_logprobs !== undefined && req.logprobs !== true) {
-      addIssue(ctx, { path: ['top_logprobs'], message: 'requires logprobs: true', got: `logprobs ${describe(req.logprobs)}` });
+      addIssue(ctx, { path: ['top_logprobs'], message: 'requires logprobs: true', got: `logprobs ${req.logprobs ?? 'absent'}` });
     }
     if (req.stream_options !== undefined && req.stream !== true) {
-      addIssue(ctx, { path: ['stream_options'], message: 'is allowed only when stream is true', got: `stream ${describe(req.stream)}` });
+      addIssue(ctx, { path: ['stream_options'], message: 'is allowed only when stream is true', got: `stream ${req.stream ?? 'absent'}` });
     }
     if (req.n !== undefined && req.n > 1 && req.stream === true) {
       addIssue(ctx, { path: ['n'], message: 'must be 1 when stream is true: only n=1 is supported when streaming' });

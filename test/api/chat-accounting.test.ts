@@ -259,6 +259,14 @@ describe('turns that do not complete', () => {
     expect(row).toMatchObject({ endpoint_id: SLOW_ID, status: 'timeout' });
   });
 
+  it('write one timeout row when a stream that keeps sending passes the tier request deadline', async () => {
+    const { requestId, frames } = await stream({ sim: { delay_ms: 300, tokens: 20 } }, 'slow');
+    const timeout = frames.find((f) => f.event === 'error');
+    expect(JSON.parse(timeout?.data ?? '{}')).toMatchObject({ error: { type: 'timeout_error' } });
+    const row = await ledger.waitForRow(requestId);
+    expect(row).toMatchObject({ endpoint_id: SLOW_ID, status: 'timeout' });
+  });
+
   it('write one error row when the upstream answers 500', async () => {
     const res = await call(url(), { key: keys.full, body: { model: 'client-model', messages: messages(), sim: { error_status: 500 } } });
     expectError(res, 500, 'internal_error');

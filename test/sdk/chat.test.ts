@@ -68,6 +68,10 @@ describe('non-streaming completions through the openai client', () => {
     expect(completion.usage?.total_tokens).toBeGreaterThan(0);
     expect(completion.usage?.total_tokens).toBe((completion.usage?.prompt_tokens ?? 0) + (completion.usage?.completion_tokens ?? 0));
     expect(completion.service_tier).toBe('default');
+    expect(completion.system_fingerprint).toBeNull();
+    expect(choice?.message.refusal).toBeNull();
+    expect(choice?.message.annotations).toEqual([]);
+    expect(choice?.logprobs).toBeNull();
   });
 
   it('sends an X-Request-ID header equal to the body id, seen through withResponse()', async () => {
@@ -113,7 +117,21 @@ describe('streaming through the openai client', () => {
       expect(chunk.object).toBe('chat.completion.chunk');
       expect(chunk.model).toBe('my-client-model');
       expect(chunk.service_tier).toBe('default');
+      expect('system_fingerprint' in chunk).toBe(false);
     }
+  });
+
+  it('lets the SDK stream helper accumulate the same message as the non-streamed answer', async () => {
+    const params = ask('accumulate me with the helper');
+    const whole = await chat.chat.completions.create(params);
+    const runner = chat.chat.completions.stream({ model: params.model, messages: params.messages, stream_options: { include_usage: true } });
+    const deltas: string[] = [];
+    runner.on('content', (delta) => deltas.push(delta));
+    const final = await runner.finalChatCompletion();
+    expect(final.choices[0]?.message.content).toBe(whole.choices[0]?.message.content);
+    expect(final.choices[0]?.finish_reason).toBe('stop');
+    expect(deltas.join('')).toBe(whole.choices[0]?.message.content);
+    expect(final.usage?.total_tokens).toBe(whole.usage?.total_tokens);
   });
 
   it('reports the stream id in X-Request-ID before the first chunk', async () => {

@@ -28,7 +28,7 @@ import type { ChatRequest, ReasoningEffort } from '../../schemas/chat-request.js
 type Level = (typeof REASONING_LEVELS)[number];
 
 export interface ReasoningPlan {
-  /** The effort to send upstream; null when the client asked for none (nothing to send or rewrite). */
+  /** The effort to send upstream; null when the client asked for no effort at all (nothing to send or rewrite). */
   effort: ReasoningEffort | null;
   /** What the client sent when `effort` differs from it: the response then reports x_adjusted_reasoning_effort. */
   adjustedFrom: ReasoningEffort | null;
