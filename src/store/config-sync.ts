@@ -60,6 +60,9 @@ export function syncConfig(db: Db, config: Config, now: number): SyncSummary {
 
 function syncEndpoints(p: ProjectConfig, repo: ReturnType<typeof createEndpointsRepo>, now: number, summary: SyncSummary): void {
   const allWorkspaces = p.workspaces.map((w) => w.id);
+  // Deleted first: an endpoint re-declared under a new id but its old slug must not collide with its
+  // previous row on the live-slug unique index.
+  summary.endpointsDeleted += repo.deleteOthers(p.id, p.endpoints.map((e) => e.id), now);
   for (const e of p.endpoints) {
     repo.upsert(
       {
@@ -80,7 +83,6 @@ function syncEndpoints(p: ProjectConfig, repo: ReturnType<typeof createEndpoints
     );
     summary.endpoints += 1;
   }
-  summary.endpointsDeleted += repo.deleteOthers(p.id, p.endpoints.map((e) => e.id), now);
 }
 
 function syncKeys(p: ProjectConfig, repo: KeysRepo, now: number, summary: SyncSummary): void {
