@@ -48,8 +48,11 @@ async function serve(argv: string[]): Promise<void> {
       db: z.string().min(1).optional(),
     }),
   );
-  const gateway = await startGateway({ config: loadConfigFile(flags.config), port: flags.port, host: flags.host, dbPath: flags.db });
-  onShutdownSignal(() => gateway.close());
+  const config = loadConfigFile(flags.config);
+  // Handlers go in before start: the "listening" line can reach a supervisor before startGateway returns.
+  const starting = startGateway({ config, port: flags.port, host: flags.host, dbPath: flags.db });
+  onShutdownSignal(async () => (await starting).close());
+  await starting;
 }
 
 async function simulate(argv: string[]): Promise<void> {
@@ -58,9 +61,10 @@ async function simulate(argv: string[]): Promise<void> {
     { port: { type: 'string' }, host: { type: 'string' }, 'reasoning-models': { type: 'string' } },
     z.object({ port: port.default(9100), host: z.string().min(1).default('127.0.0.1'), 'reasoning-models': csv.optional() }),
   );
-  const sim = await startSimulator({ host: flags.host, port: flags.port, reasoningModels: flags['reasoning-models'] ?? [] });
+  const starting = startSimulator({ host: flags.host, port: flags.port, reasoningModels: flags['reasoning-models'] ?? [] });
+  onShutdownSignal(async () => (await starting).close());
+  const sim = await starting;
   process.stdout.write(`simulator listening on ${sim.url}\n`);
-  onShutdownSignal(() => sim.close());
 }
 
 async function keys(argv: string[]): Promise<void> {

@@ -61,7 +61,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
   const services: Services = { catalog, pool, metrics, now: Date.now, isStoreOpen: () => db.open };
   const upstream = createUpstreamClient();
-  const usage = createUsageLedger(db, (err) => logger.error({ err }, 'usage ledger write failed; will retry'));
+  const usage = createUsageLedger(dbPath, (message) => logger.error({ message }, 'usage ledger write failed; will retry'));
   const chatServices: ChatServices = { ...services, upstream, usage, timeouts: config.timeouts, features: config.features };
 
   const implemented: RouteDef[] = [
@@ -99,7 +99,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       closing ??= (async () => {
         logger.info({ inFlight: server.inFlight }, 'draining');
         await server.drain(config.server.drain_timeout_ms);
-        usage.close();
+        await usage.close();
         await upstream.close();
         catalog.close();
         await pool.close();

@@ -20,6 +20,7 @@ export class IncomingRequest {
   readonly log: { project?: string; endpoint?: string; upstreamMs?: number } = {};
   #aborted = false;
   #controller: AbortController | null = null;
+  #abortListeners: (() => void)[] | null = null;
   #body: Promise<Buffer> | null = null;
 
   constructor(res: UwsResponse, req: UwsRequest, method: string, path: string, requestId: string, trustProxy: boolean) {
@@ -46,9 +47,18 @@ export class IncomingRequest {
     return this.#controller.signal;
   }
 
+  /** A plain callback on client abort: cheaper than an AbortSignal on the hot path. */
+  onAbort(listener: () => void): void {
+    if (this.#aborted) listener();
+    else (this.#abortListeners ??= []).push(listener);
+  }
+
   markAborted(): void {
     this.#aborted = true;
     this.#controller?.abort();
+    const listeners = this.#abortListeners;
+    this.#abortListeners = null;
+    listeners?.forEach((l) => l());
   }
 
   header(name: string): string | undefined {

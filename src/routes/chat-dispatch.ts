@@ -15,7 +15,7 @@ import type { IncomingRequest } from '../http/request.js';
 import type { Reply } from '../http/reply.js';
 import type { UsageLedger } from '../store/usage-ledger.js';
 import { SseDecoder } from '../upstream/sse-decoder.js';
-import type { UpstreamClient, UpstreamResponse } from '../upstream/upstream-client.js';
+import { UpstreamAbort, type UpstreamClient, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
 import type { Services } from './services.js';
 
@@ -55,10 +55,9 @@ function upstreamKey(endpoint: EndpointRecord): string | null {
 
 export async function dispatchTurn(services: ChatServices, t: TurnRequest): Promise<void> {
   const started = performance.now();
-  const controller = new AbortController();
+  const controller = new UpstreamAbort();
   let timedOut = false;
-  const onClientAbort = (): void => controller.abort();
-  t.req.signal.addEventListener('abort', onClientAbort, { once: true });
+  t.req.onAbort(() => controller.abort());
   const deadline = setTimeout(() => {
     timedOut = true;
     controller.abort();
@@ -97,7 +96,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
         {
           path: '/chat/completions',
           body: t.body,
-          signal: controller.signal,
+          signal: controller,
           ...(t.stream ? { accept: 'text/event-stream' } : {}),
           headersTimeoutMs: t.deadlines.requestMs + 1000,
           bodyTimeoutMs: t.deadlines.idleMs + 1000,
@@ -120,7 +119,6 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
     if (!t.req.aborted) throw e;
   } finally {
     clearTimeout(deadline);
-    t.req.signal.removeEventListener('abort', onClientAbort);
   }
 }
 
@@ -163,7 +161,7 @@ function sseError(e: GatewayError): string {
 function streamTurn(
   t: TurnRequest,
   res: UpstreamResponse,
-  controller: AbortController,
+  controller: UpstreamAbort,
   timedOut: () => boolean,
   charge: (o: Outcome, u: TurnUsage | null) => void,
 ): Promise<void> {

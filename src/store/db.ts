@@ -13,11 +13,16 @@ export type Db = Database.Database;
 
 const MIGRATIONS: readonly string[] = [migration001, migration002];
 
-export function openDatabase(path: string): Db {
+/**
+ * `FULL` (the default) fsyncs every commit: for management writes, rare and precious. `NORMAL` is for
+ * the usage ledger's own connection: in WAL mode a NORMAL commit survives a process crash (only a power
+ * loss can roll back the last commits), and it never fsyncs on the event loop per batch.
+ */
+export function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL' = 'FULL'): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma('foreign_keys = ON');
   // The CLI (`switchboard keys create`) may write while the gateway runs.
   db.pragma('busy_timeout = 5000');

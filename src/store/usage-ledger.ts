@@ -1,9 +1,11 @@
 /**
- * The usage ledger: one row per turn, written in batches (one transaction every FLUSH_MS or BATCH_MAX
- * rows) so the hot path never waits on a disk write. `request_id` is unique, so a turn is recorded at
- * most once even if a caller retried the insert. A crash loses at most the rows of the last FLUSH_MS.
+ * The usage ledger: one row per turn. Rows are queued and handed in batches (every FLUSH_MS or BATCH_MAX
+ * rows) to a writer thread that inserts them in one transaction, so the hot path does no disk write and
+ * no SQL. A crash loses at most the rows of the last FLUSH_MS; a batch the writer could not store comes
+ * back and is retried with the next one.
  */
-import type { Db } from './db.js';
+import { Worker } from 'node:worker_threads';
+import type { WriterMessage, WriterReply } from './usage-writer-thread.js';
 
 export interface UsageRow {
   readonly requestId: string;
@@ -27,39 +29,41 @@ export interface UsageRow {
 
 export interface UsageLedger {
   record(row: UsageRow): void;
-  /** Writes what is queued now; used at shutdown and by tests. */
-  flush(): void;
-  close(): void;
+  /** Hands every queued row to the writer and resolves once they are stored; then stops the writer. */
+  close(): Promise<void>;
 }
 
 const FLUSH_MS = 50;
 const BATCH_MAX = 512;
 
-export function createUsageLedger(db: Db, onError: (err: unknown) => void): UsageLedger {
-  const insert = db.prepare(`
-    INSERT OR IGNORE INTO usage_events (request_id, project_id, workspace_id, endpoint_id, key_id, route, prompt_tokens,
-      completion_tokens, cached_tokens, reasoning_tokens, service_tier, tier_multiplier, status, usage_source, latency_ms, created_at)
-    VALUES (@requestId, @projectId, @workspaceId, @endpointId, @keyId, @route, @promptTokens, @completionTokens, @cachedTokens,
-      @reasoningTokens, @serviceTier, @tierMultiplier, @status, @usageSource, @latencyMs, @createdAt)`);
-  const insertAll = db.transaction((rows: readonly UsageRow[]) => {
-    for (const row of rows) insert.run(row);
-  });
+export function createUsageLedger(dbPath: string, onError: (message: string) => void): UsageLedger {
+  const writer = new Worker(new URL('./usage-writer-thread.js', import.meta.url), { workerData: { path: dbPath } });
+  writer.unref();
   let queue: UsageRow[] = [];
   let timer: NodeJS.Timeout | null = null;
+  let inFlight = 0;
+  let idle: (() => void) | null = null;
+
+  writer.on('message', (reply: WriterReply) => {
+    if (reply.kind === 'failed') {
+      onError(reply.message);
+      queue = [...reply.rows, ...queue];
+      timer ??= setTimeout(flush, FLUSH_MS * 20);
+    }
+    if (reply.kind !== 'closed') {
+      inFlight -= 1;
+      if (inFlight === 0) idle?.();
+    }
+  });
+  writer.on('error', (err) => onError(err.message));
 
   function flush(): void {
     if (timer) clearTimeout(timer);
     timer = null;
     if (queue.length === 0) return;
-    const rows = queue;
+    inFlight += 1;
+    writer.postMessage({ kind: 'rows', rows: queue } satisfies WriterMessage);
     queue = [];
-    try {
-      insertAll(rows);
-    } catch (err) {
-      // Keep the rows for the next attempt rather than dropping billing data.
-      queue = rows.concat(queue);
-      onError(err);
-    }
   }
 
   return {
@@ -68,7 +72,13 @@ export function createUsageLedger(db: Db, onError: (err: unknown) => void): Usag
       if (queue.length >= BATCH_MAX) flush();
       else timer ??= setTimeout(flush, FLUSH_MS);
     },
-    flush,
-    close: flush,
+    async close() {
+      flush();
+      if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
+      const closed = new Promise<void>((resolve) => writer.once('message', (r: WriterReply) => r.kind === 'closed' && resolve()));
+      writer.postMessage({ kind: 'close' } satisfies WriterMessage);
+      await closed;
+      await writer.terminate();
+    },
   };
 }

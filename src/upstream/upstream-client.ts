@@ -3,6 +3,7 @@
  * `pool.request` rather than fetch (no WHATWG streams on the hot path: see BASELINE.md). Bodies are sent
  * as the exact bytes prepared by the route. The caller's AbortSignal aborts the upstream request at once.
  */
+import { EventEmitter } from 'node:events';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 
@@ -15,7 +16,7 @@ export interface UpstreamTarget {
 export interface UpstreamCall {
   readonly path: string;
   readonly body: Buffer;
-  readonly signal: AbortSignal;
+  readonly signal: AbortSignal | UpstreamAbort;
   readonly accept?: string;
   /** undici idle timeouts; our own deadline timers are the ones that produce client-visible errors. */
   readonly headersTimeoutMs: number;
@@ -23,6 +24,20 @@ export interface UpstreamCall {
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData;
+
+/**
+ * An abort trigger undici accepts in place of an AbortSignal (it listens for 'abort' on an emitter).
+ * One per turn instead of an AbortController: measurably cheaper on a path that runs per request.
+ */
+export class UpstreamAbort extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
 
 export interface UpstreamClient {
   post(target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamResponse>;
