@@ -43,6 +43,8 @@ async function main(): Promise<void> {
       `  OpenAI base URL: ${base}`,
       `  demo API key:    ${key}`,
       '  try:',
+      `    curl -s ${base}/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
+      `      -d '{"model":"${project?.endpoints[0]?.model.id ?? 'demo-chat'}","messages":[{"role":"user","content":"hello"}]}'`,
       `    curl -s ${gateway.url}/${project?.id ?? 'proj_demo'}/v1/models -H "Authorization: Bearer ${key}"`,
       '',
     ].join('\n'),

@@ -54,16 +54,32 @@ export function createMetrics(poolQueueSize: () => number, poolUtilization: () =
     },
   });
 
+  // Labelled children are cached: resolving a label set on every observation costs more than the update.
+  const byFamily = new Map<string, { inFlight: Gauge.Internal<'family'>; latency: Histogram.Internal<'family'>; upstream: Histogram.Internal<'family'> }>();
+  const family = (name: string) => {
+    let children = byFamily.get(name);
+    if (!children) {
+      children = { inFlight: inFlight.labels(name), latency: latency.labels(name), upstream: upstream.labels(name) };
+      byFamily.set(name, children);
+    }
+    return children;
+  };
+  const counters = new Map<string, Counter.Internal>();
+
   return {
     registry,
-    requestStarted(family) {
-      inFlight.inc({ family });
+    requestStarted(name) {
+      family(name).inFlight.inc();
     },
-    requestFinished(family, status, seconds, upstreamSeconds) {
-      inFlight.dec({ family });
-      requests.inc({ family, status: String(status) });
-      latency.observe({ family }, seconds);
-      if (upstreamSeconds !== undefined) upstream.observe({ family }, upstreamSeconds);
+    requestFinished(name, status, seconds, upstreamSeconds) {
+      const f = family(name);
+      f.inFlight.dec();
+      const key = `${name} ${status}`;
+      let counter = counters.get(key);
+      if (!counter) counters.set(key, (counter = requests.labels(name, String(status))));
+      counter.inc();
+      f.latency.observe(seconds);
+      if (upstreamSeconds !== undefined) f.upstream.observe(upstreamSeconds);
     },
   };
 }

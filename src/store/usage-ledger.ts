@@ -5,6 +5,7 @@
  * back and is retried with the next one.
  */
 import { Worker } from 'node:worker_threads';
+import { Packr } from 'msgpackr';
 import type { WriterMessage, WriterReply } from './usage-writer-thread.js';
 
 export interface UsageRow {
@@ -39,6 +40,7 @@ const BATCH_MAX = 512;
 export function createUsageLedger(dbPath: string, onError: (message: string) => void): UsageLedger {
   const writer = new Worker(new URL('./usage-writer-thread.js', import.meta.url), { workerData: { path: dbPath } });
   writer.unref();
+  const packr = new Packr({ useRecords: true });
   let queue: UsageRow[] = [];
   let timer: NodeJS.Timeout | null = null;
   let inFlight = 0;
@@ -47,7 +49,7 @@ export function createUsageLedger(dbPath: string, onError: (message: string) => 
   writer.on('message', (reply: WriterReply) => {
     if (reply.kind === 'failed') {
       onError(reply.message);
-      queue = [...reply.rows, ...queue];
+      queue = [...(packr.unpack(reply.packed) as UsageRow[]), ...queue];
       timer ??= setTimeout(flush, FLUSH_MS * 20);
     }
     if (reply.kind !== 'closed') {
@@ -62,7 +64,9 @@ export function createUsageLedger(dbPath: string, onError: (message: string) => 
     timer = null;
     if (queue.length === 0) return;
     inFlight += 1;
-    writer.postMessage({ kind: 'rows', rows: queue } satisfies WriterMessage);
+    // A copy: msgpackr reuses its output buffer, which must not be detached by the transfer.
+    const packed = new Uint8Array(packr.pack(queue));
+    writer.postMessage({ kind: 'rows', packed } satisfies WriterMessage, [packed.buffer]);
     queue = [];
   }
 

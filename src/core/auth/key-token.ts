@@ -2,7 +2,7 @@
  * API key values (SPEC "API key"): `svc_<project_slug>_<token>` or `svc_mgmt_<token>`, where the token is
  * 256 random bits in base64url (43 characters). Only the SHA-256 of a value is ever stored.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const KEY_VALUE_PATTERN = /^svc_[a-z0-9][a-z0-9-]*_[A-Za-z0-9_-]{43}$/;
 
@@ -13,8 +13,9 @@ export function mintKeyValue(slugOrMgmt: string): string {
   return `svc_${slugOrMgmt}_${randomBytes(32).toString('base64url')}`;
 }
 
+/** One-shot crypto.hash: about twice as fast as createHash().update().digest() for short inputs. */
 export function hashKeyValue(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 export function isWellFormedKey(value: string): boolean {

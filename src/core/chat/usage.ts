@@ -9,31 +9,29 @@ type Json = Record<string, unknown>;
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
+/**
+ * Fills the SPEC fields in place (the object is the one just parsed from the upstream's JSON and is not
+ * shared): unknown fields the model server added stay where they are.
+ */
 export function normalizeUsage(raw: unknown, reasoningModel: boolean): Json {
   const u = obj(raw);
-  const prompt = obj(u.prompt_tokens_details);
-  const completion = obj(u.completion_tokens_details);
   const promptTokens = num(u.prompt_tokens) ?? 0;
   const completionTokens = num(u.completion_tokens) ?? 0;
-  return {
-    ...u,
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: num(u.total_tokens) ?? promptTokens + completionTokens,
-    prompt_tokens_details: {
-      ...prompt,
-      cached_tokens: num(prompt.cached_tokens) ?? 0,
-      audio_tokens: num(prompt.audio_tokens),
-    },
-    completion_tokens_details: {
-      ...completion,
-      // SPEC: null for non-reasoning models or when no reasoning parser is engaged.
-      reasoning_tokens: reasoningModel ? num(completion.reasoning_tokens) : null,
-      audio_tokens: num(completion.audio_tokens),
-      accepted_prediction_tokens: num(completion.accepted_prediction_tokens),
-      rejected_prediction_tokens: num(completion.rejected_prediction_tokens),
-    },
-  };
+  u.prompt_tokens = promptTokens;
+  u.completion_tokens = completionTokens;
+  u.total_tokens = num(u.total_tokens) ?? promptTokens + completionTokens;
+  const prompt = obj(u.prompt_tokens_details);
+  prompt.cached_tokens = num(prompt.cached_tokens) ?? 0;
+  prompt.audio_tokens = num(prompt.audio_tokens);
+  u.prompt_tokens_details = prompt;
+  const completion = obj(u.completion_tokens_details);
+  // SPEC: null for non-reasoning models or when no reasoning parser is engaged.
+  completion.reasoning_tokens = reasoningModel ? num(completion.reasoning_tokens) : null;
+  completion.audio_tokens = num(completion.audio_tokens);
+  completion.accepted_prediction_tokens = num(completion.accepted_prediction_tokens);
+  completion.rejected_prediction_tokens = num(completion.rejected_prediction_tokens);
+  u.completion_tokens_details = completion;
+  return u;
 }
 
 export function turnUsageOf(normalized: Json): TurnUsage {
