@@ -80,6 +80,11 @@ const featuresSchema = z.strictObject({
   audio_input: z.boolean().default(true),
 });
 
+const testingSchema = z.strictObject({
+  /** Exposes POST /__test/clock to move the gateway's clock forward: for test suites only. */
+  controllable_clock: z.boolean().default(false),
+});
+
 const reasoningSchema = z.union([z.enum(['none', 'on_off']), z.array(z.enum(REASONING_LEVELS)).min(1)]);
 
 const modelSchema = z.strictObject({
@@ -204,9 +209,13 @@ export const configSchema = z
     pool: poolSchema.prefault({}),
     timeouts: timeoutsSchema.prefault({}),
     features: featuresSchema.prefault({}),
+    testing: testingSchema.prefault({}),
     projects: z.array(projectSchema).default([]),
   })
   .superRefine((c, ctx) => {
+    if (c.testing.controllable_clock && c.server.production) {
+      ctx.addIssue({ code: 'custom', path: ['testing', 'controllable_clock'], message: 'cannot be on with server.production: true' });
+    }
     const duplicate = (path: (string | number)[]): void => {
       ctx.addIssue({ code: 'custom', path, message: 'is a duplicate' });
     };

@@ -1,6 +1,7 @@
 /**
  * Composition root: config -> store -> pool -> routes -> http.listen. Nothing else wires modules together.
  */
+import { createControllableClock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { createHttpServer, type CompletedRequest, type RouteDef } from './http/server.js';
 import { loadUws, UwsFallbackError } from './http/uws.js';
@@ -12,7 +13,7 @@ import { chatCompletionsRoutes } from './routes/chat-completions.js';
 import { endpointsRoutes } from './routes/endpoints.js';
 import { modelsRoutes } from './routes/models.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
-import { opsRoutes } from './routes/ops.js';
+import { opsRoutes, testClockRoutes } from './routes/ops.js';
 import type { Services } from './routes/services.js';
 import { createCatalog } from './store/catalog.js';
 import { syncConfig } from './store/config-sync.js';
@@ -59,13 +60,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     () => pool.queueSize,
     () => pool.utilization,
   );
-  const services: Services = { catalog, pool, metrics, now: Date.now, isStoreOpen: () => db.open };
+  const clock = config.testing.controllable_clock ? createControllableClock() : systemClock;
+  if (clock.advance) logger.warn('testing.controllable_clock is on: POST /__test/clock can move time; never use this in production');
+  const services: Services = { catalog, pool, metrics, now: clock.now, isStoreOpen: () => db.open };
   const upstream = createUpstreamClient();
   const usage = createUsageLedger(dbPath, (message) => logger.error({ message }, 'usage ledger write failed; will retry'));
   const chatServices: ChatServices = { ...services, upstream, usage, timeouts: config.timeouts, features: config.features };
 
   const implemented: RouteDef[] = [
     ...opsRoutes(services),
+    ...testClockRoutes(clock),
     ...modelsRoutes(services),
     ...endpointsRoutes(services),
     ...chatCompletionsRoutes(chatServices),

@@ -1,6 +1,29 @@
-/** Unauthenticated operations routes: liveness, readiness, Prometheus metrics. */
+/** Unauthenticated operations routes: liveness, readiness, Prometheus metrics (and the test clock). */
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
 import type { Services } from './services.js';
+
+const advanceSchema = z.strictObject({ advance_ms: z.number().int().min(0) });
+
+/** POST /__test/clock: exists only when the config made the clock controllable (never in production). */
+export function testClockRoutes(clock: Clock): RouteDef[] {
+  const advance = clock.advance;
+  if (!advance) return [];
+  return [
+    {
+      method: 'POST',
+      pattern: '/__test/clock',
+      family: 'ops',
+      handle: async ({ req, reply }) => {
+        const parsed = advanceSchema.safeParse(await req.json());
+        if (!parsed.success) throw new GatewayError('invalid_body', { param: 'advance_ms', message: 'Send {"advance_ms": <non-negative integer>}.' });
+        reply.json(200, { now: advance(parsed.data.advance_ms) });
+      },
+    },
+  ];
+}
 
 export function opsRoutes(services: Services): RouteDef[] {
   return [

@@ -67,6 +67,7 @@ function endpoint(id: string, slug: string, upstream: string, extra: Record<stri
 export function testConfig(upstream: string, keys: TestKeys, overrides: { server?: Record<string, unknown> } = {}) {
   return {
     server: { host: '127.0.0.1', port: 0, region: 'local', ...overrides.server },
+    testing: { controllable_clock: !overrides.server?.production },
     timeouts: { free: FREE_TIER_TIMEOUTS },
     projects: [
       {

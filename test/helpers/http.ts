@@ -46,3 +46,10 @@ export function errorOf(res: JsonResponse): Record<string, unknown> {
   if (!body || typeof body !== 'object' || !body.error) throw new Error(`not an error envelope (${res.status}): ${JSON.stringify(res.body)}`);
   return body.error;
 }
+
+/** Moves a test gateway's clock forward (its config has testing.controllable_clock: true). */
+export async function advanceClock(gatewayUrl: string, ms: number): Promise<number> {
+  const res = await call(`${gatewayUrl}/__test/clock`, { body: { advance_ms: ms } });
+  if (res.status !== 200) throw new Error(`cannot advance the clock: ${res.status} ${JSON.stringify(res.body)}`);
+  return (res.body as { now: number }).now;
+}
