@@ -2,9 +2,7 @@
  * One model turn against the endpoint's upstream: exactly one upstream request, a deadline, abort wiring,
  * response normalization (buffered or streamed chunk by chunk), and exactly one usage row.
  */
-import { StringDecoder } from 'node:string_decoder';
 import type { Config } from '../config.js';
-import { ChunkNormalizer } from '../core/chat/chunk-normalizer.js';
 import { inputOf, type ContextInput } from '../core/chat/context-window.js';
 import type { Deadlines } from '../core/chat/deadlines.js';
 import { normalizeCompletion } from '../core/chat/normalize-completion.js';
@@ -14,9 +12,9 @@ import { GatewayError, toGatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { Reply } from '../http/reply.js';
 import type { UsageLedger } from '../store/usage-ledger.js';
-import { SseDecoder } from '../upstream/sse-decoder.js';
 import { UpstreamAbort, type UpstreamClient, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
+import { streamTurn } from './chat-stream.js';
 import type { Services } from './services.js';
 
 export interface ChatServices extends Services {
@@ -39,10 +37,10 @@ export interface TurnRequest {
   readonly chat: ContextInput;
 }
 
-type Outcome = 'completed' | 'aborted' | 'error' | 'timeout';
+export type Outcome = 'completed' | 'aborted' | 'error' | 'timeout';
 
 /** Cheap prompt estimate for turns whose upstream reported no usage (4 bytes per token, plus framing). */
-function estimatePrompt(t: TurnRequest): number {
+export function estimatePrompt(t: TurnRequest): number {
   if (t.promptEstimate !== null) return t.promptEstimate;
   const { texts, fixedTokens } = inputOf(t.chat);
   return texts.reduce((n, s) => n + Math.ceil(Buffer.byteLength(s) / 4), fixedTokens);
@@ -111,7 +109,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       const retryAfter = res.headers['retry-after'];
       throw mapUpstreamError(res.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
     }
-    if (t.stream) await streamTurn(t, res, controller, () => timedOut, charge);
+    if (t.stream) await streamTurn(t, res, controller, () => timedOut, charge, estimatePrompt(t));
     else await bufferedTurn(services, t, res, () => timedOut, charge);
   } catch (err) {
     const e = toGatewayError(err);
@@ -122,7 +120,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
   }
 }
 
-function failure(t: TurnRequest, timedOut: boolean, err: unknown): GatewayError {
+export function failure(t: TurnRequest, timedOut: boolean, err: unknown): GatewayError {
   if (timedOut) return new GatewayError('timeout', { message: `The model did not answer within the ${t.endpoint.tier} tier's ${t.deadlines.requestMs / 1000} s deadline.` });
   if (err instanceof GatewayError) return err;
   return unreachableUpstream();
@@ -150,112 +148,4 @@ async function bufferedTurn(
   const { body, usage } = normalizeCompletion(json, t.turn, services.now);
   charge('completed', usage);
   t.reply.json(200, body);
-}
-
-const DONE = 'data: [DONE]\n\n';
-
-function sseError(e: GatewayError): string {
-  return `data: ${JSON.stringify(e.toEnvelope())}\n\n${DONE}`;
-}
-
-function streamTurn(
-  t: TurnRequest,
-  res: UpstreamResponse,
-  controller: UpstreamAbort,
-  timedOut: () => boolean,
-  charge: (o: Outcome, u: TurnUsage | null) => void,
-): Promise<void> {
-  const { reply } = t;
-  const normalizer = new ChunkNormalizer(t.turn);
-  const decoder = new SseDecoder();
-  const utf8 = new StringDecoder('utf8');
-  let sawDone = false;
-  let failed = false;
-  let pending = '';
-  let flushScheduled = false;
-
-  reply.setHeader('Cache-Control', 'no-cache');
-  reply.beginStream(200, 'text/event-stream');
-
-  // Everything that arrives in one event-loop turn goes out in one corked write (BASELINE: per-chunk
-  // corks made streaming 2.5x more expensive).
-  const flush = (): void => {
-    flushScheduled = false;
-    if (!pending) return;
-    const out = pending;
-    pending = '';
-    if (!reply.write(out)) {
-      res.body.pause();
-      reply.onWritable(() => res.body.resume());
-    }
-  };
-  const send = (text: string): void => {
-    pending += text;
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(flush);
-    }
-  };
-
-  const idle = setTimeout(() => {
-    timedOutIdle = true;
-    controller.abort();
-  }, t.deadlines.idleMs);
-  let timedOutIdle = false;
-
-  const handle = (data: string): void => {
-    if (data === '[DONE]') {
-      sawDone = true;
-      return;
-    }
-    let chunk: Record<string, unknown>;
-    try {
-      chunk = JSON.parse(data) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    if (chunk.error) {
-      failed = true;
-      const status = typeof (chunk.error as { code?: unknown }).code === 'number' ? ((chunk.error as { code: number }).code) : 500;
-      send(sseError(mapUpstreamError(status, data, null)));
-      return;
-    }
-    const normalized = normalizer.normalize(chunk);
-    if (normalized) send(`data: ${JSON.stringify(normalized)}\n\n`);
-  };
-
-  return new Promise<void>((resolve) => {
-    const finish = (outcome: Outcome): void => {
-      clearTimeout(idle);
-      charge(outcome, normalizer.usage ?? normalizer.estimatedUsage(estimatePrompt(t)));
-      flush();
-      reply.endStream();
-      resolve();
-    };
-    res.body.on('data', (buf: Buffer) => {
-      idle.refresh();
-      for (const event of decoder.push(utf8.write(buf))) if (!failed) handle(event.data);
-    });
-    res.body.on('end', () => {
-      for (const event of decoder.push(utf8.end()).concat(decoder.flush())) if (!failed) handle(event.data);
-      for (const chunk of normalizer.flush()) send(`data: ${JSON.stringify(chunk)}\n\n`);
-      if (failed) return finish('error');
-      if (!sawDone) {
-        send(sseError(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' })));
-        return finish('error');
-      }
-      send(DONE);
-      finish('completed');
-    });
-    res.body.on('error', () => {
-      if (t.req.aborted) return finish('aborted');
-      if (timedOut() || timedOutIdle) {
-        const which = timedOutIdle ? `sent nothing for ${t.deadlines.idleMs / 1000} s` : `did not finish within ${t.deadlines.requestMs / 1000} s`;
-        send(`event: error\ndata: ${JSON.stringify({ error: { message: `The model ${which}.`, type: 'timeout_error', code: 'timeout', param: null } })}\n\n`);
-        return finish('timeout');
-      }
-      send(sseError(new GatewayError('internal_error', { message: 'The connection to the model server failed mid-stream.' })));
-      finish('error');
-    });
-  });
 }

@@ -14,16 +14,19 @@ export class SseDecoder {
 
   /** Feeds a chunk; returns the events it completed. */
   push(chunk: string): SseEvent[] {
-    this.#buffer += chunk;
+    const buffer = this.#buffer + chunk;
+    // Model servers send \n\n; only a stream that contains \r pays for the CRLF search.
+    const crlf = buffer.includes('\r');
     const events: SseEvent[] = [];
+    let pos = 0;
     for (;;) {
-      const end = findEventEnd(this.#buffer);
+      const end = crlf ? findEventEnd(buffer, pos) : lfEnd(buffer, pos);
       if (end === null) break;
-      const block = this.#buffer.slice(0, end.index);
-      this.#buffer = this.#buffer.slice(end.index + end.length);
-      const event = parseBlock(block);
+      const event = parseBlock(buffer.slice(pos, end.index));
       if (event) events.push(event);
+      pos = end.index + end.length;
     }
+    this.#buffer = pos === 0 ? buffer : buffer.slice(pos);
     return events;
   }
 
@@ -36,15 +39,22 @@ export class SseDecoder {
   }
 }
 
-function findEventEnd(buffer: string): { index: number; length: number } | null {
-  const lf = buffer.indexOf('\n\n');
-  const crlf = buffer.indexOf('\r\n\r\n');
+function lfEnd(buffer: string, from: number): { index: number; length: number } | null {
+  const index = buffer.indexOf('\n\n', from);
+  return index === -1 ? null : { index, length: 2 };
+}
+
+function findEventEnd(buffer: string, from: number): { index: number; length: number } | null {
+  const lf = buffer.indexOf('\n\n', from);
+  const crlf = buffer.indexOf('\r\n\r\n', from);
   if (lf === -1 && crlf === -1) return null;
   if (crlf !== -1 && (lf === -1 || crlf < lf)) return { index: crlf, length: 4 };
   return { index: lf, length: 2 };
 }
 
 function parseBlock(block: string): SseEvent | null {
+  // The common case, a single `data: ` line.
+  if (block.startsWith('data: ') && !block.includes('\n')) return { event: null, data: block.slice(6) };
   let event: string | null = null;
   let data: string | null = null;
   for (const raw of block.split('\n')) {

@@ -37,6 +37,11 @@ export class ChunkNormalizer {
     };
   }
 
+  /** Counts a chunk that took the fast path (chunk-restamp.ts), for the usage estimate. */
+  countRestamped(hasContent: boolean): void {
+    if (hasContent) this.#contentChunks++;
+  }
+
   /** The chunk to send, or null when nothing is left of it (e.g. excluded reasoning). */
   normalize(chunk: Json): Json | null {
     const ctx = this.#ctx;

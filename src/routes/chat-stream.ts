@@ -1,0 +1,133 @@
+/**
+ * A streamed turn: upstream SSE decoded incrementally, each chunk re-stamped on the fast path or fully
+ * normalized, written as it arrives with uWS backpressure respected, and everything that arrives in one
+ * event-loop turn coalesced into one corked write (BASELINE: per-chunk corks cost 2.5x).
+ */
+import { StringDecoder } from 'node:string_decoder';
+import { ChunkNormalizer } from '../core/chat/chunk-normalizer.js';
+import { createRestamper } from '../core/chat/chunk-restamp.js';
+import type { TurnUsage } from '../core/chat/turn-context.js';
+import { GatewayError } from '../errors.js';
+import { SseDecoder } from '../upstream/sse-decoder.js';
+import type { UpstreamAbort, UpstreamResponse } from '../upstream/upstream-client.js';
+import { mapUpstreamError } from '../upstream/upstream-errors.js';
+import type { Outcome, TurnRequest } from './chat-dispatch.js';
+
+const DONE = 'data: [DONE]\n\n';
+
+function errorFrame(e: GatewayError): string {
+  return `data: ${JSON.stringify(e.toEnvelope())}\n\n`;
+}
+
+function timeoutEvent(message: string): string {
+  return `event: error\ndata: ${JSON.stringify({ error: { message, type: 'timeout_error', code: 'timeout', param: null } })}\n\n`;
+}
+
+export function streamTurn(
+  t: TurnRequest,
+  res: UpstreamResponse,
+  controller: UpstreamAbort,
+  timedOut: () => boolean,
+  charge: (o: Outcome, u: TurnUsage | null) => void,
+  promptEstimate: number,
+): Promise<void> {
+  const { reply } = t;
+  const normalizer = new ChunkNormalizer(t.turn);
+  const restamp = createRestamper(t.turn);
+  const decoder = new SseDecoder();
+  const utf8 = new StringDecoder('utf8');
+  let sawDone = false;
+  let failed = false;
+  let timedOutIdle = false;
+  let pending = '';
+  let flushScheduled = false;
+
+  reply.setHeader('Cache-Control', 'no-cache');
+  reply.beginStream(200, 'text/event-stream');
+
+  const flush = (): void => {
+    flushScheduled = false;
+    if (!pending) return;
+    const out = pending;
+    pending = '';
+    if (!reply.write(out)) {
+      res.body.pause();
+      reply.onWritable(() => res.body.resume());
+    }
+  };
+  const send = (text: string): void => {
+    pending += text;
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flush);
+    }
+  };
+  const sendJson = (chunk: Record<string, unknown>): void => send(`data: ${JSON.stringify(chunk)}\n\n`);
+
+  const idle = setTimeout(() => {
+    timedOutIdle = true;
+    controller.abort();
+  }, t.deadlines.idleMs);
+
+  const handle = (data: string): void => {
+    if (data === '[DONE]') {
+      sawDone = true;
+      return;
+    }
+    const fast = restamp(data);
+    if (fast) {
+      normalizer.countRestamped(fast.hasContent);
+      send(`data: ${fast.chunk}\n\n`);
+      return;
+    }
+    let chunk: Record<string, unknown>;
+    try {
+      chunk = JSON.parse(data) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (chunk.error) {
+      failed = true;
+      const code = (chunk.error as { code?: unknown }).code;
+      send(errorFrame(mapUpstreamError(typeof code === 'number' ? code : 500, data, null)) + DONE);
+      return;
+    }
+    const normalized = normalizer.normalize(chunk);
+    if (normalized) sendJson(normalized);
+  };
+
+  return new Promise<void>((resolve) => {
+    const finish = (outcome: Outcome): void => {
+      clearTimeout(idle);
+      charge(outcome, normalizer.usage ?? normalizer.estimatedUsage(promptEstimate));
+      flush();
+      reply.endStream();
+      resolve();
+    };
+    res.body.on('data', (buf: Buffer) => {
+      idle.refresh();
+      for (const event of decoder.push(utf8.write(buf))) if (!failed) handle(event.data);
+    });
+    res.body.on('end', () => {
+      for (const event of decoder.push(utf8.end()).concat(decoder.flush())) if (!failed) handle(event.data);
+      for (const chunk of normalizer.flush()) sendJson(chunk);
+      if (failed) return finish('error');
+      if (!sawDone) {
+        send(errorFrame(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' })) + DONE);
+        return finish('error');
+      }
+      send(DONE);
+      finish('completed');
+    });
+    res.body.on('error', () => {
+      if (t.req.aborted) return finish('aborted');
+      if (timedOut() || timedOutIdle) {
+        const which = timedOutIdle ? `sent nothing for ${t.deadlines.idleMs / 1000} s` : `did not finish within ${t.deadlines.requestMs / 1000} s`;
+        send(timeoutEvent(`The model ${which}.`));
+        return finish('timeout');
+      }
+      send(errorFrame(new GatewayError('internal_error', { message: 'The connection to the model server failed mid-stream.' })) + DONE);
+      finish('error');
+    });
+  });
+}

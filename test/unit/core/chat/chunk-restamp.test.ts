@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { ChunkNormalizer } from '../../../../src/core/chat/chunk-normalizer.js';
+import { createRestamper } from '../../../../src/core/chat/chunk-restamp.js';
+import type { TurnContext } from '../../../../src/core/chat/turn-context.js';
+
+const ctx: TurnContext = {
+  requestId: 'chatcmpl-0123456789abcdef01234567',
+  clientModel: 'client "model"',
+  lane: 'flex',
+  reasoningModel: false,
+  excludeReasoning: false,
+  splitInlineThink: false,
+  adjustedEffort: null,
+};
+
+const chunk = (choices: string, extra = ''): string =>
+  `{"id":"up-7","object":"chat.completion.chunk","created":1700000000,"model":"sim","system_fingerprint":"fp","choices":${choices}${extra}}`;
+
+const CONTENT = chunk('[{"index":0,"delta":{"content":" caf\\u00e9 \\"usage\\""},"logprobs":null,"finish_reason":null}]');
+const ROLE = chunk('[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]');
+const FINISH = chunk('[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]', ',"usage":null');
+
+describe('the streaming fast path', () => {
+  it.each([
+    ['a content delta', CONTENT, true],
+    ['the role delta', ROLE, false],
+    ['the finish chunk with usage: null', FINISH, false],
+    ['a vLLM chunk with stop_reason', chunk('[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":"length","stop_reason":null}]'), true],
+  ])('re-stamps %s exactly as full normalization would', (_label, data, hasContent) => {
+    const fast = createRestamper(ctx)(data);
+    const full = new ChunkNormalizer(ctx).normalize(JSON.parse(data) as Record<string, unknown>);
+    expect(fast).not.toBeNull();
+    expect(JSON.parse(fast?.chunk ?? '')).toEqual(full);
+    expect(fast?.hasContent).toBe(hasContent);
+  });
+
+  it('adds x_adjusted_reasoning_effort when the effort was mapped', () => {
+    const fast = createRestamper({ ...ctx, adjustedEffort: 'high' })(CONTENT);
+    expect(JSON.parse(fast?.chunk ?? '')).toMatchObject({ x_adjusted_reasoning_effort: 'high', service_tier: 'flex' });
+  });
+
+  it.each([
+    ['reasoning', chunk('[{"index":0,"delta":{"reasoning_content":"hm"},"logprobs":null,"finish_reason":null}]')],
+    ['logprobs', chunk('[{"index":0,"delta":{"content":"a"},"logprobs":{"content":[]},"finish_reason":null}]')],
+    ['a usage object', chunk('[]', ',"usage":{"prompt_tokens":1}')],
+    ['an error', '{"error":{"message":"boom"}}'],
+    ['an upstream service_tier', chunk('[]', ',"service_tier":"default"')],
+    ['another member order', '{"object":"chat.completion.chunk","id":"x","created":1,"model":"m","choices":[]}'],
+    ['two choices', chunk('[{"index":0,"delta":{},"logprobs":null,"finish_reason":null},{"index":1,"delta":{},"logprobs":null,"finish_reason":null}]')],
+    ['a tool-call delta', chunk('[{"index":0,"delta":{"tool_calls":[]},"logprobs":null,"finish_reason":null}]')],
+    ['pretty-printed JSON', '{ "id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [] }'],
+  ])('leaves a chunk with %s to full normalization', (_label, data) => {
+    expect(createRestamper(ctx)(data)).toBeNull();
+  });
+
+  it('is off when inline think text must be split', () => {
+    expect(createRestamper({ ...ctx, splitInlineThink: true })(CONTENT)).toBeNull();
+  });
+});
