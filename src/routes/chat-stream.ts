@@ -55,8 +55,16 @@ export function streamTurn(
       reply.onWritable(() => res.body.resume());
     }
   };
+  // The first bytes go out at once (time to first token is what streaming clients feel); after that,
+  // chunks arriving in one event-loop turn are coalesced.
+  let firstWritten = false;
   const send = (text: string): void => {
     pending += text;
+    if (!firstWritten) {
+      firstWritten = true;
+      flush();
+      return;
+    }
     if (!flushScheduled) {
       flushScheduled = true;
       setImmediate(flush);
