@@ -1,25 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, OTHER_PROJECT, PROJECT, testConfig, WS_B, WS_DEFAULT, type TestKeys } from '../helpers/configs.js';
+import { describe, expect, it } from 'vitest';
+import { OTHER_PROJECT, PROJECT, WS_B, WS_DEFAULT } from '../helpers/configs.js';
+import { useGatewaySuite } from '../helpers/suite.js';
 import { call, expectError } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
-let sim: SimulatorProcess;
-let gw: GatewayProcess;
-let keys: TestKeys;
+const suite = useGatewaySuite();
 
-beforeAll(async () => {
-  keys = makeKeys();
-  sim = await startSimulatorProcess();
-  gw = await startGatewayProcess(testConfig(sim.url, keys));
-});
-
-afterAll(async () => {
-  await gw?.stop();
-  await sim?.stop();
-});
-
-const models = (project = PROJECT): string => `${gw.url}/${project}/v1/models`;
-const direct = (slug: string): string => `${gw.url}/${PROJECT}/${slug}/v1/models`;
+const models = (project = PROJECT): string => `${suite.gw.url}/${project}/v1/models`;
+const direct = (slug: string): string => `${suite.gw.url}/${PROJECT}/${slug}/v1/models`;
 
 describe('401: no usable key', () => {
   it('returns 401 authentication_required without an Authorization header', async () => {
@@ -39,89 +26,89 @@ describe('401: no usable key', () => {
   });
 
   it('returns 401 key_expired once expires_at has passed', async () => {
-    expectError(await call(models(), { key: keys.expired }), 401, 'key_expired');
+    expectError(await call(models(), { key: suite.keys.expired }), 401, 'key_expired');
   });
 });
 
 describe('403: a valid key that is denied', () => {
   it('returns 403 project_mismatch for a key of another project', async () => {
-    expectError(await call(models(), { key: keys.otherProject }), 403, 'project_mismatch');
-    expect((await call(models(OTHER_PROJECT), { key: keys.otherProject })).status).toBe(200);
+    expectError(await call(models(), { key: suite.keys.otherProject }), 403, 'project_mismatch');
+    expect((await call(models(OTHER_PROJECT), { key: suite.keys.otherProject })).status).toBe(200);
   });
 
   it('returns 403 project_mismatch, not 404, for a project that does not exist', async () => {
-    expectError(await call(models('proj_nope'), { key: keys.full }), 403, 'project_mismatch');
+    expectError(await call(models('proj_nope'), { key: suite.keys.full }), 403, 'project_mismatch');
   });
 
   it('admits an address inside the allowlist and refuses one outside it with ip_not_allowed', async () => {
-    expect((await call(models(), { key: keys.ipAllowed })).status).toBe(200);
-    expectError(await call(models(), { key: keys.ipDenied }), 403, 'ip_not_allowed');
+    expect((await call(models(), { key: suite.keys.ipAllowed })).status).toBe(200);
+    expectError(await call(models(), { key: suite.keys.ipDenied }), 403, 'ip_not_allowed');
   });
 
   it('lets the blocklist win over the allowlist', async () => {
-    expectError(await call(models(), { key: keys.ipBlockedWins }), 403, 'ip_not_allowed');
+    expectError(await call(models(), { key: suite.keys.ipBlockedWins }), 403, 'ip_not_allowed');
   });
 
   it('ignores X-Forwarded-For when trust_proxy is off', async () => {
-    const res = await call(models(), { key: keys.ipDenied, headers: { 'x-forwarded-for': '10.1.2.3' } });
+    const res = await call(models(), { key: suite.keys.ipDenied, headers: { 'x-forwarded-for': '10.1.2.3' } });
     expectError(res, 403, 'ip_not_allowed');
   });
 
   it('returns 403 scope_insufficient on an inference route for a management-only key', async () => {
-    const res = await call(models(), { key: keys.managementOnly });
+    const res = await call(models(), { key: suite.keys.managementOnly });
     expectError(res, 403, 'scope_insufficient');
     expect((res.body as { error: { type: string } }).error.type).toBe('authentication_error');
   });
 
   it('returns 403 scope_insufficient on a management route for an inference-only key', async () => {
-    const url = `${gw.url}/${PROJECT}/v1/management/semantic-router/rules`;
-    expectError(await call(url, { key: keys.inferenceOnly }), 403, 'scope_insufficient');
+    const url = `${suite.gw.url}/${PROJECT}/v1/management/semantic-router/rules`;
+    expectError(await call(url, { key: suite.keys.inferenceOnly }), 403, 'scope_insufficient');
   });
 
   it('restricts an endpoint-bound key to its endpoint with endpoint_restricted', async () => {
-    expect((await call(direct('chat'), { key: keys.endpointBound })).status).toBe(200);
-    expectError(await call(direct('reasoner'), { key: keys.endpointBound }), 403, 'endpoint_restricted');
+    expect((await call(direct('chat'), { key: suite.keys.endpointBound })).status).toBe(200);
+    expectError(await call(direct('reasoner'), { key: suite.keys.endpointBound }), 403, 'endpoint_restricted');
   });
 
   it('returns 404 endpoint_not_found for an unknown endpoint slug', async () => {
-    expectError(await call(direct('nope'), { key: keys.full }), 404, 'endpoint_not_found');
+    expectError(await call(direct('nope'), { key: suite.keys.full }), 404, 'endpoint_not_found');
   });
 });
 
 describe('workspace selection (SPEC Authentication 10)', () => {
   it('runs a confined key with one workspace in that workspace when none is named', async () => {
-    expect((await call(direct('b-only'), { key: keys.confinedOne })).status).toBe(200);
+    expect((await call(direct('b-only'), { key: suite.keys.confinedOne })).status).toBe(200);
   });
 
   it.each([
     ['X-Workspace-Id', 'x-workspace-id'],
     ['X-Service-Workspace', 'x-service-workspace'],
   ])('refuses a confined key naming a workspace outside its list by %s', async (_name, header) => {
-    const res = await call(direct('chat'), { key: keys.confinedOne, headers: { [header]: WS_DEFAULT } });
+    const res = await call(direct('chat'), { key: suite.keys.confinedOne, headers: { [header]: WS_DEFAULT } });
     expectError(res, 403, 'workspace_not_allowed');
   });
 
   it('refuses a confined key with several workspaces that names none with workspace_required', async () => {
-    expectError(await call(direct('chat'), { key: keys.confinedTwo }), 403, 'workspace_required');
-    expect((await call(direct('chat'), { key: keys.confinedTwo, headers: { 'x-workspace-id': WS_B } })).status).toBe(200);
+    expectError(await call(direct('chat'), { key: suite.keys.confinedTwo }), 403, 'workspace_required');
+    expect((await call(direct('chat'), { key: suite.keys.confinedTwo, headers: { 'x-workspace-id': WS_B } })).status).toBe(200);
   });
 
   it('returns 400 invalid_workspace_id for a workspace that is not ws_<hex>', async () => {
-    const res = await call(direct('chat'), { key: keys.full, headers: { 'x-workspace-id': 'default' } });
+    const res = await call(direct('chat'), { key: suite.keys.full, headers: { 'x-workspace-id': 'default' } });
     expectError(res, 400, 'invalid_workspace_id', 'X-Workspace-Id');
   });
 
   it('returns 404 workspace_not_found for a well-formed workspace the project does not have', async () => {
-    const res = await call(direct('chat'), { key: keys.full, headers: { 'x-workspace-id': 'ws_0fff' } });
+    const res = await call(direct('chat'), { key: suite.keys.full, headers: { 'x-workspace-id': 'ws_0fff' } });
     expectError(res, 404, 'workspace_not_found', 'X-Workspace-Id');
   });
 
   it('refuses an endpoint that does not serve the named workspace', async () => {
-    const res = await call(direct('b-only'), { key: keys.full, headers: { 'x-workspace-id': WS_DEFAULT } });
+    const res = await call(direct('b-only'), { key: suite.keys.full, headers: { 'x-workspace-id': WS_DEFAULT } });
     expectError(res, 403, 'workspace_not_allowed');
   });
 
   it('runs an unconfined key in the endpoint\'s workspace when the endpoint does not serve the default', async () => {
-    expect((await call(direct('b-only'), { key: keys.full })).status).toBe(200);
+    expect((await call(direct('b-only'), { key: suite.keys.full })).status).toBe(200);
   });
 });

@@ -1,29 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { describe, expect, it } from 'vitest';
+import { PROJECT } from '../helpers/configs.js';
+import { useGatewaySuite } from '../helpers/suite.js';
 import { call } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { lastSimRequest, simSeq } from '../helpers/simulator-log.js';
 
-let sim: SimulatorProcess;
-let gw: GatewayProcess;
-let keys: TestKeys;
+const suite = useGatewaySuite();
 
-beforeAll(async () => {
-  keys = makeKeys();
-  sim = await startSimulatorProcess();
-  gw = await startGatewayProcess(testConfig(sim.url, keys));
-});
-
-afterAll(async () => {
-  await gw?.stop();
-  await sim?.stop();
-});
-
-const url = (slug: string): string => `${gw.url}/${PROJECT}/${slug}/v1/chat/completions`;
+const url = (slug: string): string => `${suite.gw.url}/${PROJECT}/${slug}/v1/chat/completions`;
 
 async function postRaw(slug: string, raw: string, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url(slug), { method: 'POST', headers: { authorization: `Bearer ${keys.full}`, 'content-type': 'application/json', ...headers }, body: raw });
+  return fetch(url(slug), { method: 'POST', headers: { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json', ...headers }, body: raw });
 }
 
 /** Every parameter of SPEC's request table (bar reasoning, audio: see below), odd spacing and an unknown field. */
@@ -51,40 +38,40 @@ describe('faithful passthrough', () => {
   it('sends the client body byte for byte except model, which becomes the upstream model', async () => {
     const res = await postRaw('chat', EVERY_PARAMETER);
     expect(res.status).toBe(200);
-    const received = await lastSimRequest(sim.url);
+    const received = await lastSimRequest(suite.sim.url);
     expect(received.body).toBe(EVERY_PARAMETER.replace('"client-model-name"', '"sim-chat"'));
   });
 
   it('passes reasoning parameters through unchanged when the model supports them as sent', async () => {
     const body = '{"model":"m","messages":[{"role":"user","content":"hi"}],"reasoning_effort":"medium","reasoning":{"effort":"medium","max_tokens":50},"include_reasoning":true}';
     expect((await postRaw('reasoner', body)).status).toBe(200);
-    expect((await lastSimRequest(sim.url)).body).toBe(body.replace('"m"', '"sim-reasoner"'));
+    expect((await lastSimRequest(suite.sim.url)).body).toBe(body.replace('"m"', '"sim-reasoner"'));
   });
 
   it('sends a streaming request through unchanged too', async () => {
     const body = '{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}';
     const res = await postRaw('chat', body);
     await res.text();
-    expect((await lastSimRequest(sim.url)).body).toBe(body.replace('"m"', '"sim-chat"'));
+    expect((await lastSimRequest(suite.sim.url)).body).toBe(body.replace('"m"', '"sim-chat"'));
   });
 
   it('makes exactly one upstream request per client request, also when the upstream fails', async () => {
-    const before = await simSeq(sim.url);
+    const before = await simSeq(suite.sim.url);
     await postRaw('chat', '{"model":"m","messages":[{"role":"user","content":"a"}]}');
     await postRaw('chat', '{"model":"m","messages":[{"role":"user","content":"b"}],"sim":{"error_status":503}}');
-    expect(await simSeq(sim.url)).toBe(before + 2);
+    expect(await simSeq(suite.sim.url)).toBe(before + 2);
   });
 
   it('maps the effort SPEC adjusts and reports it in x_adjusted_reasoning_effort', async () => {
-    const res = await call(url('reasoner'), { key: keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'xhigh' } });
+    const res = await call(url('reasoner'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'xhigh' } });
     expect((res.body as Record<string, unknown>).x_adjusted_reasoning_effort).toBe('high');
-    expect(JSON.parse((await lastSimRequest(sim.url)).body).reasoning_effort).toBe('high');
+    expect(JSON.parse((await lastSimRequest(suite.sim.url)).body).reasoning_effort).toBe('high');
   });
 });
 
 describe('the non-streaming response', () => {
   it('echoes the model, matches id and X-Request-ID, and carries every SPEC field', async () => {
-    const res = await call(url('chat'), { key: keys.full, body: { model: 'whatever-I-said', messages: [{ role: 'user', content: 'hello' }], service_tier: 'priority' } });
+    const res = await call(url('chat'), { key: suite.keys.full, body: { model: 'whatever-I-said', messages: [{ role: 'user', content: 'hello' }], service_tier: 'priority' } });
     expect(res.status).toBe(200);
     const body = res.body as Record<string, unknown>;
     expect(body.id).toBe(res.headers.get('x-request-id'));
@@ -108,13 +95,13 @@ describe('the non-streaming response', () => {
     ['scale', 'default'],
     ['turbo', 'default'],
   ])('resolves service_tier %s to the %s lane', async (sent, lane) => {
-    const res = await call(url('chat'), { key: keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], service_tier: sent } });
+    const res = await call(url('chat'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], service_tier: sent } });
     expect((res.body as Record<string, unknown>).service_tier).toBe(lane);
   });
 
   it('returns tool calls with finish_reason tool_calls', async () => {
     const res = await call(url('chat'), {
-      key: keys.full,
+      key: suite.keys.full,
       body: { model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { a: { type: 'string' } } } } }] },
     });
     const choice = ((res.body as Record<string, unknown>).choices as Record<string, unknown>[])[0];
@@ -125,7 +112,7 @@ describe('the non-streaming response', () => {
 
 describe('the reasoning channel', () => {
   it('returns separate reasoning on reasoning and reasoning_content, identical, and bills it', async () => {
-    const res = await call(url('reasoner'), { key: keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'think' }] } });
+    const res = await call(url('reasoner'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'think' }] } });
     const body = res.body as { choices: { message: Record<string, unknown> }[]; usage: { completion_tokens: number; completion_tokens_details: { reasoning_tokens: number } } };
     const message = body.choices[0]?.message ?? {};
     expect(typeof message.reasoning).toBe('string');
@@ -137,7 +124,7 @@ describe('the reasoning channel', () => {
     ['reasoning.exclude', { reasoning: { exclude: true } }],
     ['include_reasoning: false', { include_reasoning: false }],
   ])('omits reasoning with %s but still counts its tokens', async (_label, extra) => {
-    const res = await call(url('reasoner'), { key: keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'think' }], ...extra } });
+    const res = await call(url('reasoner'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'think' }], ...extra } });
     const body = res.body as { choices: { message: Record<string, unknown> }[]; usage: { completion_tokens_details: { reasoning_tokens: number } } };
     expect(body.choices[0]?.message).not.toHaveProperty('reasoning');
     expect(body.choices[0]?.message).not.toHaveProperty('reasoning_content');
@@ -145,7 +132,7 @@ describe('the reasoning channel', () => {
   });
 
   it('streams reasoning deltas ahead of the first content delta, without logprobs on reasoning chunks', async () => {
-    const res = await call(url('reasoner'), { key: keys.full, body: { model: 'm', stream: true, logprobs: true, messages: [{ role: 'user', content: 'think' }] } });
+    const res = await call(url('reasoner'), { key: suite.keys.full, body: { model: 'm', stream: true, logprobs: true, messages: [{ role: 'user', content: 'think' }] } });
     const chunks = chunksOf(parseSse(String(res.body)));
     const deltas = chunks.map((c) => (c.choices as { delta: Record<string, unknown>; logprobs: unknown }[])[0]).filter((c) => c !== undefined);
     const firstContent = deltas.findIndex((d) => typeof d.delta.content === 'string' && d.delta.content !== '');
@@ -160,13 +147,13 @@ describe('the reasoning channel', () => {
 
   it('moves inline think text out of content when Reasoning-Normalization is on', async () => {
     const body = { model: 'm', messages: [{ role: 'user', content: 'think' }], sim: { inline_think: true } };
-    const plain = await call(url('reasoner'), { key: keys.full, body });
+    const plain = await call(url('reasoner'), { key: suite.keys.full, body });
     expect(JSON.stringify(plain.body)).toContain('<think>');
-    const normalized = await call(url('reasoner'), { key: keys.full, body, headers: { 'x-service-augment-reasoning-normalization': 'Yes' } });
+    const normalized = await call(url('reasoner'), { key: suite.keys.full, body, headers: { 'x-service-augment-reasoning-normalization': 'Yes' } });
     const message = (normalized.body as { choices: { message: { content: string; reasoning: string } }[] }).choices[0]?.message;
     expect(message?.content).not.toContain('think>');
     expect(message?.reasoning.length).toBeGreaterThan(0);
-    const streamed = await call(url('reasoner'), { key: keys.full, body: { ...body, stream: true }, headers: { 'x-service-augment-reasoning-normalization': 'on' } });
+    const streamed = await call(url('reasoner'), { key: suite.keys.full, body: { ...body, stream: true }, headers: { 'x-service-augment-reasoning-normalization': 'on' } });
     const content = chunksOf(parseSse(String(streamed.body)))
       .map((c) => ((c.choices as { delta: { content?: string } }[])[0]?.delta.content ?? ''))
       .join('');
@@ -175,7 +162,7 @@ describe('the reasoning channel', () => {
 
   it('treats a header value other than on/off/1/0/true/false/yes/no as absent', async () => {
     const body = { model: 'm', messages: [{ role: 'user', content: 'think' }], sim: { inline_think: true } };
-    const res = await call(url('reasoner'), { key: keys.full, body, headers: { 'x-service-augment-reasoning-normalization': 'maybe' } });
+    const res = await call(url('reasoner'), { key: suite.keys.full, body, headers: { 'x-service-augment-reasoning-normalization': 'maybe' } });
     expect(JSON.stringify(res.body)).toContain('<think>');
   });
 });
@@ -183,11 +170,11 @@ describe('the reasoning channel', () => {
 describe('logprobs', () => {
   it('covers exactly the delivered content tokens, streamed or not', async () => {
     const body = { model: 'm', logprobs: true, top_logprobs: 2, messages: [{ role: 'user', content: 'count' }], sim: { tokens: 7 } };
-    const res = await call(url('reasoner'), { key: keys.full, body });
+    const res = await call(url('reasoner'), { key: suite.keys.full, body });
     const lp = (res.body as { choices: { logprobs: { content: { top_logprobs: unknown[] }[] } }[] }).choices[0]?.logprobs;
     expect(lp?.content).toHaveLength(7);
     expect(lp?.content[0]?.top_logprobs).toHaveLength(2);
-    const streamed = await call(url('reasoner'), { key: keys.full, body: { ...body, stream: true } });
+    const streamed = await call(url('reasoner'), { key: suite.keys.full, body: { ...body, stream: true } });
     const entries = chunksOf(parseSse(String(streamed.body))).flatMap((c) => ((c.choices as { logprobs: { content: unknown[] } | null }[])[0]?.logprobs?.content ?? []));
     expect(entries).toHaveLength(7);
   });
@@ -197,19 +184,19 @@ describe('max tokens clamping', () => {
   const big = { model: 'm', max_tokens: 1000, messages: [{ role: 'user', content: 'hello' }] };
 
   it('refuses output that does not fit the window with context_length_exceeded', async () => {
-    const res = await call(url('small'), { key: keys.full, body: big });
+    const res = await call(url('small'), { key: suite.keys.full, body: big });
     expect(res.status).toBe(400);
     expect((res.body as { error: Record<string, unknown> }).error).toMatchObject({ code: 'context_length_exceeded', param: 'max_tokens', type: 'invalid_request_error' });
     expect((res.body as { error: { message: string } }).error.message).toContain('256');
   });
 
   it('lowers the in-effect max to what is left when clamping is on, preferring max_completion_tokens', async () => {
-    expect((await call(url('small'), { key: keys.full, body: big, headers: { 'x-service-augment-max-output-tokens-clamp': 'on' } })).status).toBe(200);
-    const sent = JSON.parse((await lastSimRequest(sim.url)).body) as { max_tokens: number };
+    expect((await call(url('small'), { key: suite.keys.full, body: big, headers: { 'x-service-augment-max-output-tokens-clamp': 'on' } })).status).toBe(200);
+    const sent = JSON.parse((await lastSimRequest(suite.sim.url)).body) as { max_tokens: number };
     expect(sent.max_tokens).toBeGreaterThan(0);
     expect(sent.max_tokens).toBeLessThan(256);
-    await call(url('small'), { key: keys.full, body: { ...big, max_completion_tokens: 900 }, headers: { 'x-service-augment': 'on' } });
-    const both = JSON.parse((await lastSimRequest(sim.url)).body) as { max_tokens: number; max_completion_tokens: number };
+    await call(url('small'), { key: suite.keys.full, body: { ...big, max_completion_tokens: 900 }, headers: { 'x-service-augment': 'on' } });
+    const both = JSON.parse((await lastSimRequest(suite.sim.url)).body) as { max_tokens: number; max_completion_tokens: number };
     expect(both.max_tokens).toBe(1000);
     expect(both.max_completion_tokens).toBeLessThan(256);
   });

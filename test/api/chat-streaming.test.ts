@@ -1,31 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FREE_TIER_TIMEOUTS, makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { describe, expect, it } from 'vitest';
+import { FREE_TIER_TIMEOUTS, PROJECT, testConfig } from '../helpers/configs.js';
+import { startGatewayProcess } from '../helpers/processes.js';
+import { useGatewaySuite } from '../helpers/suite.js';
 import { call, expectError } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { simSeq, waitForSim } from '../helpers/simulator-log.js';
 
-let sim: SimulatorProcess;
-let gw: GatewayProcess;
-let keys: TestKeys;
+const suite = useGatewaySuite();
 
-beforeAll(async () => {
-  keys = makeKeys();
-  sim = await startSimulatorProcess();
-  gw = await startGatewayProcess(testConfig(sim.url, keys));
-});
-
-afterAll(async () => {
-  await gw?.stop();
-  await sim?.stop();
-});
-
-const url = (slug: string): string => `${gw.url}/${PROJECT}/${slug}/v1/chat/completions`;
+const url = (slug: string): string => `${suite.gw.url}/${PROJECT}/${slug}/v1/chat/completions`;
 const ask = (extra: Record<string, unknown> = {}) => ({ model: 'client-model', messages: [{ role: 'user', content: 'stream please' }], stream: true, ...extra });
 
 describe('SSE passthrough', () => {
   it('streams chunks with our id, the echoed model and service_tier on every chunk, then [DONE]', async () => {
-    const res = await call(url('chat'), { key: keys.full, body: ask({ service_tier: 'flex' }) });
+    const res = await call(url('chat'), { key: suite.keys.full, body: ask({ service_tier: 'flex' }) });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream');
     const frames = parseSse(String(res.body));
@@ -40,7 +28,7 @@ describe('SSE passthrough', () => {
   });
 
   it('ends with a usage chunk carrying every detail field when include_usage is set', async () => {
-    const res = await call(url('chat'), { key: keys.full, body: ask({ stream_options: { include_usage: true } }) });
+    const res = await call(url('chat'), { key: suite.keys.full, body: ask({ stream_options: { include_usage: true } }) });
     const last = chunksOf(parseSse(String(res.body))).at(-1);
     expect(last?.choices).toEqual([]);
     expect(last?.service_tier).toBe('default');
@@ -51,7 +39,7 @@ describe('SSE passthrough', () => {
   });
 
   it('turns a mid-stream upstream failure into an error data frame followed by [DONE]', async () => {
-    const res = await call(url('chat'), { key: keys.full, body: ask({ sim: { fail_after: 2 } }) });
+    const res = await call(url('chat'), { key: suite.keys.full, body: ask({ sim: { fail_after: 2 } }) });
     const frames = parseSse(String(res.body));
     expect(frames.at(-1)?.data).toBe('[DONE]');
     const error = JSON.parse(frames.at(-2)?.data ?? '{}') as { error: Record<string, unknown> };
@@ -60,30 +48,30 @@ describe('SSE passthrough', () => {
 
   it('aborts the upstream request at once when the client disconnects', async () => {
     const controller = new AbortController();
-    const before = await simSeq(sim.url);
+    const before = await simSeq(suite.sim.url);
     const res = await fetch(url('chat'), {
       method: 'POST',
-      headers: { authorization: `Bearer ${keys.full}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json' },
       body: JSON.stringify(ask({ sim: { tokens: 200, delay_ms: 50 } })),
       signal: controller.signal,
     });
     const reader = res.body?.getReader();
     await reader?.read();
     controller.abort();
-    const seen = await waitForSim(sim.url, (r) => r.seq > before && r.aborted);
+    const seen = await waitForSim(suite.sim.url, (r) => r.seq > before && r.aborted);
     expect(seen.completed).toBe(false);
   });
 });
 
 describe('tier deadlines (free tier shortened by the test config)', () => {
   it('answers 408 timeout when a non-streaming turn overruns the request deadline', async () => {
-    const res = await call(url('slow'), { key: keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { first_token_delay_ms: FREE_TIER_TIMEOUTS.request_ms + 2000 } } });
+    const res = await call(url('slow'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { first_token_delay_ms: FREE_TIER_TIMEOUTS.request_ms + 2000 } } });
     expectError(res, 408, 'timeout');
     expect((res.body as { error: { type: string } }).error.type).toBe('timeout');
   });
 
   it('sends an SSE error event with type timeout_error when a stream goes idle', async () => {
-    const res = await call(url('slow'), { key: keys.full, body: ask({ sim: { tokens: 3, delay_ms: FREE_TIER_TIMEOUTS.idle_ms + 400 } }) });
+    const res = await call(url('slow'), { key: suite.keys.full, body: ask({ sim: { tokens: 3, delay_ms: FREE_TIER_TIMEOUTS.idle_ms + 400 } }) });
     const frames = parseSse(String(res.body));
     const error = frames.find((f) => f.event === 'error');
     expect(JSON.parse(error?.data ?? '{}')).toMatchObject({ error: { type: 'timeout_error', message: expect.any(String) } });
@@ -93,9 +81,9 @@ describe('tier deadlines (free tier shortened by the test config)', () => {
     // A silent pause longer than the idle timeout but inside the request deadline.
     const pause = { tokens: 1, reasoning_tokens: 0, first_token_delay_ms: FREE_TIER_TIMEOUTS.idle_ms + 300 };
     const body = { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }], sim: pause };
-    const plain = await call(url('slow'), { key: keys.full, body });
+    const plain = await call(url('slow'), { key: suite.keys.full, body });
     expect(parseSse(String(plain.body)).some((f) => f.event === 'error')).toBe(true);
-    const reasoning = await call(url('slow'), { key: keys.full, body: { ...body, reasoning_effort: 'low' } });
+    const reasoning = await call(url('slow'), { key: suite.keys.full, body: { ...body, reasoning_effort: 'low' } });
     const frames = parseSse(String(reasoning.body));
     expect(frames.some((f) => f.event === 'error')).toBe(false);
     expect(frames.at(-1)?.data).toBe('[DONE]');
@@ -109,19 +97,19 @@ describe('upstream failures', () => {
     [429, 429, 'capacity_exceeded'],
     [400, 400, 'invalid_request'],
   ])('maps an upstream %i to %i %s', async (upstreamStatus, status, code) => {
-    const res = await call(url('chat'), { key: keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { error_status: upstreamStatus } } });
+    const res = await call(url('chat'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { error_status: upstreamStatus } } });
     expectError(res, status, code);
   });
 
   it('maps an upstream context overflow to context_length_exceeded on max_tokens', async () => {
-    const res = await call(url('chat'), { key: keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { error_status: 400, error_code: 'context_length_exceeded' } } });
+    const res = await call(url('chat'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { error_status: 400, error_code: 'context_length_exceeded' } } });
     expectError(res, 400, 'context_length_exceeded', 'max_tokens');
   });
 
   it('answers 500 internal_error when the upstream cannot be reached', async () => {
-    const down = await startGatewayProcess(testConfig('http://127.0.0.1:9/v1', keys));
+    const down = await startGatewayProcess(testConfig('http://127.0.0.1:9/v1', suite.keys));
     try {
-      expectError(await call(`${down.url}/${PROJECT}/chat/v1/chat/completions`, { key: keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }] } }), 500, 'internal_error');
+      expectError(await call(`${down.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }] } }), 500, 'internal_error');
     } finally {
       await down.stop();
     }
@@ -130,9 +118,9 @@ describe('upstream failures', () => {
 
 describe('shutdown', () => {
   it('lets an in-flight request finish on SIGTERM, then exits 0', async () => {
-    const g = await startGatewayProcess(testConfig(sim.url, keys));
-    const pending = call(`${g.url}/${PROJECT}/chat/v1/chat/completions`, { key: keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { tokens: 5, delay_ms: 100 } } });
-    await waitForSim(sim.url, (r) => r.body.includes('"delay_ms":100') && !r.completed);
+    const g = await startGatewayProcess(testConfig(suite.sim.url, suite.keys));
+    const pending = call(`${g.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { tokens: 5, delay_ms: 100 } } });
+    await waitForSim(suite.sim.url, (r) => r.body.includes('"delay_ms":100') && !r.completed);
     const exited = g.stop('SIGTERM');
     const res = await pending;
     expect(res.status).toBe(200);

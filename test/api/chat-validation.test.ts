@@ -1,23 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig, WS_C, type TestKeys } from '../helpers/configs.js';
+import { describe, expect, it } from 'vitest';
+import { PROJECT, WS_C } from '../helpers/configs.js';
+import { useGatewaySuite } from '../helpers/suite.js';
 import { call, expectError } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { simSeq } from '../helpers/simulator-log.js';
 
-let sim: SimulatorProcess;
-let gw: GatewayProcess;
-let keys: TestKeys;
-
-beforeAll(async () => {
-  keys = makeKeys();
-  sim = await startSimulatorProcess();
-  gw = await startGatewayProcess(testConfig(sim.url, keys));
-});
-
-afterAll(async () => {
-  await gw?.stop();
-  await sim?.stop();
-});
+const suite = useGatewaySuite();
 
 const user = [{ role: 'user', content: 'hi' }];
 const base = { model: 'm', messages: user };
@@ -74,15 +61,15 @@ const CASES: Case[] = [
 
 describe('validation at the edge', () => {
   it.each(CASES)('refuses %s before the upstream sees anything', async (_label, slug, body, status, type, code, param, headers) => {
-    const before = await simSeq(sim.url);
-    const res = await call(`${gw.url}/${PROJECT}/${slug}/v1/chat/completions`, { key: keys.full, body: body as object, ...(headers ? { headers } : {}) });
+    const before = await simSeq(suite.sim.url);
+    const res = await call(`${suite.gw.url}/${PROJECT}/${slug}/v1/chat/completions`, { key: suite.keys.full, body: body as object, ...(headers ? { headers } : {}) });
     expectError(res, status, code, param);
     expect((res.body as { error: { type: string } }).error.type).toBe(type);
-    expect(await simSeq(sim.url)).toBe(before);
+    expect(await simSeq(suite.sim.url)).toBe(before);
   });
 
   it('lists the supported values when an effort cannot be honoured', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/reasoner/v1/chat/completions`, { key: keys.full, body: { ...base, reasoning_effort: 'none' } });
+    const res = await call(`${suite.gw.url}/${PROJECT}/reasoner/v1/chat/completions`, { key: suite.keys.full, body: { ...base, reasoning_effort: 'none' } });
     expect((res.body as { error: { message: string } }).error.message).toMatch(/low.*medium.*high/);
   });
 

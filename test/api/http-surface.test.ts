@@ -1,44 +1,31 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { describe, expect, it } from 'vitest';
+import { PROJECT } from '../helpers/configs.js';
+import { useGatewaySuite } from '../helpers/suite.js';
 import { call, expectError } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
-let sim: SimulatorProcess;
-let gw: GatewayProcess;
-let keys: TestKeys;
-
-beforeAll(async () => {
-  keys = makeKeys();
-  sim = await startSimulatorProcess();
-  gw = await startGatewayProcess(testConfig(sim.url, keys, { server: { max_body_bytes: 4096 } }));
-});
-
-afterAll(async () => {
-  await gw?.stop();
-  await sim?.stop();
-});
+const suite = useGatewaySuite({ server: { max_body_bytes: 4096 } });
 
 describe('routing errors', () => {
   it('answers an unknown path with 404 not_found in the envelope', async () => {
-    expectError(await call(`${gw.url}/nothing/here`), 404, 'not_found');
+    expectError(await call(`${suite.gw.url}/nothing/here`), 404, 'not_found');
   });
 
   it('answers a wrong method with 405 method_not_allowed and an Allow header', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/v1/endpoints`, { method: 'DELETE', key: keys.full });
+    const res = await call(`${suite.gw.url}/${PROJECT}/v1/endpoints`, { method: 'DELETE', key: suite.keys.full });
     expectError(res, 405, 'method_not_allowed');
     expect(res.headers.get('allow')).toBe('GET');
   });
 
   it('answers a known family that has not landed with 501 not_implemented after authenticating', async () => {
-    const url = `${gw.url}/${PROJECT}/v1/webhooks`;
+    const url = `${suite.gw.url}/${PROJECT}/v1/webhooks`;
     expectError(await call(url), 401, 'authentication_required');
-    expectError(await call(url, { key: keys.full }), 501, 'not_implemented');
+    expectError(await call(url, { key: suite.keys.full }), 501, 'not_implemented');
   });
 });
 
 describe('request bodies', () => {
   it('refuses a body over the cap with 413 payload_too_large', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, { key: keys.full, body: 'x'.repeat(10_000) });
+    const res = await call(`${suite.gw.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: 'x'.repeat(10_000) });
     expectError(res, 413, 'payload_too_large');
   });
 
@@ -51,9 +38,9 @@ describe('request bodies', () => {
         c.close();
       },
     });
-    const res = await fetch(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, {
+    const res = await fetch(`${suite.gw.url}/${PROJECT}/chat/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${keys.full}` },
+      headers: { authorization: `Bearer ${suite.keys.full}` },
       body: stream,
       duplex: 'half',
     } as RequestInit);
@@ -62,31 +49,31 @@ describe('request bodies', () => {
   });
 
   it('keeps serving after a refused body', async () => {
-    expect((await call(`${gw.url}/healthz`)).status).toBe(200);
+    expect((await call(`${suite.gw.url}/healthz`)).status).toBe(200);
   });
 });
 
 describe('request ids', () => {
   it('puts X-Request-ID on every response, chatcmpl- style on chat routes', async () => {
-    const ok = await call(`${gw.url}/${PROJECT}/v1/models`, { key: keys.full });
+    const ok = await call(`${suite.gw.url}/${PROJECT}/v1/models`, { key: suite.keys.full });
     expect(ok.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
-    const chat = await call(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, { key: keys.full, body: {} });
+    const chat = await call(`${suite.gw.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: {} });
     expect(chat.headers.get('x-request-id')).toMatch(/^chatcmpl-[0-9a-f]{24}$/);
-    const a = await call(`${gw.url}/healthz`);
-    const b = await call(`${gw.url}/healthz`);
+    const a = await call(`${suite.gw.url}/healthz`);
+    const b = await call(`${suite.gw.url}/healthz`);
     expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'));
   });
 });
 
 describe('operations routes', () => {
   it('reports liveness and readiness without a key', async () => {
-    expect((await call(`${gw.url}/healthz`)).body).toEqual({ status: 'ok' });
-    expect((await call(`${gw.url}/readyz`)).body).toEqual({ status: 'ready', checks: { store: true, pool: true } });
+    expect((await call(`${suite.gw.url}/healthz`)).body).toEqual({ status: 'ok' });
+    expect((await call(`${suite.gw.url}/readyz`)).body).toEqual({ status: 'ready', checks: { store: true, pool: true } });
   });
 
   it('serves Prometheus metrics with request counts, latency, in-flight, pool depth and event-loop delay', async () => {
-    await call(`${gw.url}/${PROJECT}/v1/models`, { key: keys.full });
-    const res = await call(`${gw.url}/metrics`);
+    await call(`${suite.gw.url}/${PROJECT}/v1/models`, { key: suite.keys.full });
+    const res = await call(`${suite.gw.url}/metrics`);
     const text = String(res.body);
     expect(text).toMatch(/switchboard_requests_total\{family="models",status="200"\} \d+/);
     expect(text).toContain('switchboard_request_duration_seconds_bucket');
@@ -98,18 +85,18 @@ describe('operations routes', () => {
 
 describe('request log', () => {
   it('writes one JSON line per request with id, project, family, status and latency, never the key', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/v1/endpoints`, { key: keys.full });
+    const res = await call(`${suite.gw.url}/${PROJECT}/v1/endpoints`, { key: suite.keys.full });
     const id = res.headers.get('x-request-id') ?? '';
     const line = await waitForLogLine(id);
     expect(line).toMatchObject({ request_id: id, project: PROJECT, family: 'endpoints', status: 200, msg: 'request' });
     expect(typeof line.latency_ms).toBe('number');
-    expect(gw.stdout.join('')).not.toContain(keys.full);
+    expect(suite.gw.stdout.join('')).not.toContain(suite.keys.full);
   });
 });
 
 async function waitForLogLine(requestId: string): Promise<Record<string, unknown>> {
   for (let i = 0; i < 100; i++) {
-    const line = gw.stdout.join('').split('\n').find((l) => l.includes(`"request_id":"${requestId}"`));
+    const line = suite.gw.stdout.join('').split('\n').find((l) => l.includes(`"request_id":"${requestId}"`));
     if (line) return JSON.parse(line) as Record<string, unknown>;
     await new Promise((r) => setTimeout(r, 20));
   }

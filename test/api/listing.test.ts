@@ -1,22 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_ID, makeKeys, PROJECT, testConfig, WS_DEFAULT, type TestKeys } from '../helpers/configs.js';
+import { describe, expect, it } from 'vitest';
+import { CHAT_ID, PROJECT, WS_DEFAULT } from '../helpers/configs.js';
+import { useGatewaySuite } from '../helpers/suite.js';
 import { call, expectError } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
-let sim: SimulatorProcess;
-let gw: GatewayProcess;
-let keys: TestKeys;
-
-beforeAll(async () => {
-  keys = makeKeys();
-  sim = await startSimulatorProcess();
-  gw = await startGatewayProcess(testConfig(sim.url, keys));
-});
-
-afterAll(async () => {
-  await gw?.stop();
-  await sim?.stop();
-});
+const suite = useGatewaySuite();
 
 interface List<T> {
   object: string;
@@ -26,7 +13,7 @@ type Item = Record<string, unknown>;
 
 describe('GET /{project}/v1/models', () => {
   it('lists each served model once with exactly id, object, created and owned_by', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/v1/models`, { key: keys.full });
+    const res = await call(`${suite.gw.url}/${PROJECT}/v1/models`, { key: suite.keys.full });
     expect(res.status).toBe(200);
     const list = res.body as List<Item>;
     expect(list.object).toBe('list');
@@ -40,34 +27,34 @@ describe('GET /{project}/v1/models', () => {
   });
 
   it('narrows to the named workspace', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/v1/models`, { key: keys.full, headers: { 'x-workspace-id': WS_DEFAULT } });
+    const res = await call(`${suite.gw.url}/${PROJECT}/v1/models`, { key: suite.keys.full, headers: { 'x-workspace-id': WS_DEFAULT } });
     expect((res.body as List<Item>).data.map((m) => m.id)).not.toContain('model-b-only');
   });
 
   it('shows an endpoint-bound key only its endpoint\'s model', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/v1/models`, { key: keys.endpointBound });
+    const res = await call(`${suite.gw.url}/${PROJECT}/v1/models`, { key: suite.keys.endpointBound });
     expect((res.body as List<Item>).data.map((m) => m.id)).toEqual(['model-chat']);
   });
 
   it('retrieves one model by an id that contains a slash', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/v1/models/acme/model-reasoner`, { key: keys.full });
+    const res = await call(`${suite.gw.url}/${PROJECT}/v1/models/acme/model-reasoner`, { key: suite.keys.full });
     expect(res.status).toBe(200);
     expect((res.body as Item).id).toBe('acme/model-reasoner');
   });
 
   it('returns 404 model_not_found with param model for an unknown model', async () => {
-    expectError(await call(`${gw.url}/${PROJECT}/v1/models/gpt-nope`, { key: keys.full }), 404, 'model_not_found', 'model');
+    expectError(await call(`${suite.gw.url}/${PROJECT}/v1/models/gpt-nope`, { key: suite.keys.full }), 404, 'model_not_found', 'model');
   });
 
   it('lists the endpoint\'s own model under a direct endpoint base URL', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/chat/v1/models`, { key: keys.full });
+    const res = await call(`${suite.gw.url}/${PROJECT}/chat/v1/models`, { key: suite.keys.full });
     expect((res.body as List<Item>).data.map((m) => m.id)).toEqual(['model-chat']);
   });
 });
 
 describe('GET /{project}/v1/endpoints', () => {
   it('lists every non-deleted endpoint, suspended ones included, with exactly SPEC\'s fields', async () => {
-    const res = await call(`${gw.url}/${PROJECT}/v1/endpoints`, { key: keys.full });
+    const res = await call(`${suite.gw.url}/${PROJECT}/v1/endpoints`, { key: suite.keys.full });
     expect(res.status).toBe(200);
     const list = res.body as List<Item>;
     expect(list.object).toBe('list');
@@ -90,6 +77,6 @@ describe('GET /{project}/v1/endpoints', () => {
   });
 
   it('requires the inference scope', async () => {
-    expectError(await call(`${gw.url}/${PROJECT}/v1/endpoints`, { key: keys.managementOnly }), 403, 'scope_insufficient');
+    expectError(await call(`${suite.gw.url}/${PROJECT}/v1/endpoints`, { key: suite.keys.managementOnly }), 403, 'scope_insufficient');
   });
 });
