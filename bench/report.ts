@@ -1,4 +1,5 @@
 /** Markdown for stdout and bench/RESULTS.md. Prose stays minimal: the figures, how they were taken. */
+import { summarize, type LimiterCost } from './limiter-cost.js';
 import type { LoadResult } from './load.js';
 import type { HolResult, Probe, Row, TargetKey } from './scenarios.js';
 import type { SequentialResult } from './ttfb.js';
@@ -24,6 +25,7 @@ export interface BenchReport {
   readonly rows: readonly Row[];
   readonly ttfb: readonly { key: TargetKey; target: string; result: SequentialResult }[];
   readonly hol: readonly HolResult[];
+  readonly limiterCost: readonly LimiterCost[];
   readonly soak: Soak | null;
   readonly notes: readonly string[];
 }
@@ -76,6 +78,15 @@ function ratios(report: BenchReport): string[] {
     lines.push(
       `- CPU/req gateway vs bare, ${gw.scenario.label}: ${(gw.cpuUsPerReq / bare.cpuUsPerReq).toFixed(2)}x ` +
         `(${us(gw.cpuUsPerReq)} vs ${us(bare.cpuUsPerReq)} us)${suspect(gw.load, bare.load)}`,
+    );
+  }
+  for (const s of report.limiterCost.map(summarize)) {
+    if (s.onReqPerSec === null || s.offReqPerSec === null || s.lossPercent === null) continue;
+    const cpu = s.onCpuUs !== null && s.offCpuUs !== null ? `; CPU/req ${us(s.onCpuUs)} vs ${us(s.offCpuUs)} us` : '';
+    const change = s.lossPercent >= 0 ? `${s.lossPercent.toFixed(1)}% loss` : `${(-s.lossPercent).toFixed(1)}% gain, within noise`;
+    lines.push(
+      `- limits on vs unmetered, ${s.label} (medians of ${report.limiterCost[0]?.on.length ?? 0} alternating rounds): ` +
+        `${int(s.onReqPerSec)} vs ${int(s.offReqPerSec)} req/s (${change})${cpu}${s.failures > 0 ? ' (non-2xx or errors in a compared run)' : ''}`,
     );
   }
   for (const id of ['json-1', 'stream-1']) {
@@ -140,6 +151,17 @@ export function renderReport(report: BenchReport): string {
       rows.push([h.target, 'large (200k chars)', int(h.large.reqPerSec), ms(h.large.p50), ms(h.large.p99), int(h.large.non2xx)]);
     }
     out.push(table(['target', 'traffic', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], rows));
+  }
+  if (report.limiterCost.length > 0) {
+    out.push('', '## Limiter cost: limits on vs unmetered (same build, alternating rounds)', '');
+    const rows: string[][] = [];
+    for (const c of report.limiterCost) {
+      c.off.forEach((off, i) => {
+        const on = c.on[i];
+        rows.push([c.scenario.label, String(i + 1), int(off.load.reqPerSec), on ? int(on.load.reqPerSec) : '-', us(off.cpuUsPerReq), on ? us(on.cpuUsPerReq) : '-', int(off.load.non2xx + (on?.load.non2xx ?? 0))]);
+      });
+    }
+    out.push(table(['scenario', 'round', 'unmetered req/s', 'limits on req/s', 'unmetered CPU/req us', 'limits on CPU/req us', 'non-2xx'], rows));
   }
   if (report.soak) {
     const s = report.soak;

@@ -2,19 +2,22 @@
  * The benchmark: simulator, bare proxy and gateway as child processes, autocannon in this process.
  *   npm run build && npm run bench
  * Env: BENCH_SECONDS (default 10), BENCH_QUICK=1 (50 connections, 3 s), BENCH_SOAK=1 (60 s RSS soak),
- * BENCH_INFO=0 (skip the info-log gateway rows), BENCH_TTFB_SAMPLES (default 500).
+ * BENCH_INFO=0 (skip the info-log gateway rows), BENCH_TTFB_SAMPLES (default 500), BENCH_WEBHOOKS=1 (the webhook
+ * drain of bench/webhook-drain.ts, its section of RESULTS.md rewritten).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeBenchConfig } from './config.js';
 import { cpuModel, rssKiB } from './cpu.js';
+import { runLimiterCost } from './limiter-cost.js';
 import { runLoad } from './load.js';
 import { renderReport, type BenchReport, type Soak } from './report.js';
 import { headOfLine, matrix, probe, runScenario, SMALL_BODY, STREAM_BODY, STREAM_HEADERS, type HolResult, type Row, type Target } from './scenarios.js';
 import { hasTaskset, onExitSync, pinSelf, startBareProxy, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
 import { sequential } from './ttfb.js';
+import { renderWebhookDrain, runWebhookDrain, spliceSection } from './webhook-drain.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const seconds = Number(process.env.BENCH_SECONDS ?? (quick ? 3 : 10));
@@ -24,6 +27,8 @@ const ttfbSamples = Number(process.env.BENCH_TTFB_SAMPLES ?? 500);
 /** Read before this process pins itself: afterwards its affinity shows one core. */
 const machineCores = availableParallelism();
 const CLIENT_CORE = 0;
+/** Alternating unmetered / limits-on rounds per 50-connection scenario, for the limiter's cost. */
+const LIMITER_ROUNDS = 3;
 const PROXY_CORE = 1;
 
 const log = (msg: string): void => void process.stderr.write(`bench: ${msg}\n`);
@@ -84,8 +89,16 @@ async function main(): Promise<void> {
       notes.push('gateway (info logs): the same gateway at SWITCHBOARD_LOG_LEVEL=info, stdout to a file; 50-connection scenarios only');
     }
 
+    // Limits on: the same gateway with every limiter metered (project window, token window, key quota) at
+    // ceilings no benchmark reaches, so every request pays for counting and headers but none is refused.
+    const limitsCfg = writeBenchConfig({ upstreamUrl: sim.url, dir, name: 'gateway-limits', requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, quotaRequests: 100_000_000 });
+    const gwLimits = await startGateway(dir, pin.proxyCore, { name: 'gateway-limits', config: limitsCfg.file, db: limitsCfg.dbPath, logLevel: 'warn' });
+    log(`gateway (limits on) ${gwLimits.url} (pid ${gwLimits.pid})`);
+    const limitsTarget = chatTarget('gateway-limits', 'gateway (limits on)', gwLimits, limitsCfg.chatPath, { authorization: `Bearer ${limitsCfg.key}` }, 'gateway');
+    notes.push('gateway (limits on): 100M requests/min (150M ceiling), 10^12 tokens/min and a 100M-request key quota, all metered, none reached; the plain gateway is unmetered (limits 0); compared in the limiter-cost section only');
+
     const probes = [];
-    for (const t of [...targets, ...(infoTarget ? [infoTarget] : [])]) {
+    for (const t of [...targets, limitsTarget, ...(infoTarget ? [infoTarget] : [])]) {
       const p = await probe(t);
       log(`probe ${p.target}: non-streaming ${p.jsonStatus}, streaming ${p.streamStatus} with ${p.streamFrames} data frames`);
       probes.push(p);
@@ -105,6 +118,10 @@ async function main(): Promise<void> {
         );
       }
     }
+
+    const gatewayTarget = targets.find((t) => t.key === 'gateway')!;
+    const limiterScenarios = matrix(quick).filter((s) => s.connections === 50);
+    const limiterCost = await runLimiterCost(gatewayTarget, limitsTarget, limiterScenarios, seconds, LIMITER_ROUNDS, log);
 
     const ttfb = [];
     for (const t of targets) {
@@ -131,8 +148,15 @@ async function main(): Promise<void> {
       log(`soak: RSS ${before} KiB -> ${soakResult.rssAfterKiB} KiB`);
     }
 
+    let webhookSection: string | null = null;
+    if (process.env.BENCH_WEBHOOKS === '1') {
+      const drain = await runWebhookDrain({ dir, simUrl: sim.url, proxyCore: pin.proxyCore, seconds: Math.min(seconds, 5) });
+      webhookSection = `${renderWebhookDrain(drain)}\n- run ${new Date().toISOString()} with the full bench (BENCH_WEBHOOKS=1); pinning as above`;
+      log(`webhook drain: ${drain.runs.map((r) => `${r.label} ${Math.round(r.deliveriesPerSec)}/s`).join('; ')}`);
+    }
+
     notes.push(`1-minute load average: ${loadBefore.toFixed(2)} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end`);
-    const env = ['BENCH_QUICK', 'BENCH_SECONDS', 'BENCH_SOAK', 'BENCH_INFO', 'BENCH_TTFB_SAMPLES']
+    const env = ['BENCH_QUICK', 'BENCH_SECONDS', 'BENCH_SOAK', 'BENCH_INFO', 'BENCH_TTFB_SAMPLES', 'BENCH_WEBHOOKS']
       .filter((k) => process.env[k] !== undefined)
       .map((k) => `${k}=${process.env[k]}`);
     const report: BenchReport = {
@@ -148,18 +172,27 @@ async function main(): Promise<void> {
       rows,
       ttfb,
       hol,
+      limiterCost,
       soak: soakResult,
       notes,
     };
     const md = renderReport(report);
     process.stdout.write(`${md}\n`);
     const resultsFile = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
-    writeFileSync(resultsFile, md);
+    const kept = withKeptSections(md, resultsFile);
+    writeFileSync(resultsFile, webhookSection ? spliceSection(kept, webhookSection) : kept);
     log(`wrote ${resultsFile}`);
   } finally {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Sections other benches splice into RESULTS.md between `<!-- name -->` and `<!-- /name -->` survive a full run. */
+function withKeptSections(md: string, file: string): string {
+  if (!existsSync(file)) return md;
+  const kept = readFileSync(file, 'utf8').match(/<!-- ([\w-]+) -->[\s\S]*?<!-- \/\1 -->/g) ?? [];
+  return kept.length === 0 ? md : `${md.trimEnd()}\n\n${kept.join('\n\n')}\n`;
 }
 
 main().then(

@@ -4,7 +4,7 @@ import { startCpuMeter } from './cpu.js';
 import { runLoad, type LoadResult } from './load.js';
 import { BENCH_MODEL } from './config.js';
 
-export type TargetKey = 'direct' | 'bare' | 'gateway' | 'gateway-info';
+export type TargetKey = 'direct' | 'bare' | 'gateway' | 'gateway-info' | 'gateway-limits';
 
 export interface Target {
   readonly key: TargetKey;

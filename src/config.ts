@@ -83,6 +83,77 @@ const featuresSchema = z.strictObject({
 const testingSchema = z.strictObject({
   /** Exposes POST /__test/clock to move the gateway's clock forward: for test suites only. */
   controllable_clock: z.boolean().default(false),
+  /** Exposes POST /__test/webhook-events to emit arbitrary events into the outbox: tests and bench only. */
+  event_injection: z.boolean().default(false),
+});
+
+/** SPEC Events 4 and Limits; tests shorten the attempt timeout, operators may tune concurrency. */
+const webhooksSchema = z.strictObject({
+  /** Delay before each retry, after the previous failure; attempts = retries + 1 (SPEC: 6). */
+  retry_schedule_ms: z.array(z.number().int().positive()).max(10).default([60_000, 300_000, 900_000, 3_600_000, 14_400_000]),
+  attempt_timeout_ms: z.number().int().positive().max(300_000).default(30_000),
+  /** Attempts in flight at once, overall and per webhook endpoint. */
+  max_in_flight: z.number().int().min(1).max(1024).default(64),
+  per_endpoint_in_flight: z.number().int().min(1).max(256).default(16),
+  /** How often the dispatcher looks for due deliveries (emissions also wake it at once). */
+  poll_interval_ms: z.number().int().min(10).max(60_000).default(250),
+});
+
+/** SPEC "Management API rate limit": deployment-wide ceilings per project, per minute, no burst. */
+const limitsSchema = z.strictObject({
+  management_requests_per_minute: z.number().int().min(0).default(60),
+  files_requests_per_minute: z.number().int().min(0).default(600),
+  conversation_items_requests_per_minute: z.number().int().min(0).default(600),
+});
+
+/** Token budgets (prompt + completion - cached): per UTC hour, per UTC day, and all-time. Omitted = no cap. */
+const budgetSchema = z.strictObject({
+  hourly_tokens: z.number().int().positive().optional(),
+  daily_tokens: z.number().int().positive().optional(),
+  hard_cap_tokens: z.number().int().positive().optional(),
+});
+
+/** Realtime endpoints (docs/realtime.md): where the audio goes and how segment mode cuts it. */
+const realtimeSchema = z.strictObject({
+  /** relay: frames to an upstream realtime WebSocket; segment: the gateway cuts segments for a transcription route. */
+  mode: z.enum(['segment', 'relay']).default('segment'),
+  /** relay mode; default: upstream.base_url with ws(s):// and /realtime?intent=transcription. */
+  upstream_ws_url: z.url({ protocol: /^wss?$/ }).optional(),
+  vad: z
+    .strictObject({
+      /** RMS as a fraction of full scale at which a 20 ms frame counts as speech (client threshold 0.5 = this). */
+      threshold: z.number().gt(0).lt(1).default(0.02),
+      silence_ms: z.number().int().min(100).max(10_000).default(500),
+      prefix_padding_ms: z.number().int().min(0).max(2000).default(300),
+    })
+    .prefault({}),
+  /** A session with no client event for this long is closed. */
+  idle_timeout_ms: z.number().int().min(100).max(3_600_000).default(60_000),
+  /** Events that may wait for a slow client before the connection is dropped (1008). */
+  max_client_buffer_bytes: z.number().int().min(1024).default(1024 * 1024),
+  /** Uncommitted audio the gateway holds per session (segment mode); 15 MiB is 5.4 minutes of 24 kHz PCM16. */
+  max_buffer_bytes: z.number().int().min(4800).default(15 * 1024 * 1024),
+  /** Segments transcribed at once per session (segment mode); results are still emitted in order. */
+  max_inflight_segments: z.number().int().min(1).max(32).default(4),
+});
+
+/** Server-side image fetches for image_url parts (SPEC "Message object"). */
+const mediaSchema = z.strictObject({
+  fetch_timeout_ms: z.number().int().positive().max(120_000).default(10_000),
+  max_image_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+  /** Across every image of one request. */
+  max_total_bytes: z.number().int().positive().default(32 * 1024 * 1024),
+  max_redirects: z.number().int().min(0).max(20).default(5),
+  /** Sent in the User-Agent of every third-party fetch, with the product token and version. */
+  user_agent_link: z.url().default('https://github.com/switchboard-gateway/switchboard'),
+  user_agent_contact: z.string().min(3).default('mailto:operator@switchboard.invalid'),
+});
+
+const audioSchema = z.strictObject({
+  /** Multipart uploads to the transcription and translation routes (413 past it). */
+  max_upload_bytes: z.number().int().positive().default(25 * 1024 * 1024),
+  /** Largest realtime client message; larger ones close the connection (1009) before being buffered. */
+  realtime_max_message_bytes: z.number().int().min(1024).default(4 * 1024 * 1024),
 });
 
 const reasoningSchema = z.union([z.enum(['none', 'on_off']), z.array(z.enum(REASONING_LEVELS)).min(1)]);
@@ -122,6 +193,8 @@ const endpointSchema = z.strictObject({
   model: modelSchema,
   upstream: upstreamSchema,
   router: routerProfileSchema.optional(),
+  budget: budgetSchema.optional(),
+  realtime: realtimeSchema.optional(),
 });
 
 const keySchema = z.strictObject({
@@ -137,11 +210,40 @@ const keySchema = z.strictObject({
   allowed_workspace_ids: z.array(z.string().regex(WORKSPACE_ID)).min(1, 'must not be empty').optional(),
 });
 
+/**
+ * The semantic router's deployment defaults (the values a project's settings follow until it sets them,
+ * and what an explicit null on PATCH returns to), plus its operational knobs.
+ */
+const semanticRouterSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  multi_model_enabled: z.boolean().default(true),
+  similarity_floor: z.number().min(0).max(1).default(0.3),
+  switch_margin: z.number().min(0).max(1).default(0.1),
+  proximity_bonus: z.number().min(0).max(1).default(0.02),
+  /** How long a conversation remembers its endpoint after its last routed turn. */
+  affinity_ttl_ms: z.number().int().positive().default(6 * 3_600_000),
+  affinity_max_entries: z.number().int().positive().default(100_000),
+  /** The per-request embedding call; past it the router fails open to the fallback. */
+  embedding_timeout_ms: z.number().int().positive().max(60_000).default(5000),
+  /** Nearest profile vectors read per search; endpoints are scored by their best vector among them. */
+  search_k: z.number().int().min(1).max(1024).default(32),
+  hnsw: z
+    .strictObject({
+      m: z.number().int().min(2).max(100).default(16),
+      ef_construction: z.number().int().min(10).max(2000).default(200),
+      ef_search: z.number().int().min(1).max(2000).default(64),
+    })
+    .prefault({}),
+});
+
 const workspaceSchema = z.strictObject({
   id: z.string().regex(WORKSPACE_ID, 'must be ws_<hex>'),
   name: z.string().min(1),
   routing_mode: z.enum(['semantic', 'concrete']).nullable().default(null),
   zero_data_retention: z.boolean().default(false),
+  /** Operational workspaces run exec traffic; one may never be the project default (SPEC Authentication 10). */
+  operational: z.boolean().default(false),
+  budget: budgetSchema.optional(),
 });
 
 const projectSchemaBase = z.strictObject({
@@ -169,6 +271,9 @@ function checkProjectReferences(p: z.infer<typeof projectSchemaBase>, ctx: z.Ref
   };
   if (p.default_workspace && !workspaceIds.has(p.default_workspace)) {
     issue(['default_workspace'], `names ${p.default_workspace}, which is not in workspaces`);
+  }
+  if (p.workspaces.some((w) => w.id === p.default_workspace && w.operational)) {
+    issue(['default_workspace'], `names ${p.default_workspace}, an operational workspace, which cannot be the default`);
   }
   duplicates(p.workspaces.map((w) => w.id)).forEach((i) => issue(['workspaces', i, 'id'], 'is a duplicate'));
   duplicates(p.endpoints.map((e) => e.slug)).forEach((i) => issue(['endpoints', i, 'slug'], 'is a duplicate'));
@@ -210,11 +315,19 @@ export const configSchema = z
     timeouts: timeoutsSchema.prefault({}),
     features: featuresSchema.prefault({}),
     testing: testingSchema.prefault({}),
+    limits: limitsSchema.prefault({}),
+    webhooks: webhooksSchema.prefault({}),
+    media: mediaSchema.prefault({}),
+    audio: audioSchema.prefault({}),
+    semantic_router: semanticRouterSchema.prefault({}),
     projects: z.array(projectSchema).default([]),
   })
   .superRefine((c, ctx) => {
     if (c.testing.controllable_clock && c.server.production) {
       ctx.addIssue({ code: 'custom', path: ['testing', 'controllable_clock'], message: 'cannot be on with server.production: true' });
+    }
+    if (c.testing.event_injection && c.server.production) {
+      ctx.addIssue({ code: 'custom', path: ['testing', 'event_injection'], message: 'cannot be on with server.production: true' });
     }
     const duplicate = (path: (string | number)[]): void => {
       ctx.addIssue({ code: 'custom', path, message: 'is a duplicate' });
@@ -245,6 +358,14 @@ export type ModelConfig = EndpointConfig['model'];
 export type KeyConfig = ProjectConfig['keys'][number];
 export type Scope = (typeof SCOPES)[number];
 export type TimeoutOverrides = Config['timeouts'];
+export type BudgetConfig = z.infer<typeof budgetSchema>;
+export type WebhooksConfig = Config['webhooks'];
+export type RealtimeConfig = z.infer<typeof realtimeSchema>;
+/** What a realtime endpoint without a `realtime` block gets. */
+export const REALTIME_DEFAULTS: RealtimeConfig = realtimeSchema.parse({});
+export type MediaConfig = Config['media'];
+export type AudioConfig = Config['audio'];
+export type SemanticRouterConfig = Config['semantic_router'];
 
 /** A config problem the operator must fix; the CLI prints it and exits 2. */
 export class ConfigError extends Error {

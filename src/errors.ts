@@ -29,6 +29,18 @@ export const ERROR_CATALOGUE = {
   retention_not_permitted: { status: 400, type: INVALID, message: 'store: true is not permitted in a zero-data-retention workspace.' },
   invalid_workspace_id: { status: 400, type: INVALID, message: 'Workspace ids have the form ws_<hex>.' },
   invalid_limit: { status: 400, type: INVALID, message: 'limit must be an integer.' },
+  // Semantic router management (SPEC "Semantic router management"; 400s without a stated type).
+  invalid_semantic_router_config: { status: 400, type: INVALID, message: 'The semantic router configuration is invalid.' },
+  unknown_semantic_router_setting: { status: 400, type: INVALID, message: 'Unknown semantic router setting.' },
+  operational_default_forbidden: { status: 400, type: INVALID, message: 'An operational workspace cannot be the default workspace.' },
+  url_not_allowed: { status: 400, type: INVALID, message: 'This URL may not be used as an outbound target.' },
+  // Realtime sessions (in-band `error` events; the status is what an HTTP rendering would use).
+  unknown_event: { status: 400, type: INVALID, message: 'Unknown client event type.' },
+  input_audio_buffer_commit_empty: { status: 400, type: INVALID, message: 'The input audio buffer holds less than 100 ms of audio.' },
+  input_audio_buffer_full: { status: 400, type: INVALID, message: 'The input audio buffer is full; commit or clear it.' },
+  client_too_slow: { status: 400, type: INVALID, message: 'The client is not reading its events; the session is closed.' },
+  session_idle_timeout: { status: 408, type: 'timeout', message: 'The session sent nothing for too long and is closed.' },
+  webhook_limit_reached: { status: 400, type: INVALID, message: 'This project already has the maximum number of webhook endpoints.' },
   // 401: no usable identity.
   authentication_required: { status: 401, type: AUTH, message: 'No API key provided. Send Authorization: Bearer <API_KEY>.' },
   invalid_api_key: { status: 401, type: AUTH, message: 'The API key is not valid.' },
@@ -48,8 +60,17 @@ export const ERROR_CATALOGUE = {
   model_not_found: { status: 404, type: NOT_FOUND, message: 'No such model in this project.' },
   endpoint_not_found: { status: 404, type: NOT_FOUND, message: 'No such endpoint in this project.' },
   workspace_not_found: { status: 404, type: NOT_FOUND, message: 'No such workspace in this project.' },
+  api_key_not_found: { status: 404, type: NOT_FOUND, message: 'No such API key in this project.' },
+  webhook_not_found: { status: 404, type: NOT_FOUND, message: 'No such webhook endpoint in this project.' },
+  rule_not_found: { status: 404, type: NOT_FOUND, message: 'No such routing rule in this project.' },
+  // SPEC "Chat and routing errors": the router found nothing to serve the turn.
+  rule_endpoint_not_found: { status: 404, type: NOT_FOUND, message: "The routing rule's endpoint cannot serve this request." },
+  no_routable_endpoints: { status: 404, type: NOT_FOUND, message: 'This workspace has no routable endpoints.' },
   method_not_allowed: { status: 405, type: INVALID, message: 'This method is not allowed on this path.' },
-  // 408 / 413.
+  // 409 (SPEC exec table): a transition the record's state does not allow, e.g. rotating a revoked key.
+  invalid_state: { status: 409, type: INVALID, message: "This change is not allowed in the record's current state." },
+  // 408 / 413 / 426.
+  upgrade_required: { status: 426, type: INVALID, message: 'This route is a WebSocket: send an upgrade request (GET with Upgrade: websocket).' },
   timeout: { status: 408, type: 'timeout', message: "The request exceeded the endpoint's deadline." },
   payload_too_large: { status: 413, type: INVALID, message: 'The request body exceeds the size limit.' },
   // 429.
@@ -58,6 +79,7 @@ export const ERROR_CATALOGUE = {
   capacity_exceeded: { status: 429, type: RATE, message: 'The model server is at capacity; retry later.' },
   endpoint_budget_exhausted: { status: 429, type: RATE, message: "The endpoint's token budget is spent." },
   workspace_budget_exhausted: { status: 429, type: RATE, message: "The workspace's token budget is spent." },
+  webhook_test_limit_exceeded: { status: 429, type: RATE, message: 'Test deliveries are limited to 10 per webhook per hour.' },
   // 5xx.
   internal_error: { status: 500, type: SERVER, message: 'The server failed to handle the request.' },
   not_implemented: { status: 501, type: SERVER, message: 'This route is not implemented yet.' },

@@ -3,6 +3,8 @@
  */
 import { createControllableClock, systemClock } from './clock.js';
 import type { Config } from './config.js';
+import { Budgets } from './core/limits/budgets.js';
+import { RateLimiter } from './core/limits/rate-limiter.js';
 import { createHttpServer, type CompletedRequest, type RouteDef } from './http/server.js';
 import { loadUws, UwsFallbackError } from './http/uws.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
@@ -10,16 +12,35 @@ import { createMetrics } from './metrics.js';
 import { createWorkerPool } from './pool/worker-pool.js';
 import type { ChatServices } from './routes/chat-dispatch.js';
 import { chatCompletionsRoutes } from './routes/chat-completions.js';
+import { audioRoutes } from './routes/audio.js';
+import { createMediaResolver, mediaUserAgent } from './routes/chat-media.js';
+import { createMediaFetcher } from './upstream/media-fetcher.js';
+import { VERSION } from './version.js';
+import { realtimeHttpRoutes, realtimeRoutes, realtimeSettingsFrom } from './routes/realtime.js';
 import { endpointsRoutes } from './routes/endpoints.js';
+import { managementBudgetsRoutes } from './routes/management-budgets.js';
+import { managementKeysRoutes } from './routes/management-keys.js';
 import { modelsRoutes } from './routes/models.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
 import { opsRoutes, testClockRoutes } from './routes/ops.js';
 import type { Services } from './routes/services.js';
+import { createBudgetsRepo, restoreBudgets } from './store/budgets-repo.js';
 import { createCatalog } from './store/catalog.js';
+import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
 import { openDatabase } from './store/db.js';
+import { createKeysRepo } from './store/keys-repo.js';
 import { createUsageLedger } from './store/usage-ledger.js';
 import { createUpstreamClient } from './upstream/upstream-client.js';
+import { webhooksRoutes } from './routes/webhooks.js';
+import { testEventRoutes } from './routes/test-events.js';
+import { createWebhookSystem } from './webhook-system.js';
+import { budgetAlertOf } from './core/webhooks/budget-alert.js';
+import { createRouterAdmin } from './router/router-admin.js';
+import { createRouterSystem } from './router/router-system.js';
+import { managementSemanticRouterRoutes } from './routes/management-semantic-router.js';
+import { managementWorkspacesRoutes } from './routes/management-workspaces.js';
+import { semanticRouterChatRoutes } from './routes/semantic-router-chat.js';
 
 export interface GatewayOptions {
   readonly config: Config;
@@ -62,10 +83,38 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
   const clock = config.testing.controllable_clock ? createControllableClock() : systemClock;
   if (clock.advance) logger.warn('testing.controllable_clock is on: POST /__test/clock can move time; never use this in production');
-  const services: Services = { catalog, pool, metrics, now: clock.now, isStoreOpen: () => db.open };
+  const limits = new RateLimiter({
+    managementPerMinute: config.limits.management_requests_per_minute,
+    filesPerMinute: config.limits.files_requests_per_minute,
+    conversationItemsPerMinute: config.limits.conversation_items_requests_per_minute,
+  });
+  const budgetsRepo = createBudgetsRepo(db);
+  const budgets = new Budgets();
+  restoreBudgets(budgetsRepo, config, budgets, clock.now());
+  budgets.onBudgetThreshold(
+    (event) => {
+      logger.warn({ budget: event }, 'budget threshold reached');
+      // SPEC "Budget alert deliveries". Runs on charging, long after `webhooks` below is initialized.
+      webhooks.outbox.emitBudgetThreshold(budgetAlertOf(event, catalog.project(event.projectId)?.name ?? event.projectId));
+    },
+    (err) => logger.error({ err }, 'budget threshold listener failed'),
+  );
+  const services: Services = { catalog, pool, metrics, now: clock.now, isStoreOpen: () => db.open, limits, budgets };
   const upstream = createUpstreamClient();
-  const usage = createUsageLedger(dbPath, (message) => logger.error({ message }, 'usage ledger write failed; will retry'));
-  const chatServices: ChatServices = { ...services, upstream, usage, timeouts: config.timeouts, features: config.features };
+  // Each turn's usage row also charges the token limiter and the budgets, once, as it is recorded.
+  const ledger = createUsageLedger(dbPath, (message) => logger.error({ message }, 'usage ledger write failed; will retry'));
+  const usage = chargingLedger(ledger, limits, budgets);
+  const mediaFetcher = createMediaFetcher({
+    policy: { allowPrivate: config.security.allow_private_targets, allowHttp: config.security.allow_http_targets },
+    timeoutMs: config.media.fetch_timeout_ms,
+    maxBytes: config.media.max_image_bytes,
+    maxRedirects: config.media.max_redirects,
+    userAgent: mediaUserAgent(VERSION, config.media),
+  });
+  const chatServices: ChatServices = { ...services, upstream, usage, timeouts: config.timeouts, features: config.features, media: createMediaResolver(mediaFetcher, config.media) };
+  const webhooks = createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger });
+  const routing = createRouterSystem({ config, db, dbPath, pool, upstream, catalog, now: clock.now, logger });
+  if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
   const implemented: RouteDef[] = [
     ...opsRoutes(services),
@@ -73,10 +122,31 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...modelsRoutes(services),
     ...endpointsRoutes(services),
     ...chatCompletionsRoutes(chatServices),
+    ...semanticRouterChatRoutes({ ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId }),
+    ...managementSemanticRouterRoutes({
+      ...services,
+      router: routing.router,
+      admin: createRouterAdmin(catalog, routing.settings, clock.now),
+      decisions: routing.decisions,
+      decisionLog: routing.decisionLog,
+      defaults: routing.defaults,
+      routerId: routing.routerId,
+    }),
+    ...managementWorkspacesRoutes({ ...services, workspaceRouting: routing.workspaces }),
+    ...audioRoutes({ ...chatServices, audio: config.audio }),
+    ...realtimeHttpRoutes(chatServices),
+    ...managementKeysRoutes({ ...services, keys: createKeysRepo(db) }),
+    ...managementBudgetsRoutes({ ...services, budgetsRepo }),
+    ...webhooksRoutes({ ...services, webhooks: webhooks.manager }),
+    ...testEventRoutes(config.testing.event_injection, webhooks.outbox),
   ];
   const server = createHttpServer({
     uws,
     routes: [...implemented, ...notImplementedRoutes(services, implemented)],
+    ws: {
+      routes: realtimeRoutes({ ...chatServices, realtimeSettings: realtimeSettingsFrom(new Map(config.projects.flatMap((p) => p.endpoints.map((e) => [e.id, e.realtime] as const)))) }),
+      maxPayloadBytes: config.audio.realtime_max_message_bytes,
+    },
     maxBodyBytes: config.server.max_body_bytes,
     production: config.server.production,
     trustProxy: config.server.trust_proxy,
@@ -89,6 +159,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const host = options.host ?? config.server.host;
   const port = await server.listen(host, options.port ?? config.server.port);
+  webhooks.start();
+  routing.start();
   const scheme = config.server.tls ? 'https' : 'http';
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   logger.info({ url, region: config.server.region, production: config.server.production }, 'switchboard listening');
@@ -103,8 +175,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       closing ??= (async () => {
         logger.info({ inFlight: server.inFlight }, 'draining');
         await server.drain(config.server.drain_timeout_ms);
+        await webhooks.close();
+        await routing.close();
         await usage.close();
         await upstream.close();
+        await mediaFetcher.close();
         catalog.close();
         await pool.close();
         db.close();

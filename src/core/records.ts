@@ -24,6 +24,10 @@ export interface WorkspaceRecord {
   /** Explicit choice, or null: follow `routingModeDefault`, stamped at creation (SPEC Versioning). */
   readonly routingMode: 'semantic' | 'concrete' | null;
   readonly routingModeDefault: 'semantic' | 'concrete';
+  /** SPEC Semantic router behaviour 1 (2): the endpoint this workspace's routed turns are pinned to. */
+  readonly pinnedEndpointId: string | null;
+  /** Operational (exec) workspaces may not be the project default. */
+  readonly operational: boolean;
   readonly zeroDataRetention: boolean;
   readonly createdAt: number;
 }

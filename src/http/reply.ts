@@ -8,8 +8,8 @@ import { GatewayError, toGatewayError } from '../errors.js';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
-  403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 408: '408 Request Timeout',
-  413: '413 Payload Too Large', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
+  403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 408: '408 Request Timeout', 409: '409 Conflict',
+  413: '413 Payload Too Large', 426: '426 Upgrade Required', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
   501: '501 Not Implemented', 502: '502 Bad Gateway', 503: '503 Service Unavailable', 504: '504 Gateway Timeout',
 };
 
@@ -44,6 +44,11 @@ export class Reply {
 
   markAborted(): void {
     this.#aborted = true;
+  }
+
+  /** Headers set so far (request id, rate limits): a WebSocket upgrade writes them on its 101. */
+  get pendingHeaders(): readonly (readonly [string, string])[] {
+    return this.#headers;
   }
 
   /** Adds a header to whatever response is eventually sent, success or error. */

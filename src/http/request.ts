@@ -5,6 +5,7 @@
  */
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { GatewayError } from '../errors.js';
+import { BodyStream } from './body-stream.js';
 
 export class IncomingRequest {
   readonly method: string;
@@ -22,6 +23,7 @@ export class IncomingRequest {
   #controller: AbortController | null = null;
   #abortListeners: (() => void)[] | null = null;
   #body: Promise<Buffer> | null = null;
+  #stream: BodyStream | null = null;
 
   constructor(res: UwsResponse, req: UwsRequest, method: string, path: string, requestId: string, trustProxy: boolean) {
     this.method = method;
@@ -59,6 +61,7 @@ export class IncomingRequest {
     const listeners = this.#abortListeners;
     this.#abortListeners = null;
     listeners?.forEach((l) => l());
+    this.#stream?.destroy(new Error('the client aborted the request'));
   }
 
   header(name: string): string | undefined {
@@ -100,6 +103,21 @@ export class IncomingRequest {
       });
     });
     this.#body.catch(() => undefined);
+  }
+
+  /** Streamed routes (RouteDef.streamBody): the body as a Readable, read under backpressure. */
+  startBodyStream(res: UwsResponse, limit: number, resOpen: () => boolean): void {
+    this.#stream = new BodyStream(res, limit, resOpen, Number(this.headers['content-length']));
+    this.#stream.on('error', () => undefined);
+  }
+
+  bodyStream(): BodyStream | null {
+    return this.#stream;
+  }
+
+  /** Before an early response on a streamed route: the unread rest of the body is drained and dropped. */
+  discardBody(): void {
+    if (this.#stream && !this.#stream.complete) this.#stream.discard();
   }
 
   body(): Promise<Buffer> {

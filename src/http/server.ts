@@ -10,10 +10,13 @@ import { newRequestId } from './request-id.js';
 import { Reply } from './reply.js';
 import { createRouteTable, type RoutePattern } from './route-table.js';
 import type { Uws } from './uws.js';
+import { registerWsRoutes, type WsRegistry, type WsRouteDef } from './ws.js';
 
 export interface RouteContext {
   readonly req: IncomingRequest;
   readonly reply: Reply;
+  /** The matched route: guards read its family to pick the rate-limit counter. */
+  readonly route: RouteDef;
 }
 
 export interface RouteDef {
@@ -24,6 +27,8 @@ export interface RouteDef {
   /** Request id prefix; `chatcmpl-` on chat routes so the body id and the header agree. */
   readonly idPrefix?: string;
   readonly bodyLimit?: number;
+  /** Uploads forwarded as they arrive: the body is exposed as `req.bodyStream()`, never buffered whole. */
+  readonly streamBody?: boolean;
   /** Ops routes (health, metrics) are served over plain HTTP even in production, for probes. */
   readonly plainHttpAllowed?: boolean;
   handle(ctx: RouteContext): Promise<void> | void;
@@ -46,6 +51,8 @@ export interface HttpServerOptions {
   readonly tls?: { readonly cert_file: string; readonly key_file: string } | undefined;
   onStart?(family: string): void;
   onComplete(done: CompletedRequest): void;
+  /** WebSocket routes (src/http/ws.ts), registered before the catch-all HTTP handler. */
+  readonly ws?: { readonly routes: readonly WsRouteDef[]; readonly maxPayloadBytes: number };
 }
 
 export interface HttpServer {
@@ -67,6 +74,15 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   let inFlight = 0;
   let draining = false;
   let drained: (() => void) | null = null;
+  const sockets: WsRegistry | null = opts.ws
+    ? registerWsRoutes(app, opts.uws.DISABLED, {
+        routes: opts.ws.routes,
+        maxPayloadBytes: opts.ws.maxPayloadBytes,
+        trustProxy: opts.trustProxy,
+        isDraining: () => draining,
+        onComplete: opts.onComplete,
+      })
+    : null;
 
   function finish(req: IncomingRequest, reply: Reply, family: string): void {
     inFlight -= 1;
@@ -77,8 +93,9 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   async function run(route: RouteDef, req: IncomingRequest, reply: Reply, early: GatewayError | null): Promise<void> {
     try {
       if (early) throw early;
-      await route.handle({ req, reply });
+      await route.handle({ req, reply, route });
     } catch (err) {
+      req.discardBody();
       if (!reply.headWritten) reply.error(err);
       else reply.endStream();
     } finally {
@@ -114,7 +131,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       });
     } else {
       req.params = match.params;
-      if (BODY_METHODS.has(method)) req.startBody(res, route.bodyLimit ?? opts.maxBodyBytes);
+      if (route.streamBody) req.startBodyStream(res, route.bodyLimit ?? opts.maxBodyBytes, () => reply.open);
+      else if (BODY_METHODS.has(method)) req.startBody(res, route.bodyLimit ?? opts.maxBodyBytes);
     }
     void run(route, req, reply, early);
   });
@@ -139,6 +157,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       draining = true;
       if (listenSocket) opts.uws.us_listen_socket_close(listenSocket);
       listenSocket = null;
+      // Realtime sessions are not requests: they get a last event and a 1001 close, not a wait.
+      sockets?.closeAll();
       if (inFlight === 0) return closeApp(app);
       return new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, timeoutMs);

@@ -5,3 +5,73 @@ export interface CountTokensInput {
   readonly texts: readonly string[];
 }
 export type CountTokensOutput = number[];
+
+/**
+ * workers/sign.ts: webhook signatures, batched (one thread hop signs a whole dispatch batch). Each item
+ * is signed as HMAC-SHA256(secret, `<timestamp>.<body>`) and answered as `sha256=<hex>`, in input order.
+ */
+export interface SignItem {
+  readonly secret: string;
+  /** Unix seconds: the X-Webhook-Timestamp value. */
+  readonly timestamp: number;
+  readonly body: string;
+}
+export interface SignInput {
+  readonly items: readonly SignItem[];
+}
+export type SignOutput = string[];
+
+/**
+ * workers/similarity.ts: the semantic router's profile index (hnswlib-node, cosine space).
+ *
+ * `build` runs on the shared pool (seconds for large profile sets, so never on the thread that serves
+ * searches): it builds an HNSW graph from vectors transferred as one Float32Array and writes it to `file`.
+ * `load` and `search` run on the router's dedicated similarity thread, which holds every workspace's index
+ * by key, each tagged with a version: a search naming a version the thread does not hold (a profile change,
+ * or a restarted thread) answers `found: false` and the caller reloads. Vectors of endpoint i are labels
+ * `starts[i]` to `starts[i + 1] - 1`.
+ */
+export interface BuildIndexInput {
+  readonly op: 'build';
+  readonly file: string;
+  readonly dimensions: number;
+  /** count x dimensions floats, transferred. */
+  readonly vectors: Float32Array<ArrayBuffer>;
+  readonly m: number;
+  readonly efConstruction: number;
+}
+export interface BuildIndexOutput {
+  readonly count: number;
+}
+
+export interface LoadIndexInput {
+  readonly op: 'load';
+  readonly key: string;
+  readonly version: number;
+  readonly file: string;
+  readonly dimensions: number;
+  readonly starts: Int32Array;
+  readonly efSearch: number;
+}
+export interface LoadIndexOutput {
+  readonly count: number;
+}
+
+export interface SearchIndexInput {
+  readonly op: 'search';
+  readonly key: string;
+  readonly version: number;
+  /** The query embedding, transferred. */
+  readonly query: Float32Array<ArrayBuffer>;
+  readonly k: number;
+  /** Endpoint positions that may match; null: all of them. */
+  readonly allowed: Int32Array | null;
+  /** Endpoint positions to score over all their vectors even when none is among the k nearest (the incumbent). */
+  readonly exact: Int32Array;
+}
+/** Best cosine similarity per endpoint position that was scored. */
+export type SearchIndexOutput =
+  | { readonly found: true; readonly endpoints: Int32Array; readonly scores: Float32Array }
+  | { readonly found: false };
+
+export type SimilarityTask = BuildIndexInput | LoadIndexInput | SearchIndexInput;

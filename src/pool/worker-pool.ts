@@ -4,10 +4,14 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { CountTokensInput, CountTokensOutput } from './tasks.js';
+import type { BuildIndexInput, BuildIndexOutput, CountTokensInput, CountTokensOutput, SignInput, SignOutput } from './tasks.js';
 
 export interface WorkerPool {
   countTokens(input: CountTokensInput, signal?: AbortSignal): Promise<CountTokensOutput>;
+  /** Webhook signatures for a batch of deliveries (workers/sign.ts). */
+  sign(input: SignInput): Promise<SignOutput>;
+  /** Builds a semantic-router profile index into a file (workers/similarity.ts); the vectors are transferred. */
+  buildIndex(input: BuildIndexInput): Promise<BuildIndexOutput>;
   readonly ready: boolean;
   /** Resolves once a worker has loaded and answered a first task. */
   whenReady(): Promise<void>;
@@ -37,6 +41,9 @@ export function createWorkerPool(options: { minThreads: number; maxThreads: numb
   return {
     countTokens: (input, signal) =>
       piscina.run(input, { filename: workerFile('tokens'), ...(signal ? { signal } : {}) }) as Promise<CountTokensOutput>,
+    sign: (input) => piscina.run(input, { filename: workerFile('sign') }) as Promise<SignOutput>,
+    buildIndex: (input) =>
+      piscina.run(input, { filename: workerFile('similarity'), transferList: [input.vectors.buffer] }) as Promise<BuildIndexOutput>,
     get ready() {
       return ready;
     },

@@ -14,6 +14,7 @@ import type { Reply } from '../http/reply.js';
 import type { UsageLedger } from '../store/usage-ledger.js';
 import { UpstreamAbort, type UpstreamClient, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
+import type { MediaResolver } from './chat-media.js';
 import { streamTurn } from './chat-stream.js';
 import type { Services } from './services.js';
 
@@ -22,6 +23,8 @@ export interface ChatServices extends Services {
   readonly usage: UsageLedger;
   readonly timeouts: Config['timeouts'];
   readonly features: Config['features'];
+  /** Server-side image fetching for image_url parts (routes/chat-media.ts); absent: URLs pass as sent. */
+  readonly media?: MediaResolver;
 }
 
 export interface TurnRequest {
@@ -35,6 +38,8 @@ export interface TurnRequest {
   readonly promptEstimate: number | null;
   readonly account: { projectId: string; workspaceId: string | null; keyId: string; multiplier: number };
   readonly chat: ContextInput;
+  /** Usage ledger label; `chat` when omitted (direct routes), `router` on semantic-router routes. */
+  readonly route?: string;
 }
 
 export type Outcome = 'completed' | 'aborted' | 'error' | 'timeout';
@@ -72,7 +77,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       workspaceId: t.account.workspaceId,
       endpointId: t.endpoint.id,
       keyId: t.account.keyId,
-      route: 'chat',
+      route: t.route ?? 'chat',
       promptTokens: u.promptTokens,
       completionTokens: u.completionTokens,
       cachedTokens: u.cachedTokens,

@@ -26,8 +26,9 @@ export function endpointsRoutes(services: Services): RouteDef[] {
       method: 'GET',
       pattern: '/:project/v1/endpoints',
       family: 'endpoints',
-      handle: ({ req, reply }) => {
-        const auth = requireKey(req, services, 'inference');
+      handle: (ctx) => {
+        const { req, reply } = ctx;
+        const auth = requireKey(ctx, services, 'inference');
         reply.json(200, { object: 'list', data: reachableEndpoints(req, services, auth).map(endpointItem) });
       },
     },

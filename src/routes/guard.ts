@@ -1,28 +1,57 @@
 /**
- * The authentication step of every keyed route: SPEC Authentication 1-10 applied to an incoming request,
- * with the decisions themselves in core/auth.
+ * The authentication and limits steps of every keyed route: SPEC Authentication 1-10 and Limits applied to
+ * an incoming request, with the decisions themselves in core/auth and core/limits.
  */
 import type { Scope } from '../config.js';
 import { authenticateKey, authorizeEndpoint, resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
+import { budgetError } from '../core/limits/budget-errors.js';
+import { refusalError, writeRateLimitHeaders } from '../core/limits/limit-headers.js';
+import { limitClassOf } from '../core/limits/rate-limiter.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
+import type { RouteContext } from '../http/server.js';
 import type { Services } from './services.js';
 
-export function requireKey(req: IncomingRequest, services: Services, scope: Scope): AuthenticatedKey {
+/** SPEC Limits: management request bodies (RouteDef.bodyLimit of control-plane routes). */
+export const MANAGEMENT_BODY_LIMIT = 16 * 1024;
+
+/**
+ * Every keyed route starts here: the key (401/403, SPEC Authentication 1-9), then the rate limiters of the
+ * route's class (SPEC Limits). From this point on every response, success or error, carries the
+ * RateLimit headers; a refused request gets 429 and consumes nothing. Requests refused by authentication
+ * neither count nor see the headers (docs/decisions.md).
+ */
+export function requireKey(ctx: RouteContext, services: Services, scope: Scope): AuthenticatedKey {
+  const { req, reply, route } = ctx;
+  const now = services.now();
   const auth = authenticateKey(
     {
       authorization: req.header('authorization'),
       clientIp: req.clientIp,
       projectRef: req.params.project ?? '',
       scope,
-      now: services.now(),
+      now,
     },
     services.catalog,
     services.catalog.project,
   );
   req.log.project = auth.project.id;
+  const admission = services.limits.admit(auth.project, auth.key, limitClassOf(route.family, route.method, route.pattern), now);
+  writeRateLimitHeaders(admission.view, (name, value) => reply.setHeader(name, value));
+  if (admission.refusal) throw refusalError(admission.refusal);
   return auth;
+}
+
+/**
+ * Token-spending routes, once the endpoint and workspace are known: `X-Service-Budget-Warning` at 80% of
+ * a cap, 429 `endpoint_budget_exhausted` / `workspace_budget_exhausted` once one is spent.
+ */
+export function requireBudget(ctx: RouteContext, services: Services, auth: AuthenticatedKey, access: EndpointAccess): void {
+  const verdict = services.budgets.check(auth.project.id, access.endpoint.id, access.workspaceId, services.now());
+  if (!verdict) return;
+  if (verdict.warning) ctx.reply.setHeader('X-Service-Budget-Warning', verdict.warning);
+  if (verdict.exhausted) throw budgetError(verdict.exhausted);
 }
 
 /** The workspace a request names: `ws_` path segment, then X-Workspace-Id, then X-Service-Workspace. */

@@ -36,11 +36,11 @@ function findModel(items: ModelItem[], id: string): ModelItem {
 
 export function modelsRoutes(services: Services): RouteDef[] {
   const projectModels = (ctx: Parameters<RouteDef['handle']>[0]): ModelItem[] => {
-    const auth = requireKey(ctx.req, services, 'inference');
+    const auth = requireKey(ctx, services, 'inference');
     return modelItems(reachableEndpoints(ctx.req, services, auth), auth.project.id);
   };
   const endpointModels = (ctx: Parameters<RouteDef['handle']>[0]): ModelItem[] => {
-    const auth = requireKey(ctx.req, services, 'inference');
+    const auth = requireKey(ctx, services, 'inference');
     const { endpoint } = requireEndpoint(ctx.req, services, auth);
     return modelItems([endpoint], auth.project.id);
   };

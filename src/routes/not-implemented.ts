@@ -94,10 +94,10 @@ export function notImplementedRoutes(services: Services, implemented: readonly R
     pattern,
     family,
     ...(pattern.includes('/chat/completions') ? { idPrefix: 'chatcmpl-' } : {}),
-    handle: async ({ req }) => {
+    handle: async (ctx) => {
       const scope = family in SCOPE_OF_FAMILY ? SCOPE_OF_FAMILY[family] : 'inference';
-      if (scope) requireKey(req, services, scope);
-      await req.body();
+      if (scope) requireKey(ctx, services, scope);
+      await ctx.req.body();
       throw new GatewayError('not_implemented', { message: `${method} ${pattern.replace(/:(\w+)/g, '{$1}')} is not implemented yet.` });
     },
   }));

@@ -1,4 +1,6 @@
 /** What route handlers receive from the composition root. */
+import type { Budgets } from '../core/limits/budgets.js';
+import type { RateLimiter } from '../core/limits/rate-limiter.js';
 import type { Catalog } from '../store/catalog.js';
 import type { Metrics } from '../metrics.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
@@ -10,4 +12,8 @@ export interface Services {
   /** Unix milliseconds; injected so tests can move time. */
   readonly now: () => number;
   readonly isStoreOpen: () => boolean;
+  /** Request and token limiters (SPEC "Limits"), applied by guard.ts on every keyed route. */
+  readonly limits: RateLimiter;
+  /** Endpoint and workspace token budgets, checked by routes that spend tokens. */
+  readonly budgets: Budgets;
 }

@@ -59,6 +59,32 @@ export class Exchange {
     });
   }
 
+  /** Reads the whole body as bytes (multipart uploads). */
+  readRaw(done: (body: Buffer) => void): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    this.res.onData((chunk, isLast) => {
+      if (this.finished || this.aborted) return;
+      size += chunk.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        this.sendError(new SimError(413, `Request body exceeds ${MAX_BODY_BYTES} bytes`, 'payload_too_large'));
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) done(Buffer.concat(chunks, size));
+    });
+  }
+
+  /** A whole non-JSON response (audio bytes, text transcripts). */
+  sendBody(status: number, contentType: string, body: string | Buffer): void {
+    if (this.aborted || this.finished) return;
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status)).writeHeader('content-type', contentType);
+      this.res.end(body);
+    });
+    this.complete(status);
+  }
+
   /** Runs `fn` after `ms`, unless the client goes away first. */
   later(ms: number, fn: () => void): void {
     if (this.aborted) return;

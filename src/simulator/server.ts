@@ -3,11 +3,13 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { planChatTurn, renderCompletion, totalDelayMs } from './chat-completion.js';
 import { parseChatRequest } from './chat-request.js';
 import { buildStreamTicks, delayBeforeTick } from './chat-stream.js';
+import { handleSpeech, handleTranscription, type SimReply } from './audio.js';
 import { handleEmbeddings } from './embeddings.js';
 import { SimError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { parseKnobs, type Knobs } from './knobs.js';
 import { ModelRegistry } from './models.js';
+import { registerRealtime } from './realtime.js';
 import { RequestLog } from './request-log.js';
 
 export interface SimulatorOptions {
@@ -133,6 +135,39 @@ export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimu
     models.note(result.model);
     ex.sendJson(200, JSON.stringify(result));
   });
+
+  const reply = (ex: Exchange, r: SimReply, knobs: Knobs): void => {
+    const respond = (): void => {
+      if (r.kind === 'body') ex.sendBody(200, r.contentType, r.body);
+      else ex.stream(r.ticks, (t) => (t === 0 ? 0 : knobs.delayMs), knobs.failAfter);
+    };
+    if (knobs.delayMs > 0 && r.kind === 'body') ex.later(knobs.delayMs, respond);
+    else respond();
+  };
+
+  /** Multipart routes: the body is read as bytes and logged as a JSON summary of its parts. */
+  const upload = (path: string, task: 'transcribe' | 'translate'): void => {
+    app.post(path, (res: HttpResponse, req: HttpRequest) => {
+      const headers = collectHeaders(req);
+      const ex = new Exchange(res, log.record('POST', path, headers), (done) => active.delete(done));
+      active.add(ex);
+      ex.readRaw((body) => {
+        try {
+          const knobs = parseKnobs(headers, null);
+          if (knobs.errorStatus !== null) throw simulatedError(knobs, knobs.errorStatus);
+          const { reply: r, log: summary } = handleTranscription(task, headers['content-type'], body);
+          if (ex.entry) ex.entry.body = summary;
+          reply(ex, r, knobs);
+        } catch (err) {
+          ex.sendError(err instanceof SimError ? err : new SimError(500, err instanceof Error ? err.message : String(err), 'internal_error'));
+        }
+      });
+    });
+  };
+  upload('/v1/audio/transcriptions', 'transcribe');
+  upload('/v1/audio/translations', 'translate');
+  post('/v1/audio/speech', (ex, body, knobs) => reply(ex, handleSpeech(body), knobs));
+  registerRealtime(app, (headers) => log.record('GET', '/v1/realtime', headers));
 
   get('/v1/models', () => [200, JSON.stringify(models.list())]);
   get('/healthz', () => [200, '{"status":"ok"}']);

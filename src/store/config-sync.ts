@@ -4,9 +4,8 @@
  * the file are revoked (and come back if re-added). Projects and workspaces are never deleted by a sync:
  * API-created state hangs off them.
  */
-import { randomBytes } from 'node:crypto';
 import type { Config, KeyConfig, ProjectConfig } from '../config.js';
-import { hashKeyValue, keyPrefix } from '../core/auth/key-token.js';
+import { hashKeyValue, keyPrefix, newKeyId } from '../core/auth/key-token.js';
 import type { Db } from './db.js';
 import { createEndpointsRepo } from './endpoints-repo.js';
 import { createKeysRepo, type KeysRepo } from './keys-repo.js';
@@ -18,10 +17,6 @@ export interface SyncSummary {
   endpointsDeleted: number;
   keys: number;
   keysRevoked: number;
-}
-
-export function newKeyId(): string {
-  return `key_${randomBytes(12).toString('hex')}`;
 }
 
 export function syncConfig(db: Db, config: Config, now: number): SyncSummary {
@@ -46,7 +41,7 @@ export function syncConfig(db: Db, config: Config, now: number): SyncSummary {
       );
       for (const w of p.workspaces) {
         projects.upsertWorkspace(
-          { projectId: p.id, id: w.id, name: w.name, routingMode: w.routing_mode, zeroDataRetention: w.zero_data_retention },
+          { projectId: p.id, id: w.id, name: w.name, routingMode: w.routing_mode, zeroDataRetention: w.zero_data_retention, operational: w.operational },
           now,
         );
       }

@@ -8,10 +8,14 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { migration001 } from './migrations/001-platform.js';
 import { migration002 } from './migrations/002-usage.js';
+import { migration003 } from './migrations/003-limits-keys.js';
+import { migration004 } from './migrations/004-webhooks.js';
+import { migration005 } from './migrations/005-router.js';
 
 export type Db = Database.Database;
 
-const MIGRATIONS: readonly string[] = [migration001, migration002];
+// Versions are positions in this list: a new migration is appended, never inserted.
+const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005];
 
 /**
  * `FULL` (the default) fsyncs every commit: for management writes, rare and precious. `NORMAL` is for

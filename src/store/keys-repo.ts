@@ -72,6 +72,17 @@ export function createKeysRepo(db: Db) {
   const credentialByHash = db.prepare<[string], KeyRow & { valid_until: number | null }>(`
     SELECT k.*, s.valid_until FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id WHERE s.hash = ?`);
   const keyIdByHash = db.prepare<[string], { key_id: string }>('SELECT key_id FROM api_key_secrets WHERE hash = ?');
+  const keysOfProject = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE project_id = ? ORDER BY created_at, id');
+  const keyById = db.prepare<[string, string], KeyRow>('SELECT * FROM api_keys WHERE id = ? AND project_id = ?');
+  const graceOfProject = db.prepare<[string], { key_id: string; valid_until: number }>(`
+    SELECT s.key_id, MAX(s.valid_until) AS valid_until FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id
+    WHERE k.project_id = ? AND s.valid_until IS NOT NULL GROUP BY s.key_id`);
+  const revoke = db.prepare(
+    "UPDATE api_keys SET revoked_at = @now, revoked_reason = @reason WHERE id = @id AND revoked_at IS NULL",
+  );
+  const endCurrentSecret = db.prepare('UPDATE api_key_secrets SET valid_until = @until WHERE key_id = @id AND valid_until IS NULL');
+  const insertRotatedSecret = db.prepare('INSERT INTO api_key_secrets (hash, key_id, created_at, valid_until) VALUES (@hash, @id, @now, NULL)');
+  const setPrefix = db.prepare('UPDATE api_keys SET prefix = @prefix WHERE id = @id');
   const revokeUndeclared = db.prepare(`
     UPDATE api_keys SET revoked_at = @now, revoked_reason = 'config_removed'
     WHERE project_id = @projectId AND source = 'config' AND revoked_at IS NULL
@@ -95,6 +106,12 @@ export function createKeysRepo(db: Db) {
     insertSecret.run(hash, key.id, key.createdAt);
   });
 
+  const rotateTx = db.transaction((r: { id: string; hash: string; prefix: string; now: number; graceUntil: number }): void => {
+    endCurrentSecret.run({ id: r.id, until: r.graceUntil });
+    insertRotatedSecret.run({ hash: r.hash, id: r.id, now: r.now });
+    setPrefix.run({ prefix: r.prefix, id: r.id });
+  });
+
   return {
     /** Inserts a key with its first value, in one transaction. */
     insert(key: NewKey, hash: string): void {
@@ -108,6 +125,26 @@ export function createKeysRepo(db: Db) {
     findCredential(hash: string): KeyCredential | null {
       const row = credentialByHash.get(hash);
       return row ? { key: toKey(row), validUntil: row.valid_until } : null;
+    },
+    listForProject: (projectId: string): ApiKeyRecord[] => keysOfProject.all(projectId).map(toKey),
+    findInProject(projectId: string, id: string): ApiKeyRecord | null {
+      const row = keyById.get(id, projectId);
+      return row ? toKey(row) : null;
+    },
+    /** Key id -> the latest end of grace among its rotated-out values (keys never rotated are absent). */
+    rotatedValuesValidUntil(projectId: string): Map<string, number> {
+      return new Map(graceOfProject.all(projectId).map((r) => [r.key_id, r.valid_until]));
+    },
+    /** Permanent (SPEC "API key" states); false when the key was already revoked. */
+    revoke(id: string, now: number, reason: string): boolean {
+      return revoke.run({ id, now, reason }).changes > 0;
+    },
+    /**
+     * SPEC Authentication 11: the current value stays valid until `graceUntil`, the new one is current.
+     * A value rotated out earlier keeps its own, earlier end. The prefix follows the new value.
+     */
+    rotate(id: string, newHash: string, newPrefix: string, now: number, graceUntil: number): void {
+      rotateTx({ id, hash: newHash, prefix: newPrefix, now, graceUntil });
     },
     revokeUndeclaredConfigKeys(projectId: string, keepIds: readonly string[], now: number): number {
       return revokeUndeclared.run({ projectId, keep: toJson(keepIds), now }).changes;

@@ -21,6 +21,8 @@ interface WorkspaceRow {
   name: string;
   routing_mode: 'semantic' | 'concrete' | null;
   routing_mode_default: 'semantic' | 'concrete';
+  pinned_endpoint_id: string | null;
+  operational: number;
   zero_data_retention: number;
   created_at: number;
 }
@@ -43,6 +45,8 @@ const toWorkspace = (r: WorkspaceRow): WorkspaceRecord => ({
   name: r.name,
   routingMode: r.routing_mode,
   routingModeDefault: r.routing_mode_default,
+  pinnedEndpointId: r.pinned_endpoint_id,
+  operational: r.operational === 1,
   zeroDataRetention: r.zero_data_retention === 1,
   createdAt: r.created_at,
 });
@@ -63,6 +67,7 @@ export interface WorkspaceUpsert {
   name: string;
   routingMode: 'semantic' | 'concrete' | null;
   zeroDataRetention: boolean;
+  operational: boolean;
 }
 
 /** New workspaces default to semantic routing (SPEC Semantic router behaviour 9); stamped once at creation. */
@@ -74,12 +79,14 @@ export function createProjectsRepo(db: Db) {
     VALUES (@id, @uuid, @slug, @name, @plan, @requestsPerMinute, @tokensPerMinute, @defaultWorkspaceId, @now, @now)
     ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, name = excluded.name, plan = excluded.plan,
       requests_per_minute = excluded.requests_per_minute, tokens_per_minute = excluded.tokens_per_minute,
-      default_workspace_id = excluded.default_workspace_id, updated_at = excluded.updated_at`);
+      default_workspace_id = CASE WHEN projects.default_workspace_set_at IS NULL THEN excluded.default_workspace_id ELSE projects.default_workspace_id END,
+      updated_at = excluded.updated_at`);
   const upsertWorkspace = db.prepare(`
-    INSERT INTO workspaces (project_id, id, name, routing_mode, routing_mode_default, zero_data_retention, created_at)
-    VALUES (@projectId, @id, @name, @routingMode, '${NEW_WORKSPACE_ROUTING_DEFAULT}', @zdr, @now)
-    ON CONFLICT (project_id, id) DO UPDATE SET name = excluded.name, routing_mode = excluded.routing_mode,
-      zero_data_retention = excluded.zero_data_retention, deleted_at = NULL`);
+    INSERT INTO workspaces (project_id, id, name, routing_mode, routing_mode_default, zero_data_retention, operational, created_at)
+    VALUES (@projectId, @id, @name, @routingMode, '${NEW_WORKSPACE_ROUTING_DEFAULT}', @zdr, @operational, @now)
+    ON CONFLICT (project_id, id) DO UPDATE SET name = excluded.name,
+      routing_mode = CASE WHEN workspaces.routing_mode_set_at IS NULL THEN excluded.routing_mode ELSE workspaces.routing_mode END,
+      zero_data_retention = excluded.zero_data_retention, operational = excluded.operational, deleted_at = NULL`);
   const allProjects = db.prepare<[], ProjectRow>('SELECT * FROM projects');
   const liveWorkspaces = db.prepare<[], WorkspaceRow>('SELECT * FROM workspaces WHERE deleted_at IS NULL ORDER BY created_at, id');
 
@@ -88,7 +95,7 @@ export function createProjectsRepo(db: Db) {
       upsertProject.run({ ...p, uuid: randomUUID(), now });
     },
     upsertWorkspace(w: WorkspaceUpsert, now: number): void {
-      upsertWorkspace.run({ projectId: w.projectId, id: w.id, name: w.name, routingMode: w.routingMode, zdr: w.zeroDataRetention ? 1 : 0, now });
+      upsertWorkspace.run({ projectId: w.projectId, id: w.id, name: w.name, routingMode: w.routingMode, zdr: w.zeroDataRetention ? 1 : 0, operational: w.operational ? 1 : 0, now });
     },
     listProjects: (): ProjectRecord[] => allProjects.all().map(toProject),
     listWorkspaces: (): WorkspaceRecord[] => liveWorkspaces.all().map(toWorkspace),

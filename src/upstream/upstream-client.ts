@@ -4,6 +4,7 @@
  * as the exact bytes prepared by the route. The caller's AbortSignal aborts the upstream request at once.
  */
 import { EventEmitter } from 'node:events';
+import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 
@@ -15,7 +16,10 @@ export interface UpstreamTarget {
 
 export interface UpstreamCall {
   readonly path: string;
-  readonly body: Buffer;
+  /** Exact bytes, or a stream (multipart uploads forwarded as they arrive). */
+  readonly body: Buffer | Readable;
+  /** Default application/json. */
+  readonly contentType?: string;
   readonly signal: AbortSignal | UpstreamAbort;
   readonly accept?: string;
   /** undici idle timeouts; our own deadline timers are the ones that produce client-visible errors. */
@@ -68,7 +72,7 @@ export function createUpstreamClient(): UpstreamClient {
   return {
     post(target, call) {
       const origin = originFor(target.baseUrl);
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      const headers: Record<string, string> = { 'content-type': call.contentType ?? 'application/json' };
       if (call.accept) headers.accept = call.accept;
       if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
       return origin.pool.request({

@@ -17,7 +17,7 @@ describe('routing errors', () => {
   });
 
   it('answers a known family that has not landed with 501 not_implemented after authenticating', async () => {
-    const url = `${suite.gw.url}/${PROJECT}/v1/webhooks`;
+    const url = `${suite.gw.url}/${PROJECT}/v1/batches`;
     expectError(await call(url), 401, 'authentication_required');
     expectError(await call(url, { key: suite.keys.full }), 501, 'not_implemented');
   });

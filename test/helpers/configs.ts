@@ -64,23 +64,55 @@ function endpoint(id: string, slug: string, upstream: string, extra: Record<stri
   };
 }
 
-export function testConfig(upstream: string, keys: TestKeys, overrides: { server?: Record<string, unknown> } = {}) {
+export interface ConfigOverrides {
+  server?: Record<string, unknown>;
+  security?: { allow_private_targets?: boolean; allow_http_targets?: boolean };
+  webhooks?: Record<string, unknown>;
+  testing?: { event_injection?: boolean };
+  /** Top-level `limits` (management, files, conversation-items ceilings). */
+  limits?: Record<string, unknown>;
+  /** For PROJECT: plan, `rate_limit`, extra keys, and budgets by endpoint slug or workspace id. */
+  plan?: 'free' | 'paid';
+  rateLimit?: { requests_per_minute?: number; tokens_per_minute?: number };
+  extraKeys?: Record<string, unknown>[];
+  budgets?: { endpoints?: Record<string, Record<string, number>>; workspaces?: Record<string, Record<string, number>> };
+  /** Top-level `semantic_router` (deployment defaults of the router). */
+  semanticRouter?: Record<string, unknown>;
+  /** More projects after PROJECT and OTHER_PROJECT (e.g. the router project of test/helpers/router-config.ts). */
+  extraProjects?: Record<string, unknown>[];
+}
+
+/** Adds `budget` to the items a budgets override names (endpoints by slug, workspaces by id). */
+function withBudgets<T extends Record<string, unknown>>(items: T[], by: 'slug' | 'id', budgets: Record<string, Record<string, number>> | undefined): T[] {
+  if (!budgets) return items;
+  return items.map((item) => {
+    const budget = budgets[String(item[by])];
+    return budget ? { ...item, budget } : item;
+  });
+}
+
+export function testConfig(upstream: string, keys: TestKeys, overrides: ConfigOverrides = {}) {
   return {
     server: { host: '127.0.0.1', port: 0, region: 'local', ...overrides.server },
-    testing: { controllable_clock: !overrides.server?.production },
+    testing: { controllable_clock: !overrides.server?.production, ...overrides.testing },
+    ...(overrides.security ? { security: overrides.security } : {}),
+    ...(overrides.webhooks ? { webhooks: overrides.webhooks } : {}),
+    ...(overrides.limits ? { limits: overrides.limits } : {}),
+    ...(overrides.semanticRouter ? { semantic_router: overrides.semanticRouter } : {}),
     timeouts: { free: FREE_TIER_TIMEOUTS },
     projects: [
       {
         id: PROJECT,
         slug: 'test',
-        plan: 'paid',
+        plan: overrides.plan ?? 'paid',
+        ...(overrides.rateLimit ? { rate_limit: overrides.rateLimit } : {}),
         default_workspace: WS_DEFAULT,
-        workspaces: [
+        workspaces: withBudgets<Record<string, unknown>>([
           { id: WS_DEFAULT, name: 'Default' },
           { id: WS_B, name: 'B' },
           { id: WS_C, name: 'C', zero_data_retention: true },
-        ],
-        endpoints: [
+        ], 'id', overrides.budgets?.workspaces),
+        endpoints: withBudgets([
           endpoint(CHAT_ID, 'chat', upstream),
           endpoint(REASONER_ID, 'reasoner', upstream, {
             model: { id: 'acme/model-reasoner', context_window: 32768, capabilities: ['tools'], reasoning: ['low', 'medium', 'high'], reasoning_budget: true },
@@ -96,7 +128,7 @@ export function testConfig(upstream: string, keys: TestKeys, overrides: { server
           endpoint(EMBED_ID, 'embed', upstream, { kind: 'embedding', tier: 'cpu', model: { id: 'model-embed', context_window: 8192 } }),
           endpoint(SUSPENDED_ID, 'paused', upstream, { status: 'suspended' }),
           endpoint(B_ONLY_ID, 'b-only', upstream, { workspaces: [WS_B] }),
-        ],
+        ], 'slug', overrides.budgets?.endpoints),
         keys: [
           { value: keys.full, scopes: ['inference', 'management'] },
           { value: keys.inferenceOnly, scopes: ['inference'] },
@@ -108,6 +140,7 @@ export function testConfig(upstream: string, keys: TestKeys, overrides: { server
           { value: keys.endpointBound, scopes: ['inference'], endpoint_id: CHAT_ID },
           { value: keys.confinedOne, scopes: ['inference'], allowed_workspace_ids: [WS_B] },
           { value: keys.confinedTwo, scopes: ['inference'], allowed_workspace_ids: [WS_DEFAULT, WS_B] },
+          ...(overrides.extraKeys ?? []),
         ],
       },
       {
@@ -118,6 +151,7 @@ export function testConfig(upstream: string, keys: TestKeys, overrides: { server
         endpoints: [endpoint('66666666-6666-4666-8666-666666666666', 'chat', upstream)],
         keys: [{ value: keys.otherProject, scopes: ['inference', 'management'] }],
       },
+      ...(overrides.extraProjects ?? []),
     ],
   };
 }

@@ -228,3 +228,62 @@ describe('loadConfigFile', () => {
     expect(() => loadConfigFile(join(dir, 'missing.yaml'))).toThrow(/^cannot read config file .*missing\.yaml: ENOENT$/);
   });
 });
+
+describe('webhooks and event injection', () => {
+  it('defaults the retry schedule and attempt timeout to SPEC\'s', () => {
+    expect(parseConfig({}).webhooks).toEqual({
+      retry_schedule_ms: [60_000, 300_000, 900_000, 3_600_000, 14_400_000],
+      attempt_timeout_ms: 30_000,
+      max_in_flight: 64,
+      per_endpoint_in_flight: 16,
+      poll_interval_ms: 250,
+    });
+  });
+
+  it('takes a shorter schedule and timeout for tests', () => {
+    expect(parseConfig({ webhooks: { retry_schedule_ms: [10], attempt_timeout_ms: 500 } }).webhooks).toMatchObject({ retry_schedule_ms: [10], attempt_timeout_ms: 500 });
+  });
+
+  it('refuses a retry delay that is not a positive integer', () => {
+    expect(() => parseConfig({ webhooks: { retry_schedule_ms: [0] } })).toThrow(/webhooks\.retry_schedule_ms\[0\]/);
+  });
+
+  it('refuses testing.event_injection together with server.production', () => {
+    expect(() => parseConfig({ server: { production: true }, testing: { event_injection: true } })).toThrow(/testing\.event_injection: cannot be on with server\.production: true/);
+  });
+});
+
+describe('limits and budgets', () => {
+  it('defaults the control-plane ceilings to SPEC: 60 management, 600 files, 600 conversation items', () => {
+    expect(parseConfig({}).limits).toEqual({
+      management_requests_per_minute: 60,
+      files_requests_per_minute: 600,
+      conversation_items_requests_per_minute: 600,
+    });
+  });
+
+  it('reads token budgets on endpoints and workspaces, each window optional', () => {
+    const config = parseConfig({
+      projects: [
+        makeProject({
+          workspaces: [{ id: 'ws_a1', name: 'Main', budget: { daily_tokens: 500 } }],
+          endpoints: [makeEndpoint({ budget: { hourly_tokens: 10, hard_cap_tokens: 1000 } })],
+        }),
+      ],
+    });
+    expect(config.projects[0]?.endpoints[0]?.budget).toEqual({ hourly_tokens: 10, hard_cap_tokens: 1000 });
+    expect(config.projects[0]?.workspaces[0]?.budget).toEqual({ daily_tokens: 500 });
+  });
+
+  it.each([
+    [{ hourly_tokens: 0 }, 'projects[0].endpoints[0].budget.hourly_tokens'],
+    [{ daily_tokens: 1.5 }, 'projects[0].endpoints[0].budget.daily_tokens'],
+    [{ monthly_tokens: 5 }, 'projects[0].endpoints[0].budget'],
+  ])('refuses the endpoint budget %j, naming %s', (budget, path) => {
+    expect(() => parseConfig({ projects: [makeProject({ endpoints: [makeEndpoint({ budget })] })] })).toThrow(path);
+  });
+
+  it('refuses a negative control-plane ceiling', () => {
+    expect(() => parseConfig({ limits: { management_requests_per_minute: -1 } })).toThrow(/limits\.management_requests_per_minute/);
+  });
+});

@@ -25,3 +25,8 @@ export function isWellFormedKey(value: string): boolean {
 export function keyPrefix(value: string): string {
   return value.slice(0, value.length - 43 + PREFIX_TOKEN_CHARS);
 }
+
+/** The key's record id (not secret): `key_<24 hex>`. */
+export function newKeyId(): string {
+  return `key_${randomBytes(12).toString('hex')}`;
+}

@@ -17,13 +17,15 @@ export interface CapabilityContext {
   projectHasSpeechEndpoint: boolean;
   /** SPEC "Message object": video input is off unless the deployment enables it. */
   videoInputEnabled: boolean;
+  /** SPEC "Message object": audio input is operator-gated, on by default (features.audio_input). */
+  audioInputEnabled?: boolean;
 }
 
 export function checkCapabilities(req: ChatRequest, ctx: CapabilityContext): void {
   const has = (capability: Capability): boolean => ctx.model.capabilities.includes(capability);
   if (!has('tools')) checkNoTools(req);
   checkResponseFormat(req, has('structured_output'));
-  checkContentParts(req, { vision: has('vision'), audio: has('audio_input'), video: has('video_input'), videoEnabled: ctx.videoInputEnabled });
+  checkContentParts(req, { vision: has('vision'), audio: has('audio_input'), audioEnabled: ctx.audioInputEnabled ?? true, video: has('video_input'), videoEnabled: ctx.videoInputEnabled });
   if (req.modalities?.includes('audio') && !ctx.projectHasSpeechEndpoint) {
     throw new GatewayError('invalid_request', {
       param: 'modalities',
@@ -70,6 +72,7 @@ function checkResponseFormat(req: ChatRequest, structuredOutput: boolean): void 
 interface MediaSupport {
   vision: boolean;
   audio: boolean;
+  audioEnabled: boolean;
   video: boolean;
   videoEnabled: boolean;
 }
@@ -91,6 +94,7 @@ function checkContentParts(req: ChatRequest, support: MediaSupport): void {
 
 function missingCapability(type: string, support: MediaSupport): string | null {
   if (type === 'image_url' && !support.vision) return "this endpoint's model does not support image input (vision)";
+  if (type === 'input_audio' && !support.audioEnabled) return 'audio input is turned off on this deployment';
   if (type === 'input_audio' && !support.audio) return "this endpoint's model does not support audio input (audio_input)";
   if (type === 'video_url' && !support.videoEnabled) return 'video input is not enabled on this deployment';
   if (type === 'video_url' && !support.video) return "this endpoint's model does not support video input (video_input)";

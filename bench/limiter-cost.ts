@@ -1,0 +1,71 @@
+/**
+ * The rate limiter's cost (issue: "throughput with limits on vs unmetered, same run"): the same gateway
+ * build twice, unmetered and with every limiter metered at ceilings no run reaches, measured in
+ * alternating rounds (off, on, off, on, ...) so that a noisy neighbour on a shared machine hits both
+ * sides alike; the medians are compared.
+ */
+import type { LoadResult } from './load.js';
+import { runScenario, type Row, type Scenario, type Target } from './scenarios.js';
+
+export interface LimiterCost {
+  readonly scenario: Scenario;
+  readonly off: readonly Row[];
+  readonly on: readonly Row[];
+}
+
+export async function runLimiterCost(
+  off: Target,
+  on: Target,
+  scenarios: readonly Scenario[],
+  seconds: number,
+  rounds: number,
+  log: (msg: string) => void,
+): Promise<LimiterCost[]> {
+  const out: LimiterCost[] = [];
+  for (const scenario of scenarios) {
+    const offRows: Row[] = [];
+    const onRows: Row[] = [];
+    for (let i = 0; i < rounds; i++) {
+      offRows.push(await runScenario(off, scenario, seconds));
+      onRows.push(await runScenario(on, scenario, seconds));
+      log(`limiter cost, ${scenario.label}, round ${i + 1}: off ${Math.round(offRows[i]?.load.reqPerSec ?? 0)} req/s, on ${Math.round(onRows[i]?.load.reqPerSec ?? 0)} req/s`);
+    }
+    out.push({ scenario, off: offRows, on: onRows });
+  }
+  return out;
+}
+
+function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] ?? null) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+}
+
+export interface LimiterCostSummary {
+  readonly label: string;
+  readonly offReqPerSec: number | null;
+  readonly onReqPerSec: number | null;
+  readonly offCpuUs: number | null;
+  readonly onCpuUs: number | null;
+  /** Throughput lost with limits on, in percent (negative: gained, i.e. within noise). */
+  readonly lossPercent: number | null;
+  readonly failures: number;
+}
+
+export function summarize(c: LimiterCost): LimiterCostSummary {
+  const rps = (rows: readonly Row[]) => median(rows.map((r) => r.load.reqPerSec));
+  const cpu = (rows: readonly Row[]) => median(rows.flatMap((r) => (r.cpuUsPerReq === null ? [] : [r.cpuUsPerReq])));
+  const offReqPerSec = rps(c.off);
+  const onReqPerSec = rps(c.on);
+  const bad = (l: LoadResult): number => l.non2xx + l.errors;
+  return {
+    label: c.scenario.label,
+    offReqPerSec,
+    onReqPerSec,
+    offCpuUs: cpu(c.off),
+    onCpuUs: cpu(c.on),
+    lossPercent: offReqPerSec && onReqPerSec !== null ? (1 - onReqPerSec / offReqPerSec) * 100 : null,
+    failures: [...c.off, ...c.on].reduce((n, r) => n + bad(r.load), 0),
+  };
+}

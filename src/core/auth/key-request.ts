@@ -1,0 +1,110 @@
+/**
+ * Creating an API key, shared by `switchboard keys create` and `POST /{project}/v1/management/api-keys`:
+ * the rules of SPEC "API key" and Authentication 10 checked against the project's records, then the record
+ * and its one-time value. Pure apart from the random value and id; the callers store the result.
+ */
+import type { Scope } from '../../config.js';
+import type { ApiKeyRecord, EndpointRecord, ProjectRecord, WorkspaceRecord } from '../records.js';
+import { parseRange } from './ip-filter.js';
+import { hashKeyValue, keyPrefix, mintKeyValue, newKeyId } from './key-token.js';
+
+export interface KeyRequest {
+  readonly scopes: readonly Scope[];
+  readonly name: string | null;
+  readonly expiresAt: number | null;
+  readonly endpointId: string | null;
+  readonly allowedWorkspaceIds: readonly string[] | null;
+  readonly allowedIps: readonly string[];
+  readonly blockedIps: readonly string[];
+  readonly quotaRequests: number;
+  readonly quotaWindow: number;
+}
+
+/** The project's live records the request is checked against. */
+export interface KeyRequestContext {
+  readonly project: ProjectRecord;
+  readonly endpoints: readonly EndpointRecord[];
+  readonly workspaces: ReadonlyMap<string, WorkspaceRecord>;
+  readonly now: number;
+}
+
+/** A rule broken by the request; `field` is the wire path (`allowed_workspace_ids[1]`), mapped to a flag by the CLI. */
+export class KeyRequestError extends Error {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.name = 'KeyRequestError';
+    this.field = field;
+  }
+}
+
+export type NewKeyRecord = Omit<ApiKeyRecord, 'ipFilter' | 'revokedAt'>;
+
+export interface MintedKey {
+  readonly record: NewKeyRecord;
+  /** Shown once, to the creator; never stored. */
+  readonly value: string;
+  readonly hash: string;
+}
+
+export function checkKeyRequest(r: KeyRequest, ctx: KeyRequestContext): void {
+  const { project } = ctx;
+  for (const [field, list] of [['allowed_ips', r.allowedIps], ['blocked_ips', r.blockedIps]] as const) {
+    list.forEach((ip, i) => {
+      if (parseRange(ip) === null) throw new KeyRequestError(`${field}[${i}]`, `${ip} is not an IPv4/IPv6 address or CIDR range`);
+    });
+  }
+  if (r.expiresAt !== null && r.expiresAt <= ctx.now) throw new KeyRequestError('expires_at', 'must be in the future');
+  if (r.endpointId !== null && !ctx.endpoints.some((e) => e.id === r.endpointId)) {
+    throw new KeyRequestError('endpoint_id', `project ${project.id} has no endpoint ${r.endpointId}`);
+  }
+  const list = r.allowedWorkspaceIds;
+  if (list !== null) {
+    // SPEC Authentication 10: an empty list, a list with management, or a workspace that is not live -> 400.
+    if (list.length === 0) throw new KeyRequestError('allowed_workspace_ids', 'must name at least one workspace (omit it to reach every workspace)');
+    if (r.scopes.includes('management')) throw new KeyRequestError('allowed_workspace_ids', 'cannot be combined with the management scope');
+    list.forEach((w, i) => {
+      if (!ctx.workspaces.has(w)) throw new KeyRequestError(`allowed_workspace_ids[${i}]`, `project ${project.id} has no workspace ${w}`);
+    });
+  }
+}
+
+/**
+ * SPEC Authentication 10: a confined key never creates keys; a personal (user-owned) key only when its
+ * user owns the project. Ownership is not recorded yet, so a user key is refused too (docs/decisions.md).
+ * Returns the reason to refuse, or null.
+ */
+export function keyCreationRefusal(creator: ApiKeyRecord, projectOwnerUserId: string | null = null): string | null {
+  if (creator.allowedWorkspaceIds !== null) return 'A key confined to workspaces may not create API keys.';
+  if (creator.userId !== null && creator.userId !== projectOwnerUserId) {
+    return "A personal API key may create keys only when its user owns the project.";
+  }
+  return null;
+}
+
+/**
+ * Checks the request and mints the key: `svc_<segment>_<43 base64url chars>`, where the segment is the
+ * project slug (CLI, like the dashboard) or `mgmt` (management API).
+ */
+export function mintKey(r: KeyRequest, ctx: KeyRequestContext, origin: { source: NewKeyRecord['source']; valueSegment: string }): MintedKey {
+  checkKeyRequest(r, ctx);
+  const value = mintKeyValue(origin.valueSegment);
+  const record: NewKeyRecord = {
+    id: newKeyId(),
+    projectId: ctx.project.id,
+    name: r.name,
+    prefix: keyPrefix(value),
+    scopes: [...new Set(r.scopes)],
+    allowedIps: [...r.allowedIps],
+    blockedIps: [...r.blockedIps],
+    expiresAt: r.expiresAt,
+    quotaRequests: r.quotaRequests,
+    quotaWindow: r.quotaWindow,
+    endpointId: r.endpointId,
+    allowedWorkspaceIds: r.allowedWorkspaceIds ? [...r.allowedWorkspaceIds] : null,
+    userId: null,
+    source: origin.source,
+    createdAt: ctx.now,
+  };
+  return { record, value, hash: hashKeyValue(value) };
+}

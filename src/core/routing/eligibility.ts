@@ -1,0 +1,105 @@
+/**
+ * SPEC behaviour 8: eligibility filters, in order: modality, context window, tool calling, structured
+ * output. A filter that removes every remaining candidate refuses the request with the error a direct
+ * route would give for the same body on any of them. Pure.
+ */
+import { GatewayError } from '../../errors.js';
+import type { CandidateRow, FilterName, RouteEndpoint, RouteQuery } from './types.js';
+
+/** SPEC "Other limits": the output reserve when the caller sends no max_tokens. */
+export const CONTEXT_RESERVE = 2048;
+/** SPEC behaviour 8: windows under this are routable whatever the request's size. */
+export const SMALL_WINDOW = 4096;
+
+type Test = (e: RouteEndpoint) => boolean;
+
+interface Filter {
+  readonly name: FilterName;
+  /** null: the filter does not apply to this request. */
+  readonly keep: Test | null;
+  readonly refusal: () => GatewayError;
+}
+
+export interface Eligibility {
+  readonly eligible: readonly RouteEndpoint[];
+  readonly dropped: readonly CandidateRow[];
+  readonly counts: Readonly<Record<FilterName, number>>;
+}
+
+const has = (e: RouteEndpoint, capability: string): boolean => (e.model.capabilities as readonly string[]).includes(capability);
+
+function filtersFor(q: RouteQuery, videoInputEnabled: boolean): Filter[] {
+  const n = q.needs;
+  const output = q.maxOutputTokens ?? CONTEXT_RESERVE;
+  return [
+    {
+      name: 'modality',
+      keep: n.vision || n.audioInput || n.videoInput
+        ? (e) => (!n.vision || has(e, 'vision')) && (!n.audioInput || has(e, 'audio_input')) && (!n.videoInput || (videoInputEnabled && has(e, 'video_input')))
+        : null,
+      refusal: () =>
+        new GatewayError('invalid_request', {
+          param: 'messages',
+          message: `No endpoint of this workspace accepts the request's input (${modalities(n).join(', ')}); send text, or add an endpoint whose model supports it.`,
+        }),
+    },
+    {
+      name: 'context_window',
+      keep: (e) => e.model.context_window < SMALL_WINDOW || q.inputTokens + output <= e.model.context_window,
+      refusal: () =>
+        new GatewayError('context_length_exceeded', {
+          param: q.maxOutputTokens !== null ? 'max_tokens' : 'messages',
+          message:
+            `No endpoint of this workspace has a context window for about ${q.inputTokens} input tokens plus ` +
+            (q.maxOutputTokens !== null ? `${q.maxOutputTokens} requested output tokens` : `the ${CONTEXT_RESERVE}-token output reserve`) +
+            '. Shorten the input or lower max_tokens.',
+        }),
+    },
+    {
+      name: 'tool_calling',
+      keep: n.tools ? (e) => has(e, 'tools') : null,
+      refusal: () =>
+        new GatewayError('unsupported_parameter', {
+          param: n.toolsDeclared ? 'tools' : 'messages',
+          message: `${n.toolsDeclared ? 'tools are' : 'Tool-call history is'} not supported: no endpoint of this workspace supports tool calling.`,
+        }),
+    },
+    {
+      name: 'structured_output',
+      keep: n.structuredOutput ? (e) => has(e, 'structured_output') : null,
+      refusal: () =>
+        new GatewayError('unsupported_parameter', {
+          param: 'response_format',
+          message: 'response_format json modes are not supported: no endpoint of this workspace supports structured output.',
+        }),
+    },
+  ];
+}
+
+function modalities(n: RouteQuery['needs']): string[] {
+  return [n.vision ? 'images' : '', n.audioInput ? 'audio' : '', n.videoInput ? 'video' : ''].filter((s) => s !== '');
+}
+
+/** Runs the filters in SPEC order; throws the refusal of the first filter that leaves nothing. */
+export function applyEligibility(pool: readonly RouteEndpoint[], q: RouteQuery, videoInputEnabled: boolean): Eligibility {
+  let remaining = pool;
+  const dropped: CandidateRow[] = [];
+  const counts: Record<FilterName, number> = { modality: 0, context_window: 0, tool_calling: 0, structured_output: 0 };
+  for (const filter of filtersFor(q, videoInputEnabled)) {
+    const keep = filter.keep;
+    if (!keep) continue;
+    const kept = remaining.filter((e) => keep(e));
+    if (kept.length === 0) throw filter.refusal();
+    for (const e of remaining) {
+      if (!kept.includes(e)) dropped.push({ endpoint_id: e.id, slug: e.slug, similarity: null, dropped_by: filter.name });
+    }
+    counts[filter.name] = remaining.length - kept.length;
+    remaining = kept;
+  }
+  return { eligible: remaining, dropped, counts };
+}
+
+/** Whether one endpoint passes every filter (rule targets: "routable" for this request). */
+export function isEligible(e: RouteEndpoint, q: RouteQuery, videoInputEnabled: boolean): boolean {
+  return filtersFor(q, videoInputEnabled).every((f) => f.keep === null || f.keep(e));
+}

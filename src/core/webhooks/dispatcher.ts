@@ -1,0 +1,300 @@
+/**
+ * The delivery dispatcher: works the outbox's due deliveries without blocking the event loop.
+ *
+ * Rows are claimed (selected and marked `sending` synchronously, so nothing is claimed twice) two ways:
+ *  - a global tick (every `pollMs`, on `wake()` after an emission, and again after a full batch) takes
+ *    due rows oldest first across endpoints, skipping endpoints whose share is claimed;
+ *  - a per-endpoint refill, once half an endpoint's share is free again, takes that endpoint's next due
+ *    rows through its own index. With one busy endpoint, a global query would walk past every one of its
+ *    queued rows each time; the refill does not.
+ * A claimed batch is signed by one pool task, then each attempt waits for an HTTP slot: at most
+ * `maxInFlight` requests open overall and `perWebhookInFlight` per endpoint, so one slow receiver cannot
+ * take every slot. Up to as many again are claimed and signed ahead, so the pool hop (slow on a busy
+ * core: the worker runs reniced) overlaps requests instead of adding to each one; a signature is at most
+ * one queue wait old when sent, far inside the receivers' 300 s tolerance.
+ * Outcomes are buffered and written in one small transaction per `flushMs` or FLUSH_MAX results. Due
+ * times are compared against the injected clock at every claim (no long timers): a test that moves the
+ * clock sees retries go out at the next poll.
+ *
+ * At least once: a row stays `sending` until its outcome is committed, and `start()` puts every
+ * `sending` row back to `pending` (this process is the only dispatcher of its store), so an attempt lost
+ * to a crash is made again on restart. Its outcome was never recorded, so it does not count as made.
+ */
+import type { AttemptOutcome, DeliveryResult, DueDelivery, WebhookAttempt } from './delivery.js';
+import { resultOf, SECRET_UNREADABLE } from './delivery-outcome.js';
+
+export interface DispatchStore {
+  /** Puts rows a previous process left `sending` back to `pending`; returns how many. */
+  resetInFlight(): number;
+  /** Due rows of active endpoints, oldest due first, skipping the listed webhooks. */
+  selectDue(now: number, limit: number, skipWebhooks: readonly string[]): DueDelivery[];
+  /** One endpoint's due rows, oldest due first. */
+  selectDueFor(webhookId: string, now: number, limit: number): DueDelivery[];
+  markSending(seqs: readonly number[], now: number): void;
+  recordResults(results: readonly DeliveryResult[], now: number): void;
+}
+
+export interface DispatcherDeps {
+  readonly store: DispatchStore;
+  /** `sha256=<hex>` per item, in order (the worker pool). */
+  sign(items: readonly { secret: string; timestamp: number; body: string }[]): Promise<string[]>;
+  send(attempt: WebhookAttempt): Promise<AttemptOutcome>;
+  now(): number;
+  readonly retryScheduleMs: readonly number[];
+  readonly maxInFlight: number;
+  readonly perWebhookInFlight: number;
+  readonly pollMs: number;
+  readonly flushMs?: number;
+  onEvent?(event: DispatcherEvent): void;
+}
+
+export type DispatcherEvent =
+  | { readonly kind: 'resumed'; readonly count: number }
+  | { readonly kind: 'failed_permanently'; readonly deliveryId: string; readonly webhookId: string; readonly error: string | null }
+  | { readonly kind: 'error'; readonly message: string };
+
+export interface Dispatcher {
+  start(): void;
+  /** Ask for a tick soon (after an emission commits). */
+  wake(): void;
+  /** Rows claimed and not settled yet (signing, waiting for a slot, or sending). */
+  readonly inFlight: number;
+  /** Stops claiming and sending, waits up to `waitMs` for requests open, writes their outcomes. */
+  close(waitMs: number): Promise<void>;
+}
+
+const FLUSH_MAX = 128;
+
+interface Ready {
+  readonly row: DueDelivery;
+  readonly attempt: WebhookAttempt;
+}
+
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
+  const shareCap = deps.perWebhookInFlight;
+  const claimCap = shareCap * 2;
+  const claimedBy = new Map<string, number>();
+  const sendingBy = new Map<string, number>();
+  const ready = new Map<string, Ready[]>();
+  let claimed = 0;
+  let sending = 0;
+  let results: DeliveryResult[] = [];
+  let flushTimer: NodeJS.Timeout | null = null;
+  let pollTimer: NodeJS.Timeout | null = null;
+  let tickQueued = false;
+  const refills = new Set<string>();
+  let refillQueued = false;
+  let closed = false;
+  let stopped = false;
+  let idle: (() => void) | null = null;
+  const report = (event: DispatcherEvent): void => deps.onEvent?.(event);
+  const bump = (m: Map<string, number>, id: string, by: number): number => {
+    const n = (m.get(id) ?? 0) + by;
+    if (n <= 0) m.delete(id);
+    else m.set(id, n);
+    return n;
+  };
+
+  function flush(): void {
+    if (flushTimer) clearTimeout(flushTimer);
+    flushTimer = null;
+    if (results.length === 0) return;
+    const batch = results;
+    results = [];
+    try {
+      deps.store.recordResults(batch, deps.now());
+    } catch (err) {
+      // Rows stay `sending` in the store; keep the outcomes and try again shortly.
+      results = [...batch, ...results];
+      report({ kind: 'error', message: `recording delivery outcomes failed: ${(err as Error).message}` });
+      flushTimer = setTimeout(flush, 1000);
+    }
+  }
+
+  function queueResult(result: DeliveryResult): void {
+    // After close the store may be gone: the row stays `sending` and is attempted again at the next start.
+    if (stopped) return;
+    results.push(result);
+    if (results.length >= FLUSH_MAX) flush();
+    else flushTimer ??= setTimeout(flush, deps.flushMs ?? 10);
+  }
+
+  /** A claimed row is done (settled or given back): frees its claim; refills its endpoint when half free. */
+  function unclaim(row: DueDelivery, refill: boolean): void {
+    claimed -= 1;
+    const n = bump(claimedBy, row.webhookId, -1);
+    if (claimed === 0) idle?.();
+    if (refill && !closed && claimCap - n >= shareCap) queueRefill(row.webhookId);
+  }
+
+  /** Claimed rows that will not be attempted now go back to `pending`, their attempt not counted. */
+  function giveBack(rows: readonly DueDelivery[]): void {
+    for (const r of rows) {
+      queueResult({ seq: r.seq, kind: 'released' });
+      unclaim(r, false);
+    }
+  }
+
+  function settle(row: DueDelivery, outcome: AttemptOutcome): void {
+    const result = resultOf(row, outcome, deps.now(), deps.retryScheduleMs);
+    if (result.state === 'failed') report({ kind: 'failed_permanently', deliveryId: row.id, webhookId: row.webhookId, error: outcome.errorMessage });
+    queueResult(result);
+  }
+
+  /** Starts the endpoint's signed attempts while it and the whole dispatcher have open slots. */
+  function pump(webhookId: string): void {
+    const queue = ready.get(webhookId);
+    while (!closed && queue && queue.length > 0 && sending < deps.maxInFlight && (sendingBy.get(webhookId) ?? 0) < shareCap) {
+      const { row, attempt } = queue.shift() as Ready;
+      sending += 1;
+      bump(sendingBy, webhookId, 1);
+      void deps
+        .send(attempt)
+        .catch((err: unknown): AttemptOutcome => ({ ok: false, httpStatus: null, responseBody: null, errorMessage: String(err) }))
+        .then((outcome) => {
+          sending -= 1;
+          bump(sendingBy, webhookId, -1);
+          settle(row, outcome);
+          unclaim(row, true);
+          pump(webhookId);
+          // A slot freed overall: endpoints held back by the global cap go next.
+          for (const [id, q] of ready) if (q.length > 0 && id !== webhookId) pump(id);
+        });
+    }
+    if (queue && queue.length === 0) ready.delete(webhookId);
+  }
+
+  async function startAttempts(rows: readonly DueDelivery[], timestamp: number): Promise<void> {
+    const signable = rows.filter((r) => r.secret !== null);
+    let signatures: string[];
+    try {
+      signatures = await deps.sign(signable.map((r) => ({ secret: r.secret ?? '', timestamp, body: r.body })));
+    } catch (err) {
+      report({ kind: 'error', message: `signing failed; deliveries go back to the queue: ${(err as Error).message}` });
+      // No refill: the next poll retries, so a broken pool does not spin.
+      giveBack(rows);
+      return;
+    }
+    if (closed) {
+      giveBack(rows);
+      return;
+    }
+    let i = 0;
+    const touched = new Set<string>();
+    for (const row of rows) {
+      if (row.secret === null) {
+        settle(row, SECRET_UNREADABLE);
+        unclaim(row, true);
+        continue;
+      }
+      const attempt: WebhookAttempt = { url: row.url, deliveryId: row.id, timestamp, signature: signatures[i++] ?? '', body: row.body };
+      const queue = ready.get(row.webhookId) ?? [];
+      queue.push({ row, attempt });
+      ready.set(row.webhookId, queue);
+      touched.add(row.webhookId);
+    }
+    for (const id of touched) pump(id);
+  }
+
+  /** Marks rows `sending` and takes their claims, then signs them (off the loop) and queues them to send. */
+  function claim(rows: readonly DueDelivery[], now: number): void {
+    if (rows.length === 0) return;
+    deps.store.markSending(rows.map((r) => r.seq), now);
+    claimed += rows.length;
+    for (const r of rows) bump(claimedBy, r.webhookId, 1);
+    void startAttempts(rows, Math.floor(now / 1000));
+  }
+
+  /** Up to `free` rows without exceeding any endpoint's claim cap. */
+  function pick(rows: readonly DueDelivery[], free: number): DueDelivery[] {
+    const picked: DueDelivery[] = [];
+    const counts = new Map(claimedBy);
+    for (const row of rows) {
+      if (picked.length >= free) break;
+      const n = counts.get(row.webhookId) ?? 0;
+      if (n >= claimCap) continue;
+      counts.set(row.webhookId, n + 1);
+      picked.push(row);
+    }
+    return picked;
+  }
+
+  function tick(): void {
+    tickQueued = false;
+    const free = deps.maxInFlight * 2 - claimed;
+    if (closed || free <= 0) return;
+    try {
+      const now = deps.now();
+      const limit = Math.min(free * 2, 1000);
+      const skip = [...claimedBy].filter(([, n]) => n >= claimCap).map(([id]) => id);
+      const candidates = deps.store.selectDue(now, limit, skip);
+      const rows = pick(candidates, free);
+      claim(rows, now);
+      // Everything seen was taken and there may be more: look again (capacity permitting).
+      if (rows.length > 0 && rows.length === candidates.length && candidates.length === limit) wake();
+    } catch (err) {
+      report({ kind: 'error', message: `dispatch tick failed: ${(err as Error).message}` });
+    }
+  }
+
+  function queueRefill(webhookId: string): void {
+    refills.add(webhookId);
+    if (refillQueued) return;
+    refillQueued = true;
+    setImmediate(runRefills);
+  }
+
+  function runRefills(): void {
+    refillQueued = false;
+    const ids = [...refills];
+    refills.clear();
+    for (const id of ids) {
+      const free = Math.min(deps.maxInFlight * 2 - claimed, claimCap - (claimedBy.get(id) ?? 0));
+      if (closed || free <= 0) continue;
+      try {
+        const now = deps.now();
+        claim(deps.store.selectDueFor(id, now, free), now);
+      } catch (err) {
+        report({ kind: 'error', message: `dispatch refill failed: ${(err as Error).message}` });
+      }
+    }
+  }
+
+  function wake(): void {
+    if (tickQueued || closed) return;
+    tickQueued = true;
+    setImmediate(tick);
+  }
+
+  return {
+    start() {
+      const resumed = deps.store.resetInFlight();
+      if (resumed > 0) report({ kind: 'resumed', count: resumed });
+      pollTimer = setInterval(wake, deps.pollMs);
+      pollTimer.unref();
+      wake();
+    },
+    wake,
+    get inFlight() {
+      return claimed;
+    },
+    async close(waitMs) {
+      closed = true;
+      if (pollTimer) clearInterval(pollTimer);
+      // Signed but never sent: back to pending now, rather than at the next start.
+      for (const queue of ready.values()) giveBack(queue.splice(0).map((r) => r.row));
+      if (claimed > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, waitMs);
+          idle = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      flush();
+      stopped = true;
+      if (flushTimer) clearTimeout(flushTimer);
+    },
+  };
+}

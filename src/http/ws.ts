@@ -1,0 +1,210 @@
+/**
+ * WebSocket routes on the uWS app. The upgrade request goes through the same IncomingRequest / Reply pair
+ * as any HTTP request, so authentication failures are ordinary HTTP errors in the SPEC envelope (401, 403,
+ * 404, 400) and never a half-open socket. After the upgrade, a route's session sees a small socket facade
+ * that enforces one rule uWS leaves to us: a client that does not read cannot make the gateway buffer
+ * without bound. Past the per-connection cap the connection is ended with close code 1008 (after one last
+ * `error` event, queued behind what the client has not read yet).
+ */
+import type { CompressOptions, HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
+import { GatewayError } from '../errors.js';
+import { IncomingRequest } from './request.js';
+import { newRequestId } from './request-id.js';
+import { Reply } from './reply.js';
+import { createRouteTable } from './route-table.js';
+import type { CompletedRequest, RouteContext, RouteDef } from './server.js';
+
+export interface WsSocket {
+  /** Queues a text frame. false when the socket is closed, or was just closed for exceeding its cap. */
+  send(text: string): boolean;
+  readonly bufferedAmount: number;
+  readonly open: boolean;
+  /** Graceful close with a close frame (code and a reason of at most 123 bytes). */
+  end(code: number, reason: string): void;
+}
+
+export interface WsSession {
+  message(data: Buffer, isBinary: boolean): void;
+  /** uWS drained some of what was buffered for the client. */
+  drain?(): void;
+  /** The socket is gone (either side, any reason); release everything. */
+  closed(code: number, reason: string): void;
+  /** The server is shutting down: send a last event if there is one; the socket is ended right after. */
+  shutdown?(): void;
+  /** The client sent more than its cap allows to wait; called before the socket is ended with 1008. */
+  overflow?(buffered: number): void;
+}
+
+export interface WsAccept {
+  /** The subprotocol to echo (one the client offered), or null for none. */
+  readonly protocol: string | null;
+  /** Bytes that may wait for a slow client before the connection is dropped. */
+  readonly maxBufferedBytes: number;
+  open(socket: WsSocket): WsSession;
+}
+
+export interface WsRouteDef {
+  readonly pattern: string;
+  readonly family: string;
+  /** Called synchronously in the upgrade handler; throw a GatewayError to refuse with an HTTP error. */
+  upgrade(ctx: RouteContext): WsAccept;
+}
+
+export interface WsOptions {
+  readonly routes: readonly WsRouteDef[];
+  /** uWS closes the connection (1009) on a larger message, before it is buffered whole. */
+  readonly maxPayloadBytes: number;
+  readonly trustProxy: boolean;
+  readonly isDraining: () => boolean;
+  onComplete(done: CompletedRequest): void;
+}
+
+export interface WsRegistry {
+  readonly openCount: number;
+  /** Ends every open socket (1001), after letting each session say goodbye. */
+  closeAll(): void;
+}
+
+interface UserData {
+  accept: WsAccept;
+  session: WsSession | null;
+  facade: SocketFacade | null;
+}
+
+/** uWS backstop far above any per-connection cap: our own check fires first. */
+const UWS_MAX_BACKPRESSURE = 64 * 1024 * 1024;
+
+class SocketFacade implements WsSocket {
+  readonly #ws: WebSocket<UserData>;
+  readonly #cap: number;
+  #open = true;
+  onOverflow: (buffered: number) => void = () => undefined;
+
+  constructor(ws: WebSocket<UserData>, cap: number) {
+    this.#ws = ws;
+    this.#cap = cap;
+  }
+
+  get open(): boolean {
+    return this.#open;
+  }
+
+  get bufferedAmount(): number {
+    return this.#open ? this.#ws.getBufferedAmount() : 0;
+  }
+
+  send(text: string): boolean {
+    if (!this.#open) return false;
+    const buffered = this.#ws.getBufferedAmount();
+    if (buffered > 0 && buffered + Buffer.byteLength(text) > this.#cap) {
+      this.onOverflow(buffered);
+      this.end(1008, `client too slow: ${buffered} bytes unread`);
+      return false;
+    }
+    this.#ws.cork(() => this.#ws.send(text, false));
+    return true;
+  }
+
+  /** Sends past the cap: only for the last error event before closing. */
+  sendAnyway(text: string): void {
+    if (this.#open) this.#ws.cork(() => this.#ws.send(text, false));
+  }
+
+  end(code: number, reason: string): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#ws.end(code, reason.slice(0, 123));
+  }
+
+  markClosed(): void {
+    this.#open = false;
+  }
+}
+
+export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOptions, opts: WsOptions): WsRegistry {
+  const open = new Set<WebSocket<UserData>>();
+  for (const route of opts.routes) {
+    const def: RouteDef = { method: 'GET', pattern: route.pattern, family: route.family, handle: () => undefined };
+    const table = createRouteTable([{ method: 'GET', pattern: route.pattern, value: def }]);
+    app.ws<UserData>(toUwsPattern(route.pattern), {
+      compression: uwsCompression,
+      maxPayloadLength: opts.maxPayloadBytes,
+      maxBackpressure: UWS_MAX_BACKPRESSURE,
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      upgrade: (res: HttpResponse, uwsReq: HttpRequest, context: us_socket_context_t) => {
+        const path = uwsReq.getUrl();
+        const key = uwsReq.getHeader('sec-websocket-key');
+        const extensions = uwsReq.getHeader('sec-websocket-extensions');
+        const req = new IncomingRequest(res, uwsReq, 'GET', path, newRequestId('req_'), opts.trustProxy);
+        const reply = new Reply(res, req.requestId);
+        res.onAborted(() => {
+          reply.markAborted();
+          req.markAborted();
+        });
+        const match = table.match('GET', path);
+        if (match.kind === 'found') req.params = match.params;
+        let status = 101;
+        try {
+          if (opts.isDraining()) throw new GatewayError('service_draining', { headers: { Connection: 'close' } });
+          const accept = route.upgrade({ req, reply, route: def });
+          res.cork(() => {
+            res.writeStatus('101 Switching Protocols');
+            for (const [k, v] of reply.pendingHeaders) res.writeHeader(k, v);
+            res.upgrade<UserData>({ accept, session: null, facade: null }, key, accept.protocol ?? '', extensions, context);
+          });
+        } catch (err) {
+          reply.error(err);
+          status = reply.status;
+        }
+        opts.onComplete({ req, family: route.family, status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
+      },
+      open: (ws) => {
+        const data = ws.getUserData();
+        const facade = new SocketFacade(ws, data.accept.maxBufferedBytes);
+        data.facade = facade;
+        open.add(ws);
+        const session = data.accept.open(facade);
+        data.session = session;
+        facade.onOverflow = (buffered) => {
+          session.overflow?.(buffered);
+        };
+      },
+      message: (ws, message, isBinary) => {
+        // The ArrayBuffer is neutered when this callback returns: copy it.
+        ws.getUserData().session?.message(Buffer.from(message.slice(0)), isBinary);
+      },
+      drain: (ws) => ws.getUserData().session?.drain?.(),
+      close: (ws, code, message) => {
+        open.delete(ws);
+        const data = ws.getUserData();
+        data.facade?.markClosed();
+        data.session?.closed(code, Buffer.from(message).toString('utf8'));
+        data.session = null;
+      },
+    });
+  }
+  return {
+    get openCount() {
+      return open.size;
+    },
+    closeAll() {
+      for (const ws of [...open]) {
+        const data = ws.getUserData();
+        data.session?.shutdown?.();
+        data.facade?.end(1001, 'server shutting down');
+      }
+    },
+  };
+}
+
+/** Our patterns (`/:project/:endpoint/v1/realtime`) are uWS patterns already, except a `*name` tail. */
+function toUwsPattern(pattern: string): string {
+  return pattern.replace(/\*\w+$/, '*');
+}
+
+/** For the one last error event that may exceed the cap (see SocketFacade.send). */
+export function sendPastCap(socket: WsSocket, text: string): void {
+  if (socket instanceof SocketFacade) socket.sendAnyway(text);
+  else socket.send(text);
+}

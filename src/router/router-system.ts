@@ -1,0 +1,128 @@
+/**
+ * Wires the semantic router: settings and rules (SQLite, cached), the profile-embedding cache, the
+ * dedicated similarity thread, the affinity map, the decision log (its own writer thread) and its reads.
+ * Called once from main.ts; start() warms the profile indexes and schedules pruning, close() drains.
+ *
+ * src/router is the router's I/O shell: it may import core, store, pool and upstream; routes import it.
+ */
+import type { Config } from '../config.js';
+import { createAffinityMap } from '../core/routing/affinity-map.js';
+import type { DeploymentDefaults } from '../core/routing/settings.js';
+import type { Logger } from '../log.js';
+import { createSimilarityPool } from '../pool/similarity-pool.js';
+import type { WorkerPool } from '../pool/worker-pool.js';
+import type { Catalog } from '../store/catalog.js';
+import type { Db } from '../store/db.js';
+import { createDecisionLog, type DecisionLog } from '../store/decision-log.js';
+import { createDecisionsRepo, type DecisionsRepo } from '../store/decisions-repo.js';
+import { createEmbeddingCache } from '../store/embedding-cache.js';
+import { createRouterSettingsRepo, type RouterSettingsRepo } from '../store/router-settings-repo.js';
+import { loadSecretBox } from '../store/secret-box.js';
+import { createWorkspaceRoutingRepo, type WorkspaceRoutingRepo } from '../store/workspace-routing-repo.js';
+import { embed } from '../upstream/embeddings.js';
+import type { UpstreamClient } from '../upstream/upstream-client.js';
+import { createProfileIndexes } from './profile-index.js';
+import { createSemanticRouter, type SemanticRouter } from './semantic-router.js';
+
+export interface RouterSystem {
+  readonly router: SemanticRouter;
+  readonly decisionLog: DecisionLog;
+  readonly decisions: DecisionsRepo;
+  readonly settings: RouterSettingsRepo;
+  readonly workspaces: WorkspaceRoutingRepo;
+  readonly defaults: DeploymentDefaults;
+  /** Decision rows name the router that made them; a row of another router reads router_id null. */
+  readonly routerId: string;
+  start(): void;
+  close(): Promise<void>;
+}
+
+export interface RouterSystemDeps {
+  readonly config: Config;
+  readonly db: Db;
+  readonly dbPath: string;
+  readonly pool: WorkerPool;
+  readonly upstream: UpstreamClient;
+  readonly catalog: Catalog;
+  readonly now: () => number;
+  readonly logger: Logger;
+}
+
+/** SPEC "Other limits": decisions are kept and listed for 24 hours. */
+export const DECISION_WINDOW_MS = 24 * 3_600_000;
+const PRUNE_EVERY_MS = 3_600_000;
+/** Profile indexing embeds up to 128 texts per call: give it longer than one query. */
+const INDEXING_TIMEOUT_MS = 60_000;
+
+export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
+  const { config, logger } = deps;
+  const rc = config.semantic_router;
+  const apiKey = (name: string | undefined): string | null => (name ? (process.env[name] ?? null) : null);
+  const similarity = createSimilarityPool();
+  const indexes = createProfileIndexes({
+    pool: deps.pool,
+    similarity,
+    cache: createEmbeddingCache(deps.db),
+    embedTexts: (e, texts) =>
+      embed(deps.upstream, { baseUrl: e.upstream.base_url, apiKey: apiKey(e.upstream.api_key_env) }, texts, { model: e.upstream.model, timeoutMs: INDEXING_TIMEOUT_MS }),
+    now: deps.now,
+    hnsw: rc.hnsw,
+    onError: (message, key) => logger.warn({ index: key, message }, 'semantic router: profile index build failed; routing fails open until it succeeds'),
+  });
+  const settings = createRouterSettingsRepo(deps.db);
+  const defaults: DeploymentDefaults = {
+    enabled: rc.enabled,
+    multi_model_enabled: rc.multi_model_enabled,
+    similarity_floor: rc.similarity_floor,
+    switch_margin: rc.switch_margin,
+    proximity_bonus: rc.proximity_bonus,
+  };
+  const router = createSemanticRouter({
+    catalog: deps.catalog,
+    settings,
+    defaults,
+    affinity: createAffinityMap({ maxEntries: rc.affinity_max_entries, ttlMs: rc.affinity_ttl_ms }),
+    indexes,
+    similarity,
+    embedQuery: async (e, text, signal) => {
+      const [vector] = await embed(deps.upstream, { baseUrl: e.upstream.base_url, apiKey: apiKey(e.upstream.api_key_env) }, [text], {
+        model: e.upstream.model,
+        timeoutMs: rc.embedding_timeout_ms,
+        signal,
+      });
+      if (!vector) throw new Error('no vector');
+      return vector;
+    },
+    region: config.server.region,
+    videoInputEnabled: config.features.video_input,
+    searchK: rc.search_k,
+    indexWaitMs: rc.embedding_timeout_ms,
+    now: deps.now,
+  });
+  const decisionLog = createDecisionLog(deps.dbPath, (message) => logger.error({ message }, 'routing decision rows could not be written'));
+  const decisions = createDecisionsRepo(deps.db, loadSecretBox(deps.dbPath));
+  let pruneTimer: NodeJS.Timeout | null = null;
+  const prune = (): void => void decisionLog.prune(deps.now() - DECISION_WINDOW_MS);
+
+  return {
+    router,
+    decisionLog,
+    decisions,
+    settings,
+    workspaces: createWorkspaceRoutingRepo(deps.db),
+    defaults,
+    routerId: `rtr_${config.server.region}`,
+    start() {
+      router.warm(config.projects.map((p) => p.id));
+      prune();
+      pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
+      pruneTimer.unref();
+    },
+    async close() {
+      if (pruneTimer) clearInterval(pruneTimer);
+      await decisionLog.close();
+      await similarity.close();
+      indexes.close();
+    },
+  };
+}

@@ -1,0 +1,185 @@
+/**
+ * The semantic router's I/O shell around core/routing: it gathers the decision's inputs from memory
+ * (catalog, settings, affinity), runs the pure decision, and does the one piece of I/O a classification
+ * needs: embed the composed query (one upstream call) and search the workspace's profile index on the
+ * similarity thread. Any failure there fails open (SPEC behaviour 3): the decision falls back, the turn
+ * is served. Nothing here runs SQL.
+ */
+import { finishRoute, planRoute, type ClassifyPlan } from '../core/routing/decide.js';
+import { affinityKey, composeQuery, estimateInputTokens, requestNeeds, requestedOutput, type RoutedRequest } from '../core/routing/query.js';
+import { effectiveSettings, type DeploymentDefaults } from '../core/routing/settings.js';
+import type { RouteDecision, RouteInput, RouterSettings, Similarity, WorkspaceRouting } from '../core/routing/types.js';
+import type { AffinityMap } from '../core/routing/affinity-map.js';
+import type { EndpointRecord } from '../core/records.js';
+import type { SimilarityPool } from '../pool/similarity-pool.js';
+import type { Catalog } from '../store/catalog.js';
+import type { RouterSettingsRepo } from '../store/router-settings-repo.js';
+import type { IndexHandle, ProfileIndexes } from './profile-index.js';
+
+export interface RouteRequest {
+  readonly projectId: string;
+  /** null: project-wide (a key with no user and no list, in a project without a default workspace). */
+  readonly workspaceId: string | null;
+  /** An endpoint-restricted key may only be routed to its endpoint. */
+  readonly keyEndpointId: string | null;
+  readonly chat: RoutedRequest & { readonly model: string };
+  /** The X-Conversation-Id header, when sent. */
+  readonly conversationId: string | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface Routed {
+  readonly endpoint: EndpointRecord;
+  readonly decision: RouteDecision;
+}
+
+export interface SemanticRouterDeps {
+  readonly catalog: Catalog;
+  readonly settings: RouterSettingsRepo;
+  readonly defaults: DeploymentDefaults;
+  readonly affinity: AffinityMap;
+  readonly indexes: ProfileIndexes;
+  readonly similarity: SimilarityPool;
+  /** Embeds one query text; rejects on failure or timeout. */
+  readonly embedQuery: (embedding: EndpointRecord, text: string, signal: AbortSignal | undefined) => Promise<Float32Array<ArrayBuffer>>;
+  readonly region: string;
+  readonly videoInputEnabled: boolean;
+  readonly searchK: number;
+  /** How long a request may wait for its workspace's first profile index before failing open. */
+  readonly indexWaitMs: number;
+  readonly now: () => number;
+}
+
+export interface SemanticRouter {
+  route(r: RouteRequest): Promise<Routed>;
+  settingsOf(projectId: string): RouterSettings;
+  /** The embedding endpoint the router uses for a workspace, if the project has one. */
+  embeddingEndpoint(projectId: string, workspaceId: string | null): EndpointRecord | null;
+  /** Builds every workspace's index in the background (at start), so first requests do not wait. */
+  warm(projectIds: readonly string[]): void;
+}
+
+export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
+  const settingsOf = (projectId: string): RouterSettings => {
+    const stored = deps.settings.get(projectId);
+    return effectiveSettings(stored.settings, stored.rules, deps.defaults);
+  };
+
+  function embeddingEndpoint(projectId: string, workspaceId: string | null): EndpointRecord | null {
+    const active = deps.catalog.endpoints(projectId).filter((e) => e.kind === 'embedding' && e.status === 'active');
+    const serving = active.filter((e) => workspaceId === null || e.workspaceIds.includes(workspaceId));
+    return [...(serving.length > 0 ? serving : active)].sort((a, b) => (a.slug < b.slug ? -1 : 1))[0] ?? null;
+  }
+
+  /** Active generative endpoints of the workspace: what its index holds (exclusions are applied at search). */
+  function indexed(projectId: string, workspaceId: string | null): EndpointRecord[] {
+    return deps.catalog
+      .endpoints(projectId)
+      .filter((e) => e.kind === 'chat' && e.status === 'active' && (workspaceId === null || e.workspaceIds.includes(workspaceId)));
+  }
+
+  async function score(r: RouteRequest, plan: ClassifyPlan, embedding: EndpointRecord): Promise<Similarity> {
+    const key = `${r.projectId}/${r.workspaceId ?? '*'}`;
+    const handle = await withTimeout(deps.indexes.ensure(key, indexed(r.projectId, r.workspaceId), embedding), deps.indexWaitMs);
+    if (!handle) return null;
+    let query: Float32Array<ArrayBuffer>;
+    try {
+      query = await deps.embedQuery(embedding, plan.input.query.text, r.signal);
+    } catch {
+      return null;
+    }
+    if (handle.count === 0) return new Map();
+    if (query.length !== handle.dimensions) return null;
+    const positions = (ids: readonly string[]): Int32Array =>
+      Int32Array.from(ids.map((id) => handle.positions.get(id)).filter((p): p is number => p !== undefined));
+    const eligible = positions(plan.eligible.map((e) => e.id));
+    // Positions are unique: when every indexed endpoint is eligible the search needs no filter.
+    const allowed = eligible.length === handle.endpointIds.length ? null : eligible;
+    const result = await deps.similarity.search(
+      { key, version: handle.version, query, k: deps.searchK, allowed, exact: positions(plan.incumbent ? [plan.incumbent.id] : []) },
+      r.signal,
+    );
+    if (!result.found) {
+      deps.indexes.invalidate(handle);
+      return null;
+    }
+    return scoresById(handle, result.endpoints, result.scores);
+  }
+
+  return {
+    settingsOf,
+    embeddingEndpoint,
+    async route(r) {
+      const now = deps.now();
+      const endpoints = deps.catalog
+        .endpoints(r.projectId)
+        .filter((e) => e.kind === 'chat' && (r.workspaceId === null || e.workspaceIds.includes(r.workspaceId)))
+        .filter((e) => r.keyEndpointId === null || e.id === r.keyEndpointId);
+      const embedding = embeddingEndpoint(r.projectId, r.workspaceId);
+      const conversation = affinityKey(r.conversationId, r.chat.messages);
+      const input: RouteInput = {
+        query: {
+          text: composeQuery(r.chat.messages),
+          inputTokens: estimateInputTokens(r.chat),
+          maxOutputTokens: requestedOutput(r.chat),
+          requestModel: r.chat.model,
+          needs: requestNeeds(r.chat),
+        },
+        endpoints,
+        settings: settingsOf(r.projectId),
+        workspace: workspaceRouting(deps.catalog, r.projectId, r.workspaceId),
+        hasEmbeddingEndpoint: embedding !== null,
+        region: deps.region,
+        videoInputEnabled: deps.videoInputEnabled,
+        incumbentId: conversation === null ? null : deps.affinity.get(`${r.projectId}/${r.workspaceId ?? '*'}/${conversation}`, now),
+      };
+      const plan = planRoute(input);
+      const decision = plan.kind === 'decided' ? plan.decision : finishRoute(plan, await score(r, plan, embedding as EndpointRecord));
+      if (decision.classified && conversation !== null) {
+        deps.affinity.set(`${r.projectId}/${r.workspaceId ?? '*'}/${conversation}`, decision.endpointId, deps.now());
+      }
+      const endpoint = endpoints.find((e) => e.id === decision.endpointId) as EndpointRecord;
+      return { endpoint, decision };
+    },
+    warm(projectIds) {
+      for (const project of projectIds) {
+        const workspaces = [...deps.catalog.workspaces(project).keys()];
+        for (const ws of workspaces.length > 0 ? workspaces : [null]) {
+          const embedding = embeddingEndpoint(project, ws);
+          const members = indexed(project, ws);
+          if (embedding && members.length >= 2) void deps.indexes.ensure(`${project}/${ws ?? '*'}`, members, embedding);
+        }
+      }
+    },
+  };
+}
+
+function workspaceRouting(catalog: Catalog, projectId: string, workspaceId: string | null): WorkspaceRouting | null {
+  const w = workspaceId === null ? undefined : catalog.workspaces(projectId).get(workspaceId);
+  return w ? { routingMode: w.routingMode, routingModeDefault: w.routingModeDefault, pinnedEndpointId: w.pinnedEndpointId } : null;
+}
+
+function scoresById(handle: IndexHandle, positions: Int32Array, scores: Float32Array): Map<string, number> {
+  const out = new Map<string, number>();
+  positions.forEach((p, i) => {
+    const id = handle.endpointIds[p];
+    if (id !== undefined) out.set(id, scores[i] ?? 0);
+  });
+  return out;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(null);
+      },
+    );
+  });
+}

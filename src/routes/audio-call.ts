@@ -1,0 +1,142 @@
+/**
+ * One audio request against the endpoint's upstream: the call with the tier deadline and abort wiring,
+ * the response streamed back to the client as returned (bytes untouched, uWS backpressure respected, a
+ * bounded copy kept for accounting), and exactly one usage row once the upstream was called.
+ */
+import type { Readable } from 'node:stream';
+import type { AudioUsage } from '../core/audio/audio-usage.js';
+import type { Deadlines } from '../core/chat/deadlines.js';
+import type { EndpointRecord } from '../core/records.js';
+import { GatewayError } from '../errors.js';
+import type { IncomingRequest } from '../http/request.js';
+import type { Reply } from '../http/reply.js';
+import { UpstreamAbort, type UpstreamResponse } from '../upstream/upstream-client.js';
+import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
+import type { ChatServices, Outcome } from './chat-dispatch.js';
+
+export interface AudioCall {
+  readonly response: Promise<UpstreamResponse>;
+  abort(): void;
+  /** Turns a failed call (or a response >= 400) into the client's error, and clears the deadline. */
+  failure(err: unknown): Promise<GatewayError>;
+  done(): void;
+  readonly started: number;
+}
+
+export interface AudioAccount {
+  readonly projectId: string;
+  readonly workspaceId: string | null;
+  readonly keyId: string;
+}
+
+function upstreamKey(endpoint: EndpointRecord): string | null {
+  const name = endpoint.upstream.api_key_env;
+  return name ? (process.env[name] ?? null) : null;
+}
+
+export function callUpstream(
+  services: ChatServices,
+  req: IncomingRequest,
+  endpoint: EndpointRecord,
+  call: { path: string; body: Buffer | Readable; contentType?: string; accept?: string },
+  deadlines: Deadlines,
+): AudioCall {
+  const controller = new UpstreamAbort();
+  let timedOut = false;
+  req.onAbort(() => controller.abort());
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, deadlines.requestMs);
+  const started = performance.now();
+  const response = services.upstream.post(
+    { baseUrl: endpoint.upstream.base_url, apiKey: upstreamKey(endpoint) },
+    { ...call, signal: controller, headersTimeoutMs: deadlines.requestMs + 1000, bodyTimeoutMs: deadlines.idleMs + 1000 },
+  );
+  response.catch(() => undefined);
+  return {
+    response,
+    started,
+    abort: () => controller.abort(),
+    done: () => clearTimeout(timer),
+    async failure(err) {
+      clearTimeout(timer);
+      if (timedOut) return new GatewayError('timeout', { message: `The model server did not answer within the ${endpoint.tier} tier's ${deadlines.requestMs / 1000} s deadline.` });
+      if (err instanceof GatewayError) return err;
+      const res = err as Partial<UpstreamResponse> | undefined;
+      if (res && typeof res.statusCode === 'number' && res.body) {
+        const text = await res.body.text().catch(() => '');
+        const retryAfter = res.headers?.['retry-after'];
+        return mapUpstreamError(res.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
+      }
+      return unreachableUpstream();
+    },
+  };
+}
+
+const KEEP_BYTES = 1024 * 1024;
+
+/**
+ * Streams the upstream body to the client as it arrives. Keeps the first MiB (or, with `keepTail`, the
+ * last 64 KiB) for accounting. Resolves with how it ended.
+ */
+export function pipeToClient(
+  req: IncomingRequest,
+  reply: Reply,
+  res: UpstreamResponse,
+  keepTail = false,
+): Promise<{ outcome: Outcome; kept: string; complete: boolean }> {
+  const contentType = headerText(res.headers['content-type']) ?? 'application/octet-stream';
+  reply.beginStream(res.statusCode, contentType);
+  let kept = '';
+  let complete = true;
+  return new Promise((resolve) => {
+    const body = res.body;
+    req.onAbort(() => body.destroy());
+    body.on('data', (chunk: Buffer) => {
+      if (keepTail) kept = (kept + chunk.toString('utf8')).slice(-64 * 1024);
+      else if (kept.length < KEEP_BYTES) kept += chunk.toString('utf8');
+      else complete = false;
+      if (!reply.write(chunk)) {
+        body.pause();
+        reply.onWritable(() => body.resume());
+      }
+    });
+    body.on('end', () => {
+      reply.endStream();
+      resolve({ outcome: 'completed', kept, complete });
+    });
+    body.on('error', () => {
+      reply.endStream();
+      resolve({ outcome: req.aborted ? 'aborted' : 'error', kept, complete: false });
+    });
+  });
+}
+
+export function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export function recordAudioUsage(
+  services: ChatServices,
+  row: { requestId: string; endpoint: EndpointRecord; account: AudioAccount; route: string; outcome: Outcome; usage: AudioUsage | null; started: number },
+): void {
+  services.usage.record({
+    requestId: row.requestId,
+    projectId: row.account.projectId,
+    workspaceId: row.account.workspaceId,
+    endpointId: row.endpoint.id,
+    keyId: row.account.keyId,
+    route: row.route,
+    promptTokens: row.usage?.promptTokens ?? 0,
+    completionTokens: row.usage?.completionTokens ?? 0,
+    cachedTokens: 0,
+    reasoningTokens: null,
+    serviceTier: 'default',
+    tierMultiplier: 1,
+    status: row.outcome,
+    usageSource: row.usage?.source ?? 'estimated',
+    latencyMs: performance.now() - row.started,
+    createdAt: services.now(),
+  });
+}

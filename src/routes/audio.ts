@@ -1,0 +1,126 @@
+/**
+ * SPEC "Audio": POST /{project}/{endpoint}/v1/audio/transcriptions, /translations (multipart, streamed to
+ * the endpoint's upstream as it arrives) and /speech (JSON). Same key, limits, budgets and accounting as
+ * chat; the response comes back as the model server returned it (json, text, srt, vtt, verbose_json,
+ * audio bytes or SSE), one usage row per request (route `audio`).
+ */
+import type { AudioConfig } from '../config.js';
+import { speechUsage, transcriptionUsage } from '../core/audio/audio-usage.js';
+import { deadlinesFor } from '../core/chat/deadlines.js';
+import { spliceTopLevel } from '../core/json-splice.js';
+import type { EndpointRecord } from '../core/records.js';
+import { GatewayError } from '../errors.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import { checkTranscriptionField, parseSpeechRequest } from '../schemas/audio.js';
+import { forwardUpload } from './audio-upload.js';
+import { callUpstream, pipeToClient, recordAudioUsage, type AudioAccount } from './audio-call.js';
+import type { ChatServices } from './chat-dispatch.js';
+import { requireBudget, requireEndpoint, requireKey } from './guard.js';
+
+export interface AudioServices extends ChatServices {
+  readonly audio: AudioConfig;
+}
+
+const KIND_NEEDED = { transcriptions: 'transcription', translations: 'transcription', speech: 'speech' } as const;
+type AudioRoute = keyof typeof KIND_NEEDED;
+
+/** Key, endpoint of the right kind and status, budget: in that order (docs/decisions.md "Order of checks"). */
+function admit(ctx: RouteContext, services: ChatServices, route: AudioRoute): { endpoint: EndpointRecord; account: AudioAccount } {
+  const auth = requireKey(ctx, services, 'inference');
+  const access = requireEndpoint(ctx.req, services, auth);
+  const { endpoint } = access;
+  const needed = KIND_NEEDED[route];
+  if (endpoint.kind !== needed) {
+    throw new GatewayError('invalid_request', {
+      message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/audio/${route} needs a ${needed} endpoint.`,
+    });
+  }
+  if (endpoint.status !== 'active') {
+    throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });
+  }
+  requireBudget(ctx, services, auth, access);
+  return { endpoint, account: { projectId: auth.project.id, workspaceId: access.workspaceId, keyId: auth.key.id } };
+}
+
+function uploadRoute(services: AudioServices, route: 'transcriptions' | 'translations'): RouteDef {
+  const task = route === 'transcriptions' ? 'transcribe' : 'translate';
+  return {
+    method: 'POST',
+    pattern: `/:project/:endpoint/v1/audio/${route}`,
+    family: 'audio',
+    streamBody: true,
+    bodyLimit: services.audio.max_upload_bytes,
+    handle: async (ctx) => {
+      const { req, reply } = ctx;
+      const { endpoint, account } = admit(ctx, services, route);
+      const source = req.bodyStream();
+      if (!source) throw new GatewayError('internal_error');
+      const upload = forwardUpload(source, req.header('content-type'), {
+        upstreamModel: endpoint.upstream.model,
+        checkField: (name, value) => checkTranscriptionField(name, value, task),
+      });
+      await upload.fileStarted;
+      const call = callUpstream(services, req, endpoint, { path: `/audio/${route}`, body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
+      const record = (outcome: 'completed' | 'aborted' | 'error' | 'timeout', usage: ReturnType<typeof transcriptionUsage> | null): void =>
+        recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: call.started });
+      let fileBytes = 0;
+      try {
+        // An upstream that refuses early (before reading the whole upload) answers before the upload ends.
+        const early = await Promise.race([upload.finished.then(() => null), call.response.then((r) => (r.statusCode >= 400 ? r : null))]);
+        if (early) throw early;
+        fileBytes = (await upload.finished).fileBytes;
+        const res = await call.response;
+        if (res.statusCode >= 400) throw res;
+        req.log.upstreamMs = performance.now() - call.started;
+        call.done();
+        const piped = await pipeToClient(req, reply, res);
+        const contentType = String(res.headers['content-type'] ?? '');
+        record(piped.outcome, piped.outcome === 'completed' ? transcriptionUsage(contentType, piped.kept, fileBytes, piped.complete) : null);
+      } catch (err) {
+        call.abort();
+        const e = err instanceof GatewayError && (err.status === 400 || err.status === 413) ? err : await call.failure(err);
+        record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+        throw e;
+      }
+    },
+  };
+}
+
+function speechRoute(services: AudioServices): RouteDef {
+  return {
+    method: 'POST',
+    pattern: '/:project/:endpoint/v1/audio/speech',
+    family: 'audio',
+    handle: async (ctx) => {
+      const { req, reply } = ctx;
+      const { endpoint, account } = admit(ctx, services, 'speech');
+      const parsed = await req.json();
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new GatewayError('invalid_request', { message: 'The request body must be a JSON object.' });
+      }
+      const speech = parseSpeechRequest(parsed);
+      const raw = await req.body();
+      const body = spliceTopLevel(raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...parsed, model: endpoint.upstream.model }));
+      const sse = speech.stream_format === 'sse';
+      const call = callUpstream(services, req, endpoint, { path: '/audio/speech', body, ...(sse ? { accept: 'text/event-stream' } : {}) }, deadlinesFor(endpoint.tier, services.timeouts, false));
+      const record = (outcome: 'completed' | 'aborted' | 'error' | 'timeout', usage: ReturnType<typeof speechUsage> | null): void =>
+        recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: call.started });
+      try {
+        const res = await call.response;
+        if (res.statusCode >= 400) throw res;
+        req.log.upstreamMs = performance.now() - call.started;
+        call.done();
+        const piped = await pipeToClient(req, reply, res, sse);
+        record(piped.outcome, piped.outcome === 'completed' ? speechUsage(speech.input, sse ? piped.kept : null) : null);
+      } catch (err) {
+        const e = await call.failure(err);
+        record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+        throw e;
+      }
+    },
+  };
+}
+
+export function audioRoutes(services: AudioServices): RouteDef[] {
+  return [uploadRoute(services, 'transcriptions'), uploadRoute(services, 'translations'), speechRoute(services)];
+}

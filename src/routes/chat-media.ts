@@ -1,0 +1,78 @@
+/**
+ * SPEC "Message object": image_url parts with an http(s) URL are fetched server-side and inlined as data:
+ * URLs before the upstream body is built, on every route and by default ("on everywhere including the
+ * faithful floor"); `X-Service-Augment-Media-URL-Resolution: off` sends the URLs as they are. The fetches
+ * of one request run in parallel. Only the `messages` value is re-serialized, with only those URLs
+ * changed: every other byte of the body stays the client's. A URL that cannot be used gives 400 naming it.
+ */
+import type { MediaConfig } from '../config.js';
+import { mediaUrlResolutionEnabled } from '../core/chat/header-flags.js';
+import { spliceTopLevel } from '../core/json-splice.js';
+import { GatewayError } from '../errors.js';
+import type { IncomingRequest } from '../http/request.js';
+import type { ChatRequest } from '../schemas/chat-request.js';
+import { MediaFetchError, type MediaFetcher } from '../upstream/media-fetcher.js';
+
+export interface MediaResolver {
+  /** The body to build the upstream request from: `raw` itself when nothing was fetched. */
+  resolve(raw: Buffer, parsed: Record<string, unknown>, chat: ChatRequest, req: IncomingRequest): Promise<Buffer>;
+}
+
+interface ImageRef {
+  readonly message: number;
+  readonly part: number;
+  readonly url: string;
+}
+
+type Json = Record<string, unknown>;
+
+export function createMediaResolver(fetcher: MediaFetcher, config: MediaConfig): MediaResolver {
+  return {
+    async resolve(raw, parsed, chat, req) {
+      const refs = remoteImages(chat);
+      if (refs.length === 0 || !mediaUrlResolutionEnabled(req.headers)) return raw;
+      const urls = [...new Set(refs.map((r) => r.url))];
+      let total = 0;
+      const fetched = new Map<string, string>();
+      await Promise.all(
+        urls.map(async (url) => {
+          try {
+            const image = await fetcher.fetchImage(url, req.signal);
+            total += image.data.length;
+            if (total > config.max_total_bytes) throw new MediaFetchError(`the images of this request exceed ${config.max_total_bytes} bytes in total`);
+            fetched.set(url, `data:${image.mime};base64,${image.data.toString('base64')}`);
+          } catch (err) {
+            const ref = refs.find((r) => r.url === url) as ImageRef;
+            const reason = err instanceof MediaFetchError ? err.message : 'the fetch failed';
+            throw new GatewayError('invalid_request', {
+              param: `messages[${ref.message}].content[${ref.part}].image_url.url`,
+              message: `Could not fetch the image at ${url}: ${reason}. Send a reachable PNG, JPEG, GIF or WebP URL, or a data: URL.`,
+            });
+          }
+        }),
+      );
+      const messages = structuredClone(parsed.messages) as Json[];
+      for (const ref of refs) {
+        const part = ((messages[ref.message] as Json).content as Json[])[ref.part] as Json;
+        part.image_url = { ...(part.image_url as Json), url: fetched.get(ref.url) };
+      }
+      return spliceTopLevel(raw, new Map([['messages', JSON.stringify(messages)]])) ?? Buffer.from(JSON.stringify({ ...parsed, messages }));
+    },
+  };
+}
+
+function remoteImages(chat: ChatRequest): ImageRef[] {
+  const refs: ImageRef[] = [];
+  chat.messages.forEach((m, i) => {
+    if (!Array.isArray(m.content)) return;
+    m.content.forEach((p, j) => {
+      if (p.type === 'image_url' && /^https?:/i.test(p.image_url.url)) refs.push({ message: i, part: j, url: p.image_url.url });
+    });
+  });
+  return refs;
+}
+
+/** Product token, version, link and contact (SPEC "Message object": descriptive User-Agent). */
+export function mediaUserAgent(version: string, config: MediaConfig): string {
+  return `Switchboard/${version} (+${config.user_agent_link}; ${config.user_agent_contact})`;
+}

@@ -1,0 +1,109 @@
+/**
+ * `/{project}/v1/management/budgets...`: token budgets per endpoint and per workspace (docs/decisions.md
+ * "Budgets"). GET lists every endpoint and workspace with its caps and spend; PUT replaces one budget
+ * (stored in SQLite, overriding the config file); DELETE drops the override so the file's caps apply again.
+ * Management scope and rate limit, 16 KiB bodies.
+ */
+import { BUDGET_WINDOWS, WARNING_PERCENT, type BudgetCaps, type BudgetDescription, type BudgetLevel, type BudgetWindow } from '../core/limits/budgets.js';
+import { GatewayError } from '../errors.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import { parseBudget } from '../schemas/management-keys.js';
+import type { BudgetsRepo } from '../store/budgets-repo.js';
+import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import type { Services } from './services.js';
+
+const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
+
+export interface BudgetServices extends Services {
+  readonly budgetsRepo: BudgetsRepo;
+}
+
+function capOf(c: BudgetCaps | null, w: BudgetWindow): number | null {
+  if (!c) return null;
+  return w === 'hourly' ? c.hourlyTokens : w === 'daily' ? c.dailyTokens : c.hardCapTokens;
+}
+
+export function budgetWire(level: BudgetLevel, targetId: string, d: BudgetDescription) {
+  const spent = { hourly: d.spend.hourly, daily: d.spend.daily, hardCap: d.spend.total };
+  const windows = (test: (spent: number, cap: number) => boolean): BudgetWindow[] =>
+    BUDGET_WINDOWS.filter((w) => {
+      const cap = capOf(d.caps, w);
+      return cap !== null && test(spent[w], cap);
+    });
+  return {
+    object: 'budget' as const,
+    level,
+    target_id: targetId,
+    hourly_tokens: d.caps?.hourlyTokens ?? null,
+    daily_tokens: d.caps?.dailyTokens ?? null,
+    hard_cap_tokens: d.caps?.hardCapTokens ?? null,
+    source: d.source,
+    spent: { hourly_tokens: d.spend.hourly, daily_tokens: d.spend.daily, total_tokens: d.spend.total },
+    warning_windows: windows((s, cap) => s * 100 >= cap * WARNING_PERCENT),
+    exhausted_windows: windows((s, cap) => s >= cap),
+  };
+}
+
+export function managementBudgetsRoutes(services: BudgetServices): RouteDef[] {
+  const { budgets, budgetsRepo, catalog } = services;
+  const def = (method: RouteDef['method'], pattern: string, handle: RouteDef['handle']): RouteDef => ({
+    method,
+    pattern: `/:project/v1/management/budgets${pattern}`,
+    family: 'management',
+    bodyLimit: MANAGEMENT_BODY_LIMIT,
+    handle,
+  });
+
+  /** The budget's target, checked to exist in the key's project. */
+  const target = (ctx: RouteContext, level: BudgetLevel): { projectId: string; targetId: string } => {
+    const projectId = requireKey(ctx, services, 'management').project.id;
+    if (level === 'endpoint') {
+      const id = ctx.req.params.endpoint_id ?? '';
+      if (!catalog.endpoints(projectId).some((e) => e.id === id)) {
+        throw new GatewayError('endpoint_not_found', { message: `Project ${projectId} has no endpoint with id ${JSON.stringify(id)}.` });
+      }
+      return { projectId, targetId: id };
+    }
+    const id = ctx.req.params.workspace_id ?? '';
+    if (!WORKSPACE_ID.test(id)) {
+      throw new GatewayError('invalid_workspace_id', { param: 'workspace_id', message: `${JSON.stringify(id)} is not a workspace id: workspace ids have the form ws_<hex>.` });
+    }
+    if (!catalog.workspaces(projectId).has(id)) {
+      throw new GatewayError('workspace_not_found', { param: 'workspace_id', message: `Project ${projectId} has no workspace ${id}.` });
+    }
+    return { projectId, targetId: id };
+  };
+  const describe = (level: BudgetLevel, t: { projectId: string; targetId: string }) =>
+    budgetWire(level, t.targetId, budgets.describe(level, t.projectId, t.targetId, services.now()));
+
+  const perTarget = (level: BudgetLevel, segment: string, param: string): RouteDef[] => [
+    def('GET', `/${segment}/:${param}`, (ctx) => ctx.reply.json(200, describe(level, target(ctx, level)))),
+    def('PUT', `/${segment}/:${param}`, async (ctx) => {
+      const t = target(ctx, level);
+      const caps = parseBudget(await ctx.req.json());
+      budgetsRepo.put({ projectId: t.projectId, level, targetId: t.targetId, caps }, services.now());
+      budgets.setApiCaps(level, t.projectId, t.targetId, caps);
+      ctx.reply.json(200, describe(level, t));
+    }),
+    def('DELETE', `/${segment}/:${param}`, (ctx) => {
+      const t = target(ctx, level);
+      budgetsRepo.remove(t.projectId, level, t.targetId);
+      budgets.setApiCaps(level, t.projectId, t.targetId, undefined);
+      ctx.reply.json(200, describe(level, t));
+    }),
+  ];
+
+  return [
+    def('GET', '', (ctx) => {
+      const projectId = requireKey(ctx, services, 'management').project.id;
+      const data = [
+        ...catalog.endpoints(projectId).map((e) => describe('endpoint', { projectId, targetId: e.id })),
+        ...[...catalog.workspaces(projectId).keys()].map((w) => describe('workspace', { projectId, targetId: w })),
+      ];
+      ctx.reply.json(200, { object: 'list', data });
+    }),
+    // Not :endpoint / :workspace: those names mean "the request runs there" to the guards.
+    ...perTarget('endpoint', 'endpoints', 'endpoint_id'),
+    ...perTarget('workspace', 'workspaces', 'workspace_id'),
+  ];
+}

@@ -1,0 +1,155 @@
+/**
+ * Relay mode: the session is bridged to an upstream realtime WebSocket that speaks the same protocol.
+ * Client events are checked here first (a bad one gets its `error` event and never reaches the upstream)
+ * and forwarded byte for byte, except `transcription_session.update`, whose transcription model becomes
+ * the endpoint's upstream model. Upstream events come back as sent, except the session objects, which
+ * show the client's model again. Each upstream commit is admitted as a request (limits, budgets); each
+ * completed transcript is one usage row.
+ */
+import { WebSocket } from 'undici';
+import { audioTokensForMs, fromUsageObject, textTokens } from '../core/audio/audio-usage.js';
+import { pcm16DurationMs } from '../core/audio/wav.js';
+import { parseClientEvent } from '../core/realtime/events.js';
+import { GatewayError } from '../errors.js';
+import type { WsSession, WsSocket } from '../http/ws.js';
+import { applyUpdate, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SessionState } from './realtime-session.js';
+
+type Json = Record<string, unknown>;
+
+/** The upstream's URL: configured, or the endpoint's base URL over ws(s) at /realtime. */
+export function relayUrl(ctx: RealtimeContext): string {
+  if (ctx.settings.upstream_ws_url) return ctx.settings.upstream_ws_url;
+  const base = ctx.endpoint.upstream.base_url.replace(/^http/, 'ws').replace(/\/+$/, '');
+  return `${base}/realtime?intent=transcription`;
+}
+
+export class RelaySession implements WsSession {
+  readonly #io: SessionIo;
+  readonly #state: SessionState;
+  readonly #upstream: WebSocket;
+  /** Client frames that arrived before the upstream connection opened. */
+  #pending: string[] = [];
+  #pendingBytes = 0;
+  #closing = false;
+  /** Audio bytes appended since the last commit, and per committed item: for estimated usage. */
+  #appended = 0;
+  readonly #items = new Map<string, { bytes: number; started: number }>();
+
+  constructor(socket: WsSocket, ctx: RealtimeContext) {
+    this.#io = new SessionIo(socket, ctx);
+    this.#state = initialState(ctx);
+    const key = ctx.endpoint.upstream.api_key_env ? process.env[ctx.endpoint.upstream.api_key_env] : undefined;
+    const headers: Record<string, string> = { 'openai-beta': 'realtime=v1' };
+    if (key) headers.authorization = `Bearer ${key}`;
+    this.#upstream = new WebSocket(relayUrl(ctx), { headers });
+    this.#upstream.addEventListener('open', () => {
+      for (const text of this.#pending) this.#upstream.send(text);
+      this.#pending = [];
+      this.#pendingBytes = 0;
+    });
+    this.#upstream.addEventListener('message', (ev) => {
+      if (typeof ev.data === 'string') this.#fromUpstream(ev.data);
+    });
+    this.#upstream.addEventListener('close', (ev) => {
+      if (this.#closing) return;
+      this.#closing = true;
+      const why = ev.code === 1000 ? 'closed the session' : `closed the connection (code ${ev.code})`;
+      this.#io.fail(new GatewayError('upstream_error', { message: `The realtime model server ${why}.` }), ev.code === 1000 ? 1000 : 1011, ev.code === 1000 ? 'completed' : 'error');
+    });
+    this.#upstream.addEventListener('error', () => undefined);
+  }
+
+  message(data: Buffer, isBinary: boolean): void {
+    this.#io.touch();
+    const parsed = parseClientEvent(data, isBinary);
+    if (!parsed.ok) return this.#io.error(parsed.error, parsed.eventId);
+    const event = parsed.event;
+    let text = data.toString('utf8');
+    if (event.type === 'transcription_session.update') {
+      applyUpdate(this.#state, event.session, this.#io.ctx);
+      const raw = JSON.parse(text) as Json;
+      const session = raw.session as Json;
+      const transcription = (session.input_audio_transcription ?? {}) as Json;
+      session.input_audio_transcription = { ...transcription, model: this.#io.ctx.endpoint.upstream.model };
+      text = JSON.stringify(raw);
+    } else if (parsed.pcm) this.#appended += parsed.pcm.length;
+    else if (event.type === 'input_audio_buffer.clear') this.#appended = 0;
+    this.#toUpstream(text);
+  }
+
+  closed(code: number): void {
+    this.#closing = true;
+    if (this.#upstream.readyState === WebSocket.OPEN || this.#upstream.readyState === WebSocket.CONNECTING) this.#upstream.close(1000);
+    this.#io.closed(code);
+  }
+
+  overflow(buffered: number): void {
+    this.#io.overflow(buffered);
+  }
+
+  shutdown(): void {
+    this.#io.error(new GatewayError('service_draining', { message: 'The server is shutting down; reconnect to continue.' }));
+  }
+
+  /** The client sends faster than the upstream takes: the same cap as the other direction. */
+  #toUpstream(text: string): void {
+    const cap = this.#io.ctx.settings.max_buffer_bytes;
+    if (this.#upstream.readyState === WebSocket.CONNECTING) {
+      this.#pendingBytes += text.length;
+      if (this.#pendingBytes > cap) return this.#tooFast();
+      this.#pending.push(text);
+      return;
+    }
+    if (this.#upstream.readyState !== WebSocket.OPEN) return;
+    if (this.#upstream.bufferedAmount > cap) return this.#tooFast();
+    this.#upstream.send(text);
+  }
+
+  #tooFast(): void {
+    this.#closing = true;
+    this.#upstream.close(1000);
+    this.#io.fail(new GatewayError('input_audio_buffer_full', { message: 'The model server is not keeping up with the audio sent; the session is closed.' }), 1008, 'error');
+  }
+
+  #fromUpstream(text: string): void {
+    let event: Json;
+    try {
+      event = JSON.parse(text) as Json;
+    } catch {
+      return;
+    }
+    const type = event.type;
+    if (type === 'transcription_session.created' || type === 'transcription_session.updated') {
+      const session = (event.session ?? {}) as Json;
+      const transcription = session.input_audio_transcription as Json | null | undefined;
+      if (transcription && typeof transcription === 'object') session.input_audio_transcription = { ...transcription, model: this.#state.model };
+      this.#io.send(event);
+      return;
+    }
+    if (type === 'input_audio_buffer.committed' && typeof event.item_id === 'string') {
+      const refused = this.#io.admitSegment();
+      if (refused) {
+        this.#closing = true;
+        this.#upstream.close(1000);
+        this.#io.sendText(text);
+        return this.#io.fail(refused, 1008, 'error');
+      }
+      this.#items.set(event.item_id, { bytes: this.#appended, started: performance.now() });
+      this.#appended = 0;
+    } else if ((type === 'conversation.item.input_audio_transcription.completed' || type === 'conversation.item.input_audio_transcription.failed') && typeof event.item_id === 'string') {
+      this.#account(event, type.endsWith('completed'));
+    }
+    this.#io.sendText(text);
+  }
+
+  #account(event: Json, ok: boolean): void {
+    const itemId = event.item_id as string;
+    const item = this.#items.get(itemId);
+    this.#items.delete(itemId);
+    const transcript = typeof event.transcript === 'string' ? event.transcript : '';
+    const usage = ok
+      ? (fromUsageObject(event.usage, transcript) ?? { promptTokens: audioTokensForMs(pcm16DurationMs(item?.bytes ?? 0, PCM16_RATE)), completionTokens: textTokens(transcript), source: 'estimated' as const })
+      : null;
+    this.#io.recordSegment(itemId, ok ? 'completed' : 'error', usage, item?.started ?? performance.now());
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * Segment mode: the gateway holds the session's audio, cuts segments on client commit or on its own
+ * energy VAD, sends each segment as a WAV file to the endpoint's transcription route (any
+ * OpenAI-compatible transcription server), and emits the transcripts in commit order. Up to
+ * `max_inflight_segments` segments are transcribed at once; later ones wait their turn.
+ */
+import { audioTokensForMs, fromUsageObject, textTokens, type AudioUsage } from '../core/audio/audio-usage.js';
+import { pcm16DurationMs, pcm16ToWav } from '../core/audio/wav.js';
+import { deadlinesFor } from '../core/chat/deadlines.js';
+import { newItemId, parseClientEvent, type ClientEvent } from '../core/realtime/events.js';
+import { PcmBuffer } from '../core/realtime/pcm-buffer.js';
+import { EnergyVad } from '../core/realtime/vad.js';
+import { GatewayError } from '../errors.js';
+import type { WsSession, WsSocket } from '../http/ws.js';
+import { UpstreamAbort } from '../upstream/upstream-client.js';
+import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
+import { applyUpdate, CLIENT_DEFAULT_THRESHOLD, initialState, PCM16_RATE, sessionObject, SessionIo, type RealtimeContext, type SessionState } from './realtime-session.js';
+
+type Result = { readonly ok: true; readonly text: string; readonly usage: AudioUsage } | { readonly ok: false; readonly error: GatewayError };
+
+interface Segment {
+  readonly itemId: string;
+  readonly pcm: Buffer;
+  readonly refused: GatewayError | null;
+  result: Result | null;
+  started: boolean;
+}
+
+const MIN_COMMIT_MS = 100;
+const ms = (samples: number): number => Math.round((samples / PCM16_RATE) * 1000);
+
+export class SegmentSession implements WsSession {
+  readonly #io: SessionIo;
+  readonly #state: SessionState;
+  readonly #buffer = new PcmBuffer();
+  /** One per segment in flight: a segment's deadline must not cut the others. */
+  readonly #aborts = new Set<UpstreamAbort>();
+  readonly #queue: Segment[] = [];
+  #vad: EnergyVad | null = null;
+  #speechItem: string | null = null;
+  #speechStart = 0;
+  #lastItem: string | null = null;
+  #inflight = 0;
+
+  constructor(socket: WsSocket, ctx: RealtimeContext) {
+    this.#io = new SessionIo(socket, ctx);
+    this.#state = initialState(ctx);
+    this.#vad = this.#makeVad();
+    this.#io.event('transcription_session.created', { session: sessionObject(this.#io.id, this.#state) });
+  }
+
+  message(data: Buffer, isBinary: boolean): void {
+    this.#io.touch();
+    const parsed = parseClientEvent(data, isBinary);
+    if (!parsed.ok) return this.#io.error(parsed.error, parsed.eventId);
+    const id = parsed.event.event_id ?? null;
+    if (parsed.pcm) return this.#append(parsed.pcm, id);
+    this.#handle(parsed.event, id);
+  }
+
+  closed(code: number): void {
+    for (const a of this.#aborts) a.abort();
+    this.#io.closed(code);
+  }
+
+  overflow(buffered: number): void {
+    this.#io.overflow(buffered);
+  }
+
+  shutdown(): void {
+    this.#io.error(new GatewayError('service_draining', { message: 'The server is shutting down; reconnect to continue.' }));
+  }
+
+  #handle(event: ClientEvent, id: string | null): void {
+    if (event.type === 'transcription_session.update') {
+      applyUpdate(this.#state, event.session, this.#io.ctx);
+      this.#vad = this.#makeVad();
+      this.#speechItem = null;
+      this.#io.event('transcription_session.updated', { session: sessionObject(this.#io.id, this.#state) });
+    } else if (event.type === 'input_audio_buffer.commit') {
+      const samples = this.#buffer.end - this.#buffer.start;
+      if (ms(samples) < MIN_COMMIT_MS) {
+        const e = new GatewayError('input_audio_buffer_commit_empty', { message: `Cannot commit: the buffer holds ${ms(samples)} ms of audio; at least ${MIN_COMMIT_MS} ms are needed.` });
+        return this.#io.error(e, id);
+      }
+      this.#cut(this.#buffer.start, this.#speechItem ?? newItemId());
+    } else if (event.type === 'input_audio_buffer.clear') {
+      this.#buffer.clear();
+      this.#vad?.reset();
+      this.#speechItem = null;
+      this.#io.event('input_audio_buffer.cleared');
+    }
+  }
+
+  #append(pcm: Buffer, id: string | null): void {
+    if (this.#buffer.bytes + pcm.length > this.#io.ctx.settings.max_buffer_bytes) {
+      const max = this.#io.ctx.settings.max_buffer_bytes;
+      return this.#io.error(new GatewayError('input_audio_buffer_full', { param: 'audio', message: `The input audio buffer would exceed ${max} bytes; commit or clear it. This append was dropped.` }), id);
+    }
+    this.#buffer.append(pcm);
+    if (!this.#vad) return;
+    const prefix = Math.round(((this.#state.turnDetection?.prefix_padding_ms ?? 0) / 1000) * PCM16_RATE);
+    for (const e of this.#vad.push(pcm)) {
+      if (e.kind === 'speech_started') {
+        this.#speechItem = newItemId();
+        this.#speechStart = Math.max(0, e.sample - prefix);
+        this.#io.event('input_audio_buffer.speech_started', { audio_start_ms: ms(this.#speechStart), item_id: this.#speechItem });
+      } else if (this.#speechItem) {
+        this.#io.event('input_audio_buffer.speech_stopped', { audio_end_ms: ms(e.sample), item_id: this.#speechItem });
+        this.#cut(this.#speechStart, this.#speechItem);
+      }
+    }
+    // Nobody speaks: keep only the prefix padding, so silence never piles up.
+    if (!this.#vad.speaking && !this.#speechItem) this.#buffer.dropBefore(this.#buffer.end - prefix);
+  }
+
+  #cut(from: number, itemId: string): void {
+    const pcm = this.#buffer.take(from, this.#buffer.end);
+    this.#vad?.reset();
+    this.#speechItem = null;
+    this.#io.event('input_audio_buffer.committed', { previous_item_id: this.#lastItem, item_id: itemId });
+    this.#lastItem = itemId;
+    this.#queue.push({ itemId, pcm, refused: this.#io.admitSegment(), result: null, started: false });
+    this.#startMore();
+  }
+
+  #makeVad(): EnergyVad | null {
+    const td = this.#state.turnDetection;
+    if (!td) return null;
+    const { vad } = this.#io.ctx.settings;
+    const threshold = Math.min(0.99, vad.threshold * ((td.threshold ?? CLIENT_DEFAULT_THRESHOLD) / CLIENT_DEFAULT_THRESHOLD));
+    return new EnergyVad({ threshold, silenceMs: td.silence_duration_ms ?? vad.silence_ms }, PCM16_RATE);
+  }
+
+  #startMore(): void {
+    for (const s of this.#queue) {
+      if (this.#inflight >= this.#io.ctx.settings.max_inflight_segments) return;
+      if (s.started) continue;
+      s.started = true;
+      if (s.refused) {
+        s.result = { ok: false, error: s.refused };
+        continue;
+      }
+      this.#inflight += 1;
+      void this.#transcribe(s).then((result) => {
+        this.#inflight -= 1;
+        s.result = result;
+        this.#emitReady();
+        this.#startMore();
+      });
+    }
+    this.#emitReady();
+  }
+
+  /** Transcripts leave in commit order, whatever order the upstream answers in. */
+  #emitReady(): void {
+    while (this.#queue[0]?.result) {
+      const s = this.#queue.shift() as Segment;
+      const r = s.result as Result;
+      if (r.ok) {
+        if (r.text) this.#io.event('conversation.item.input_audio_transcription.delta', { item_id: s.itemId, content_index: 0, delta: r.text });
+        this.#io.event('conversation.item.input_audio_transcription.completed', { item_id: s.itemId, content_index: 0, transcript: r.text, usage: wireUsage(r.usage) });
+      } else {
+        const e = r.error;
+        this.#io.event('conversation.item.input_audio_transcription.failed', { item_id: s.itemId, content_index: 0, error: { type: e.type, code: e.code, message: e.message, param: e.param } });
+      }
+    }
+  }
+
+  async #transcribe(s: Segment): Promise<Result> {
+    const { services, endpoint } = this.#io.ctx;
+    const started = performance.now();
+    const deadlines = deadlinesFor(endpoint.tier, services.timeouts, false);
+    const abort = new UpstreamAbort();
+    this.#aborts.add(abort);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, deadlines.requestMs);
+    const boundary = `switchboard-${s.itemId}`;
+    const field = (name: string, value: string): string => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+    const fields = field('model', endpoint.upstream.model) + field('response_format', 'json') + (this.#state.language ? field('language', this.#state.language) : '') + (this.#state.prompt ? field('prompt', this.#state.prompt) : '');
+    const head = `${fields}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${s.itemId}.wav"\r\nContent-Type: audio/wav\r\n\r\n`;
+    const body = Buffer.concat([Buffer.from(head), pcm16ToWav(s.pcm, PCM16_RATE), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    const key = endpoint.upstream.api_key_env ? (process.env[endpoint.upstream.api_key_env] ?? null) : null;
+    try {
+      const res = await services.upstream.post(
+        { baseUrl: endpoint.upstream.base_url, apiKey: key },
+        { path: '/audio/transcriptions', body, contentType: `multipart/form-data; boundary=${boundary}`, signal: abort, headersTimeoutMs: deadlines.requestMs, bodyTimeoutMs: deadlines.idleMs },
+      );
+      const text = await res.body.text();
+      if (res.statusCode >= 400) throw mapUpstreamError(res.statusCode, text, null);
+      const parsed = JSON.parse(text) as { text?: unknown; usage?: unknown };
+      const transcript = typeof parsed.text === 'string' ? parsed.text.trim() : '';
+      const usage = fromUsageObject(parsed.usage, transcript) ?? { promptTokens: audioTokensForMs(pcm16DurationMs(s.pcm.length, PCM16_RATE)), completionTokens: textTokens(transcript), source: 'estimated' as const };
+      this.#io.recordSegment(s.itemId, 'completed', usage, started);
+      return { ok: true, text: transcript, usage };
+    } catch (err) {
+      const e = timedOut
+        ? new GatewayError('timeout', { message: `The transcription server did not answer within ${deadlines.requestMs / 1000} s.` })
+        : err instanceof GatewayError
+          ? err
+          : err instanceof SyntaxError
+            ? new GatewayError('internal_error', { message: 'The transcription server returned a response that is not JSON.' })
+            : unreachableUpstream();
+      this.#io.recordSegment(s.itemId, timedOut ? 'timeout' : abort.aborted ? 'aborted' : 'error', null, started);
+      return { ok: false, error: e };
+    } finally {
+      clearTimeout(timer);
+      this.#aborts.delete(abort);
+    }
+  }
+}
+
+function wireUsage(u: AudioUsage): Record<string, unknown> {
+  return { type: 'tokens', input_tokens: u.promptTokens, output_tokens: u.completionTokens, total_tokens: u.promptTokens + u.completionTokens };
+}

@@ -1,0 +1,164 @@
+/**
+ * What both realtime modes share: the session's negotiated settings, writing events to the client (one
+ * `error` event per bad message), the idle timer, per-segment admission against the project's limits and
+ * budgets, and the usage rows (one per segment, one per session).
+ */
+import { randomBytes } from 'node:crypto';
+import type { RealtimeConfig } from '../config.js';
+import type { AudioUsage } from '../core/audio/audio-usage.js';
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { budgetError } from '../core/limits/budget-errors.js';
+import { refusalError } from '../core/limits/limit-headers.js';
+import { errorEvent, serverEvent, type SessionUpdate, type TurnDetection } from '../core/realtime/events.js';
+import type { EndpointRecord } from '../core/records.js';
+import { GatewayError } from '../errors.js';
+import { sendPastCap, type WsSocket } from '../http/ws.js';
+import { recordAudioUsage, type AudioAccount } from './audio-call.js';
+import type { ChatServices, Outcome } from './chat-dispatch.js';
+
+export interface RealtimeContext {
+  readonly services: ChatServices;
+  readonly endpoint: EndpointRecord;
+  readonly settings: RealtimeConfig;
+  readonly auth: AuthenticatedKey;
+  readonly account: AudioAccount;
+  /** The upgrade request's id: the session's usage row. */
+  readonly requestId: string;
+}
+
+/** The session as negotiated with the client (the turn detection numbers are the client's). */
+export interface SessionState {
+  model: string;
+  language: string | null;
+  prompt: string;
+  turnDetection: TurnDetection | null;
+}
+
+export const PCM16_RATE = 24_000;
+/** The client's threshold scale: 0.5 means the endpoint's configured energy threshold. */
+export const CLIENT_DEFAULT_THRESHOLD = 0.5;
+
+export function initialState(ctx: RealtimeContext): SessionState {
+  const { vad } = ctx.settings;
+  return {
+    model: ctx.endpoint.model.id,
+    language: null,
+    prompt: '',
+    turnDetection: { type: 'server_vad', threshold: CLIENT_DEFAULT_THRESHOLD, prefix_padding_ms: vad.prefix_padding_ms, silence_duration_ms: vad.silence_ms },
+  };
+}
+
+/** Applies a transcription_session.update; fields left out keep their value. */
+export function applyUpdate(state: SessionState, session: SessionUpdate, ctx: RealtimeContext): void {
+  const t = session.input_audio_transcription;
+  if (t) {
+    if (t.model !== undefined) state.model = t.model;
+    if (t.language !== undefined) state.language = t.language;
+    if (t.prompt !== undefined) state.prompt = t.prompt;
+  }
+  if (session.turn_detection === null) state.turnDetection = null;
+  else if (session.turn_detection) {
+    const base = state.turnDetection ?? initialState(ctx).turnDetection;
+    state.turnDetection = { ...base, ...stripUndefined(session.turn_detection), type: 'server_vad' } as TurnDetection;
+  }
+}
+
+function stripUndefined(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
+
+export function sessionObject(id: string, state: SessionState): Record<string, unknown> {
+  return {
+    id,
+    object: 'realtime.transcription_session',
+    input_audio_format: 'pcm16',
+    input_audio_transcription: { model: state.model, language: state.language, prompt: state.prompt },
+    turn_detection: state.turnDetection,
+    input_audio_noise_reduction: null,
+    include: null,
+  };
+}
+
+export class SessionIo {
+  readonly id = `sess_${randomBytes(10).toString('hex')}`;
+  readonly ctx: RealtimeContext;
+  readonly #socket: WsSocket;
+  readonly #started = performance.now();
+  #idle: NodeJS.Timeout;
+  #outcome: Outcome | null = null;
+  #recorded = false;
+
+  constructor(socket: WsSocket, ctx: RealtimeContext) {
+    this.#socket = socket;
+    this.ctx = ctx;
+    this.#idle = setTimeout(() => this.#onIdle(), ctx.settings.idle_timeout_ms);
+  }
+
+  get open(): boolean {
+    return this.#socket.open;
+  }
+
+  send(event: Record<string, unknown>): void {
+    this.#socket.send(JSON.stringify(event));
+  }
+
+  sendText(text: string): void {
+    this.#socket.send(text);
+  }
+
+  event(type: string, fields: Record<string, unknown> = {}): void {
+    this.send(serverEvent(type, fields));
+  }
+
+  error(e: GatewayError, clientEventId: string | null = null): void {
+    this.send(errorEvent(e, clientEventId));
+  }
+
+  /** Any client event: the session is alive. */
+  touch(): void {
+    this.#idle.refresh();
+  }
+
+  /** Ends the session from our side with a last error event. */
+  fail(e: GatewayError, code: number, outcome: Outcome): void {
+    if (!this.#socket.open) return;
+    this.#outcome = outcome;
+    this.error(e);
+    this.#socket.end(code, e.message.slice(0, 120));
+  }
+
+  /** The client stopped reading: one last event queued past the cap, then the socket is ended (1008). */
+  overflow(buffered: number): void {
+    this.#outcome = 'error';
+    const e = new GatewayError('client_too_slow', { message: `The client is not reading its events (${buffered} bytes waiting); the session is closed.` });
+    sendPastCap(this.#socket, JSON.stringify(errorEvent(e, null)));
+  }
+
+  /** Segments are requests too (SPEC Limits): the project's window, the key quota and the budgets. */
+  admitSegment(): GatewayError | null {
+    const { services, auth, endpoint, account } = this.ctx;
+    const now = services.now();
+    const admission = services.limits.admit(auth.project, auth.key, 'inference', now);
+    if (admission.refusal) return refusalError(admission.refusal);
+    const verdict = services.budgets.check(auth.project.id, endpoint.id, account.workspaceId, now);
+    return verdict?.exhausted ? budgetError(verdict.exhausted) : null;
+  }
+
+  recordSegment(itemId: string, outcome: Outcome, usage: AudioUsage | null, started: number): void {
+    recordAudioUsage(this.ctx.services, { requestId: itemId, endpoint: this.ctx.endpoint, account: this.ctx.account, route: 'realtime', outcome, usage, started });
+  }
+
+  /** Called once from the socket's close: the session's own row (no tokens; its duration and outcome). */
+  closed(code: number): void {
+    clearTimeout(this.#idle);
+    if (this.#recorded) return;
+    this.#recorded = true;
+    const outcome = this.#outcome ?? (code === 1000 || code === 1001 || code === 1005 ? 'completed' : 'aborted');
+    recordAudioUsage(this.ctx.services, { requestId: this.ctx.requestId, endpoint: this.ctx.endpoint, account: this.ctx.account, route: 'realtime', outcome, usage: null, started: this.#started });
+  }
+
+  #onIdle(): void {
+    const seconds = this.ctx.settings.idle_timeout_ms / 1000;
+    this.fail(new GatewayError('session_idle_timeout', { message: `No client event for ${seconds} s: the session is closed.` }), 1000, 'timeout');
+  }
+}

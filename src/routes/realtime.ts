@@ -1,0 +1,95 @@
+/**
+ * WS /{project}/{endpoint}/v1/realtime (SPEC "Audio"): streaming transcription. The upgrade request is
+ * authenticated like any inference request (it counts as one against the limits): `Authorization: Bearer`,
+ * or, for browsers that cannot set headers, the subprotocol `openai-insecure-api-key.<key>`. The endpoint
+ * must be a realtime endpoint; its `realtime.mode` picks the session (relay or segment).
+ */
+import type { RealtimeConfig } from '../config.js';
+import { REALTIME_DEFAULTS } from '../config.js';
+import { GatewayError } from '../errors.js';
+import type { RouteDef } from '../http/server.js';
+import type { WsRouteDef } from '../http/ws.js';
+import type { ChatServices } from './chat-dispatch.js';
+import { requireBudget, requireEndpoint, requireKey } from './guard.js';
+import { RelaySession } from './realtime-relay.js';
+import { SegmentSession } from './realtime-segment.js';
+import type { RealtimeContext } from './realtime-session.js';
+
+export const REALTIME_PATTERN = '/:project/:endpoint/v1/realtime';
+const KEY_PROTOCOL = 'openai-insecure-api-key.';
+
+export interface RealtimeServices extends ChatServices {
+  /** Per endpoint id, from the config file (docs/realtime.md). */
+  realtimeSettings(endpointId: string): RealtimeConfig;
+}
+
+/** The offered subprotocols; the key one, if any, becomes the Authorization header. */
+function protocols(headers: Record<string, string>): { offered: string[]; key: string | null } {
+  const offered = (headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  const keyProtocol = offered.find((p) => p.startsWith(KEY_PROTOCOL));
+  return { offered, key: keyProtocol ? keyProtocol.slice(KEY_PROTOCOL.length) : null };
+}
+
+/**
+ * Browsers fail the handshake unless the server picks one of the offered subprotocols: `realtime` when
+ * offered, else the first that does not carry the key, else (only the key was offered) that one.
+ */
+function chosenProtocol(offered: string[]): string | null {
+  if (offered.includes('realtime')) return 'realtime';
+  return offered.find((p) => !p.startsWith(KEY_PROTOCOL)) ?? offered[0] ?? null;
+}
+
+export function realtimeRoutes(services: RealtimeServices): WsRouteDef[] {
+  return [
+    {
+      pattern: REALTIME_PATTERN,
+      family: 'realtime',
+      upgrade(ctx) {
+        const { req } = ctx;
+        const { offered, key } = protocols(req.headers);
+        if (req.header('authorization') === undefined && key !== null) req.headers.authorization = `Bearer ${key}`;
+        const auth = requireKey(ctx, services, 'inference');
+        const access = requireEndpoint(req, services, auth);
+        const { endpoint } = access;
+        if (endpoint.kind !== 'realtime') {
+          throw new GatewayError('invalid_request', { message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/realtime needs a realtime endpoint.` });
+        }
+        if (endpoint.status !== 'active') throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });
+        requireBudget(ctx, services, auth, access);
+        const settings = services.realtimeSettings(endpoint.id);
+        const session: RealtimeContext = {
+          services,
+          endpoint,
+          settings,
+          auth,
+          account: { projectId: auth.project.id, workspaceId: access.workspaceId, keyId: auth.key.id },
+          requestId: req.requestId,
+        };
+        return {
+          protocol: chosenProtocol(offered),
+          maxBufferedBytes: settings.max_client_buffer_bytes,
+          open: (socket) => (settings.mode === 'relay' ? new RelaySession(socket, session) : new SegmentSession(socket, session)),
+        };
+      },
+    },
+  ];
+}
+
+/** A plain GET (no upgrade) on the realtime path: 426, so the route never reads as missing. */
+export function realtimeHttpRoutes(services: ChatServices): RouteDef[] {
+  return [
+    {
+      method: 'GET',
+      pattern: REALTIME_PATTERN,
+      family: 'realtime',
+      handle: (ctx) => {
+        requireKey(ctx, services, 'inference');
+        throw new GatewayError('upgrade_required', { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
+      },
+    },
+  ];
+}
+
+export function realtimeSettingsFrom(byId: ReadonlyMap<string, RealtimeConfig | undefined>): (id: string) => RealtimeConfig {
+  return (id) => byId.get(id) ?? REALTIME_DEFAULTS;
+}

@@ -1,0 +1,72 @@
+/**
+ * POST /{project}/_semantic/router/v1/chat/completions and its workspace-pinned twin
+ * /{project}/{workspace_id}/_semantic/router/v1/chat/completions: the same bodies as the direct route; the
+ * router picks the endpoint (SPEC "Semantic router behaviour"), then the turn runs through the very same
+ * code as a direct request (chat-turn.ts). X-Service-Routed-Model and X-Service-Routed-Endpoint are set
+ * before the turn starts, so they are in the head of every dispatched response, streamed or not.
+ */
+import { resolveWorkspace } from '../core/auth/authenticate.js';
+import { queryPreview } from '../core/routing/query.js';
+import type { RouteDef, RouteContext } from '../http/server.js';
+import { decisionRecord } from '../router/decision-row.js';
+import type { SemanticRouter } from '../router/semantic-router.js';
+import type { DecisionLog } from '../store/decision-log.js';
+import type { ChatServices } from './chat-dispatch.js';
+import { parseChatBody, serveChatTurn } from './chat-turn.js';
+import { namedWorkspace, requireBudget, requireKey } from './guard.js';
+
+export interface RouterChatServices extends ChatServices {
+  readonly router: SemanticRouter;
+  readonly decisionLog: DecisionLog;
+  readonly routerId: string;
+}
+
+async function routedTurn(services: RouterChatServices, ctx: RouteContext): Promise<void> {
+  const { req, reply } = ctx;
+  const auth = requireKey(ctx, services, 'inference');
+  const choice = namedWorkspace(req);
+  const workspaceId = resolveWorkspace(auth.key, auth.project, { ...choice, workspaces: services.catalog.workspaces(auth.project.id) });
+  const body = await parseChatBody(req);
+  const started = performance.now();
+  const { endpoint, decision } = await services.router.route({
+    projectId: auth.project.id,
+    workspaceId,
+    keyEndpointId: auth.key.endpointId,
+    chat: body.chat,
+    // SPEC: the affinity key, on router routes only (direct routes never read it).
+    conversationId: req.header('x-conversation-id'),
+    signal: req.signal,
+  });
+  const routeTimeMs = performance.now() - started;
+  req.log.endpoint = endpoint.slug;
+  reply.setHeader('X-Service-Routed-Model', endpoint.model.id);
+  reply.setHeader('X-Service-Routed-Endpoint', endpoint.slug);
+  services.decisionLog.record(
+    decisionRecord(
+      {
+        requestId: req.requestId,
+        projectId: auth.project.id,
+        workspaceId,
+        createdAt: services.now(),
+        preview: queryPreview(body.chat.messages),
+        routerId: services.routerId,
+        clientMode: choice.namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
+        userAgent: req.header('user-agent') ?? null,
+        clientIp: req.clientIp,
+        routeTimeMs,
+      },
+      decision,
+      endpoint,
+    ),
+  );
+  requireBudget(ctx, services, auth, { endpoint, workspaceId });
+  await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, ...body, route: 'router' });
+}
+
+export function semanticRouterChatRoutes(services: RouterChatServices): RouteDef[] {
+  const handle = (ctx: RouteContext): Promise<void> => routedTurn(services, ctx);
+  return [
+    { method: 'POST', pattern: '/:project/_semantic/router/v1/chat/completions', family: 'router', idPrefix: 'chatcmpl-', handle },
+    { method: 'POST', pattern: '/:project/:workspace/_semantic/router/v1/chat/completions', family: 'router', idPrefix: 'chatcmpl-', handle },
+  ];
+}

@@ -1,0 +1,93 @@
+/**
+ * Wire schemas of the management API for keys and budgets. Bodies are strict: a field that is not listed
+ * is a 400 naming it (a misspelt `scope` must not silently mint an inference key).
+ */
+import { z } from 'zod';
+import { isoTimestamp, SCOPES } from '../config.js';
+import type { KeyRequest } from '../core/auth/key-request.js';
+import type { BudgetCaps } from '../core/limits/budgets.js';
+import { GatewayError } from '../errors.js';
+import { absentIfNull, integer, string } from './fields.js';
+import { issueToGatewayError, needs } from './issues.js';
+
+const MAX_NAME = 256;
+const MAX_IP_ENTRIES = 100;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
+
+const SCOPES_RULE = `must be a non-empty array of scopes (${SCOPES.join(', ')})`;
+const ipList = (field: string) => {
+  const rule = needs(`must be an array of at most ${MAX_IP_ENTRIES} IPv4/IPv6 addresses or CIDR ranges`);
+  return z.array(string(`must be an IPv4/IPv6 address or CIDR range in ${field}`), rule).max(MAX_IP_ENTRIES, rule);
+};
+
+const EXPIRES_RULE = 'must be an ISO 8601 timestamp with a zone (e.g. 2027-01-31T00:00:00Z) or Unix seconds';
+/** Read as Unix milliseconds. Responses render times as Unix seconds, which are accepted back as is. */
+const expiresField = z.union([z.string(), z.number()], needs(EXPIRES_RULE)).transform((v, ctx): number => {
+  const ms = typeof v === 'number' ? (Number.isSafeInteger(v) && v > 0 ? v * 1000 : Number.NaN) : isoTimestamp.safeParse(v).success ? Date.parse(v) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: 'custom', message: EXPIRES_RULE });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const createKeySchema = z.strictObject(
+  {
+    name: absentIfNull(z.string(needs(`must be a string of at most ${MAX_NAME} characters`)).max(MAX_NAME, needs(`must be a string of at most ${MAX_NAME} characters`))),
+    scopes: absentIfNull(z.array(z.enum(SCOPES, needs(SCOPES_RULE)), needs(SCOPES_RULE)).min(1, needs(SCOPES_RULE))),
+    allowed_ips: absentIfNull(ipList('allowed_ips')),
+    blocked_ips: absentIfNull(ipList('blocked_ips')),
+    expires_at: absentIfNull(expiresField),
+    quota_requests: absentIfNull(integer('must be an integer of 0 or more (0: no per-key quota)', { min: 0, max: 1e12 })),
+    quota_window: absentIfNull(integer('must be a positive integer number of seconds', { min: 1, max: 31_536_000 })),
+    endpoint_id: absentIfNull(z.string(needs('must be an endpoint id (UUID)')).regex(UUID, needs('must be an endpoint id (UUID)'))),
+    // Emptiness is SPEC Authentication 10's rule, checked with the others in core/auth/key-request.ts.
+    allowed_workspace_ids: z
+      .array(z.string(needs('must be a workspace id (ws_<hex>)')).regex(WORKSPACE_ID, needs('must be a workspace id (ws_<hex>)')), needs('must be an array of workspace ids'))
+      .optional(),
+  },
+  needs('must be a JSON object'),
+);
+
+const KEY_FIELDS = Object.keys(createKeySchema.shape);
+
+const capField = absentIfNull(integer('must be a positive integer number of tokens, or null for no cap', { min: 1 }));
+const budgetSchema = z.strictObject(
+  { hourly_tokens: capField, daily_tokens: capField, hard_cap_tokens: capField },
+  needs('must be a JSON object'),
+);
+const BUDGET_FIELDS = Object.keys(budgetSchema.shape);
+
+function parseStrict<T>(schema: z.ZodType<T>, body: unknown, fields: readonly string[]): T {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const first = result.error.issues[0];
+  if (first?.code === 'unrecognized_keys') {
+    const key = first.keys[0] ?? '';
+    throw new GatewayError('invalid_request', { param: key, message: `${key} is not a field of this request; the fields are ${fields.join(', ')}.` });
+  }
+  throw issueToGatewayError(result.error.issues, body);
+}
+
+/** POST .../api-keys: SPEC's key table, with its defaults (scopes [inference], quota 0 per 60 s). */
+export function parseCreateKey(body: unknown): KeyRequest {
+  const b = parseStrict(createKeySchema, body, KEY_FIELDS);
+  return {
+    name: b.name ?? null,
+    scopes: b.scopes ?? ['inference'],
+    allowedIps: b.allowed_ips ?? [],
+    blockedIps: b.blocked_ips ?? [],
+    expiresAt: b.expires_at ?? null,
+    quotaRequests: b.quota_requests ?? 0,
+    quotaWindow: b.quota_window ?? 60,
+    endpointId: b.endpoint_id ?? null,
+    allowedWorkspaceIds: b.allowed_workspace_ids ?? null,
+  };
+}
+
+/** PUT .../budgets/...: the whole budget; an omitted or null cap is no cap in that window. */
+export function parseBudget(body: unknown): BudgetCaps {
+  const b = parseStrict(budgetSchema, body, BUDGET_FIELDS);
+  return { hourlyTokens: b.hourly_tokens ?? null, dailyTokens: b.daily_tokens ?? null, hardCapTokens: b.hard_cap_tokens ?? null };
+}

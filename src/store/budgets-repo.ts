@@ -1,0 +1,103 @@
+/**
+ * Budgets set through the management API, and the spend the usage ledger already holds (read once at
+ * start to rebuild the in-memory budget state; never on the request path).
+ */
+import type { BudgetConfig, Config } from '../config.js';
+import { budgetWindowStarts, type BudgetCaps, type BudgetLevel, type Budgets, type BudgetSpend } from '../core/limits/budgets.js';
+import type { Db } from './db.js';
+
+interface BudgetRow {
+  project_id: string;
+  level: BudgetLevel;
+  target_id: string;
+  hourly_tokens: number | null;
+  daily_tokens: number | null;
+  hard_cap_tokens: number | null;
+}
+
+export interface StoredBudget {
+  readonly projectId: string;
+  readonly level: BudgetLevel;
+  readonly targetId: string;
+  readonly caps: BudgetCaps;
+}
+
+export interface SpendRow extends BudgetSpend {
+  readonly projectId: string;
+  readonly targetId: string;
+}
+
+/** Tokens as the limiter counts them: prompt + completion - cached, never below zero per row. */
+const TOKENS = 'MAX(prompt_tokens + completion_tokens - cached_tokens, 0)';
+
+export function createBudgetsRepo(db: Db) {
+  const all = db.prepare<[], BudgetRow>('SELECT * FROM budgets');
+  const upsert = db.prepare(`
+    INSERT INTO budgets (project_id, level, target_id, hourly_tokens, daily_tokens, hard_cap_tokens, updated_at)
+    VALUES (@projectId, @level, @targetId, @hourly, @daily, @hardCap, @now)
+    ON CONFLICT (project_id, level, target_id) DO UPDATE SET hourly_tokens = excluded.hourly_tokens,
+      daily_tokens = excluded.daily_tokens, hard_cap_tokens = excluded.hard_cap_tokens, updated_at = excluded.updated_at`);
+  const remove = db.prepare('DELETE FROM budgets WHERE project_id = ? AND level = ? AND target_id = ?');
+  const spendQuery = (column: 'endpoint_id' | 'workspace_id') =>
+    db.prepare<{ hourStart: number; dayStart: number }, { project_id: string; target_id: string; hourly: number; daily: number; total: number }>(`
+      SELECT project_id, ${column} AS target_id,
+        SUM(CASE WHEN created_at >= @hourStart THEN ${TOKENS} ELSE 0 END) AS hourly,
+        SUM(CASE WHEN created_at >= @dayStart THEN ${TOKENS} ELSE 0 END) AS daily,
+        SUM(${TOKENS}) AS total
+      FROM usage_events WHERE ${column} IS NOT NULL GROUP BY project_id, ${column}`);
+  const byEndpoint = spendQuery('endpoint_id');
+  const byWorkspace = spendQuery('workspace_id');
+
+  return {
+    list: (): StoredBudget[] =>
+      all.all().map((r) => ({
+        projectId: r.project_id,
+        level: r.level,
+        targetId: r.target_id,
+        caps: { hourlyTokens: r.hourly_tokens, dailyTokens: r.daily_tokens, hardCapTokens: r.hard_cap_tokens },
+      })),
+    put(b: StoredBudget, now: number): void {
+      upsert.run({
+        projectId: b.projectId,
+        level: b.level,
+        targetId: b.targetId,
+        hourly: b.caps.hourlyTokens,
+        daily: b.caps.dailyTokens,
+        hardCap: b.caps.hardCapTokens,
+        now,
+      });
+    },
+    remove(projectId: string, level: BudgetLevel, targetId: string): boolean {
+      return remove.run(projectId, level, targetId).changes > 0;
+    },
+    /** Spend per endpoint or workspace since the start of the hour and day, and in total (one scan). */
+    spend(level: BudgetLevel, since: { hourStart: number; dayStart: number }): SpendRow[] {
+      const rows = (level === 'endpoint' ? byEndpoint : byWorkspace).all(since);
+      return rows.map((r) => ({ projectId: r.project_id, targetId: r.target_id, hourly: r.hourly, daily: r.daily, total: r.total }));
+    },
+  };
+}
+
+export type BudgetsRepo = ReturnType<typeof createBudgetsRepo>;
+
+const capsOf = (b: BudgetConfig): BudgetCaps => ({
+  hourlyTokens: b.hourly_tokens ?? null,
+  dailyTokens: b.daily_tokens ?? null,
+  hardCapTokens: b.hard_cap_tokens ?? null,
+});
+
+/**
+ * At start: caps from the config file, overrides from the management API, and spend rebuilt from the
+ * usage ledger (a full scan of usage_events, once; docs/decisions.md "Budgets").
+ */
+export function restoreBudgets(repo: BudgetsRepo, config: Config, budgets: Budgets, now: number): void {
+  for (const p of config.projects) {
+    for (const e of p.endpoints) if (e.budget) budgets.setConfigCaps('endpoint', p.id, e.id, capsOf(e.budget));
+    for (const w of p.workspaces) if (w.budget) budgets.setConfigCaps('workspace', p.id, w.id, capsOf(w.budget));
+  }
+  for (const b of repo.list()) budgets.setApiCaps(b.level, b.projectId, b.targetId, b.caps);
+  const since = budgetWindowStarts(now);
+  for (const level of ['endpoint', 'workspace'] as const) {
+    for (const row of repo.spend(level, since)) budgets.loadSpend(level, row.projectId, row.targetId, row, now);
+  }
+}

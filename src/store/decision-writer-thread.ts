@@ -1,0 +1,51 @@
+/**
+ * The decision log's writer thread: its own SQLite connection (synchronous=NORMAL, see db.ts), one
+ * transaction per batch. Prompt excerpts are sealed here (AES-256-GCM, store/secret-box.ts, the request
+ * id as associated data), so neither the cipher nor the insert runs on the event loop.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { unpack } from 'msgpackr';
+import { openDatabase } from './db.js';
+import type { DecisionRecord } from './decision-log.js';
+import { loadSecretBox } from './secret-box.js';
+
+export type DecisionWriterMessage =
+  | { readonly kind: 'rows'; readonly seq: number; readonly packed: Uint8Array }
+  | { readonly kind: 'prune'; readonly seq: number; readonly before: number }
+  | { readonly kind: 'close' };
+export type DecisionWriterReply =
+  | { readonly kind: 'done'; readonly seq: number; readonly error: string | null }
+  | { readonly kind: 'closed' };
+
+if (parentPort) {
+  const port = parentPort;
+  const path = (workerData as { path: string }).path;
+  const db = openDatabase(path, 'NORMAL');
+  const box = loadSecretBox(path);
+  const insert = db.prepare(`
+    INSERT INTO routing_decisions (request_id, project_id, workspace_id, created_at, route_reason, query_preview, detail)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const insertAll = db.transaction((rows: readonly DecisionRecord[]) => {
+    for (const r of rows) {
+      const sealed = r.preview === '' ? '' : box.seal(r.preview, r.requestId);
+      insert.run(r.requestId, r.projectId, r.workspaceId, r.createdAt, r.routeReason, sealed, JSON.stringify(r.detail));
+    }
+  });
+  const prune = db.prepare('DELETE FROM routing_decisions WHERE created_at < ?');
+
+  port.on('message', (message: DecisionWriterMessage) => {
+    if (message.kind === 'close') {
+      db.close();
+      port.postMessage({ kind: 'closed' } satisfies DecisionWriterReply);
+      return;
+    }
+    let error: string | null = null;
+    try {
+      if (message.kind === 'rows') insertAll(unpack(message.packed) as DecisionRecord[]);
+      else prune.run(message.before);
+    } catch (err) {
+      error = (err as Error).message;
+    }
+    port.postMessage({ kind: 'done', seq: message.seq, error } satisfies DecisionWriterReply);
+  });
+}

@@ -1,0 +1,45 @@
+/**
+ * Semantic-router settings and rules per project (one row each, JSON columns read and written whole).
+ * Read on every routed request, so everything is held in memory: loaded once, and replaced on write by
+ * the management routes, the only writers.
+ */
+import type { StoredSettings } from '../core/routing/settings.js';
+import type { RoutingRule } from '../core/routing/types.js';
+import type { Db } from './db.js';
+import { fromJson, toJson } from './json-column.js';
+
+export interface ProjectRouterState {
+  readonly settings: StoredSettings;
+  /** Stored order (SPEC: GET lists rules in stored order, not evaluation order). */
+  readonly rules: readonly RoutingRule[];
+}
+
+export interface RouterSettingsRepo {
+  get(projectId: string): ProjectRouterState;
+  save(projectId: string, state: ProjectRouterState, now: number): void;
+}
+
+interface Row {
+  project_id: string;
+  settings: string;
+  rules: string;
+}
+
+const EMPTY: ProjectRouterState = { settings: {}, rules: [] };
+
+export function createRouterSettingsRepo(db: Db): RouterSettingsRepo {
+  const upsert = db.prepare(`
+    INSERT INTO semantic_router_settings (project_id, settings, rules, updated_at) VALUES (@projectId, @settings, @rules, @now)
+    ON CONFLICT (project_id) DO UPDATE SET settings = excluded.settings, rules = excluded.rules, updated_at = excluded.updated_at`);
+  const cache = new Map<string, ProjectRouterState>();
+  for (const row of db.prepare<[], Row>('SELECT project_id, settings, rules FROM semantic_router_settings').all()) {
+    cache.set(row.project_id, { settings: fromJson<StoredSettings>(row.settings), rules: fromJson<RoutingRule[]>(row.rules) });
+  }
+  return {
+    get: (projectId) => cache.get(projectId) ?? EMPTY,
+    save(projectId, state, now) {
+      upsert.run({ projectId, settings: toJson(state.settings), rules: toJson(state.rules), now });
+      cache.set(projectId, state);
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * The SQL side of the outbox (core/webhooks/outbox.ts): the event row and its fan-out to subscribers, in
+ * one INSERT ... SELECT, inside the caller's transaction. The body is serialized once here; every attempt
+ * to every subscriber sends and signs these exact bytes.
+ */
+import { budgetAlertBody, BUDGET_THRESHOLD_TYPE, envelopeBody, type BudgetThresholdEvent } from '../core/webhooks/envelope.js';
+import { isDeliverable, type EventType } from '../core/webhooks/event-types.js';
+import { webhookIds } from '../core/webhooks/ids.js';
+import type { EventOutbox } from '../core/webhooks/outbox.js';
+import type { Db } from './db.js';
+
+export interface OutboxOptions {
+  now(): number;
+  /** Called after each emission; the dispatcher's wake-up runs once the caller's transaction is done. */
+  onEmitted?(): void;
+}
+
+export interface StoreOutbox extends EventOutbox {
+  /** Test and bench path: many events of one type in one transaction. */
+  emitMany(projectId: string, type: EventType, data: readonly Record<string, unknown>[]): number;
+}
+
+const newEventId = webhookIds.eventId;
+
+export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
+  const fanOut = db.prepare(`
+    INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, state, attempt_count, next_attempt_at, created_at, updated_at)
+    SELECT 'del_' || lower(hex(randomblob(12))), w.id, @eventId, @type, 'pending', 0, @now, @now, @now
+    FROM webhook_endpoints w
+    WHERE w.project_id = @projectId AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = @type)`);
+  const insertEvent = db.prepare('INSERT INTO webhook_events (id, project_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)');
+
+  const write = db.transaction((projectId: string, type: EventType, eventId: string, body: string, now: number): number => {
+    const queued = fanOut.run({ eventId, type, now, projectId }).changes;
+    if (queued > 0) insertEvent.run(eventId, projectId, type, body, now);
+    return queued;
+  });
+
+  function emitBody(projectId: string, type: EventType, eventId: string, body: string, now: number): number {
+    if (!isDeliverable(type)) return 0;
+    const queued = write(projectId, type, eventId, body, now);
+    if (queued > 0) options.onEmitted?.();
+    return queued;
+  }
+
+  const emitManyTx = db.transaction((projectId: string, type: EventType, data: readonly Record<string, unknown>[]): number => {
+    let queued = 0;
+    for (const d of data) {
+      const now = options.now();
+      const id = newEventId();
+      queued += emitBody(projectId, type, id, envelopeBody(id, type, now, d), now);
+    }
+    return queued;
+  });
+
+  return {
+    emit(projectId, type, data) {
+      if (type === BUDGET_THRESHOLD_TYPE) throw new Error('budget alerts have their own body: use emitBudgetThreshold');
+      const now = options.now();
+      const id = newEventId();
+      return emitBody(projectId, type, id, envelopeBody(id, type, now, data), now);
+    },
+    emitBudgetThreshold(event: BudgetThresholdEvent) {
+      const now = options.now();
+      // The legacy body has no id; the row still needs one (never sent).
+      return emitBody(event.projectId, BUDGET_THRESHOLD_TYPE, newEventId(), budgetAlertBody(event, now), now);
+    },
+    emitMany: (projectId, type, data) => emitManyTx(projectId, type, data),
+  };
+}

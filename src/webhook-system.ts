@@ -1,0 +1,93 @@
+/**
+ * The webhook subsystem, assembled for the composition root (main.ts calls this once): the secret box,
+ * the repositories, the outbox other modules emit through, the dedicated sender, the dispatcher and the
+ * management use cases. The dispatcher writes on its own connection (synchronous=NORMAL: no fsync on the
+ * event loop per outcome batch; see store/webhook-deliveries-repo.ts) unless the store is in memory.
+ */
+import type { Config } from './config.js';
+import { createDispatcher, type Dispatcher, type DispatcherEvent } from './core/webhooks/dispatcher.js';
+import { webhookIds } from './core/webhooks/ids.js';
+import { createWebhookManager, type WebhookManager } from './core/webhooks/webhook-manager.js';
+import type { Logger } from './log.js';
+import type { WorkerPool } from './pool/worker-pool.js';
+import { openDatabase, type Db } from './store/db.js';
+import { loadSecretBox } from './store/secret-box.js';
+import { createDeliveriesList, createDeliveriesRepo } from './store/webhook-deliveries-repo.js';
+import { createOutbox, type StoreOutbox } from './store/webhook-outbox.js';
+import { createWebhooksRepo } from './store/webhooks-repo.js';
+import { checkOutboundUrl, type OutboundPolicy } from './upstream/outbound-guard.js';
+import { createWebhookSender } from './upstream/webhook-sender.js';
+
+export interface WebhookSystem {
+  readonly manager: WebhookManager;
+  readonly outbox: StoreOutbox;
+  readonly dispatcher: Dispatcher;
+  /** Resumes deliveries left pending or in flight by a previous process, then polls. */
+  start(): void;
+  close(): Promise<void>;
+}
+
+export interface WebhookSystemOptions {
+  readonly config: Config;
+  readonly db: Db;
+  readonly dbPath: string;
+  readonly pool: WorkerPool;
+  readonly now: () => number;
+  readonly logger: Logger;
+}
+
+/** How long shutdown waits for attempts in flight before cutting them (they are resent at the next start). */
+const CLOSE_WAIT_MS = 2000;
+
+export function createWebhookSystem(options: WebhookSystemOptions): WebhookSystem {
+  const { config, db, dbPath, pool, now, logger } = options;
+  const settings = config.webhooks;
+  const box = loadSecretBox(dbPath);
+  const policy: OutboundPolicy = { allowPrivate: config.security.allow_private_targets, allowHttp: config.security.allow_http_targets };
+  // The dispatcher enforces the per-endpoint share; several endpoints may share an origin, and undici must
+  // not queue their requests behind its own per-origin cap (queue time would eat the attempt timeout).
+  const sender = createWebhookSender({ policy, timeoutMs: settings.attempt_timeout_ms, connectionsPerOrigin: settings.max_in_flight });
+  const sign = (items: readonly { secret: string; timestamp: number; body: string }[]) => pool.sign({ items });
+  const dispatchDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
+
+  const dispatcher = createDispatcher({
+    store: createDeliveriesRepo(dispatchDb, box),
+    sign,
+    send: sender.send,
+    now,
+    retryScheduleMs: settings.retry_schedule_ms,
+    maxInFlight: settings.max_in_flight,
+    perWebhookInFlight: settings.per_endpoint_in_flight,
+    pollMs: settings.poll_interval_ms,
+    onEvent: (event) => logDispatcherEvent(logger, event),
+  });
+  const outbox = createOutbox(db, { now, onEmitted: () => dispatcher.wake() });
+  const deliveries = createDeliveriesList(db);
+  const manager = createWebhookManager({
+    store: { ...createWebhooksRepo(db, box), deliveries },
+    ids: webhookIds,
+    checkUrl: (url) => checkOutboundUrl(url, policy),
+    sign,
+    send: sender.send,
+    now,
+  });
+
+  return {
+    manager,
+    outbox,
+    dispatcher,
+    start: () => dispatcher.start(),
+    async close() {
+      await dispatcher.close(CLOSE_WAIT_MS);
+      await sender.close();
+      if (dispatchDb !== db) dispatchDb.close();
+    },
+  };
+}
+
+function logDispatcherEvent(logger: Logger, event: DispatcherEvent): void {
+  if (event.kind === 'resumed') logger.info({ deliveries: event.count }, 'webhooks: resuming deliveries left in flight by the previous process');
+  else if (event.kind === 'failed_permanently') {
+    logger.warn({ delivery_id: event.deliveryId, webhook_id: event.webhookId, error: event.error }, 'webhooks: delivery failed permanently');
+  } else logger.error({ message: event.message }, 'webhooks: dispatcher error');
+}

@@ -1,0 +1,254 @@
+/**
+ * WS /{project}/{endpoint}/v1/realtime: the realtime transcription protocol in both modes (segment: the
+ * gateway cuts audio on commit or VAD and calls the transcription route; relay: frames bridged to the
+ * simulator's realtime socket), over real WebSocket clients against real processes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silence, speak } from '../../src/simulator/speech-codec.js';
+import { audioTestConfig, RELAY_ID, SEGMENT_ID } from '../helpers/audio-config.js';
+import { makeKeys, PROJECT, type TestKeys } from '../helpers/configs.js';
+import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { isRefused, rawWebSocket, type RawWs } from '../helpers/raw-ws.js';
+import { appendEvent, chunks, openRealtime, type RealtimeClient } from '../helpers/realtime-client.js';
+import { waitForSim } from '../helpers/simulator-log.js';
+import { openUsageDb, type UsageDb } from '../helpers/usage-db.js';
+
+let sim: SimulatorProcess;
+let gw: GatewayProcess;
+let keys: TestKeys;
+let ledger: UsageDb;
+
+beforeAll(async () => {
+  keys = makeKeys();
+  sim = await startSimulatorProcess();
+  gw = await startGatewayProcess(audioTestConfig(sim.url, keys));
+  ledger = openUsageDb(gw.dbPath);
+});
+
+afterAll(async () => {
+  ledger?.close();
+  await gw?.stop();
+  await sim?.stop();
+});
+
+const wsUrl = (slug: string): string => `${gw.url.replace(/^http/, 'ws')}/${PROJECT}/${slug}/v1/realtime`;
+const path = (slug: string): string => `/${PROJECT}/${slug}/v1/realtime`;
+const port = (): number => Number(new URL(gw.url).port);
+
+async function manualSession(slug = 'live'): Promise<RealtimeClient> {
+  const c = await openRealtime(wsUrl(slug), { key: keys.full });
+  await c.next('transcription_session.created');
+  c.send({ type: 'transcription_session.update', session: { turn_detection: null, input_audio_transcription: { model: 'client-model' } } });
+  await c.next('transcription_session.updated');
+  return c;
+}
+
+function expectErrorEvent(e: Record<string, unknown>, code: string, param: string | null, eventId: string | null = null): void {
+  const error = e.error as Record<string, unknown>;
+  expect({ type: e.type, code: error.code, param: error.param, event_id: error.event_id }).toEqual({ type: 'error', code, param, event_id: eventId });
+  expect(typeof error.type).toBe('string');
+  expect(String(error.message).length).toBeGreaterThan(0);
+}
+
+describe('segment mode', () => {
+  it('transcribes a committed buffer through the transcription route and echoes the client model', async () => {
+    const c = await openRealtime(wsUrl('live'), { key: keys.full });
+    const created = await c.next('transcription_session.created');
+    expect(created.session).toMatchObject({ object: 'realtime.transcription_session', input_audio_format: 'pcm16', input_audio_transcription: { model: 'model-live' } });
+    c.send({ type: 'transcription_session.update', session: { turn_detection: null, input_audio_transcription: { model: 'client-model', language: 'en' } } });
+    const updated = await c.next('transcription_session.updated');
+    expect(updated.session).toMatchObject({ turn_detection: null, input_audio_transcription: { model: 'client-model', language: 'en' } });
+    for (const part of chunks(speak('hello there'))) c.send(appendEvent(part));
+    c.send({ type: 'input_audio_buffer.commit' });
+    const committed = await c.next('input_audio_buffer.committed');
+    const delta = await c.next('conversation.item.input_audio_transcription.delta');
+    const done = await c.next('conversation.item.input_audio_transcription.completed');
+    expect(committed).toMatchObject({ previous_item_id: null });
+    expect(delta).toMatchObject({ item_id: committed.item_id, delta: 'hello there' });
+    expect(done).toMatchObject({ item_id: committed.item_id, content_index: 0, transcript: 'hello there', usage: { type: 'tokens' } });
+    const upstream = await waitForSim(sim.url, (r) => r.path === '/v1/audio/transcriptions' && r.body.includes('item_'));
+    expect(JSON.parse(upstream.body)).toMatchObject({ fields: { model: 'sim-whisper', response_format: 'json', language: 'en' }, files: [{ content_type: 'audio/wav' }] });
+    const row = await ledger.waitForRow(String(committed.item_id));
+    expect(row).toMatchObject({ route: 'realtime', endpoint_id: SEGMENT_ID, status: 'completed', usage_source: 'upstream' });
+    c.close();
+    expect((await c.closed()).code).toBe(1005);
+  });
+
+  it('cuts segments with server VAD and emits transcripts in order', async () => {
+    const c = await openRealtime(wsUrl('live'), { key: keys.full });
+    await c.next('transcription_session.created');
+    const audio = Buffer.concat([silence(100), speak('first words'), silence(400), speak('then more'), silence(400), speak('last one'), silence(400)]);
+    for (const part of chunks(audio)) c.send(appendEvent(part));
+    const started = await c.next('input_audio_buffer.speech_started');
+    const stopped = await c.next('input_audio_buffer.speech_stopped');
+    expect(started.item_id).toBe(stopped.item_id);
+    expect(started.audio_start_ms).toBe(0); // speech at 100 ms, minus 100 ms of prefix padding
+    expect(stopped.audio_end_ms).toBe(220); // speech ends at 210 ms, inside the 20 ms frame [200, 220)
+    const transcripts: string[] = [];
+    for (let i = 0; i < 3; i++) transcripts.push(String((await c.next('conversation.item.input_audio_transcription.completed')).transcript));
+    expect(transcripts).toEqual(['first words', 'then more', 'last one']);
+    const committed = c.events.filter((e) => e.type === 'input_audio_buffer.committed');
+    expect(committed.map((e) => e.previous_item_id)).toEqual([null, committed[0]?.item_id, committed[1]?.item_id]);
+    c.close();
+  });
+
+  it('answers every bad message with an error event and keeps the session', async () => {
+    const c = await manualSession();
+    const cases: [string | Buffer, string, string | null, string | null][] = [
+      ['not json', 'invalid_json', null, null],
+      [JSON.stringify({ type: 'response.create', event_id: 'e1' }), 'unknown_event', 'type', 'e1'],
+      [JSON.stringify({ event_id: 'e2' }), 'invalid_request', 'type', 'e2'],
+      [JSON.stringify({ type: 'input_audio_buffer.append', audio: '@@@', event_id: 'e3' }), 'invalid_request', 'audio', 'e3'],
+      [JSON.stringify({ type: 'input_audio_buffer.append', audio: Buffer.from([1, 2, 3]).toString('base64') }), 'invalid_request', 'audio', null],
+      [JSON.stringify({ type: 'input_audio_buffer.append' }), 'invalid_request', 'audio', null],
+      [JSON.stringify({ type: 'transcription_session.update', session: { input_audio_format: 'g711_ulaw' } }), 'invalid_request', 'session.input_audio_format', null],
+      [JSON.stringify({ type: 'transcription_session.update', session: { turn_detection: { type: 'semantic_vad' } } }), 'invalid_request', 'session.turn_detection.type', null],
+      [JSON.stringify({ type: 'input_audio_buffer.commit', event_id: 'e4' }), 'input_audio_buffer_commit_empty', null, 'e4'],
+      [Buffer.from([1, 2, 3]), 'invalid_request', null, null],
+    ];
+    for (const [frame, code, param, id] of cases) {
+      c.ws.send(frame);
+      expectErrorEvent(await c.next('error'), code, param, id);
+    }
+    c.send(appendEvent(speak('still alive')));
+    c.send({ type: 'input_audio_buffer.commit' });
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('still alive');
+    c.close();
+  });
+
+  it('clears the buffer on input_audio_buffer.clear', async () => {
+    const c = await manualSession();
+    c.send(appendEvent(speak('forget this')));
+    c.send({ type: 'input_audio_buffer.clear' });
+    await c.next('input_audio_buffer.cleared');
+    c.send({ type: 'input_audio_buffer.commit' });
+    expectErrorEvent(await c.next('error'), 'input_audio_buffer_commit_empty', null);
+    c.close();
+  });
+
+  it('closes an idle session with an error event', async () => {
+    const c = await openRealtime(wsUrl('live-idle'), { key: keys.full });
+    await c.next('transcription_session.created');
+    expectErrorEvent(await c.next('error', 3000), 'session_idle_timeout', null);
+    expect((await c.closed()).code).toBe(1000);
+  });
+
+  it('drops a client that stops reading once its cap is reached, with a last error and close 1008', async () => {
+    const raw = (await rawWebSocket(port(), path('live'), { authorization: `Bearer ${keys.full}` })) as RawWs;
+    raw.socket.pause();
+    raw.sendText(JSON.stringify({ type: 'transcription_session.update', session: { turn_detection: null } }));
+    // One-sample symbols: about as many event bytes come back as audio bytes go in.
+    const segment = appendEvent(speak('x'.repeat(100_000), { symbolMs: 0.04 }));
+    const frame = JSON.stringify(segment);
+    for (let i = 0; i < 80 && !raw.socket.destroyed; i++) {
+      raw.sendText(frame);
+      raw.sendText('{"type":"input_audio_buffer.commit"}');
+      if (i % 8 === 7) await new Promise((r) => setTimeout(r, 20));
+    }
+    const sessionRow = await waitForSessionRow('error');
+    expect(sessionRow.route).toBe('realtime');
+    raw.socket.resume();
+    const until = Date.now() + 10_000;
+    while (!raw.frames.some((f) => typeof f !== 'string') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    const texts = raw.frames.filter((f): f is string => typeof f === 'string');
+    const last = JSON.parse(texts[texts.length - 1] ?? '{}') as Record<string, unknown>;
+    expectErrorEvent(last, 'client_too_slow', null);
+    expect(raw.frames[raw.frames.length - 1]).toMatchObject({ close: 1008 });
+    raw.socket.destroy();
+  });
+});
+
+/** The newest realtime session row with the given status (session rows carry the upgrade's req_ id). */
+async function waitForSessionRow(status: string): Promise<{ route: string; status: string }> {
+  const until = Date.now() + 15_000;
+  for (;;) {
+    const row = ledger.recent(200).find((r) => r.request_id.startsWith('req_') && r.route === 'realtime' && r.status === status);
+    if (row) return row;
+    if (Date.now() > until) throw new Error(`no realtime session row with status ${status}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('relay mode', () => {
+  it('bridges the session to the upstream socket with the endpoint model and accounts each transcript', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
+    const created = await c.next('transcription_session.created');
+    expect(created.session).toMatchObject({ id: 'sess_sim' });
+    c.send({ type: 'transcription_session.update', session: { turn_detection: null, input_audio_transcription: { model: 'client-model' } } });
+    const updated = await c.next('transcription_session.updated');
+    expect(updated.session).toMatchObject({ input_audio_transcription: { model: 'client-model' } });
+    c.send(appendEvent(speak('relayed words')));
+    c.send({ type: 'input_audio_buffer.commit' });
+    const committed = await c.next('input_audio_buffer.committed');
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('relayed words');
+    const deltas = c.events.filter((e) => e.type === 'conversation.item.input_audio_transcription.delta').map((e) => e.delta);
+    expect(deltas).toEqual(['relayed', ' words']);
+    const row = await ledger.waitForRow(String(committed.item_id));
+    expect(row).toMatchObject({ route: 'realtime', endpoint_id: RELAY_ID, status: 'completed', usage_source: 'upstream' });
+    c.close();
+    const upstream = await waitForSim(sim.url, (r) => r.path === '/v1/realtime' && r.completed && r.body.includes('relayed') === false && r.body.includes('client-model') === false && r.body.includes('sim-realtime'));
+    expect(upstream.headers['openai-beta']).toBe('realtime=v1');
+  });
+
+  it('relays server VAD turns from the upstream', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
+    await c.next('transcription_session.created');
+    for (const part of chunks(Buffer.concat([speak('upstream turn'), silence(700)]))) c.send(appendEvent(part));
+    await c.next('input_audio_buffer.speech_started');
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('upstream turn');
+    c.close();
+  });
+
+  it('checks client events before the upstream sees them', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
+    await c.next('transcription_session.created');
+    c.send({ type: 'conversation.item.create', event_id: 'x1' });
+    expectErrorEvent(await c.next('error'), 'unknown_event', 'type', 'x1');
+    c.close();
+  });
+
+  it('releases the upstream socket when the client disconnects abruptly', async () => {
+    const raw = (await rawWebSocket(port(), path('live-relay'), { authorization: `Bearer ${keys.full}` })) as RawWs;
+    raw.sendText(JSON.stringify({ type: 'transcription_session.update', session: { input_audio_transcription: { model: 'abrupt-marker' } } }));
+    await waitForSim(sim.url, (r) => r.path === '/v1/realtime' && r.body.includes('"model":"sim-realtime"') && !r.completed);
+    raw.socket.destroy();
+    await waitForSim(sim.url, (r) => r.path === '/v1/realtime' && r.completed && r.body.includes('sim.summary'));
+    await waitForSessionRow('aborted');
+  });
+});
+
+describe('upgrade', () => {
+  it('accepts the key as a subprotocol and answers with the realtime subprotocol', async () => {
+    const c = await openRealtime(wsUrl('live'), { protocols: ['realtime', `openai-insecure-api-key.${keys.full}`] });
+    expect(c.ws.protocol).toBe('realtime');
+    await c.next('transcription_session.created');
+    c.close();
+  });
+
+  it.each([
+    ['no key', 'live', {}, 401, 'authentication_required'],
+    ['an unknown key', 'live', { authorization: 'Bearer svc_test_nope' }, 401, 'invalid_api_key'],
+    ['a key without the inference scope', 'live', 'management', 403, 'scope_insufficient'],
+    ['an unknown endpoint', 'nope', 'full', 404, 'endpoint_not_found'],
+    ['a chat endpoint', 'chat', 'full', 400, 'invalid_request'],
+    ['a transcription endpoint', 'whisper', 'full', 400, 'invalid_request'],
+  ] as const)('refuses the upgrade with %s', async (_, slug, who, status, code) => {
+    const headers = typeof who === 'string' ? { authorization: `Bearer ${who === 'management' ? keys.managementOnly : keys.full}` } : who;
+    const res = await rawWebSocket(port(), path(slug), headers);
+    if (!isRefused(res)) throw new Error('the upgrade was accepted');
+    expect({ status: res.status, code: (res.body as { error: { code: string } }).error.code }).toEqual({ status, code });
+    expect(res.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  it('refuses a bad subprotocol key like a bad header', async () => {
+    const res = await rawWebSocket(port(), path('live'), { 'sec-websocket-protocol': 'realtime, openai-insecure-api-key.svc_test_bad' });
+    if (!isRefused(res)) throw new Error('the upgrade was accepted');
+    expect(res.status).toBe(401);
+  });
+
+  it('answers a plain GET with 426 upgrade_required', async () => {
+    const res = await fetch(`${gw.url}${path('live')}`, { headers: { authorization: `Bearer ${keys.full}` } });
+    expect(res.status).toBe(426);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upgrade_required');
+  });
+});

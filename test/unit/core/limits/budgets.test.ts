@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { budgetError } from '../../../../src/core/limits/budget-errors.js';
+import { Budgets, budgetWindowStarts, HARD_CAP_RETRY_AFTER_SECONDS, type BudgetCaps, type BudgetThresholdEvent } from '../../../../src/core/limits/budgets.js';
+
+const HOUR = 3_600_000;
+const T0 = 1_700_000_000_000 - (1_700_000_000_000 % (24 * HOUR)) + 10 * HOUR; // 10:00 UTC on a day
+const caps = (c: Partial<BudgetCaps>): BudgetCaps => ({ hourlyTokens: null, dailyTokens: null, hardCapTokens: null, ...c });
+
+function withEvents(): { budgets: Budgets; events: BudgetThresholdEvent[] } {
+  const budgets = new Budgets();
+  const events: BudgetThresholdEvent[] = [];
+  budgets.onBudgetThreshold((e) => events.push(e));
+  return { budgets, events };
+}
+
+describe('Budgets', () => {
+  it('says nothing while no budget is near its cap', () => {
+    const { budgets } = withEvents();
+    expect(budgets.check('p', 'e', 'ws_1', T0)).toBeNull();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hourlyTokens: 100 }));
+    budgets.charge('p', 'e', 'ws_1', 79, T0);
+    expect(budgets.check('p', 'e', 'ws_1', T0)).toBeNull();
+  });
+
+  it('warns at 80% and refuses once the cap is spent', () => {
+    const { budgets } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hourlyTokens: 100 }));
+    budgets.charge('p', 'e', null, 80, T0);
+    expect(budgets.check('p', 'e', null, T0)).toEqual({ warning: 'endpoint:hourly', exhausted: null });
+    budgets.charge('p', 'e', null, 20, T0);
+    expect(budgets.check('p', 'e', null, T0 + 1000)).toEqual({
+      warning: 'endpoint:hourly',
+      exhausted: { level: 'endpoint', window: 'hourly', capTokens: 100, spentTokens: 100, retryAfterSeconds: 3599 },
+    });
+  });
+
+  it('resets the hourly and daily windows on the UTC hour and day', () => {
+    const { budgets } = withEvents();
+    budgets.setConfigCaps('workspace', 'p', 'ws_1', caps({ hourlyTokens: 10, dailyTokens: 15 }));
+    budgets.charge('p', 'e', 'ws_1', 12, T0);
+    expect(budgets.check('p', 'e', 'ws_1', T0)?.exhausted).toMatchObject({ level: 'workspace', window: 'hourly' });
+    const nextHour = T0 + HOUR;
+    expect(budgets.check('p', 'e', 'ws_1', nextHour)).toEqual({ warning: 'workspace:daily', exhausted: null });
+    budgets.charge('p', 'e', 'ws_1', 5, nextHour);
+    expect(budgets.check('p', 'e', 'ws_1', nextHour)?.exhausted).toMatchObject({ window: 'daily', retryAfterSeconds: 13 * 3600 });
+    expect(budgets.check('p', 'e', 'ws_1', T0 + 14 * HOUR)).toBeNull();
+  });
+
+  it('names the endpoint first and waits for every spent budget', () => {
+    const { budgets } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hourlyTokens: 10 }));
+    budgets.setConfigCaps('workspace', 'p', 'ws_1', caps({ hardCapTokens: 10 }));
+    budgets.charge('p', 'e', 'ws_1', 10, T0);
+    expect(budgets.check('p', 'e', 'ws_1', T0)).toEqual({
+      warning: 'endpoint:hourly, workspace:hardCap',
+      exhausted: { level: 'endpoint', window: 'hourly', capTokens: 10, spentTokens: 10, retryAfterSeconds: HARD_CAP_RETRY_AFTER_SECONDS },
+    });
+  });
+
+  it('lets an API budget override the config file, and dropping it restores the file', () => {
+    const { budgets } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hardCapTokens: 10 }));
+    budgets.charge('p', 'e', null, 10, T0);
+    expect(budgets.check('p', 'e', null, T0)?.exhausted).not.toBeNull();
+    budgets.setApiCaps('endpoint', 'p', 'e', caps({ hardCapTokens: 1000 }));
+    expect(budgets.check('p', 'e', null, T0)).toBeNull();
+    expect(budgets.describe('endpoint', 'p', 'e', T0)).toEqual({ caps: caps({ hardCapTokens: 1000 }), source: 'api', spend: { hourly: 10, daily: 10, total: 10 } });
+    budgets.setApiCaps('endpoint', 'p', 'e', caps({}));
+    expect(budgets.describe('endpoint', 'p', 'e', T0)).toMatchObject({ caps: caps({}), source: 'api' });
+    budgets.setApiCaps('endpoint', 'p', 'e', undefined);
+    expect(budgets.describe('endpoint', 'p', 'e', T0)).toMatchObject({ caps: caps({ hardCapTokens: 10 }), source: 'config' });
+    expect(budgets.check('p', 'e', null, T0)?.exhausted?.window).toBe('hardCap');
+  });
+
+  it('tracks spend for targets without a budget, so a budget set later sees it', () => {
+    const { budgets } = withEvents();
+    budgets.charge('p', 'e', 'ws_1', 50, T0);
+    budgets.setApiCaps('workspace', 'p', 'ws_1', caps({ dailyTokens: 50 }));
+    expect(budgets.check('p', 'e', 'ws_1', T0)?.exhausted).toMatchObject({ level: 'workspace', window: 'daily' });
+  });
+
+  it('fires the threshold hook once per window when spend crosses 80%', () => {
+    const { budgets, events } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hourlyTokens: 100, hardCapTokens: 1000 }));
+    budgets.charge('p', 'e', null, 70, T0);
+    expect(events).toEqual([]);
+    budgets.charge('p', 'e', null, 15, T0 + 1);
+    budgets.charge('p', 'e', null, 50, T0 + 2);
+    expect(events).toEqual([
+      { projectId: 'p', level: 'endpoint', targetId: 'e', window: 'hourly', thresholdPercent: 80, spentTokens: 85, capTokens: 100, spendPercentage: 85, windowStart: T0, at: T0 + 1 },
+    ]);
+    budgets.charge('p', 'e', null, 90, T0 + HOUR);
+    expect(events.map((e) => e.window)).toEqual(['hourly', 'hourly']);
+    budgets.charge('p', 'e', null, 600, T0 + HOUR + 1);
+    expect(events.map((e) => `${e.window}:${e.spentTokens}`)).toEqual(['hourly:85', 'hourly:90', 'hardCap:825']);
+  });
+
+  it('does not fire again after a restart for a threshold crossed before it', () => {
+    const { budgets, events } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hardCapTokens: 100 }));
+    budgets.loadSpend('endpoint', 'p', 'e', { hourly: 0, daily: 0, total: 90 }, T0);
+    budgets.charge('p', 'e', null, 1, T0);
+    expect(events).toEqual([]);
+  });
+
+  it('keeps charging when the threshold listener throws', () => {
+    const budgets = new Budgets();
+    const errors: unknown[] = [];
+    budgets.onBudgetThreshold(() => {
+      throw new Error('subscriber down');
+    }, (err) => errors.push(err));
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hourlyTokens: 10 }));
+    expect(() => budgets.charge('p', 'e', null, 10, T0)).not.toThrow();
+    expect(errors).toHaveLength(1);
+    expect(budgets.check('p', 'e', null, T0)?.exhausted).not.toBeNull();
+  });
+
+  it('renders a spent budget as a 429 with retry_after and Retry-After', () => {
+    const err = budgetError({ level: 'workspace', window: 'daily', capTokens: 10, spentTokens: 12, retryAfterSeconds: 300 });
+    expect(err.status).toBe(429);
+    expect(err.toEnvelope().error).toMatchObject({ code: 'workspace_budget_exhausted', retry_after: 300, retry_strategy: { type: 'fixed', initial_delay_ms: 300_000 } });
+    expect(err.headers).toEqual({ 'Retry-After': '300' });
+  });
+
+  it('computes the UTC hour and day starts used to rebuild spend', () => {
+    expect(budgetWindowStarts(T0 + 1234)).toEqual({ hourStart: T0, dayStart: T0 - 10 * HOUR });
+  });
+});
