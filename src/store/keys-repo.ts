@@ -1,6 +1,6 @@
 /**
  * API keys and their secrets (value hashes). A key value is never stored: only its SHA-256.
- * The gateway reads credentials through `store/key-cache.ts`; this file is the SQL.
+ * The gateway reads credentials through the in-memory cache in `store/catalog.ts`; this file is the SQL.
  */
 import type { Scope } from '../config.js';
 import { compileIpFilter } from '../core/auth/ip-filter.js';

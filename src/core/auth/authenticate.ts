@@ -40,7 +40,8 @@ export function authenticateKey(
   const credential = keys.findCredential(hashKeyValue(value));
   if (!credential) throw new GatewayError('invalid_api_key', { message: 'The API key is not valid: no such key.' });
   const { key } = credential;
-  if (key.revokedAt !== null && key.revokedAt <= check.now) throw new GatewayError('key_revoked');
+  // Revocation is final whatever the clock says: a clock stepping back must never revive a key.
+  if (key.revokedAt !== null) throw new GatewayError('key_revoked');
   if (credential.validUntil !== null && credential.validUntil <= check.now) {
     throw new GatewayError('key_revoked', { message: 'This API key value was rotated out and its grace period has ended.' });
   }

@@ -168,6 +168,8 @@ describe('authenticateKey', () => {
   it.each([
     ['revoked earlier', NOW - 1],
     ['revoked at this instant', NOW],
+    // Regression: a key revoked "in the future" of a clock that stepped back used to authenticate again.
+    ['revoked at a time the clock has not reached', NOW + 60_000],
   ])('returns 401 key_revoked for a key %s', (_label, revokedAt) => {
     expect(authError({ key: { revokedAt } })).toMatchObject({ code: 'key_revoked', status: 401 });
   });
