@@ -17,6 +17,7 @@ import type { RouteEndpoint, RouteInput } from '../src/core/routing/types.js';
 import { createSimilarityPool } from '../src/pool/similarity-pool.js';
 import { createWorkerPool } from '../src/pool/worker-pool.js';
 import { embedText } from '../src/simulator/embeddings.js';
+import similarityTask from '../workers/similarity.js';
 import { percentile } from './load.js';
 
 export interface DecisionBench {
@@ -31,6 +32,9 @@ export interface DecisionBench {
   readonly meanMs: number;
   /** planRoute + finishRoute alone, scores given: the pure part. */
   readonly pureP99Us: number;
+  /** The search task run in this thread (no hop): what the similarity thread spends per decision. */
+  readonly searchP50Ms: number;
+  readonly searchP99Ms: number;
   readonly recallAt1: number;
   /** Same winning endpoint as exact search, through the worker's per-endpoint scores (k = 32). */
   readonly endpointAgreement: number;
@@ -97,7 +101,7 @@ export async function runDecisionBench(opts: { endpoints?: number; examples?: nu
     const file = join(dir, 'index.hnsw');
     const started = performance.now();
     await pool.buildIndex({ op: 'build', file, dimensions: DIMS, vectors: vectors.slice(), m: HNSW.m, efConstruction: HNSW.efConstruction });
-    await similarity.load({ key: 'bench', version: 1, file, dimensions: DIMS, starts, efSearch: HNSW.efSearch });
+    await similarity.load({ key: 'bench', version: 1, file, dimensions: DIMS, starts, efSearch: HNSW.efSearch, vectors: vectors.slice() });
     const buildMs = performance.now() - started;
 
     const settings = { enabled: true, multiModelEnabled: true, similarityFloor: 0.3, switchMargin: 0.1, proximityBonus: 0.02, fallbackEndpointId: null, excludedEndpointIds: [], rules: [] };
@@ -138,6 +142,7 @@ export async function runDecisionBench(opts: { endpoints?: number; examples?: nu
     timings.sort((a, b) => a - b);
     pure.sort((a, b) => a - b);
 
+    const inThread = measureInThread(file, vectors, starts, queries);
     const recall = measureRecall(file, vectors, count, queries.slice(0, 1000), starts);
     const agreement = await measureAgreement(similarity, vectors, count, queries.slice(0, 1000), starts);
     return {
@@ -151,6 +156,8 @@ export async function runDecisionBench(opts: { endpoints?: number; examples?: nu
       p99Ms: percentile(timings, 99) ?? 0,
       meanMs: timings.reduce((a, b) => a + b, 0) / timings.length,
       pureP99Us: percentile(pure, 99) ?? 0,
+      searchP50Ms: percentile(inThread, 50) ?? 0,
+      searchP99Ms: percentile(inThread, 99) ?? 0,
       recallAt1: recall,
       endpointAgreement: agreement,
       recallQueries: Math.min(1000, queries.length),
@@ -160,6 +167,19 @@ export async function runDecisionBench(opts: { endpoints?: number; examples?: nu
     await pool.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The worker's search function called in this thread, same index file and vectors: compute without the hop. */
+function measureInThread(file: string, vectors: Float32Array, starts: Int32Array, queries: Float32Array[]): number[] {
+  similarityTask({ op: 'load', key: 'in-thread', version: 1, file, dimensions: DIMS, starts, efSearch: HNSW.efSearch, vectors: vectors.slice() });
+  const times: number[] = [];
+  queries.forEach((q, i) => {
+    const exact = i % 2 === 0 ? Int32Array.of(i % (starts.length - 1)) : new Int32Array(0);
+    const t0 = performance.now();
+    similarityTask({ op: 'search', key: 'in-thread', version: 1, query: q.slice(), k: K, allowed: null, exact });
+    times.push(performance.now() - t0);
+  });
+  return times.sort((a, b) => a - b);
 }
 
 /** Exact nearest label by cosine (vectors are unit length from embedText; the query is normalized here). */

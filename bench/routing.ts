@@ -8,7 +8,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
@@ -74,7 +74,7 @@ interface E2eRow {
 
 const fmt = (n: number | null, digits = 2): string => (n === null ? '-' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
-function render(d: DecisionBench, rows: readonly E2eRow[], pinning: string): string {
+function render(d: DecisionBench, rows: readonly E2eRow[], pinning: string, load: string): string {
   const [direct, routed] = rows;
   const ratio = direct && routed ? routed.load.reqPerSec / direct.load.reqPerSec : null;
   return [
@@ -82,9 +82,9 @@ function render(d: DecisionBench, rows: readonly E2eRow[], pinning: string): str
     '',
     `Decision without the embedding call, ${d.endpoints} generative endpoints x ${d.examples} examples (${d.vectors.toLocaleString('en-US')} vectors, ${d.dimensions} dimensions, HNSW M=16, ef_construction=200, ef_search=64, k=32): planRoute, the search on the similarity thread (one sequential round trip each), finishRoute; every other turn has an incumbent scored exactly.`,
     '',
-    '| decisions | p50 ms | p99 ms | mean ms | pure decision p99 us | index build + load ms |',
-    '|---:|---:|---:|---:|---:|---:|',
-    `| ${d.decisions} | ${fmt(d.p50Ms, 3)} | ${fmt(d.p99Ms, 3)} | ${fmt(d.meanMs, 3)} | ${fmt(d.pureP99Us, 1)} | ${fmt(d.buildMs, 0)} |`,
+    '| decisions | p50 ms | p99 ms | mean ms | search in thread p50 / p99 ms | pure decision p99 us | index build + load ms |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${d.decisions} | ${fmt(d.p50Ms, 3)} | ${fmt(d.p99Ms, 3)} | ${fmt(d.meanMs, 3)} | ${fmt(d.searchP50Ms, 3)} / ${fmt(d.searchP99Ms, 3)} | ${fmt(d.pureP99Us, 1)} | ${fmt(d.buildMs, 0)} |`,
     '',
     `- HNSW recall@1 against exact search on the same vectors (${d.recallQueries} queries): **${fmt(d.recallAt1, 4)}**`,
     `- winning endpoint from the worker's per-endpoint scores equals the exact winner: ${fmt(d.endpointAgreement, 4)}`,
@@ -96,7 +96,7 @@ function render(d: DecisionBench, rows: readonly E2eRow[], pinning: string): str
     ...rows.map((r) => `| ${r.label} | ${fmt(r.load.reqPerSec, 0)} | ${fmt(r.load.p50)} | ${fmt(r.load.p99)} | ${r.load.non2xx} | ${fmt(r.cpuUs, 0)} |`),
     '',
     `- routed vs direct throughput: **${ratio === null ? '-' : fmt(ratio, 2)}x**. A routed turn makes two upstream calls (the query embedding, then the chat turn), plus a hop to the similarity thread and a decision row.`,
-    `- pinning: ${pinning}; run ${new Date().toISOString()}, \`node dist/bench/routing.js\``,
+    `- pinning: ${pinning}; 1-minute load average ${load}; run ${new Date().toISOString()}, \`node dist/bench/routing.js\``,
   ].join('\n');
 }
 
@@ -114,6 +114,7 @@ function splice(markdown: string, section: string): string {
 async function main(): Promise<void> {
   const cores = availableParallelism();
   const pinned = hasTaskset() && cores >= 2 && pinSelf(0);
+  const loadBefore = (loadavg()[0] ?? 0).toFixed(2);
   log('decision bench (50 x 200)');
   const decision = await runDecisionBench({ queries: quick ? 1000 : 2000 });
   log(`decision p99 ${decision.p99Ms.toFixed(3)} ms, recall@1 ${decision.recallAt1}`);
@@ -139,7 +140,8 @@ async function main(): Promise<void> {
       rows.push({ label: t.label, load, cpuUs: meter.stop(load.completed) });
       log(`${t.label}: ${load.reqPerSec.toFixed(0)} req/s`);
     }
-    const section = render(decision, rows, pinned ? 'bench process and simulator on core 0, gateway on core 1' : 'none');
+    const load = `${loadBefore} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end (${cores} cores)`;
+    const section = render(decision, rows, pinned ? 'bench process and simulator on core 0, gateway on core 1' : 'none', load);
     process.stdout.write(`${section}\n`);
     const file = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
     writeFileSync(file, splice(readFileSync(file, 'utf8'), section));

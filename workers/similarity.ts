@@ -27,6 +27,9 @@ interface Loaded {
   readonly starts: Int32Array;
   /** Endpoint position of each label. */
   readonly endpointOf: Int32Array;
+  /** Unit-length copies of the vectors, label-major, for exact scores. */
+  readonly vectors: Float32Array;
+  readonly dimensions: number;
 }
 
 const indexes = new Map<string, Loaded>();
@@ -50,7 +53,9 @@ function load(input: LoadIndexInput): LoadIndexOutput {
   const count = input.starts[input.starts.length - 1] ?? 0;
   const endpointOf = new Int32Array(count);
   for (let e = 0; e + 1 < input.starts.length; e += 1) endpointOf.fill(e, input.starts[e], input.starts[e + 1]);
-  indexes.set(input.key, { version: input.version, index, starts: input.starts, endpointOf });
+  const vectors = input.vectors;
+  for (let label = 0; label < count; label += 1) normalize(vectors.subarray(label * input.dimensions, (label + 1) * input.dimensions));
+  indexes.set(input.key, { version: input.version, index, starts: input.starts, endpointOf, vectors, dimensions: input.dimensions });
   return { count };
 }
 
@@ -85,7 +90,7 @@ function search(input: SearchIndexInput): SearchIndexOutput {
   }
   for (const e of input.exact) {
     if (!Number.isNaN(best[e] as number)) continue;
-    best[e] = exactBest(index, query, starts[e] ?? 0, starts[e + 1] ?? 0);
+    best[e] = exactBest(loaded, input.query, starts[e] ?? 0, starts[e + 1] ?? 0);
   }
   const scored: number[] = [];
   best.forEach((s, e) => {
@@ -94,20 +99,28 @@ function search(input: SearchIndexInput): SearchIndexOutput {
   return { found: true, endpoints: Int32Array.from(scored), scores: Float32Array.from(scored, (e) => best[e] as number) };
 }
 
-/** Cosine against every vector of one endpoint (stored normalized by the cosine space). */
-function exactBest(index: Index, query: readonly number[], from: number, to: number): number {
+/** Cosine against every vector of one endpoint: a tight loop over the unit-length copies. */
+function exactBest(loaded: Loaded, query: Float32Array, from: number, to: number): number {
+  const { vectors, dimensions } = loaded;
   let norm = 0;
-  for (const x of query) norm += x * x;
+  for (let i = 0; i < dimensions; i += 1) norm += (query[i] ?? 0) * (query[i] ?? 0);
   norm = Math.sqrt(norm) || 1;
   let best = Number.NaN;
   for (let label = from; label < to; label += 1) {
-    const point = index.getPoint(label);
+    const base = label * dimensions;
     let dot = 0;
-    for (let i = 0; i < point.length; i += 1) dot += (point[i] ?? 0) * (query[i] ?? 0);
+    for (let i = 0; i < dimensions; i += 1) dot += (vectors[base + i] ?? 0) * (query[i] ?? 0);
     const score = dot / norm;
     if (!(score <= best)) best = score;
   }
   return best;
+}
+
+function normalize(v: Float32Array): void {
+  let norm = 0;
+  for (const x of v) norm += x * x;
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let i = 0; i < v.length; i += 1) v[i] = (v[i] ?? 0) / norm;
 }
 
 export default function similarity(task: SimilarityTask): BuildIndexOutput | LoadIndexOutput | SearchIndexOutput {

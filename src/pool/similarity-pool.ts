@@ -10,7 +10,7 @@ import type { LoadIndexInput, LoadIndexOutput, SearchIndexInput, SearchIndexOutp
 
 export interface SimilarityPool {
   load(input: Omit<LoadIndexInput, 'op'>): Promise<LoadIndexOutput>;
-  search(input: Omit<SearchIndexInput, 'op'>, signal?: AbortSignal): Promise<SearchIndexOutput>;
+  search(input: Omit<SearchIndexInput, 'op'>): Promise<SearchIndexOutput>;
   close(): Promise<void>;
 }
 
@@ -22,12 +22,8 @@ export function createSimilarityPool(): SimilarityPool {
     idleTimeout: Number.POSITIVE_INFINITY,
   });
   return {
-    load: (input) => piscina.run({ op: 'load', ...input } satisfies LoadIndexInput) as Promise<LoadIndexOutput>,
-    search: (input, signal) =>
-      piscina.run({ op: 'search', ...input } satisfies SearchIndexInput, {
-        transferList: [input.query.buffer],
-        ...(signal ? { signal } : {}),
-      }) as Promise<SearchIndexOutput>,
+    load: (input) => piscina.run({ op: 'load', ...input } satisfies LoadIndexInput, { transferList: [input.vectors.buffer] }) as Promise<LoadIndexOutput>,
+    search: (input) => piscina.run({ op: 'search', ...input } satisfies SearchIndexInput, { transferList: [input.query.buffer] }) as Promise<SearchIndexOutput>,
     close: () => piscina.destroy(),
   };
 }

@@ -52,6 +52,8 @@ export interface LoadIndexInput {
   readonly dimensions: number;
   readonly starts: Int32Array;
   readonly efSearch: number;
+  /** The same vectors as the build, transferred: exact scores (the incumbent) read them directly. */
+  readonly vectors: Float32Array<ArrayBuffer>;
 }
 export interface LoadIndexOutput {
   readonly count: number;

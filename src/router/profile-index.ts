@@ -65,6 +65,16 @@ export function profileTexts(e: EndpointRecord): string[] {
 
 export function createProfileIndexes(deps: ProfileIndexDeps): ProfileIndexes {
   const entries = new Map<string, Entry>();
+  // Hashing every profile text per request would cost more than the search: signatures are kept per
+  // endpoint list (the caller passes the same array until the catalog changes) and embedding endpoint.
+  const signatures = new WeakMap<readonly EndpointRecord[], Map<EndpointRecord, string>>();
+  const signature = (endpoints: readonly EndpointRecord[], embedding: EndpointRecord): string => {
+    let byEmbedding = signatures.get(endpoints);
+    if (!byEmbedding) signatures.set(endpoints, (byEmbedding = new Map()));
+    let s = byEmbedding.get(embedding);
+    if (s === undefined) byEmbedding.set(embedding, (s = signatureOf(endpoints, embedding)));
+    return s;
+  };
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-router-'));
   let versions = 0;
 
@@ -109,8 +119,9 @@ export function createProfileIndexes(deps: ProfileIndexDeps): ProfileIndexes {
     });
     const file = join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 16)}-${handle.version}.hnsw`);
     try {
-      await deps.pool.buildIndex({ op: 'build', file, dimensions, vectors: packed, m: deps.hnsw.m, efConstruction: deps.hnsw.ef_construction });
-      await deps.similarity.load({ key, version: handle.version, file, dimensions, starts, efSearch: deps.hnsw.ef_search });
+      // Both transfers detach their buffer: the build gets a copy.
+      await deps.pool.buildIndex({ op: 'build', file, dimensions, vectors: packed.slice(), m: deps.hnsw.m, efConstruction: deps.hnsw.ef_construction });
+      await deps.similarity.load({ key, version: handle.version, file, dimensions, starts, efSearch: deps.hnsw.ef_search, vectors: packed });
     } finally {
       rmSync(file, { force: true });
     }
@@ -119,28 +130,28 @@ export function createProfileIndexes(deps: ProfileIndexDeps): ProfileIndexes {
 
   return {
     async ensure(key, endpoints, embedding) {
-      const signature = signatureOf(endpoints, embedding);
+      const sig = signature(endpoints, embedding);
       const entry = entries.get(key) ?? { ready: null, building: null, failed: null };
       entries.set(key, entry);
-      if (entry.ready?.signature === signature) return entry.ready;
-      if (entry.failed?.signature === signature && deps.now() - entry.failed.at < RETRY_MS) return entry.ready;
+      if (entry.ready?.signature === sig) return entry.ready;
+      if (entry.failed?.signature === sig && deps.now() - entry.failed.at < RETRY_MS) return entry.ready;
       let building = entry.building;
-      if (building?.signature !== signature) {
-        const done: Promise<IndexHandle | null> = build(key, signature, endpoints, embedding).then(
+      if (building?.signature !== sig) {
+        const done: Promise<IndexHandle | null> = build(key, sig, endpoints, embedding).then(
           (handle) => {
             if (entry.building?.done === done) entry.building = null;
-            entry.ready = { ...handle, signature };
+            entry.ready = { ...handle, signature: sig };
             entry.failed = null;
             return handle;
           },
           (err: unknown) => {
             if (entry.building?.done === done) entry.building = null;
-            entry.failed = { signature, at: deps.now() };
+            entry.failed = { signature: sig, at: deps.now() };
             deps.onError((err as Error).message, key);
             return null;
           },
         );
-        building = { signature, done };
+        building = { signature: sig, done };
         entry.building = building;
       }
       // While a new version builds, the previous one keeps answering (endpoints it lacks are unscored).

@@ -84,11 +84,11 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     affinity: createAffinityMap({ maxEntries: rc.affinity_max_entries, ttlMs: rc.affinity_ttl_ms }),
     indexes,
     similarity,
-    embedQuery: async (e, text, signal) => {
+    embedQuery: async (e, text, onAbort) => {
       const [vector] = await embed(deps.upstream, { baseUrl: e.upstream.base_url, apiKey: apiKey(e.upstream.api_key_env) }, [text], {
         model: e.upstream.model,
         timeoutMs: rc.embedding_timeout_ms,
-        signal,
+        onAbort,
       });
       if (!vector) throw new Error('no vector');
       return vector;

@@ -25,7 +25,8 @@ export interface RouteRequest {
   readonly chat: RoutedRequest & { readonly model: string };
   /** The X-Conversation-Id header, when sent. */
   readonly conversationId: string | undefined;
-  readonly signal?: AbortSignal | undefined;
+  /** Registers a client-abort callback (cheaper than an AbortSignal per request); aborts the embedding call. */
+  readonly onAbort?: ((listener: () => void) => void) | undefined;
 }
 
 export interface Routed {
@@ -41,7 +42,7 @@ export interface SemanticRouterDeps {
   readonly indexes: ProfileIndexes;
   readonly similarity: SimilarityPool;
   /** Embeds one query text; rejects on failure or timeout. */
-  readonly embedQuery: (embedding: EndpointRecord, text: string, signal: AbortSignal | undefined) => Promise<Float32Array<ArrayBuffer>>;
+  readonly embedQuery: (embedding: EndpointRecord, text: string, onAbort: RouteRequest['onAbort']) => Promise<Float32Array<ArrayBuffer>>;
   readonly region: string;
   readonly videoInputEnabled: boolean;
   readonly searchK: number;
@@ -71,11 +72,19 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
     return [...(serving.length > 0 ? serving : active)].sort((a, b) => (a.slug < b.slug ? -1 : 1))[0] ?? null;
   }
 
+  // The catalog hands out the same array until it reloads: the members (and, in ProfileIndexes, their
+  // signature) are computed once per catalog version, not per request.
+  const indexedMemo = new Map<string, { readonly source: readonly EndpointRecord[]; readonly members: EndpointRecord[] }>();
+
   /** Active generative endpoints of the workspace: what its index holds (exclusions are applied at search). */
   function indexed(projectId: string, workspaceId: string | null): EndpointRecord[] {
-    return deps.catalog
-      .endpoints(projectId)
-      .filter((e) => e.kind === 'chat' && e.status === 'active' && (workspaceId === null || e.workspaceIds.includes(workspaceId)));
+    const source = deps.catalog.endpoints(projectId);
+    const key = `${projectId}/${workspaceId ?? '*'}`;
+    const hit = indexedMemo.get(key);
+    if (hit?.source === source) return hit.members;
+    const members = source.filter((e) => e.kind === 'chat' && e.status === 'active' && (workspaceId === null || e.workspaceIds.includes(workspaceId)));
+    indexedMemo.set(key, { source, members });
+    return members;
   }
 
   async function score(r: RouteRequest, plan: ClassifyPlan, embedding: EndpointRecord): Promise<Similarity> {
@@ -84,7 +93,7 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
     if (!handle) return null;
     let query: Float32Array<ArrayBuffer>;
     try {
-      query = await deps.embedQuery(embedding, plan.input.query.text, r.signal);
+      query = await deps.embedQuery(embedding, plan.input.query.text, r.onAbort);
     } catch {
       return null;
     }
@@ -95,10 +104,8 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
     const eligible = positions(plan.eligible.map((e) => e.id));
     // Positions are unique: when every indexed endpoint is eligible the search needs no filter.
     const allowed = eligible.length === handle.endpointIds.length ? null : eligible;
-    const result = await deps.similarity.search(
-      { key, version: handle.version, query, k: deps.searchK, allowed, exact: positions(plan.incumbent ? [plan.incumbent.id] : []) },
-      r.signal,
-    );
+    // Not abortable: a search takes well under a millisecond, and piscina runs abortable tasks one per thread.
+    const result = await deps.similarity.search({ key, version: handle.version, query, k: deps.searchK, allowed, exact: positions(plan.incumbent ? [plan.incumbent.id] : []) });
     if (!result.found) {
       deps.indexes.invalidate(handle);
       return null;

@@ -35,10 +35,12 @@ async function routedTurn(services: RouterChatServices, ctx: RouteContext): Prom
     chat: body.chat,
     // SPEC: the affinity key, on router routes only (direct routes never read it).
     conversationId: req.header('x-conversation-id'),
-    signal: req.signal,
+    onAbort: (listener) => req.onAbort(listener),
   });
   const routeTimeMs = performance.now() - started;
   req.log.endpoint = endpoint.slug;
+  // A budget refusal is not a dispatched turn: no routed headers, no decision row.
+  requireBudget(ctx, services, auth, { endpoint, workspaceId });
   reply.setHeader('X-Service-Routed-Model', endpoint.model.id);
   reply.setHeader('X-Service-Routed-Endpoint', endpoint.slug);
   services.decisionLog.record(
@@ -59,7 +61,6 @@ async function routedTurn(services: RouterChatServices, ctx: RouteContext): Prom
       endpoint,
     ),
   );
-  requireBudget(ctx, services, auth, { endpoint, workspaceId });
   await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, ...body, route: 'router' });
 }
 

@@ -14,7 +14,8 @@ export class EmbeddingError extends Error {
 export interface EmbedOptions {
   readonly model: string;
   readonly timeoutMs: number;
-  readonly signal?: AbortSignal | undefined;
+  /** Registers a callback run when the client goes away. */
+  readonly onAbort?: ((listener: () => void) => void) | undefined;
 }
 
 interface EmbeddingItem {
@@ -25,8 +26,7 @@ interface EmbeddingItem {
 export async function embed(client: UpstreamClient, target: UpstreamTarget, input: readonly string[], opts: EmbedOptions): Promise<Float32Array<ArrayBuffer>[]> {
   const abort = new UpstreamAbort();
   const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
-  const onAbort = (): void => abort.abort();
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  opts.onAbort?.(() => abort.abort());
   try {
     const body = Buffer.from(JSON.stringify({ model: opts.model, input, encoding_format: 'base64' }));
     const res = await client.post(target, { path: '/embeddings', body, signal: abort, headersTimeoutMs: opts.timeoutMs, bodyTimeoutMs: opts.timeoutMs });
@@ -38,7 +38,6 @@ export async function embed(client: UpstreamClient, target: UpstreamTarget, inpu
     throw new EmbeddingError(abort.aborted ? 'the embedding call was aborted or timed out' : `the embedding call failed: ${(err as Error).message}`);
   } finally {
     clearTimeout(timer);
-    opts.signal?.removeEventListener('abort', onAbort);
   }
 }
 

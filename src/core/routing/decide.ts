@@ -99,10 +99,13 @@ export function planRoute(input: RouteInput): RoutePlan {
   const incumbent = eligible.find((e) => e.id === input.incumbentId) ?? null;
   const evictedIncumbentId = input.incumbentId !== null && !incumbent ? input.incumbentId : null;
   const plan: ClassifyPlan = { kind: 'classify', input, eligible, dropped, filteredOut: filteredOut(counts), incumbent, evictedIncumbentId };
+  const single = eligible.length === 1 ? eligible[0] : undefined;
+  if (single) {
+    const candidates = [{ endpoint_id: single.id, slug: single.slug, similarity: null, dropped_by: null }, ...dropped];
+    return decided({ ...BASE, endpointId: single.id, reason: 'single_endpoint', evictedIncumbentId, candidates, filteredOut: plan.filteredOut });
+  }
   // Fails open (SPEC behaviour 3): two or more candidates and no embedding endpoint -> the default.
   if (!input.hasEmbeddingEndpoint) return decided(fallback(plan, [], 'no_embedding_endpoint', false));
-  const single = eligible.length === 1 ? eligible[0] : undefined;
-  if (single) return decided({ ...BASE, endpointId: single.id, reason: 'single_endpoint', evictedIncumbentId, candidates: [{ endpoint_id: single.id, slug: single.slug, similarity: null, dropped_by: null }, ...dropped], filteredOut: plan.filteredOut });
   return plan;
 }
 

@@ -24,7 +24,7 @@ function load(key: string, version: number): void {
   const file = join(dir, `${key}-${version}.hnsw`);
   expect(similarity({ op: 'build', file, dimensions: DIMS, vectors, m: 16, efConstruction: 100 })).toEqual({ count: 8 });
   const starts = Int32Array.from([0, 3, 5, 8]);
-  expect(similarity({ op: 'load', key, version, file, dimensions: DIMS, starts, efSearch: 32 })).toEqual({ count: 8 });
+  expect(similarity({ op: 'load', key, version, file, dimensions: DIMS, starts, efSearch: 32, vectors: vectors.slice() })).toEqual({ count: 8 });
 }
 
 function search(key: string, version: number, text: string, extra: { allowed?: number[]; exact?: number[]; k?: number } = {}): SearchIndexOutput {

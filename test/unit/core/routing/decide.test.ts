@@ -303,3 +303,19 @@ describe('stickiness', () => {
     expect(sticky(B, null as unknown as Map<string, number>)).toMatchObject({ endpointId: B, reason: 'sticky', scored: false });
   });
 });
+
+describe('one eligible endpoint after the filters', () => {
+  it('is served straight, with or without an embedding endpoint', () => {
+    const vision = endpoint(C, 'gamma', { capabilities: ['vision'] });
+    const q = query({ needs: { vision: true } });
+    for (const hasEmbeddingEndpoint of [true, false]) {
+      expect(decideRoute(input({ endpoints: [alpha, beta, vision], query: q, hasEmbeddingEndpoint }), null)).toMatchObject({ endpointId: C, reason: 'single_endpoint', scored: false });
+    }
+  });
+
+  it('evicts an incumbent the filters removed', () => {
+    const vision = endpoint(C, 'gamma', { capabilities: ['vision'] });
+    const d = decideRoute(input({ endpoints: [alpha, beta, vision], query: query({ needs: { vision: true } }), incumbentId: A }), null);
+    expect(d).toMatchObject({ endpointId: C, evictedIncumbentId: A });
+  });
+});
