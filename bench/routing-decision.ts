@@ -9,6 +9,8 @@
  * function (256 dimensions), so neighbourhoods overlap the way bag-of-words embeddings do.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import hnswlib from 'hnswlib-node';
@@ -19,6 +21,7 @@ import { createWorkerPool } from '../src/pool/worker-pool.js';
 import { embedText } from '../src/simulator/embeddings.js';
 import similarityTask from '../workers/similarity.js';
 import { percentile } from './load.js';
+import type { Timed } from './similarity-timed-worker.js';
 
 export interface DecisionBench {
   readonly endpoints: number;
@@ -35,6 +38,14 @@ export interface DecisionBench {
   /** The search task run in this thread (no hop): what the similarity thread spends per decision. */
   readonly searchP50Ms: number;
   readonly searchP99Ms: number;
+  /** An empty task's round trip to the similarity thread (a search of an index it does not hold). */
+  readonly hopP50Ms: number;
+  readonly hopP99Ms: number;
+  readonly p999Ms: number;
+  /** Share of decisions over 1 ms. */
+  readonly over1Ms: number;
+  /** Round trips over 1 ms of a timed copy of the search task, by where the time went. */
+  readonly slow: { readonly total: number; readonly lateStart: number; readonly longCompute: number; readonly lateReturn: number };
   readonly recallAt1: number;
   /** Same winning endpoint as exact search, through the worker's per-endpoint scores (k = 32). */
   readonly endpointAgreement: number;
@@ -141,8 +152,16 @@ export async function runDecisionBench(opts: { endpoints?: number; examples?: nu
     }
     timings.sort((a, b) => a - b);
     pure.sort((a, b) => a - b);
+    const hops: number[] = [];
+    for (let i = -200; i < queries.length; i += 1) {
+      const t0 = performance.now();
+      await similarity.search({ key: 'absent', version: 1, query: new Float32Array(DIMS), k: 1, allowed: null, exact: new Int32Array(0) });
+      if (i >= 0) hops.push(performance.now() - t0);
+    }
+    hops.sort((a, b) => a - b);
 
     const inThread = measureInThread(file, vectors, starts, queries);
+    const slow = await splitSlowRoundTrips(file, vectors, starts, queries);
     const recall = measureRecall(file, vectors, count, queries.slice(0, 1000), starts);
     const agreement = await measureAgreement(similarity, vectors, count, queries.slice(0, 1000), starts);
     return {
@@ -156,6 +175,11 @@ export async function runDecisionBench(opts: { endpoints?: number; examples?: nu
       p99Ms: percentile(timings, 99) ?? 0,
       meanMs: timings.reduce((a, b) => a + b, 0) / timings.length,
       pureP99Us: percentile(pure, 99) ?? 0,
+      hopP50Ms: percentile(hops, 50) ?? 0,
+      hopP99Ms: percentile(hops, 99) ?? 0,
+      p999Ms: percentile(timings, 99.9) ?? 0,
+      over1Ms: timings.filter((t) => t > 1).length / timings.length,
+      slow,
       searchP50Ms: percentile(inThread, 50) ?? 0,
       searchP99Ms: percentile(inThread, 99) ?? 0,
       recallAt1: recall,
@@ -180,6 +204,30 @@ function measureInThread(file: string, vectors: Float32Array, starts: Int32Array
     times.push(performance.now() - t0);
   });
   return times.sort((a, b) => a - b);
+}
+
+/** Where the time of slow round trips goes: a late start, the search itself, or the way back. */
+async function splitSlowRoundTrips(file: string, vectors: Float32Array, starts: Int32Array, queries: Float32Array[]): Promise<DecisionBench['slow']> {
+  const pool = new Piscina({ filename: fileURLToPath(new URL('./similarity-timed-worker.js', import.meta.url)), minThreads: 1, maxThreads: 1, idleTimeout: Infinity });
+  const out = { total: 0, lateStart: 0, longCompute: 0, lateReturn: 0 };
+  try {
+    await pool.run({ op: 'load', key: 'timed', version: 1, file, dimensions: DIMS, starts, efSearch: HNSW.efSearch, vectors: vectors.slice() });
+    for (let i = 0; i < queries.length; i += 1) {
+      const sent = performance.timeOrigin + performance.now();
+      const t = (await pool.run({ op: 'search', key: 'timed', version: 1, query: (queries[i] as Float32Array).slice(), k: K, allowed: null, exact: new Int32Array(0) })) as Timed;
+      const back = performance.timeOrigin + performance.now();
+      if (back - sent <= 1) continue;
+      out.total += 1;
+      const start = t.startedAt - sent;
+      const ret = back - (t.startedAt + t.computeMs);
+      if (start >= t.computeMs && start >= ret) out.lateStart += 1;
+      else if (t.computeMs >= ret) out.longCompute += 1;
+      else out.lateReturn += 1;
+    }
+  } finally {
+    await pool.destroy();
+  }
+  return out;
 }
 
 /** Exact nearest label by cosine (vectors are unit length from embedText; the query is normalized here). */

@@ -46,6 +46,9 @@ async function main(): Promise<void> {
       `    curl -s ${base}/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
       `      -d '{"model":"${project?.endpoints[0]?.model.id ?? 'demo-chat'}","messages":[{"role":"user","content":"hello"}]}'`,
       `    curl -s ${gateway.url}/${project?.id ?? 'proj_demo'}/v1/models -H "Authorization: Bearer ${key}"`,
+      '  semantic router (the X-Service-Routed-Endpoint header names the endpoint it picked):',
+      `    curl -si ${gateway.url}/${project?.id ?? 'proj_demo'}/_semantic/router/v1/chat/completions -H "Authorization: Bearer ${key}" \\`,
+      `      -H "Content-Type: application/json" -d '{"model":"any","messages":[{"role":"user","content":"solve for x: 2x + 3 = 7"}]}'`,
       '',
     ].join('\n'),
   );

@@ -14,6 +14,7 @@ import type {
   BuildIndexOutput,
   LoadIndexInput,
   LoadIndexOutput,
+  SearchBatchOutput,
   SearchIndexInput,
   SearchIndexOutput,
   SimilarityTask,
@@ -123,7 +124,7 @@ function normalize(v: Float32Array): void {
   if (norm > 0) for (let i = 0; i < v.length; i += 1) v[i] = (v[i] ?? 0) / norm;
 }
 
-export default function similarity(task: SimilarityTask): BuildIndexOutput | LoadIndexOutput | SearchIndexOutput {
+export default function similarity(task: SimilarityTask): BuildIndexOutput | LoadIndexOutput | SearchIndexOutput | SearchBatchOutput {
   switch (task.op) {
     case 'build':
       return build(task);
@@ -131,5 +132,7 @@ export default function similarity(task: SimilarityTask): BuildIndexOutput | Loa
       return load(task);
     case 'search':
       return search(task);
+    case 'search-batch':
+      return task.searches.map((s) => search({ op: 'search', ...s }));
   }
 }

@@ -76,4 +76,11 @@ export type SearchIndexOutput =
   | { readonly found: true; readonly endpoints: Int32Array; readonly scores: Float32Array }
   | { readonly found: false };
 
-export type SimilarityTask = BuildIndexInput | LoadIndexInput | SearchIndexInput;
+/** Searches made in the same event-loop turn, sent as one task: piscina's per-task cost is paid once. */
+export interface SearchBatchInput {
+  readonly op: 'search-batch';
+  readonly searches: readonly Omit<SearchIndexInput, 'op'>[];
+}
+export type SearchBatchOutput = SearchIndexOutput[];
+
+export type SimilarityTask = BuildIndexInput | LoadIndexInput | SearchIndexInput | SearchBatchInput;

@@ -68,6 +68,14 @@ describe('workers/similarity', () => {
     expect(search('other', 1, 'x')).toEqual({ found: false });
   });
 
+  it('answers a batch of searches in order', () => {
+    const one = (text: string) => ({ key: 'ws', version: 1, query: vec(text), k: 2, allowed: null, exact: new Int32Array(0) });
+    const out = similarity({ op: 'search-batch', searches: [one('derivative of x'), one('bake bread'), { ...one('x'), version: 9 }] }) as SearchIndexOutput[];
+    expect(out.map((r) => r.found)).toEqual([true, true, false]);
+    const top = (r: SearchIndexOutput): number => (r.found ? (r.endpoints[[...r.scores].indexOf(Math.max(...r.scores))] ?? -1) : -1);
+    expect([top(out[0] as SearchIndexOutput), top(out[1] as SearchIndexOutput)]).toEqual([0, 1]);
+  });
+
   it('replaces a key on load of a newer version', () => {
     load('ws', 3);
     expect(search('ws', 1, 'x')).toEqual({ found: false });
