@@ -29,6 +29,7 @@ import { createCatalog } from './store/catalog.js';
 import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
 import { openDatabase } from './store/db.js';
+import { resolveStorePath } from './store/store-path.js';
 import { createKeysRepo } from './store/keys-repo.js';
 import { createUsageLedger } from './store/usage-ledger.js';
 import { createUpstreamClient } from './upstream/upstream-client.js';
@@ -70,7 +71,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger.warn({ security: config.security }, 'outbound fetches may reach private addresses or plain HTTP: for local testing only');
   }
 
-  const dbPath = options.dbPath ?? config.storage.path;
+  const store = resolveStorePath(options.dbPath ?? config.storage.path);
+  const dbPath = store.path;
   const db = openDatabase(dbPath);
   const synced = syncConfig(db, config, Date.now());
   logger.info({ db: dbPath, ...synced }, 'config synced into the store');
@@ -183,6 +185,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         catalog.close();
         await pool.close();
         db.close();
+        store.discard();
         logger.info('stopped');
         flushLogger(logger);
       })();

@@ -1,0 +1,27 @@
+/**
+ * Where the store lives. `storage.path: ":memory:"` cannot be a true SQLite in-memory database here: the
+ * usage ledger, routing decisions and webhook outcomes are written by worker threads on their own
+ * connections, and better-sqlite3 opens no shared-cache memory URIs, so each thread would get a separate
+ * empty database. It becomes a private temporary file instead, removed when the gateway stops.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface StorePath {
+  readonly path: string;
+  /** Deletes the temporary store; a no-op for a real path. */
+  discard(): void;
+}
+
+export function resolveStorePath(configured: string): StorePath {
+  if (configured !== ':memory:') return { path: configured, discard: () => undefined };
+  const path = join(tmpdir(), `switchboard-memory-${process.pid}-${randomBytes(4).toString('hex')}.db`);
+  return {
+    path,
+    discard() {
+      for (const suffix of ['', '-wal', '-shm', '.key']) rmSync(path + suffix, { force: true });
+    },
+  };
+}
