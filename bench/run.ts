@@ -3,7 +3,8 @@
  *   npm run build && npm run bench
  * Env: BENCH_SECONDS (default 10), BENCH_QUICK=1 (50 connections, 3 s), BENCH_SOAK=1 (60 s RSS soak),
  * BENCH_INFO=0 (skip the info-log gateway rows), BENCH_TTFB_SAMPLES (default 500), BENCH_WEBHOOKS=1 (the webhook
- * drain of bench/webhook-drain.ts, its section of RESULTS.md rewritten).
+ * drain of bench/webhook-drain.ts, its section of RESULTS.md rewritten), BENCH_REALTIME=1 (the realtime
+ * sessions of bench/realtime.ts, likewise; BENCH_REALTIME_SESSIONS, BENCH_REALTIME_SECONDS).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -13,8 +14,10 @@ import { writeBenchConfig } from './config.js';
 import { cpuModel, rssKiB } from './cpu.js';
 import { runLimiterCost } from './limiter-cost.js';
 import { runLoad } from './load.js';
+import { renderRealtimeBench, runRealtimeBench } from './realtime.js';
 import { renderReport, type BenchReport, type Soak } from './report.js';
 import { headOfLine, matrix, probe, runScenario, SMALL_BODY, STREAM_BODY, STREAM_HEADERS, type HolResult, type Row, type Target } from './scenarios.js';
+import { spliceNamedSection } from './sections.js';
 import { hasTaskset, onExitSync, pinSelf, startBareProxy, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
 import { sequential } from './ttfb.js';
 import { renderWebhookDrain, runWebhookDrain, spliceSection } from './webhook-drain.js';
@@ -155,8 +158,16 @@ async function main(): Promise<void> {
       log(`webhook drain: ${drain.runs.map((r) => `${r.label} ${Math.round(r.deliveriesPerSec)}/s`).join('; ')}`);
     }
 
+    let realtimeSection: string | null = null;
+    if (process.env.BENCH_REALTIME === '1') {
+      const sessions = Number(process.env.BENCH_REALTIME_SESSIONS ?? 200);
+      const rt = await runRealtimeBench({ dir, simUrl: sim.url, gatewayCore: pin.proxyCore, sessions, seconds: Number(process.env.BENCH_REALTIME_SECONDS ?? 20) });
+      realtimeSection = `${renderRealtimeBench(rt)}\n- run ${new Date().toISOString()} with the full bench (BENCH_REALTIME=1); pinning as above`;
+      log(`realtime: ${rt.stats.connected} sessions, commit to transcript p50 ${rt.gateway.p50?.toFixed(2)} ms (direct ${rt.direct.p50?.toFixed(2)} ms), gateway CPU ${rt.cpuPercent?.toFixed(1)}% of a core`);
+    }
+
     notes.push(`1-minute load average: ${loadBefore.toFixed(2)} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end`);
-    const env = ['BENCH_QUICK', 'BENCH_SECONDS', 'BENCH_SOAK', 'BENCH_INFO', 'BENCH_TTFB_SAMPLES', 'BENCH_WEBHOOKS']
+    const env = ['BENCH_QUICK', 'BENCH_SECONDS', 'BENCH_SOAK', 'BENCH_INFO', 'BENCH_TTFB_SAMPLES', 'BENCH_WEBHOOKS', 'BENCH_REALTIME']
       .filter((k) => process.env[k] !== undefined)
       .map((k) => `${k}=${process.env[k]}`);
     const report: BenchReport = {
@@ -180,7 +191,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${md}\n`);
     const resultsFile = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
     const kept = withKeptSections(md, resultsFile);
-    writeFileSync(resultsFile, webhookSection ? spliceSection(kept, webhookSection) : kept);
+    const withWebhooks = webhookSection ? spliceSection(kept, webhookSection) : kept;
+    writeFileSync(resultsFile, realtimeSection ? spliceNamedSection(withWebhooks, 'realtime', realtimeSection) : withWebhooks);
     log(`wrote ${resultsFile}`);
   } finally {
     await stopAll();

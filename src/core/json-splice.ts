@@ -66,6 +66,8 @@ function skipValue(buf: Buffer, i: number): number {
 }
 
 interface Span {
+  /** Where the member begins (its key's opening quote). */
+  readonly keyStart: number;
   readonly start: number;
   readonly end: number;
   readonly key: string;
@@ -76,8 +78,8 @@ function decodeKey(buf: Buffer, start: number, end: number): string {
   return raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
 }
 
-/** Value spans of the given top-level keys, or null if the bytes are not a JSON object. */
-function findTopLevelValues(buf: Buffer, keys: ReadonlySet<string>): Span[] | null {
+/** Value spans of the given top-level keys (every member when `keys` is null), or null if the bytes are not a JSON object. */
+function findTopLevelValues(buf: Buffer, keys: ReadonlySet<string> | null): Span[] | null {
   let i = skipSpace(buf, 0);
   if (buf[i] !== OPEN_OBJECT) return null;
   i = skipSpace(buf, i + 1);
@@ -85,6 +87,7 @@ function findTopLevelValues(buf: Buffer, keys: ReadonlySet<string>): Span[] | nu
   if (buf[i] === CLOSE_OBJECT) return spans;
   for (;;) {
     if (buf[i] !== QUOTE) return null;
+    const keyStart = i;
     const keyEnd = skipString(buf, i);
     if (keyEnd === -1) return null;
     const key = decodeKey(buf, i, keyEnd);
@@ -93,7 +96,7 @@ function findTopLevelValues(buf: Buffer, keys: ReadonlySet<string>): Span[] | nu
     const start = skipSpace(buf, i + 1);
     const end = skipValue(buf, start);
     if (end === -1 || end === start) return null;
-    if (keys.has(key)) spans.push({ start, end, key });
+    if (keys === null || keys.has(key)) spans.push({ keyStart, start, end, key });
     i = skipSpace(buf, end);
     if (buf[i] === CLOSE_OBJECT) return spans;
     if (buf[i] !== COMMA) return null;
@@ -116,5 +119,27 @@ export function spliceTopLevel(buf: Buffer, replacements: ReadonlyMap<string, st
     at = span.end;
   }
   parts.push(buf.subarray(at));
+  return Buffer.concat(parts);
+}
+
+/**
+ * Returns `buf` without the top-level members named in `keys` (every occurrence), every other byte as the
+ * client sent it; `buf` itself when none is present, null when the bytes are not an object.
+ */
+export function removeTopLevel(buf: Buffer, keys: ReadonlySet<string>): Buffer | null {
+  const members = findTopLevelValues(buf, null);
+  if (!members) return null;
+  if (!members.some((m) => keys.has(m.key))) return buf;
+  const kept = members.filter((m) => !keys.has(m.key));
+  const first = members[0] as Span;
+  const last = members[members.length - 1] as Span;
+  const parts: Buffer[] = [buf.subarray(0, first.keyStart)];
+  kept.forEach((m, k) => {
+    // The separator before a kept member is the one written before it (a comma and its whitespace).
+    const previous = members[members.indexOf(m) - 1];
+    if (k > 0 && previous) parts.push(buf.subarray(previous.end, m.keyStart));
+    parts.push(buf.subarray(m.keyStart, m.end));
+  });
+  parts.push(buf.subarray(last.end));
   return Buffer.concat(parts);
 }

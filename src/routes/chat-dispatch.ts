@@ -40,6 +40,11 @@ export interface TurnRequest {
   readonly chat: ContextInput;
   /** Usage ledger label; `chat` when omitted (direct routes), `router` on semantic-router routes. */
   readonly route?: string;
+  /**
+   * Runs on a non-streamed completion after the turn is charged and before it is sent (audio output:
+   * routes/chat-audio.ts); may add to the body. A throw answers with that error instead.
+   */
+  readonly complete?: (body: Record<string, unknown>) => Promise<void>;
 }
 
 export type Outcome = 'completed' | 'aborted' | 'error' | 'timeout';
@@ -152,5 +157,6 @@ async function bufferedTurn(
   }
   const { body, usage } = normalizeCompletion(json, t.turn, services.now);
   charge('completed', usage);
+  if (t.complete) await t.complete(body);
   t.reply.json(200, body);
 }

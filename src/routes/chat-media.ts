@@ -2,20 +2,21 @@
  * SPEC "Message object": image_url parts with an http(s) URL are fetched server-side and inlined as data:
  * URLs before the upstream body is built, on every route and by default ("on everywhere including the
  * faithful floor"); `X-Service-Augment-Media-URL-Resolution: off` sends the URLs as they are. The fetches
- * of one request run in parallel. Only the `messages` value is re-serialized, with only those URLs
- * changed: every other byte of the body stays the client's. A URL that cannot be used gives 400 naming it.
+ * of one request run in parallel. The result is a list of part edits (core/chat/part-edits.ts), applied
+ * with the transcripts of audio parts: only those URLs change, every other byte of the body stays the
+ * client's. A URL that cannot be used gives 400 naming it.
  */
 import type { MediaConfig } from '../config.js';
 import { mediaUrlResolutionEnabled } from '../core/chat/header-flags.js';
-import { spliceTopLevel } from '../core/json-splice.js';
+import type { PartEdit } from '../core/chat/part-edits.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
 import { MediaFetchError, type MediaFetcher } from '../upstream/media-fetcher.js';
 
 export interface MediaResolver {
-  /** The body to build the upstream request from: `raw` itself when nothing was fetched. */
-  resolve(raw: Buffer, parsed: Record<string, unknown>, chat: ChatRequest, req: IncomingRequest): Promise<Buffer>;
+  /** The image_url parts with their URL replaced by the fetched data: URL; none when nothing is fetched. */
+  images(parsed: Record<string, unknown>, chat: ChatRequest, req: IncomingRequest): Promise<PartEdit[]>;
 }
 
 interface ImageRef {
@@ -28,9 +29,9 @@ type Json = Record<string, unknown>;
 
 export function createMediaResolver(fetcher: MediaFetcher, config: MediaConfig): MediaResolver {
   return {
-    async resolve(raw, parsed, chat, req) {
+    async images(parsed, chat, req) {
       const refs = remoteImages(chat);
-      if (refs.length === 0 || !mediaUrlResolutionEnabled(req.headers)) return raw;
+      if (refs.length === 0 || !mediaUrlResolutionEnabled(req.headers)) return [];
       const urls = [...new Set(refs.map((r) => r.url))];
       let total = 0;
       const fetched = new Map<string, string>();
@@ -51,12 +52,11 @@ export function createMediaResolver(fetcher: MediaFetcher, config: MediaConfig):
           }
         }),
       );
-      const messages = structuredClone(parsed.messages) as Json[];
-      for (const ref of refs) {
+      const messages = parsed.messages as Json[];
+      return refs.map((ref) => {
         const part = ((messages[ref.message] as Json).content as Json[])[ref.part] as Json;
-        part.image_url = { ...(part.image_url as Json), url: fetched.get(ref.url) };
-      }
-      return spliceTopLevel(raw, new Map([['messages', JSON.stringify(messages)]])) ?? Buffer.from(JSON.stringify({ ...parsed, messages }));
+        return { message: ref.message, part: ref.part, value: { ...part, image_url: { ...(part.image_url as Json), url: fetched.get(ref.url) } } };
+      });
     },
   };
 }

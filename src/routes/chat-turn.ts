@@ -8,6 +8,7 @@ import { checkCapabilities } from '../core/chat/capabilities.js';
 import { checkContextWindow } from '../core/chat/context-window.js';
 import { deadlinesFor } from '../core/chat/deadlines.js';
 import { augmentationFlag } from '../core/chat/header-flags.js';
+import { applyPartEdits, type EditedBody, type PartEdit } from '../core/chat/part-edits.js';
 import { resolveReasoning } from '../core/chat/reasoning.js';
 import { resolveServiceTier } from '../core/chat/service-tier.js';
 import type { TurnContext } from '../core/chat/turn-context.js';
@@ -16,7 +17,9 @@ import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { RouteContext } from '../http/server.js';
+import type { ContentPart } from '../schemas/chat-message.js';
 import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
+import { planSpeech, projectAudioEndpoint, speakAnswers, transcribeAudioParts, withoutAudioOutput, type AudioTurn } from './chat-audio.js';
 import { dispatchTurn, type ChatServices } from './chat-dispatch.js';
 
 export interface ChatBody {
@@ -53,18 +56,25 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
   checkCapabilities(chat, {
     model: endpoint.model,
     zeroDataRetention: workspace?.zeroDataRetention ?? false,
-    projectHasSpeechEndpoint: services.catalog.endpoints(auth.project.id).some((e) => e.kind === 'speech' && e.status === 'active'),
+    projectHasSpeechEndpoint: projectAudioEndpoint(services, auth.project.id, 'speech') !== undefined,
     videoInputEnabled: services.features.video_input,
     audioInputEnabled: services.features.audio_input,
   });
+  const audio: AudioTurn = { req, account: { projectId: auth.project.id, workspaceId, keyId: auth.key.id } };
+  const speech = planSpeech(services, audio.account, chat);
   const reasoning = resolveReasoning(chat, endpoint.model);
   const tier = resolveServiceTier(chat.service_tier);
   const clamp = augmentationFlag(req.headers, 'x-service-augment-max-output-tokens-clamp');
-  const verdict = await checkContextWindow(chat, endpoint.model.context_window, async (texts) => services.pool.countTokens({ texts }, req.signal), clamp);
+  const fits = (c: ChatRequest) => checkContextWindow(c, endpoint.model.context_window, async (texts) => services.pool.countTokens({ texts }, req.signal), clamp);
+  const before = await fits(chat);
   const adjustedEffort = reasoning.adjustedFrom !== null ? reasoning.effort : null;
-  // Image URLs are fetched and inlined first (SPEC "Message object"); `source` is `raw` when none were.
-  const source = services.media ? await services.media.resolve(raw, parsed, chat, req) : raw;
-  const body = buildUpstreamBody(source, parsed, { upstreamModel: endpoint.upstream.model, clamp: verdict.clamp, adjustedEffort });
+  // SPEC "Message object": image URLs inlined and audio transcribed before the model sees the turn; the
+  // window is checked again against the transcripts, which stand where a fixed allowance stood.
+  const media = await resolveParts(services, audio, raw, parsed, chat);
+  const verdict = media.chat !== chat ? await fits(media.chat) : before;
+  // The gateway produces the audio output itself: the model is asked for text (docs/decisions.md).
+  const source = speech ? withoutAudioOutput(media.body) : media.body;
+  const body = buildUpstreamBody(source.raw, source.parsed, { upstreamModel: endpoint.upstream.model, clamp: verdict.clamp, adjustedEffort });
   const turn: TurnContext = {
     requestId: req.requestId,
     clientModel: chat.model,
@@ -83,8 +93,43 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
     turn,
     deadlines: deadlinesFor(endpoint.tier, services.timeouts, chat.reasoning_effort !== undefined && chat.reasoning_effort !== null),
     promptEstimate: verdict.inputTokens,
-    account: { projectId: auth.project.id, workspaceId, keyId: auth.key.id, multiplier: tier.multiplier },
-    chat,
+    account: { ...audio.account, multiplier: tier.multiplier },
+    chat: media.chat,
     route: input.route,
+    complete: speech ? (completion) => speakAnswers(services, speech, audio, completion) : undefined,
   });
+}
+
+interface ResolvedParts {
+  readonly body: EditedBody;
+  /** The request as the model reads it: `chat` itself unless audio parts became text. */
+  readonly chat: ChatRequest;
+}
+
+/**
+ * Image fetches and transcriptions of one request, all at once; one re-serialization of `messages`. When
+ * both fail, the image error is reported (it is the client's URL; a transcription failure may be ours).
+ */
+async function resolveParts(services: ChatServices, audio: AudioTurn, raw: Buffer, parsed: Record<string, unknown>, chat: ChatRequest): Promise<ResolvedParts> {
+  if (!chat.messages.some((m) => Array.isArray(m.content))) return { body: { raw, parsed }, chat };
+  const [images, transcripts] = await Promise.allSettled([
+    services.media ? services.media.images(parsed, chat, audio.req) : Promise.resolve([]),
+    transcribeAudioParts(services, audio, chat),
+  ]);
+  if (images.status === 'rejected') throw images.reason;
+  if (transcripts.status === 'rejected') throw transcripts.reason;
+  const body = applyPartEdits(raw, parsed, [...images.value, ...transcripts.value]);
+  return { body, chat: transcripts.value.length > 0 ? withParts(chat, transcripts.value) : chat };
+}
+
+function withParts(chat: ChatRequest, edits: readonly PartEdit[]): ChatRequest {
+  const messages = [...chat.messages];
+  for (const edit of edits) {
+    const message = messages[edit.message];
+    if (!message || !Array.isArray(message.content)) continue;
+    const content = [...message.content];
+    content[edit.part] = edit.value as ContentPart;
+    messages[edit.message] = { ...message, content };
+  }
+  return { ...chat, messages };
 }

@@ -5,6 +5,7 @@
  * `max_inflight_segments` segments are transcribed at once; later ones wait their turn.
  */
 import { audioTokensForMs, fromUsageObject, textTokens, type AudioUsage } from '../core/audio/audio-usage.js';
+import { multipartBody } from '../core/audio/multipart.js';
 import { pcm16DurationMs, pcm16ToWav } from '../core/audio/wav.js';
 import { deadlinesFor } from '../core/chat/deadlines.js';
 import { newItemId, parseClientEvent, type ClientEvent } from '../core/realtime/events.js';
@@ -178,16 +179,15 @@ export class SegmentSession implements WsSession {
       timedOut = true;
       abort.abort();
     }, deadlines.requestMs);
-    const boundary = `switchboard-${s.itemId}`;
-    const field = (name: string, value: string): string => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
-    const fields = field('model', endpoint.upstream.model) + field('response_format', 'json') + (this.#state.language ? field('language', this.#state.language) : '') + (this.#state.prompt ? field('prompt', this.#state.prompt) : '');
-    const head = `${fields}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${s.itemId}.wav"\r\nContent-Type: audio/wav\r\n\r\n`;
-    const body = Buffer.concat([Buffer.from(head), pcm16ToWav(s.pcm, PCM16_RATE), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    const fields: [string, string][] = [['model', endpoint.upstream.model], ['response_format', 'json']];
+    if (this.#state.language) fields.push(['language', this.#state.language]);
+    if (this.#state.prompt) fields.push(['prompt', this.#state.prompt]);
+    const { body, contentType } = multipartBody(`switchboard-${s.itemId}`, fields, { name: 'file', filename: `${s.itemId}.wav`, contentType: 'audio/wav', data: pcm16ToWav(s.pcm, PCM16_RATE) });
     const key = endpoint.upstream.api_key_env ? (process.env[endpoint.upstream.api_key_env] ?? null) : null;
     try {
       const res = await services.upstream.post(
         { baseUrl: endpoint.upstream.base_url, apiKey: key },
-        { path: '/audio/transcriptions', body, contentType: `multipart/form-data; boundary=${boundary}`, signal: abort, headersTimeoutMs: deadlines.requestMs, bodyTimeoutMs: deadlines.idleMs },
+        { path: '/audio/transcriptions', body, contentType, signal: abort, headersTimeoutMs: deadlines.requestMs, bodyTimeoutMs: deadlines.idleMs },
       );
       const text = await res.body.text();
       if (res.statusCode >= 400) throw mapUpstreamError(res.statusCode, text, null);

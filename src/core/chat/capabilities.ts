@@ -32,6 +32,14 @@ export function checkCapabilities(req: ChatRequest, ctx: CapabilityContext): voi
       message: 'modalities includes audio, but audio output needs a speech endpoint in this project and there is none; send ["text"].',
     });
   }
+  if (req.modalities?.includes('audio') && req.stream === true) {
+    // docs/decisions.md "Audio in chat": the speech endpoint speaks the finished answer, so there is no
+    // audio to stream while the text streams.
+    throw new GatewayError('unsupported_value', {
+      param: 'stream',
+      message: 'stream: true cannot be combined with modalities ["text", "audio"]: the audio is synthesized from the finished answer. Send stream: false, or modalities ["text"] to stream text only.',
+    });
+  }
   if (req.store === true && ctx.zeroDataRetention) {
     throw new GatewayError('retention_not_permitted', {
       param: 'store',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { spliceTopLevel } from '../../../src/core/json-splice.js';
+import { removeTopLevel, spliceTopLevel } from '../../../src/core/json-splice.js';
 
 const model = (v: string): Map<string, string> => new Map([['model', JSON.stringify(v)]]);
 const splice = (text: string, v = 'upstream'): string | null => spliceTopLevel(Buffer.from(text), model(v))?.toString() ?? null;
@@ -39,5 +39,34 @@ describe('spliceTopLevel', () => {
 
   it('returns null when the key is absent so the caller can re-serialize', () => {
     expect(splice('{"messages":[]}')).toBeNull();
+  });
+});
+
+describe('removeTopLevel', () => {
+  const remove = (text: string, ...keys: string[]): string | null => removeTopLevel(Buffer.from(text), new Set(keys))?.toString() ?? null;
+
+  it('drops the named members and keeps every other byte', () => {
+    const body = '{"model":"m", "modalities":["text","audio"],\n "temperature": 1.0, "audio":{"voice":"alloy"}, "n":1}';
+    expect(remove(body, 'modalities', 'audio')).toBe('{"model":"m",\n "temperature": 1.0, "n":1}');
+  });
+
+  it.each([
+    ['the first member', '{"audio":1, "model":"m"}', '{"model":"m"}'],
+    ['the last member', '{"model":"m" , "audio":1 }', '{"model":"m" }'],
+    ['every member', '{ "audio":1,"modalities":[] }', '{  }'],
+    ['every top-level duplicate', '{"audio":1,"model":"m","audio":2}', '{"model":"m"}'],
+  ])('drops %s', (_, body, expected) => {
+    const out = remove(body, 'audio', 'modalities');
+    expect(out).toBe(expected);
+    expect(() => JSON.parse(out ?? '')).not.toThrow();
+  });
+
+  it('leaves nested members alone and returns the same buffer when nothing matches', () => {
+    const buf = Buffer.from('{"metadata":{"audio":1},"model":"m"}');
+    expect(removeTopLevel(buf, new Set(['audio']))).toBe(buf);
+  });
+
+  it('returns null for bytes that are not an object', () => {
+    expect(remove('[1]', 'audio')).toBeNull();
   });
 });

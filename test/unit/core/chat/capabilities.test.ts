@@ -38,6 +38,7 @@ describe('checkCapabilities accepts', () => {
     ['tool-call history on a model with tool calling', { messages: [HI, { role: 'assistant', tool_calls: [CALL] }, { role: 'tool', tool_call_id: 'c1', content: 'ok' }] }, context(['tools'])],
     ['store false in a zero-data-retention workspace', { store: false }, context([], { zeroDataRetention: true })],
     ['modalities of text alone without a speech endpoint', { modalities: ['text'] }, context([], { projectHasSpeechEndpoint: false })],
+    ['a streamed turn asking for text only', { modalities: ['text'], stream: true }, context(ALL)],
   ])('%s', (_, fields, ctx) => {
     expect(() => checkCapabilities(request(fields), ctx)).not.toThrow();
   });
@@ -55,6 +56,8 @@ describe('checkCapabilities refuses', () => {
     ['video when the deployment has video input off', userParts(VIDEO), context(ALL, { videoInputEnabled: false }), 'invalid_request', 'messages[1].content[1]', /video input is not enabled on this deployment/],
     ['video when the model lacks video_input', userParts(VIDEO), context(without('video_input')), 'invalid_request', 'messages[1].content[1]', /video_input/],
     ['audio output without a speech endpoint', { modalities: ['text', 'audio'] }, context(ALL, { projectHasSpeechEndpoint: false }), 'invalid_request', 'modalities', /needs a speech endpoint/],
+    ['audio output on a streamed turn, whose answer is spoken only once finished', { modalities: ['text', 'audio'], stream: true }, context(ALL), 'unsupported_value', 'stream', /cannot be combined with modalities/],
+    ['audio input when the operator turned it off', userParts(AUDIO), context(ALL, { audioInputEnabled: false }), 'invalid_request', 'messages[1].content[1]', /audio input is turned off on this deployment/],
     ['store true in a zero-data-retention workspace', { store: true }, context(ALL, { zeroDataRetention: true }), 'retention_not_permitted', 'store', /zero-data-retention/],
   ])('%s', (_, fields, ctx, code, param, message) => {
     expectRefusal(() => checkCapabilities(request(fields), ctx), { code, param, message });
