@@ -17,6 +17,7 @@ import { startCpuMeter } from './cpu.js';
 import { runLoad, type LoadResult } from './load.js';
 import { runDecisionBench, type DecisionBench } from './routing-decision.js';
 import { hasTaskset, onExitSync, pinSelf, startGateway, startSimulator, stopAll } from './targets.js';
+import { spliceNamedSection } from './sections.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const seconds = Number(process.env.BENCH_SECONDS ?? (quick ? 3 : 10));
@@ -101,17 +102,6 @@ function render(d: DecisionBench, rows: readonly E2eRow[], pinning: string, load
   ].join('\n');
 }
 
-const START = '<!-- routing -->';
-const END = '<!-- /routing -->';
-
-function splice(markdown: string, section: string): string {
-  const block = `${START}\n${section}\n${END}`;
-  const from = markdown.indexOf(START);
-  const to = markdown.indexOf(END);
-  if (from >= 0 && to > from) return `${markdown.slice(0, from)}${block}${markdown.slice(to + END.length)}`;
-  return `${markdown.trimEnd()}\n\n${block}\n`;
-}
-
 async function main(): Promise<void> {
   const cores = availableParallelism();
   const loadBefore = (loadavg()[0] ?? 0).toFixed(2);
@@ -147,7 +137,7 @@ async function main(): Promise<void> {
     const section = render(decision, rows, pinned ? 'bench process and simulator on core 0, gateway on core 1' : 'none', load);
     process.stdout.write(`${section}\n`);
     const file = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
-    writeFileSync(file, splice(readFileSync(file, 'utf8'), section));
+    writeFileSync(file, spliceNamedSection(readFileSync(file, 'utf8'), 'routing', section));
   } finally {
     await stopAll();
   }

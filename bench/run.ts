@@ -20,7 +20,7 @@ import { headOfLine, matrix, probe, runScenario, SMALL_BODY, STREAM_BODY, STREAM
 import { spliceNamedSection } from './sections.js';
 import { hasTaskset, onExitSync, pinSelf, startBareProxy, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
 import { sequential } from './ttfb.js';
-import { renderWebhookDrain, runWebhookDrain, spliceSection } from './webhook-drain.js';
+import { renderWebhookDrain, runWebhookDrain } from './webhook-drain.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const seconds = Number(process.env.BENCH_SECONDS ?? (quick ? 3 : 10));
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${md}\n`);
     const resultsFile = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
     const kept = withKeptSections(md, resultsFile);
-    const withWebhooks = webhookSection ? spliceSection(kept, webhookSection) : kept;
+    const withWebhooks = webhookSection ? spliceNamedSection(kept, 'webhook-drain', webhookSection) : kept;
     writeFileSync(resultsFile, realtimeSection ? spliceNamedSection(withWebhooks, 'realtime', realtimeSection) : withWebhooks);
     log(`wrote ${resultsFile}`);
   } finally {

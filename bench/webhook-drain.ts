@@ -20,6 +20,7 @@ import { startCpuMeter } from './cpu.js';
 import { runLoad, type LoadResult } from './load.js';
 import { SMALL_BODY } from './scenarios.js';
 import { hasTaskset, onExitSync, pinSelf, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
+import { spliceNamedSection } from './sections.js';
 
 export const DRAIN_DELIVERIES = 10_000;
 const PROJECT = 'proj_hooks';
@@ -197,18 +198,6 @@ export function renderWebhookDrain(r: WebhookDrainResult): string {
   return lines.join('\n');
 }
 
-const START = '<!-- webhook-drain -->';
-const END = '<!-- /webhook-drain -->';
-
-/** Replaces (or appends) the webhook section of RESULTS.md, leaving the rest as the last full run wrote it. */
-export function spliceSection(markdown: string, section: string): string {
-  const block = `${START}\n${section}\n${END}`;
-  const from = markdown.indexOf(START);
-  const to = markdown.indexOf(END);
-  if (from >= 0 && to > from) return `${markdown.slice(0, from)}${block}${markdown.slice(to + END.length)}`;
-  return `${markdown.trimEnd()}\n\n${block}\n`;
-}
-
 async function main(): Promise<void> {
   const pinned = hasTaskset() && pinSelf(0);
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-hooks-'));
@@ -219,7 +208,7 @@ async function main(): Promise<void> {
     const section = `${renderWebhookDrain(result)}\n- pinning: ${pinned ? 'bench process, receiver and simulator on core 0; gateway on core 1' : 'none'}; run ${new Date().toISOString()}, \`node dist/bench/webhook-drain.js\``;
     process.stdout.write(`${section}\n`);
     const file = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
-    writeFileSync(file, spliceSection(readFileSync(file, 'utf8'), section));
+    writeFileSync(file, spliceNamedSection(readFileSync(file, 'utf8'), 'webhook-drain', section));
   } finally {
     await stopAll();
   }
