@@ -5,40 +5,26 @@
  * clock, and spend rebuilt from the usage ledger after a restart.
  *
  * Token counts are exact: the simulator bills ceil(bytes / 4) + 3 prompt tokens for one message and
- * `sim.tokens` completion tokens, so a turn on "hi" costs 4 + N tokens.
+ * `suite.sim.tokens` completion tokens, so a turn on "hi" costs 4 + N tokens.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_ID, makeKeys, PLAIN_ID, PROJECT, testConfig, WS_B, WS_DEFAULT, type TestKeys } from '../helpers/configs.js';
+import { describe, expect, it } from 'vitest';
+import { CHAT_ID, PLAIN_ID, PROJECT, WS_B, WS_DEFAULT } from '../helpers/configs.js';
 import { advanceClock, call, errorOf, expectError, type JsonResponse } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startGatewayProcess } from '../helpers/processes.js';
+import { useGatewaySuite } from '../helpers/suite.js';
 
-let sim: SimulatorProcess;
-let gw: GatewayProcess;
-let keys: TestKeys;
-let config: ReturnType<typeof testConfig>;
-
-beforeAll(async () => {
-  keys = makeKeys();
-  sim = await startSimulatorProcess();
-  config = testConfig(sim.url, keys, {
+const suite = useGatewaySuite({
     limits: { management_requests_per_minute: 100_000 },
     budgets: { endpoints: { chat: { hourly_tokens: 100 } } },
   });
-  gw = await startGatewayProcess(config);
-});
-
-afterAll(async () => {
-  await gw?.stop();
-  await sim?.stop();
-});
 
 const HOUR_MS = 3_600_000;
-const budgetsUrl = (path = '', base = gw.url): string => `${base}/${PROJECT}/v1/management/budgets${path}`;
+const budgetsUrl = (path = '', base = suite.gw.url): string => `${base}/${PROJECT}/v1/management/budgets${path}`;
 
 /** One turn costing exactly `tokens` (at least 4) on endpoint `slug`. */
-function turn(slug: string, tokens: number, base = gw.url, headers: Record<string, string> = {}): Promise<JsonResponse> {
+function turn(slug: string, tokens: number, base = suite.gw.url, headers: Record<string, string> = {}): Promise<JsonResponse> {
   return call(`${base}/${PROJECT}/${slug}/v1/chat/completions`, {
-    key: keys.full,
+    key: suite.keys.full,
     headers,
     body: { model: 'm', messages: [{ role: 'user', content: 'hi' }], sim: { tokens: tokens - 4 } },
   });
@@ -71,8 +57,8 @@ interface BudgetWire {
 describe('an endpoint budget from the config file', () => {
   it('warns from 80% of the cap, refuses once it is spent, and resets with the hour', async () => {
     // Start on a fresh UTC hour, so the hourly window cannot roll over mid-test.
-    const now = await advanceClock(gw.url, 0);
-    await advanceClock(gw.url, HOUR_MS - (now % HOUR_MS) + 1000);
+    const now = await advanceClock(suite.gw.url, 0);
+    await advanceClock(suite.gw.url, HOUR_MS - (now % HOUR_MS) + 1000);
 
     const first = await turn('chat', 80);
     expect(first.status).toBe(200);
@@ -90,7 +76,7 @@ describe('an endpoint budget from the config file', () => {
     // Other endpoints of the project are not affected.
     expect(warning(await turn('plain', 10))).toBeNull();
 
-    const status = (await call(budgetsUrl(`/endpoints/${CHAT_ID}`), { key: keys.full })).body as BudgetWire;
+    const status = (await call(budgetsUrl(`/endpoints/${CHAT_ID}`), { key: suite.keys.full })).body as BudgetWire;
     expect(status).toMatchObject({
       object: 'budget',
       level: 'endpoint',
@@ -104,7 +90,7 @@ describe('an endpoint budget from the config file', () => {
       exhausted_windows: ['hourly'],
     });
 
-    await advanceClock(gw.url, retryAfter * 1000);
+    await advanceClock(suite.gw.url, retryAfter * 1000);
     const next = await turn('chat', 10);
     expect(next.status).toBe(200);
     expect(warning(next)).toBeNull();
@@ -113,7 +99,7 @@ describe('an endpoint budget from the config file', () => {
 
 describe('a workspace budget set through the management API', () => {
   it('applies at once, warns, refuses with workspace_budget_exhausted, and DELETE restores the file\'s (none)', async () => {
-    const put = await call(budgetsUrl(`/workspaces/${WS_B}`), { method: 'PUT', key: keys.full, body: { daily_tokens: 50 } });
+    const put = await call(budgetsUrl(`/workspaces/${WS_B}`), { method: 'PUT', key: suite.keys.full, body: { daily_tokens: 50 } });
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ level: 'workspace', target_id: WS_B, daily_tokens: 50, hourly_tokens: null, source: 'api' });
 
@@ -122,31 +108,31 @@ describe('a workspace budget set through the management API', () => {
     expect(warned.status).toBe(200);
     expect(warning(warned)).toBe('workspace:daily');
     // The same workspace through another endpoint draws on the same budget.
-    expectBudgetRefusal(await turn('plain', 10, gw.url, { 'x-workspace-id': WS_B }), 'workspace_budget_exhausted');
+    expectBudgetRefusal(await turn('plain', 10, suite.gw.url, { 'x-workspace-id': WS_B }), 'workspace_budget_exhausted');
     expectBudgetRefusal(await turn('b-only', 10), 'workspace_budget_exhausted');
     // Other workspaces are not affected.
-    expect((await turn('plain', 10, gw.url, { 'x-workspace-id': WS_DEFAULT })).status).toBe(200);
+    expect((await turn('plain', 10, suite.gw.url, { 'x-workspace-id': WS_DEFAULT })).status).toBe(200);
 
-    const del = await call(budgetsUrl(`/workspaces/${WS_B}`), { method: 'DELETE', key: keys.full });
+    const del = await call(budgetsUrl(`/workspaces/${WS_B}`), { method: 'DELETE', key: suite.keys.full });
     expect(del.status).toBe(200);
     expect(del.body).toMatchObject({ daily_tokens: null, source: null, spent: { daily_tokens: 50 } });
     expect((await turn('b-only', 10)).status).toBe(200);
   });
 
   it('lets a PUT with no caps override a budget of the config file', async () => {
-    await advanceClock(gw.url, HOUR_MS);
+    await advanceClock(suite.gw.url, HOUR_MS);
     const url = budgetsUrl(`/endpoints/${CHAT_ID}`);
-    const put = await call(url, { method: 'PUT', key: keys.full, body: {} });
+    const put = await call(url, { method: 'PUT', key: suite.keys.full, body: {} });
     expect(put.body).toMatchObject({ hourly_tokens: null, source: 'api' });
     expect((await turn('chat', 150)).status).toBe(200);
     expect((await turn('chat', 10)).status).toBe(200);
-    const restored = await call(url, { method: 'DELETE', key: keys.full });
+    const restored = await call(url, { method: 'DELETE', key: suite.keys.full });
     expect(restored.body).toMatchObject({ hourly_tokens: 100, source: 'config', exhausted_windows: ['hourly'] });
     expectBudgetRefusal(await turn('chat', 10), 'endpoint_budget_exhausted');
   });
 
   it('lists every endpoint and workspace of the project with its budget and spend', async () => {
-    const res = await call(budgetsUrl(), { key: keys.managementOnly });
+    const res = await call(budgetsUrl(), { key: suite.keys.managementOnly });
     expect(res.status).toBe(200);
     const list = res.body as { object: string; data: BudgetWire[] };
     expect(list.object).toBe('list');
@@ -163,21 +149,21 @@ describe('a workspace budget set through the management API', () => {
     ['a workspace id that is not ws_<hex>', '/workspaces/default', {}, 400, 'invalid_workspace_id', 'workspace_id'],
     ['an unknown workspace', '/workspaces/ws_0fff', {}, 404, 'workspace_not_found', 'workspace_id'],
   ])('refuses %s', async (_what, path, body, status, code, param) => {
-    expectError(await call(budgetsUrl(path), { method: 'PUT', key: keys.full, body: body as object }), status, code, param);
+    expectError(await call(budgetsUrl(path), { method: 'PUT', key: suite.keys.full, body: body as object }), status, code, param);
   });
 
   it('needs the management scope', async () => {
-    expectError(await call(budgetsUrl(), { key: keys.inferenceOnly }), 403, 'scope_insufficient');
-    expectError(await call(budgetsUrl(`/endpoints/${PLAIN_ID}`), { method: 'PUT', key: keys.inferenceOnly, body: {} }), 403, 'scope_insufficient');
+    expectError(await call(budgetsUrl(), { key: suite.keys.inferenceOnly }), 403, 'scope_insufficient');
+    expectError(await call(budgetsUrl(`/endpoints/${PLAIN_ID}`), { method: 'PUT', key: suite.keys.inferenceOnly, body: {} }), 403, 'scope_insufficient');
   });
 });
 
 describe('durability', () => {
   // Its own gateway, whose clock is never moved: a restarted process starts from the real time again.
   it('keeps API budgets and rebuilds spend from the usage ledger after a restart', async () => {
-    let fresh = await startGatewayProcess(config);
+    let fresh = await startGatewayProcess(suite.config);
     try {
-      const put = await call(budgetsUrl(`/endpoints/${PLAIN_ID}`, fresh.url), { method: 'PUT', key: keys.full, body: { hard_cap_tokens: 30 } });
+      const put = await call(budgetsUrl(`/endpoints/${PLAIN_ID}`, fresh.url), { method: 'PUT', key: suite.keys.full, body: { hard_cap_tokens: 30 } });
       expect(put.status).toBe(200);
       expect((await turn('plain', 34, fresh.url)).status).toBe(200);
       const refused = await turn('plain', 10, fresh.url);
@@ -185,10 +171,10 @@ describe('durability', () => {
       expect(warning(refused)).toBe('endpoint:hardCap');
 
       expect(await fresh.stop()).toBe(0);
-      fresh = await startGatewayProcess(config, { dbPath: fresh.dbPath });
+      fresh = await startGatewayProcess(suite.config, { dbPath: fresh.dbPath });
 
       expectBudgetRefusal(await turn('plain', 10, fresh.url), 'endpoint_budget_exhausted');
-      const status = (await call(budgetsUrl(`/endpoints/${PLAIN_ID}`, fresh.url), { key: keys.full })).body as BudgetWire;
+      const status = (await call(budgetsUrl(`/endpoints/${PLAIN_ID}`, fresh.url), { key: suite.keys.full })).body as BudgetWire;
       expect(status).toMatchObject({ hard_cap_tokens: 30, source: 'api', spent: { total_tokens: 34 }, exhausted_windows: ['hardCap'] });
     } finally {
       await fresh.stop();

@@ -4,32 +4,18 @@
  * restart. The management rate limit is raised here (limits.test.ts covers it), so this suite can make
  * as many control-plane calls as it needs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_ID, makeKeys, OTHER_PROJECT, PROJECT, testConfig, WS_B, WS_DEFAULT, type TestKeys } from '../helpers/configs.js';
+import { describe, expect, it } from 'vitest';
+import { CHAT_ID, OTHER_PROJECT, PROJECT, WS_B, WS_DEFAULT } from '../helpers/configs.js';
 import { advanceClock, call, expectError, type JsonResponse } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startGatewayProcess } from '../helpers/processes.js';
+import { useGatewaySuite } from '../helpers/suite.js';
 
-let sim: SimulatorProcess;
-let gw: GatewayProcess;
-let keys: TestKeys;
-let config: ReturnType<typeof testConfig>;
-
-beforeAll(async () => {
-  keys = makeKeys();
-  sim = await startSimulatorProcess();
-  config = testConfig(sim.url, keys, { limits: { management_requests_per_minute: 100_000 } });
-  gw = await startGatewayProcess(config);
-});
-
-afterAll(async () => {
-  await gw?.stop();
-  await sim?.stop();
-});
+const suite = useGatewaySuite({ limits: { management_requests_per_minute: 100_000 } });
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const keysUrl = (base = gw.url, project = PROJECT): string => `${base}/${project}/v1/management/api-keys`;
-const models = (base = gw.url): string => `${base}/${PROJECT}/v1/models`;
-const direct = (slug: string): string => `${gw.url}/${PROJECT}/${slug}/v1/models`;
+const keysUrl = (base = suite.gw.url, project = PROJECT): string => `${base}/${project}/v1/management/api-keys`;
+const models = (base = suite.gw.url): string => `${base}/${PROJECT}/v1/models`;
+const direct = (slug: string): string => `${suite.gw.url}/${PROJECT}/${slug}/v1/models`;
 
 interface KeyWire {
   id: string;
@@ -52,18 +38,18 @@ interface KeyWire {
   value?: string;
 }
 
-async function create(body: Record<string, unknown> = {}, key = keys.full): Promise<KeyWire & { value: string }> {
+async function create(body: Record<string, unknown> = {}, key = suite.keys.full): Promise<KeyWire & { value: string }> {
   const res = await call(keysUrl(), { key, body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body as KeyWire & { value: string };
 }
 
 const status = async (url: string, key: string): Promise<number> => (await call(url, { key })).status;
-const now = (): Promise<number> => advanceClock(gw.url, 0);
+const now = (): Promise<number> => advanceClock(suite.gw.url, 0);
 
 describe('POST /{project}/v1/management/api-keys', () => {
   it('creates svc_mgmt_<43 base64url> with SPEC defaults, shown once, and it works at once', async () => {
-    const res = await call(keysUrl(), { key: keys.full, body: {} });
+    const res = await call(keysUrl(), { key: suite.keys.full, body: {} });
     expect(res.status).toBe(201);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('ratelimit-limit')).toBe('100000');
@@ -165,20 +151,20 @@ describe('POST /{project}/v1/management/api-keys', () => {
     ['a field the key table does not have', { scope: ['management'] }, 'scope'],
     ['a body that is not an object', [1, 2], null],
   ])('refuses %s with 400 invalid_request', async (_what, body, param) => {
-    expectError(await call(keysUrl(), { key: keys.full, body: body as object }), 400, 'invalid_request', param);
+    expectError(await call(keysUrl(), { key: suite.keys.full, body: body as object }), 400, 'invalid_request', param);
   });
 
   it('refuses a body that is not JSON with 400 invalid_json', async () => {
-    expectError(await call(keysUrl(), { key: keys.full, body: '{"scopes": [', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+    expectError(await call(keysUrl(), { key: suite.keys.full, body: '{"scopes": [', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
   });
 
   it('caps the body at 16 KiB with 413 payload_too_large', async () => {
-    expectError(await call(keysUrl(), { key: keys.full, body: { name: 'x'.repeat(17 * 1024) } }), 413, 'payload_too_large');
+    expectError(await call(keysUrl(), { key: suite.keys.full, body: { name: 'x'.repeat(17 * 1024) } }), 413, 'payload_too_large');
   });
 
   it('needs the management scope, the key\'s own project and a key', async () => {
-    expectError(await call(keysUrl(), { key: keys.inferenceOnly, body: {} }), 403, 'scope_insufficient');
-    expectError(await call(keysUrl(), { key: keys.otherProject, body: {} }), 403, 'project_mismatch');
+    expectError(await call(keysUrl(), { key: suite.keys.inferenceOnly, body: {} }), 403, 'scope_insufficient');
+    expectError(await call(keysUrl(), { key: suite.keys.otherProject, body: {} }), 403, 'project_mismatch');
     expectError(await call(keysUrl(), { body: {} }), 401, 'authentication_required');
   });
 });
@@ -186,30 +172,30 @@ describe('POST /{project}/v1/management/api-keys', () => {
 describe('GET /{project}/v1/management/api-keys[/{key_id}]', () => {
   it('lists every key of the project with its prefix and never a value', async () => {
     const k = await create({ name: 'listed' });
-    const res = await call(keysUrl(), { key: keys.managementOnly });
+    const res = await call(keysUrl(), { key: suite.keys.managementOnly });
     expect(res.status).toBe(200);
     const list = res.body as { object: string; data: KeyWire[] };
     expect(list.object).toBe('list');
     const text = JSON.stringify(list);
-    for (const v of [k.value, keys.full, keys.managementOnly]) expect(text).not.toContain(v);
+    for (const v of [k.value, suite.keys.full, suite.keys.managementOnly]) expect(text).not.toContain(v);
     expect(list.data.find((x) => x.id === k.id)).toMatchObject({ name: 'listed', prefix: k.prefix, status: 'active', source: 'api' });
     expect(list.data.every((x) => !('value' in x))).toBe(true);
     const configKeys = list.data.filter((x) => x.source === 'config');
     expect(configKeys.length).toBe(10);
-    expect(configKeys.find((x) => x.prefix === keys.expired.slice(0, 'svc_test_'.length + 4))?.status).toBe('expired');
+    expect(configKeys.find((x) => x.prefix === suite.keys.expired.slice(0, 'svc_test_'.length + 4))?.status).toBe('expired');
   });
 
   it('gets one key, and 404 api_key_not_found for an unknown id or another project\'s key', async () => {
     const k = await create({ name: 'one' });
-    const res = await call(`${keysUrl()}/${k.id}`, { key: keys.full });
+    const res = await call(`${keysUrl()}/${k.id}`, { key: suite.keys.full });
     expect(res.status).toBe(200);
     const { value: _value, ...withoutValue } = k;
     expect(res.body).toEqual(withoutValue);
-    expectError(await call(`${keysUrl()}/key_000000000000000000000000`, { key: keys.full }), 404, 'api_key_not_found');
-    const other = (await call(keysUrl(gw.url, OTHER_PROJECT), { key: keys.otherProject })).body as { data: KeyWire[] };
+    expectError(await call(`${keysUrl()}/key_000000000000000000000000`, { key: suite.keys.full }), 404, 'api_key_not_found');
+    const other = (await call(keysUrl(suite.gw.url, OTHER_PROJECT), { key: suite.keys.otherProject })).body as { data: KeyWire[] };
     const otherId = other.data[0]?.id ?? '';
     expect(otherId).toMatch(/^key_/);
-    expectError(await call(`${keysUrl()}/${otherId}`, { key: keys.full }), 404, 'api_key_not_found');
+    expectError(await call(`${keysUrl()}/${otherId}`, { key: suite.keys.full }), 404, 'api_key_not_found');
   });
 });
 
@@ -217,14 +203,14 @@ describe('DELETE /{project}/v1/management/api-keys/{key_id} (revoke)', () => {
   it('revokes at once and for good: 401 key_revoked from the next request on', async () => {
     const k = await create({});
     expect(await status(models(), k.value)).toBe(200);
-    const res = await call(`${keysUrl()}/${k.id}`, { method: 'DELETE', key: keys.full });
+    const res = await call(`${keysUrl()}/${k.id}`, { method: 'DELETE', key: suite.keys.full });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: k.id, status: 'revoked' });
     expect((res.body as KeyWire).revoked_at).toBeGreaterThan(0);
     expectError(await call(models(), { key: k.value }), 401, 'key_revoked');
-    const again = await call(`${keysUrl()}/${k.id}`, { method: 'DELETE', key: keys.full });
+    const again = await call(`${keysUrl()}/${k.id}`, { method: 'DELETE', key: suite.keys.full });
     expect(again.body).toEqual(res.body);
-    expectError(await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: keys.full }), 409, 'invalid_state');
+    expectError(await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: suite.keys.full }), 409, 'invalid_state');
   });
 
   it('lets a management key revoke itself', async () => {
@@ -234,7 +220,7 @@ describe('DELETE /{project}/v1/management/api-keys/{key_id} (revoke)', () => {
   });
 
   it('returns 404 api_key_not_found for an unknown key', async () => {
-    expectError(await call(`${keysUrl()}/key_nope`, { method: 'DELETE', key: keys.full }), 404, 'api_key_not_found');
+    expectError(await call(`${keysUrl()}/key_nope`, { method: 'DELETE', key: suite.keys.full }), 404, 'api_key_not_found');
   });
 });
 
@@ -242,7 +228,7 @@ describe('POST /{project}/v1/management/api-keys/{key_id}/rotate', () => {
   it('returns a new value once; both values work for 24 hours, then the old one gets 401', async () => {
     const k = await create({ allowed_workspace_ids: [WS_B], allowed_ips: ['127.0.0.1'], quota_requests: 1000, quota_window: 120 });
     const rotatedAt = await now();
-    const res = await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: keys.full });
+    const res = await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: suite.keys.full });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const r = res.body as KeyWire & { value: string };
@@ -254,7 +240,7 @@ describe('POST /{project}/v1/management/api-keys/{key_id}/rotate', () => {
     expect(r).toMatchObject({ id: k.id, status: 'active', allowed_workspace_ids: [WS_B], allowed_ips: ['127.0.0.1'], quota_requests: 1000, quota_window: 120 });
     const graceEnd = r.previous_value_valid_until ?? 0;
     expect(Math.abs(graceEnd - Math.floor((rotatedAt + DAY_MS) / 1000))).toBeLessThanOrEqual(2);
-    const listed = ((await call(keysUrl(), { key: keys.full })).body as { data: KeyWire[] }).data.find((x) => x.id === k.id);
+    const listed = ((await call(keysUrl(), { key: suite.keys.full })).body as { data: KeyWire[] }).data.find((x) => x.id === k.id);
     expect(listed).toMatchObject({ prefix: r.prefix, previous_value_valid_until: graceEnd });
     expect(JSON.stringify(listed)).not.toContain(r.value);
 
@@ -263,31 +249,31 @@ describe('POST /{project}/v1/management/api-keys/{key_id}/rotate', () => {
     // The kept workspace list still confines the new value.
     expectError(await call(direct('chat'), { key: r.value, headers: { 'x-workspace-id': WS_DEFAULT } }), 403, 'workspace_not_allowed');
 
-    await advanceClock(gw.url, DAY_MS - 60_000);
+    await advanceClock(suite.gw.url, DAY_MS - 60_000);
     expect(await status(direct('b-only'), k.value)).toBe(200);
-    await advanceClock(gw.url, 120_000);
+    await advanceClock(suite.gw.url, 120_000);
     expectError(await call(direct('b-only'), { key: k.value }), 401, 'key_revoked');
     expect(await status(direct('b-only'), r.value)).toBe(200);
-    expect(((await call(`${keysUrl()}/${k.id}`, { key: keys.full })).body as KeyWire).previous_value_valid_until).toBeNull();
+    expect(((await call(`${keysUrl()}/${k.id}`, { key: suite.keys.full })).body as KeyWire).previous_value_valid_until).toBeNull();
   });
 
   it('rotates a key read from the config file, and a second rotation keeps the first grace', async () => {
-    const list = ((await call(keysUrl(), { key: keys.full })).body as { data: KeyWire[] }).data;
+    const list = ((await call(keysUrl(), { key: suite.keys.full })).body as { data: KeyWire[] }).data;
     const bound = list.find((x) => x.endpoint_id === CHAT_ID && x.source === 'config');
     if (!bound) throw new Error('the endpoint-bound config key is not listed');
-    const first = (await call(`${keysUrl()}/${bound.id}/rotate`, { method: 'POST', key: keys.full })).body as KeyWire & { value: string };
-    await advanceClock(gw.url, 60 * 60_000);
-    const second = (await call(`${keysUrl()}/${bound.id}/rotate`, { method: 'POST', key: keys.full })).body as KeyWire & { value: string };
-    for (const v of [keys.endpointBound, first.value, second.value]) expect(await status(direct('chat'), v)).toBe(200);
+    const first = (await call(`${keysUrl()}/${bound.id}/rotate`, { method: 'POST', key: suite.keys.full })).body as KeyWire & { value: string };
+    await advanceClock(suite.gw.url, 60 * 60_000);
+    const second = (await call(`${keysUrl()}/${bound.id}/rotate`, { method: 'POST', key: suite.keys.full })).body as KeyWire & { value: string };
+    for (const v of [suite.keys.endpointBound, first.value, second.value]) expect(await status(direct('chat'), v)).toBe(200);
     expectError(await call(direct('reasoner'), { key: second.value }), 403, 'endpoint_restricted');
     // The original value's grace started at the first rotation: it ends an hour before the first value's.
-    await advanceClock(gw.url, DAY_MS - 30 * 60_000);
-    expectError(await call(direct('chat'), { key: keys.endpointBound }), 401, 'key_revoked');
+    await advanceClock(suite.gw.url, DAY_MS - 30 * 60_000);
+    expectError(await call(direct('chat'), { key: suite.keys.endpointBound }), 401, 'key_revoked');
     expect(await status(direct('chat'), first.value)).toBe(200);
   });
 
   it('refuses to rotate an unknown key', async () => {
-    expectError(await call(`${keysUrl()}/key_nope/rotate`, { method: 'POST', key: keys.full }), 404, 'api_key_not_found');
+    expectError(await call(`${keysUrl()}/key_nope/rotate`, { method: 'POST', key: suite.keys.full }), 404, 'api_key_not_found');
   });
 });
 
@@ -296,10 +282,10 @@ describe('expiry', () => {
     const at = Math.floor((await now()) / 1000) + 3600;
     const k = await create({ expires_at: at });
     expect(await status(models(), k.value)).toBe(200);
-    await advanceClock(gw.url, 3601_000);
+    await advanceClock(suite.gw.url, 3601_000);
     expectError(await call(models(), { key: k.value }), 401, 'key_expired');
-    expect(((await call(`${keysUrl()}/${k.id}`, { key: keys.full })).body as KeyWire).status).toBe('expired');
-    expectError(await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: keys.full }), 409, 'invalid_state');
+    expect(((await call(`${keysUrl()}/${k.id}`, { key: suite.keys.full })).body as KeyWire).status).toBe('expired');
+    expectError(await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: suite.keys.full }), 409, 'invalid_state');
   });
 });
 
@@ -307,22 +293,22 @@ describe('durability', () => {
   // Its own gateway: the suite's clock has moved days ahead, and a restarted process starts again from
   // the real time, which would put revocations and rotations in its future.
   it('keeps created, revoked and rotated keys across a restart', async () => {
-    let fresh = await startGatewayProcess(config);
+    let fresh = await startGatewayProcess(suite.config);
     try {
-      const make = async (body: Record<string, unknown>) => (await call(keysUrl(fresh.url), { key: keys.full, body })).body as KeyWire & { value: string };
+      const make = async (body: Record<string, unknown>) => (await call(keysUrl(fresh.url), { key: suite.keys.full, body })).body as KeyWire & { value: string };
       const kept = await make({ name: 'kept', quota_requests: 7 });
       const revoked = await make({ name: 'revoked' });
       const rotated = await make({ name: 'rotated' });
-      expect((await call(`${keysUrl(fresh.url)}/${revoked.id}`, { method: 'DELETE', key: keys.full })).status).toBe(200);
-      const newValue = ((await call(`${keysUrl(fresh.url)}/${rotated.id}/rotate`, { method: 'POST', key: keys.full })).body as { value: string }).value;
+      expect((await call(`${keysUrl(fresh.url)}/${revoked.id}`, { method: 'DELETE', key: suite.keys.full })).status).toBe(200);
+      const newValue = ((await call(`${keysUrl(fresh.url)}/${rotated.id}/rotate`, { method: 'POST', key: suite.keys.full })).body as { value: string }).value;
       // A bootstrap key revoked through the API stays revoked, whatever the file says at the next start.
-      const listed = ((await call(keysUrl(fresh.url), { key: keys.full })).body as { data: KeyWire[] }).data;
-      const fromFile = listed.find((x) => x.source === 'config' && x.prefix === keys.ipAllowed.slice(0, 'svc_test_'.length + 4));
-      expect((await call(`${keysUrl(fresh.url)}/${fromFile?.id ?? ''}`, { method: 'DELETE', key: keys.full })).status).toBe(200);
-      const before = (await call(keysUrl(fresh.url), { key: keys.full })).body as { data: KeyWire[] };
+      const listed = ((await call(keysUrl(fresh.url), { key: suite.keys.full })).body as { data: KeyWire[] }).data;
+      const fromFile = listed.find((x) => x.source === 'config' && x.prefix === suite.keys.ipAllowed.slice(0, 'svc_test_'.length + 4));
+      expect((await call(`${keysUrl(fresh.url)}/${fromFile?.id ?? ''}`, { method: 'DELETE', key: suite.keys.full })).status).toBe(200);
+      const before = (await call(keysUrl(fresh.url), { key: suite.keys.full })).body as { data: KeyWire[] };
 
       expect(await fresh.stop()).toBe(0);
-      fresh = await startGatewayProcess(config, { dbPath: fresh.dbPath });
+      fresh = await startGatewayProcess(suite.config, { dbPath: fresh.dbPath });
 
       const res: JsonResponse = await call(models(fresh.url), { key: kept.value });
       expect(res.status).toBe(200);
@@ -330,8 +316,8 @@ describe('durability', () => {
       expectError(await call(models(fresh.url), { key: revoked.value }), 401, 'key_revoked');
       expect(await status(models(fresh.url), newValue)).toBe(200);
       expect(await status(models(fresh.url), rotated.value)).toBe(200);
-      expectError(await call(models(fresh.url), { key: keys.ipAllowed }), 401, 'key_revoked');
-      const after = (await call(keysUrl(fresh.url), { key: keys.full })).body as { data: KeyWire[] };
+      expectError(await call(models(fresh.url), { key: suite.keys.ipAllowed }), 401, 'key_revoked');
+      const after = (await call(keysUrl(fresh.url), { key: suite.keys.full })).body as { data: KeyWire[] };
       expect(after.data).toEqual(before.data);
     } finally {
       await fresh.stop();

@@ -4,9 +4,9 @@
  * a one-endpoint workspace, a concrete-mode workspace, an operational one, an empty one, and the simulator's
  * embedding endpoint. Profiles use words the simulator's bag-of-words embeddings keep apart.
  */
-import { afterAll, beforeAll } from 'vitest';
 import { makeKeys, testConfig, type ConfigOverrides } from './configs.js';
 import { mintTestKey, startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from './processes.js';
+import { useProcesses } from './suite.js';
 
 export const ROUTER_PROJECT = 'proj_router';
 export const WS_MAIN = 'ws_a1a1a1';
@@ -97,34 +97,11 @@ export interface RouterSuite {
 
 /** A simulator and a gateway whose config holds the usual test projects plus the router project. */
 export function useRouterSuite(overrides: ConfigOverrides = {}): RouterSuite {
-  let state: RouterSuite | null = null;
-  beforeAll(async () => {
+  return useProcesses(async () => {
     const keys = makeRouterKeys();
     const sim = await startSimulatorProcess();
     const config = testConfig(sim.url, makeKeys(), { ...overrides, extraProjects: [routerProject(sim.url, keys), ...(overrides.extraProjects ?? [])] });
     const gw = await startGatewayProcess(config);
-    state = { sim, gw, keys, base: `${gw.url}/${ROUTER_PROJECT}` };
+    return { sim, gw, keys, base: `${gw.url}/${ROUTER_PROJECT}` };
   });
-  afterAll(async () => {
-    await state?.gw.stop();
-    await state?.sim.stop();
-  });
-  const get = (): RouterSuite => {
-    if (!state) throw new Error('the suite has not started: read it inside a test or hook');
-    return state;
-  };
-  return {
-    get sim() {
-      return get().sim;
-    },
-    get gw() {
-      return get().gw;
-    },
-    get keys() {
-      return get().keys;
-    },
-    get base() {
-      return get().base;
-    },
-  };
 }

@@ -1,42 +1,47 @@
 /**
- * The usual API suite: a simulator and a gateway on a fresh store, started once per file and stopped
- * after it. Fields are read after `beforeAll` has run (inside tests), never at module load.
+ * Processes started once per test file and stopped after it. The returned object reads through to what
+ * `start` produced, so its fields are used inside tests and hooks, never at module load.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { makeKeys, testConfig, type TestKeys } from './configs.js';
 import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from './processes.js';
 
-export interface GatewaySuite {
+interface Running {
   readonly sim: SimulatorProcess;
   readonly gw: GatewayProcess;
-  readonly keys: TestKeys;
 }
 
-export function useGatewaySuite(overrides: Parameters<typeof testConfig>[2] = {}): GatewaySuite {
-  let state: GatewaySuite | null = null;
+/** The lifecycle every API suite shares: start in beforeAll, stop the gateway then the simulator. */
+export function useProcesses<T extends Running>(start: () => Promise<T>): T {
+  let state: T | null = null;
   beforeAll(async () => {
-    const keys = makeKeys();
-    const sim = await startSimulatorProcess();
-    const gw = await startGatewayProcess(testConfig(sim.url, keys, overrides));
-    state = { sim, gw, keys };
+    state = await start();
   });
   afterAll(async () => {
     await state?.gw.stop();
     await state?.sim.stop();
   });
-  const get = (): GatewaySuite => {
-    if (!state) throw new Error('the suite has not started: read it inside a test or hook');
-    return state;
-  };
-  return {
-    get sim() {
-      return get().sim;
+  return new Proxy({} as T, {
+    get(_target, field) {
+      if (!state) throw new Error('the suite has not started: read it inside a test or hook');
+      return Reflect.get(state, field);
     },
-    get gw() {
-      return get().gw;
-    },
-    get keys() {
-      return get().keys;
-    },
-  };
+  });
+}
+
+export interface GatewaySuite extends Running {
+  readonly keys: TestKeys;
+  /** The config the gateway was started with, for suites that restart it on the same store. */
+  readonly config: ReturnType<typeof testConfig>;
+}
+
+/** The usual API suite: a simulator and a gateway on a fresh store with the standard test config. */
+export function useGatewaySuite(overrides: Parameters<typeof testConfig>[2] = {}): GatewaySuite {
+  return useProcesses(async () => {
+    const keys = makeKeys();
+    const sim = await startSimulatorProcess();
+    const config = testConfig(sim.url, keys, overrides);
+    const gw = await startGatewayProcess(config);
+    return { sim, gw, keys, config };
+  });
 }

@@ -67,6 +67,8 @@ function makeWorkspace(id: string): WorkspaceRecord {
     name: id,
     routingMode: null,
     routingModeDefault: 'semantic',
+    pinnedEndpointId: null,
+    operational: false,
     zeroDataRetention: false,
     createdAt: NOW - 86_400_000,
   };

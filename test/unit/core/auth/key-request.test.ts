@@ -5,7 +5,7 @@ import type { ApiKeyRecord, EndpointRecord, ProjectRecord, WorkspaceRecord } fro
 
 const NOW = 1_800_000_000_000;
 const project = { id: 'proj_a', uuid: 'u', slug: 'a', name: 'A', plan: 'paid', requestsPerMinute: 1, tokensPerMinute: 1, defaultWorkspaceId: null, createdAt: 0 } satisfies ProjectRecord;
-const ws = (id: string) => [id, { id, projectId: 'proj_a', name: id, routingMode: null, routingModeDefault: 'semantic', zeroDataRetention: false, createdAt: 0 } satisfies WorkspaceRecord] as const;
+const ws = (id: string) => [id, { id, projectId: 'proj_a', name: id, routingMode: null, routingModeDefault: 'semantic', pinnedEndpointId: null, operational: false, zeroDataRetention: false, createdAt: 0 } satisfies WorkspaceRecord] as const;
 const ctx: KeyRequestContext = {
   project,
   endpoints: [{ id: '11111111-1111-4111-8111-111111111111' } as EndpointRecord],
