@@ -13,6 +13,7 @@ import {
   boolean,
   integer,
   jsonObject,
+  metadataField,
   nonEmptyString,
   numberBetween,
   oneOf,
@@ -27,9 +28,6 @@ export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 /** SPEC "Other limits". */
 const MAX_STOP_SEQUENCES = 4;
 const MAX_STOP_LENGTH = 256;
-const MAX_METADATA_PAIRS = 16;
-const MAX_METADATA_KEY = 64;
-const MAX_METADATA_VALUE = 512;
 /** SPEC leaves n unbounded; 128 matches the chat-completions convention and the simulator. */
 const MAX_N = 128;
 
@@ -48,16 +46,6 @@ const logitBiasSchema = jsonObject(LOGIT_BIAS_RULE).superRefine((bias, ctx) => {
   for (const [token, value] of Object.entries(bias)) {
     if (!/^\d+$/.test(token)) return addIssue(ctx, { message: LOGIT_BIAS_RULE, got: `the key ${describe(token)}` });
     if (typeof value !== 'number' || value < -100 || value > 100) return addIssue(ctx, { path: [token], message: LOGIT_BIAS_RULE });
-  }
-});
-
-const METADATA_RULE = `must be an object of at most ${MAX_METADATA_PAIRS} pairs with keys of at most ${MAX_METADATA_KEY} characters and string values of at most ${MAX_METADATA_VALUE} characters`;
-const metadataSchema = jsonObject(METADATA_RULE).superRefine((metadata, ctx) => {
-  const entries = Object.entries(metadata);
-  if (entries.length > MAX_METADATA_PAIRS) return addIssue(ctx, { message: METADATA_RULE, got: `${entries.length} pairs` });
-  for (const [key, value] of entries) {
-    if (key.length > MAX_METADATA_KEY) return addIssue(ctx, { message: METADATA_RULE, got: `a key of ${key.length} characters` });
-    if (typeof value !== 'string' || value.length > MAX_METADATA_VALUE) return addIssue(ctx, { path: [key], message: METADATA_RULE });
   }
 });
 
@@ -140,7 +128,7 @@ const chatRequestSchema = z
       tool_choice: absentIfNull(toolChoiceSchema),
       parallel_tool_calls: absentIfNull(boolean()),
       response_format: absentIfNull(responseFormatSchema),
-      metadata: absentIfNull(metadataSchema),
+      metadata: absentIfNull(metadataField()),
       user: absentIfNull(string()),
       store: absentIfNull(boolean()),
       // SPEC "service_tier": unrecognized values resolve to default and are never refused.

@@ -3,7 +3,7 @@
  * range check, so whichever fails, the client reads the whole rule (see issues.ts).
  */
 import { z } from 'zod';
-import { needs } from './issues.js';
+import { addIssue, needs } from './issues.js';
 
 /**
  * Optional on the wire, with explicit null read as absent: common clients serialize unset options as
@@ -43,3 +43,22 @@ export function oneOf<const T extends readonly [string, ...string[]]>(values: T)
 /** A JSON object (e.g. a JSON schema) whose inside the gateway forwards without looking. */
 export const jsonObject = (requirement = 'must be a JSON object'): z.ZodRecord<z.ZodString, z.ZodUnknown> =>
   z.record(z.string(), z.unknown(), needs(requirement));
+
+/** SPEC "Other limits": metadata on chat requests and on webhook endpoints. */
+const MAX_METADATA_PAIRS = 16;
+const MAX_METADATA_KEY = 64;
+const MAX_METADATA_VALUE = 512;
+const METADATA_RULE = `must be an object of at most ${MAX_METADATA_PAIRS} pairs with keys of at most ${MAX_METADATA_KEY} characters and string values of at most ${MAX_METADATA_VALUE} characters`;
+
+export const metadataField = () =>
+  jsonObject(METADATA_RULE)
+    .superRefine((metadata, ctx) => {
+      const entries = Object.entries(metadata);
+      if (entries.length > MAX_METADATA_PAIRS) return addIssue(ctx, { message: METADATA_RULE, got: `${entries.length} pairs` });
+      for (const [key, value] of entries) {
+        if (key.length > MAX_METADATA_KEY) return addIssue(ctx, { message: METADATA_RULE, got: `a key of ${key.length} characters` });
+        if (typeof value !== 'string' || value.length > MAX_METADATA_VALUE) return addIssue(ctx, { path: [key], message: METADATA_RULE });
+      }
+    })
+    // Checked just above: every value is a string.
+    .transform((metadata) => metadata as Record<string, string>);

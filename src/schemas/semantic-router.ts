@@ -10,7 +10,6 @@ import { GatewayError } from '../errors.js';
 import { boolean, integer, numberBetween } from './fields.js';
 import { issueToGatewayError, needs } from './issues.js';
 
-export const MAX_RULES = 20;
 export const MAX_QUERY_CONTAINS = 10;
 export const MAX_QUERY_CONTAINS_CHARS = 200;
 const MAX_NAME_CHARS = 200;

@@ -7,14 +7,11 @@
 import { z } from 'zod';
 import { isEventType } from '../core/webhooks/event-types.js';
 import { GatewayError } from '../errors.js';
-import { absentIfNull, boolean } from './fields.js';
+import { absentIfNull, boolean, metadataField } from './fields.js';
 import { addIssue, describe, issueToGatewayError, needs } from './issues.js';
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 512;
-const MAX_METADATA_PAIRS = 16;
-const MAX_METADATA_KEY = 64;
-const MAX_METADATA_VALUE = 512;
 
 const URL_RULE = `must be an absolute URL of at most ${MAX_URL_LENGTH} characters, e.g. https://example.com/hooks`;
 const urlField = z
@@ -40,26 +37,13 @@ const eventsField = z
 const DESCRIPTION_RULE = `must be a string of at most ${MAX_DESCRIPTION_LENGTH} characters, or null`;
 const descriptionField = z.string(needs(DESCRIPTION_RULE)).max(MAX_DESCRIPTION_LENGTH, needs(DESCRIPTION_RULE)).nullable();
 
-const METADATA_RULE = `must be an object of at most ${MAX_METADATA_PAIRS} pairs with keys of at most ${MAX_METADATA_KEY} characters and string values of at most ${MAX_METADATA_VALUE} characters`;
-const metadataField = z
-  .record(z.string(), z.unknown(), needs(METADATA_RULE))
-  .superRefine((metadata, ctx) => {
-    const entries = Object.entries(metadata);
-    if (entries.length > MAX_METADATA_PAIRS) return addIssue(ctx, { message: METADATA_RULE, got: `${entries.length} pairs` });
-    for (const [key, value] of entries) {
-      if (key.length > MAX_METADATA_KEY) return addIssue(ctx, { message: METADATA_RULE, got: `a key of ${key.length} characters` });
-      if (typeof value !== 'string' || value.length > MAX_METADATA_VALUE) return addIssue(ctx, { message: METADATA_RULE, got: `${describe(value)} for ${key}` });
-    }
-  })
-  // Checked just above: every value is a string.
-  .transform((metadata) => metadata as Record<string, string>);
 
 const createSchema = z.strictObject(
   {
     url: urlField,
     events: eventsField,
     description: descriptionField.optional(),
-    metadata: absentIfNull(metadataField),
+    metadata: absentIfNull(metadataField()),
   },
   needs('must be a JSON object with url and events'),
 );
@@ -71,7 +55,7 @@ const updateSchema = z.strictObject(
     events: absentIfNull(eventsField),
     description: descriptionField.optional(),
     is_active: absentIfNull(boolean()),
-    metadata: absentIfNull(metadataField),
+    metadata: absentIfNull(metadataField()),
   },
   needs('must be a JSON object'),
 );
