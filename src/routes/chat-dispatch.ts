@@ -50,7 +50,7 @@ export interface TurnRequest {
 export type Outcome = 'completed' | 'aborted' | 'error' | 'timeout';
 
 /** Cheap prompt estimate for turns whose upstream reported no usage (4 bytes per token, plus framing). */
-export function estimatePrompt(t: TurnRequest): number {
+function estimatePrompt(t: TurnRequest): number {
   if (t.promptEstimate !== null) return t.promptEstimate;
   const { texts, fixedTokens } = inputOf(t.chat);
   return texts.reduce((n, s) => n + Math.ceil(Buffer.byteLength(s) / 4), fixedTokens);
@@ -119,7 +119,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       const retryAfter = res.headers['retry-after'];
       throw mapUpstreamError(res.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
     }
-    if (t.stream) await streamTurn(t, res, controller, () => timedOut, charge, estimatePrompt(t));
+    if (t.stream) await streamTurn(t, res, controller, () => timedOut, charge, () => estimatePrompt(t));
     else await bufferedTurn(services, t, res, () => timedOut, charge);
   } catch (err) {
     const e = toGatewayError(err);
@@ -130,7 +130,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
   }
 }
 
-export function failure(t: TurnRequest, timedOut: boolean, err: unknown): GatewayError {
+function failure(t: TurnRequest, timedOut: boolean, err: unknown): GatewayError {
   if (timedOut) return new GatewayError('timeout', { message: `The model did not answer within the ${t.endpoint.tier} tier's ${t.deadlines.requestMs / 1000} s deadline.` });
   if (err instanceof GatewayError) return err;
   return unreachableUpstream();

@@ -29,7 +29,8 @@ export function streamTurn(
   controller: UpstreamAbort,
   timedOut: () => boolean,
   charge: (o: Outcome, u: TurnUsage | null) => void,
-  promptEstimate: number,
+  /** Only called when the stream brought no usage chunk: the estimate walks every message. */
+  promptEstimate: () => number,
 ): Promise<void> {
   const { reply } = t;
   const normalizer = new ChunkNormalizer(t.turn);
@@ -107,7 +108,7 @@ export function streamTurn(
   return new Promise<void>((resolve) => {
     const finish = (outcome: Outcome): void => {
       clearTimeout(idle);
-      charge(outcome, normalizer.usage ?? normalizer.estimatedUsage(promptEstimate));
+      charge(outcome, normalizer.usage ?? normalizer.estimatedUsage(promptEstimate()));
       flush();
       reply.endStream();
       resolve();
