@@ -76,6 +76,11 @@ describe('parseChatRequest accepts', () => {
     expect(parsed.messages).toHaveLength(8);
   });
 
+  it('returns that request whole: every field as sent, explicit nulls read as absent', () => {
+    const messages = (RICH['messages'] as Body[]).map((m) => (m['content'] === null ? { ...m, content: undefined } : m));
+    expect(parseChatRequest(RICH)).toStrictEqual({ ...RICH, messages, functions: undefined, function_call: undefined });
+  });
+
   it('the minimal request of a model and one message', () => {
     expect(parseChatRequest(body())).toEqual(body());
   });
