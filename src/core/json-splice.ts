@@ -27,14 +27,25 @@ function skipSpace(buf: Buffer, i: number): number {
   return i;
 }
 
+/** Strings longer than this are crossed with a native indexOf instead of a byte loop (a 200k-character prompt is one string). */
+const SHORT_STRING = 32;
+
 /** Index just past the string starting at `i` (which is a quote). */
 function skipString(buf: Buffer, i: number): number {
+  const stop = Math.min(buf.length, i + SHORT_STRING);
   i++;
-  while (i < buf.length) {
+  while (i < stop) {
     const b = buf[i];
     if (b === BACKSLASH) i += 2;
     else if (b === QUOTE) return i + 1;
     else i++;
+  }
+  if (i >= buf.length) return -1;
+  // Long string: jump from quote to quote; a quote preceded by an odd run of backslashes is escaped.
+  for (let q = buf.indexOf(QUOTE, i); q !== -1; q = buf.indexOf(QUOTE, q + 1)) {
+    let slashes = 0;
+    while (buf[q - 1 - slashes] === BACKSLASH) slashes++;
+    if ((slashes & 1) === 0) return q + 1;
   }
   return -1;
 }
@@ -73,13 +84,38 @@ interface Span {
   readonly key: string;
 }
 
+/** The keys a scan looks for, with their plain UTF-8 spelling so most keys are matched without decoding. */
+class KeySet {
+  readonly #bytes: { readonly key: string; readonly utf8: Buffer }[];
+
+  constructor(keys: Iterable<string>) {
+    this.#bytes = [...keys].map((key) => ({ key, utf8: Buffer.from(key) }));
+  }
+
+  /** The key spelled by the string token buf[start..end) (quotes included), or null when it is not one of ours. */
+  match(buf: Buffer, start: number, end: number): string | null {
+    const length = end - start - 2;
+    for (const { key, utf8 } of this.#bytes) {
+      if (utf8.length === length && buf.compare(utf8, 0, length, start + 1, end - 1) === 0) return key;
+    }
+    if (!hasEscape(buf, start + 1, end - 1)) return null;
+    const decoded = decodeKey(buf, start, end);
+    return this.#bytes.some((k) => k.key === decoded) ? decoded : null;
+  }
+}
+
+function hasEscape(buf: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (buf[i] === BACKSLASH) return true;
+  return false;
+}
+
 function decodeKey(buf: Buffer, start: number, end: number): string {
   const raw = buf.toString('utf8', start, end);
   return raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
 }
 
 /** Value spans of the given top-level keys (every member when `keys` is null), or null if the bytes are not a JSON object. */
-function findTopLevelValues(buf: Buffer, keys: ReadonlySet<string> | null): Span[] | null {
+function findTopLevelValues(buf: Buffer, keys: KeySet | null): Span[] | null {
   let i = skipSpace(buf, 0);
   if (buf[i] !== OPEN_OBJECT) return null;
   i = skipSpace(buf, i + 1);
@@ -90,13 +126,13 @@ function findTopLevelValues(buf: Buffer, keys: ReadonlySet<string> | null): Span
     const keyStart = i;
     const keyEnd = skipString(buf, i);
     if (keyEnd === -1) return null;
-    const key = decodeKey(buf, i, keyEnd);
+    const key = keys === null ? decodeKey(buf, i, keyEnd) : keys.match(buf, i, keyEnd);
     i = skipSpace(buf, keyEnd);
     if (buf[i] !== COLON) return null;
     const start = skipSpace(buf, i + 1);
     const end = skipValue(buf, start);
     if (end === -1 || end === start) return null;
-    if (keys === null || keys.has(key)) spans.push({ keyStart, start, end, key });
+    if (key !== null) spans.push({ keyStart, start, end, key });
     i = skipSpace(buf, end);
     if (buf[i] === CLOSE_OBJECT) return spans;
     if (buf[i] !== COMMA) return null;
@@ -109,17 +145,22 @@ function findTopLevelValues(buf: Buffer, keys: ReadonlySet<string> | null): Span
  * text; null when a key is absent or the bytes are not an object (the caller then re-serializes).
  */
 export function spliceTopLevel(buf: Buffer, replacements: ReadonlyMap<string, string>): Buffer | null {
-  const spans = findTopLevelValues(buf, new Set(replacements.keys()));
+  const spans = findTopLevelValues(buf, new KeySet(replacements.keys()));
   if (!spans) return null;
   for (const key of replacements.keys()) if (!spans.some((s) => s.key === key)) return null;
-  const parts: Buffer[] = [];
-  let at = 0;
+  // One allocation: the client's bytes between spans are copied, each replacement written in place.
+  let size = buf.length;
+  for (const span of spans) size += Buffer.byteLength(replacements.get(span.key) ?? 'null') - (span.end - span.start);
+  const out = Buffer.allocUnsafe(size);
+  let from = 0;
+  let to = 0;
   for (const span of spans) {
-    parts.push(buf.subarray(at, span.start), Buffer.from(replacements.get(span.key) ?? 'null'));
-    at = span.end;
+    to += buf.copy(out, to, from, span.start);
+    to += out.write(replacements.get(span.key) ?? 'null', to);
+    from = span.end;
   }
-  parts.push(buf.subarray(at));
-  return Buffer.concat(parts);
+  buf.copy(out, to, from);
+  return out;
 }
 
 /**

@@ -16,7 +16,7 @@ export class IncomingRequest {
   readonly clientIp: string;
   readonly requestId: string;
   readonly startedAt: number;
-  params: Record<string, string> = {};
+  params: Readonly<Record<string, string>> = {};
   /** Set by route guards for the request log; never holds key values or prompt text. */
   readonly log: { project?: string; endpoint?: string; upstreamMs?: number } = {};
   #aborted = false;

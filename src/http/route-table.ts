@@ -21,8 +21,8 @@ interface CompiledRoute<T> {
 }
 
 export type RouteMatch<T> =
-  | { readonly kind: 'found'; readonly value: T; readonly params: Record<string, string> }
-  | { readonly kind: 'method_not_allowed'; readonly allow: string[] }
+  | { readonly kind: 'found'; readonly value: T; readonly params: Readonly<Record<string, string>> }
+  | { readonly kind: 'method_not_allowed'; readonly allow: readonly string[] }
   | { readonly kind: 'not_found' };
 
 export interface RouteTable<T> {
@@ -79,26 +79,45 @@ function extractParams(route: CompiledRoute<unknown>, segments: readonly string[
   return params;
 }
 
+/**
+ * Answers are remembered per method and path: a deployment serves a handful of distinct paths, and the
+ * split, scan and percent-decoding cost more than the lookup. Bounded by clearing when full, so paths
+ * that are never seen again (404 probes) cannot grow it.
+ */
+const CACHE_MAX = 1024;
+
 export function createRouteTable<T>(routes: readonly RoutePattern<T>[]): RouteTable<T> {
   // Most specific first, so the first match of the right method is the answer.
   const compiled = routes.map(compile).sort((a, b) => b.specificity - a.specificity);
+  const cache = new Map<string, RouteMatch<T>>();
   return {
     match(method, path) {
-      const segments = path.split('/').filter(Boolean);
-      let allow: string[] | null = null;
-      let bestSpecificity = -1;
-      for (const route of compiled) {
-        if (route.specificity < bestSpecificity) break;
-        if (!matches(route, segments)) continue;
-        if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
-          const params = extractParams(route, segments);
-          return params ? { kind: 'found', value: route.value, params } : { kind: 'not_found' };
-        }
-        bestSpecificity = route.specificity;
-        allow ??= [];
-        if (!allow.includes(route.method)) allow.push(route.method);
+      const key = `${method} ${path}`;
+      let found = cache.get(key);
+      if (found === undefined) {
+        if (cache.size >= CACHE_MAX) cache.clear();
+        found = Object.freeze(lookup(method, path));
+        cache.set(key, found);
       }
-      return allow ? { kind: 'method_not_allowed', allow } : { kind: 'not_found' };
+      return found;
     },
   };
+
+  function lookup(method: string, path: string): RouteMatch<T> {
+    const segments = path.split('/').filter(Boolean);
+    let allow: string[] | null = null;
+    let bestSpecificity = -1;
+    for (const route of compiled) {
+      if (route.specificity < bestSpecificity) break;
+      if (!matches(route, segments)) continue;
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
+        const params = extractParams(route, segments);
+        return params ? { kind: 'found', value: route.value, params: Object.freeze(params) } : { kind: 'not_found' };
+      }
+      bestSpecificity = route.specificity;
+      allow ??= [];
+      if (!allow.includes(route.method)) allow.push(route.method);
+    }
+    return allow ? { kind: 'method_not_allowed', allow } : { kind: 'not_found' };
+  }
 }

@@ -28,6 +28,13 @@ describe('spliceTopLevel', () => {
     expect(splice(body, 'ß')).toBe('{"messages":[{"content":"日本語 \\"quoted\\" ✓"}],"model":"ß"}');
   });
 
+  it('crosses long strings with escaped quotes and backslash runs exactly', () => {
+    const long = `${'x'.repeat(40)}\\"model\\":\\"y\\" ${'z'.repeat(40)}\\\\`;
+    const body = `{"messages":[{"content":"${long}"}],"note":"${'q'.repeat(50)}\\\\\\"","model":"m"}`;
+    expect(JSON.parse(body)).toBeTruthy();
+    expect(splice(body)).toBe(body.replace('"model":"m"', '"model":"upstream"'));
+  });
+
   it('replaces non-string values too', () => {
     const out = spliceTopLevel(Buffer.from('{"max_tokens":900,"model":"m"}'), new Map([['max_tokens', '12']]));
     expect(out?.toString()).toBe('{"max_tokens":12,"model":"m"}');

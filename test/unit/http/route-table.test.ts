@@ -107,3 +107,23 @@ describe('the 405 allow list', () => {
     expect(t.match('POST', '/m/x')).toEqual({ kind: 'method_not_allowed', allow: ['GET'] });
   });
 });
+
+describe('remembered answers', () => {
+  it('give the same match for a repeated path, and matches cannot be altered by a caller', () => {
+    const t = createRouteTable([route('GET', '/p/:project/items')]);
+    const first = t.match('GET', '/p/a%20b/items');
+    expect(t.match('GET', '/p/a%20b/items')).toEqual(first);
+    expect(first).toEqual({ kind: 'found', value: 'GET /p/:project/items', params: { project: 'a b' } });
+    if (first.kind === 'found') expect(() => Object.assign(first.params, { project: 'other' })).toThrow(TypeError);
+  });
+
+  it('stay correct once more distinct paths were seen than are remembered', () => {
+    const t = createRouteTable([route('GET', '/p/:project/items')]);
+    for (let i = 0; i < 3000; i++) {
+      const m = t.match('GET', `/p/proj_${i}/items`);
+      expect(m.kind === 'found' && m.params.project).toBe(`proj_${i}`);
+    }
+    expect(t.match('POST', '/p/proj_7/items').kind).toBe('method_not_allowed');
+    expect(t.match('GET', '/p/proj_7/items').kind).toBe('found');
+  });
+});
