@@ -195,6 +195,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 }
 
 function logRequest(logger: Logger, done: CompletedRequest): void {
+  if (!logger.isLevelEnabled('info')) return;
   const { req } = done;
   logger.info(
     {

@@ -12,8 +12,6 @@ export class IncomingRequest {
   readonly path: string;
   readonly query: string;
   readonly headers: Record<string, string> = {};
-  /** The peer address, or with trust_proxy the address the front proxy saw (X-Forwarded-For). */
-  readonly clientIp: string;
   readonly requestId: string;
   readonly startedAt: number;
   params: Readonly<Record<string, string>> = {};
@@ -24,6 +22,9 @@ export class IncomingRequest {
   #abortListeners: (() => void)[] | null = null;
   #body: Promise<Buffer> | null = null;
   #stream: BodyStream | null = null;
+  readonly #res: UwsResponse;
+  readonly #trustProxy: boolean;
+  #clientIp: string | null = null;
 
   constructor(res: UwsResponse, req: UwsRequest, method: string, path: string, requestId: string, trustProxy: boolean) {
     this.method = method;
@@ -32,10 +33,32 @@ export class IncomingRequest {
     req.forEach((k, v) => {
       this.headers[k] = v;
     });
-    const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
-    this.clientIp = (trustProxy && lastForwardedFor(this.headers['x-forwarded-for'])) || peer;
+    this.#res = res;
+    this.#trustProxy = trustProxy;
     this.requestId = requestId;
     this.startedAt = performance.now();
+  }
+
+  /**
+   * The peer address, or with trust_proxy the address the front proxy saw (X-Forwarded-For). Read on first
+   * use (it is a getpeername syscall, and most keys have no IP filter); '' when first asked after the
+   * response is over (uWS refuses access to it then).
+   */
+  get clientIp(): string {
+    if (this.#clientIp === null) {
+      const forwarded = this.#trustProxy ? lastForwardedFor(this.headers['x-forwarded-for']) : null;
+      this.#clientIp = forwarded ?? this.#peerAddress();
+    }
+    return this.#clientIp;
+  }
+
+  #peerAddress(): string {
+    if (this.#aborted) return '';
+    try {
+      return Buffer.from(this.#res.getRemoteAddressAsText()).toString();
+    } catch {
+      return '';
+    }
   }
 
   get aborted(): boolean {

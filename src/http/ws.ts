@@ -137,6 +137,8 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
         const key = uwsReq.getHeader('sec-websocket-key');
         const extensions = uwsReq.getHeader('sec-websocket-extensions');
         const req = new IncomingRequest(res, uwsReq, 'GET', path, newRequestId('req_'), opts.trustProxy);
+        // Read now: after the upgrade the response object, and with it the peer address, is gone.
+        void req.clientIp;
         const reply = new Reply(res, req.requestId);
         res.onAborted(() => {
           reply.markAborted();

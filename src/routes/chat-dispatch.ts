@@ -2,6 +2,7 @@
  * One model turn against the endpoint's upstream: exactly one upstream request, a deadline, abort wiring,
  * response normalization (buffered or streamed chunk by chunk), and exactly one usage row.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../config.js';
 import { inputOf, type ContextInput } from '../core/chat/context-window.js';
 import type { Deadlines } from '../core/chat/deadlines.js';
@@ -12,7 +13,7 @@ import { GatewayError, toGatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { Reply } from '../http/reply.js';
 import type { UsageLedger } from '../store/usage-ledger.js';
-import { UpstreamAbort, type UpstreamClient, type UpstreamResponse } from '../upstream/upstream-client.js';
+import { UpstreamAbort, type BufferedResponse, type UpstreamClient, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
 import type { MediaResolver } from './chat-media.js';
 import { streamTurn } from './chat-stream.js';
@@ -97,30 +98,31 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
   };
 
   try {
-    let res: UpstreamResponse;
-    try {
-      res = await services.upstream.post(
-        { baseUrl: t.endpoint.upstream.base_url, apiKey: upstreamKey(t.endpoint) },
-        {
-          path: '/chat/completions',
-          body: t.body,
-          signal: controller,
-          ...(t.stream ? { accept: 'text/event-stream' } : {}),
-          headersTimeoutMs: t.deadlines.requestMs + 1000,
-          bodyTimeoutMs: t.deadlines.idleMs + 1000,
-        },
-      );
-    } catch (err) {
-      throw failure(t, timedOut, err);
+    const target = { baseUrl: t.endpoint.upstream.base_url, apiKey: upstreamKey(t.endpoint) };
+    // undici's own timeouts are only a backstop behind our deadline timers; one value for both lets the
+    // connection re-arm its timer instead of allocating a new one per phase.
+    const call = { path: '/chat/completions', body: t.body, signal: controller, headersTimeoutMs: t.deadlines.requestMs + 1000, bodyTimeoutMs: t.deadlines.requestMs + 1000 };
+    if (t.stream) {
+      let res: UpstreamResponse;
+      try {
+        res = await services.upstream.post(target, { ...call, accept: 'text/event-stream' });
+      } catch (err) {
+        throw failure(t, timedOut, err);
+      }
+      t.req.log.upstreamMs = performance.now() - started;
+      if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, await res.body.text().catch(() => ''));
+      await streamTurn(t, res, controller, () => timedOut, charge, () => estimatePrompt(t));
+    } else {
+      let res: BufferedResponse;
+      try {
+        res = await services.upstream.exchange(target, call);
+      } catch (err) {
+        throw failure(t, timedOut, err);
+      }
+      t.req.log.upstreamMs = performance.now() - started;
+      if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
+      await bufferedTurn(services, t, res.body, charge);
     }
-    t.req.log.upstreamMs = performance.now() - started;
-    if (res.statusCode >= 400) {
-      const text = await res.body.text().catch(() => '');
-      const retryAfter = res.headers['retry-after'];
-      throw mapUpstreamError(res.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
-    }
-    if (t.stream) await streamTurn(t, res, controller, () => timedOut, charge, () => estimatePrompt(t));
-    else await bufferedTurn(services, t, res, () => timedOut, charge);
   } catch (err) {
     const e = toGatewayError(err);
     charge(t.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
@@ -136,19 +138,13 @@ function failure(t: TurnRequest, timedOut: boolean, err: unknown): GatewayError 
   return unreachableUpstream();
 }
 
-async function bufferedTurn(
-  services: ChatServices,
-  t: TurnRequest,
-  res: UpstreamResponse,
-  timedOut: () => boolean,
-  charge: (o: Outcome, u: TurnUsage | null) => void,
-): Promise<void> {
-  let text: string;
-  try {
-    text = await res.body.text();
-  } catch (err) {
-    throw failure(t, timedOut(), err);
-  }
+function upstreamRefusal(status: number, headers: IncomingHttpHeaders, text: string): GatewayError {
+  const retryAfter = headers['retry-after'];
+  return mapUpstreamError(status, text, typeof retryAfter === 'string' ? retryAfter : null);
+}
+
+async function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charge: (o: Outcome, u: TurnUsage | null) => void): Promise<void> {
+  const text = raw.toString('utf8');
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -28,7 +28,10 @@ export function requireKey(ctx: RouteContext, services: Services, scope: Scope):
   const auth = authenticateKey(
     {
       authorization: req.header('authorization'),
-      clientIp: req.clientIp,
+      // A getter: the address is looked up only for a key with an IP filter.
+      get clientIp() {
+        return req.clientIp;
+      },
       projectRef: req.params.project ?? '',
       scope,
       now,

@@ -4,8 +4,9 @@
  * as the exact bytes prepared by the route. The caller's AbortSignal aborts the upstream request at once.
  */
 import { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Pool } from 'undici';
+import { Pool, errors } from 'undici';
 import type { Dispatcher } from 'undici';
 
 export interface UpstreamTarget {
@@ -29,6 +30,13 @@ export interface UpstreamCall {
 
 export type UpstreamResponse = Dispatcher.ResponseData;
 
+/** A whole upstream response, read into memory (non-streamed turns). */
+export interface BufferedResponse {
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
 /**
  * An abort trigger undici accepts in place of an AbortSignal (it listens for 'abort' on an emitter).
  * One per turn instead of an AbortController: measurably cheaper on a path that runs per request.
@@ -45,6 +53,11 @@ export class UpstreamAbort extends EventEmitter {
 
 export interface UpstreamClient {
   post(target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamResponse>;
+  /**
+   * The same request with the response read whole. Dispatched with a handler of our own rather than
+   * `pool.request`: no Readable body stream, no body-mixin promise (bench/RESULTS.md).
+   */
+  exchange(target: UpstreamTarget, call: UpstreamCall & { readonly body: Buffer; readonly signal: UpstreamAbort }): Promise<BufferedResponse>;
   close(): Promise<void>;
 }
 
@@ -69,24 +82,90 @@ export function createUpstreamClient(): UpstreamClient {
     return origin;
   }
 
+  function requestHeaders(target: UpstreamTarget, call: UpstreamCall): Record<string, string> {
+    const headers: Record<string, string> = { 'content-type': call.contentType ?? 'application/json' };
+    if (call.accept) headers.accept = call.accept;
+    if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+    return headers;
+  }
+
   return {
     post(target, call) {
       const origin = originFor(target.baseUrl);
-      const headers: Record<string, string> = { 'content-type': call.contentType ?? 'application/json' };
-      if (call.accept) headers.accept = call.accept;
-      if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
       return origin.pool.request({
         method: 'POST',
         path: origin.prefix + call.path,
-        headers,
+        headers: requestHeaders(target, call),
         body: call.body,
         signal: call.signal,
         headersTimeout: call.headersTimeoutMs,
         bodyTimeout: call.bodyTimeoutMs,
       });
     },
+    exchange(target, call) {
+      const origin = originFor(target.baseUrl);
+      return new Promise<BufferedResponse>((resolve, reject) => {
+        const options: Dispatcher.DispatchOptions = {
+          method: 'POST',
+          path: origin.prefix + call.path,
+          headers: requestHeaders(target, call),
+          body: call.body,
+          headersTimeout: call.headersTimeoutMs,
+          bodyTimeout: call.bodyTimeoutMs,
+        };
+        origin.pool.dispatch(options, new BufferingHandler(call.signal, resolve, reject));
+      });
+    },
     async close() {
       await Promise.all([...origins.values()].map((o) => o.pool.close()));
     },
   };
+}
+
+/** Collects one response; an abort of the turn aborts the request wherever it is (queued, sent or reading). */
+class BufferingHandler implements Dispatcher.DispatchHandler {
+  readonly #signal: UpstreamAbort;
+  readonly #resolve: (res: BufferedResponse) => void;
+  readonly #reject: (err: Error) => void;
+  #controller: Dispatcher.DispatchController | null = null;
+  #statusCode = 0;
+  #headers: IncomingHttpHeaders = {};
+  #chunks: Buffer[] = [];
+  #size = 0;
+  readonly #onAbort = (): void => {
+    this.#controller?.abort(new errors.RequestAbortedError());
+  };
+
+  constructor(signal: UpstreamAbort, resolve: (res: BufferedResponse) => void, reject: (err: Error) => void) {
+    this.#signal = signal;
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#signal.aborted) controller.abort(new errors.RequestAbortedError());
+    else this.#signal.on('abort', this.#onAbort);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.#statusCode = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+  }
+
+  onResponseEnd(): void {
+    this.#signal.removeListener('abort', this.#onAbort);
+    const body = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks, this.#size);
+    this.#resolve({ statusCode: this.#statusCode, headers: this.#headers, body });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#signal.removeListener('abort', this.#onAbort);
+    this.#reject(error);
+  }
 }

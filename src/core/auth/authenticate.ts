@@ -51,7 +51,7 @@ export function authenticateKey(
   if (!project || project.id !== key.projectId) {
     throw new GatewayError('project_mismatch', { message: `The API key does not belong to project ${check.projectRef}.` });
   }
-  if (!ipAllowed(key.ipFilter, check.clientIp)) {
+  if (key.ipFilter !== null && !ipAllowed(key.ipFilter, check.clientIp)) {
     throw new GatewayError('ip_not_allowed', { message: `Requests from ${check.clientIp} are not allowed for this API key.` });
   }
   if (!key.scopes.includes(check.scope)) {
