@@ -2,7 +2,9 @@
  * The rate limiter's cost (issue: "throughput with limits on vs unmetered, same run"): the same gateway
  * build twice, unmetered and with every limiter metered at ceilings no run reaches, measured in
  * alternating rounds (off, on, off, on, ...) so that a noisy neighbour on a shared machine hits both
- * sides alike; the medians are compared.
+ * sides alike. The two sides are two projects of one gateway process (bench/config.ts `metered`), so the
+ * JIT and heap are shared too. The loss is the median of the per-round losses: each round's pair ran back
+ * to back, so a slow minute on the machine moves both halves of a pair rather than one side's median.
  */
 import type { LoadResult } from './load.js';
 import { runScenario, type Row, type Scenario, type Target } from './scenarios.js';
@@ -48,8 +50,9 @@ export interface LimiterCostSummary {
   readonly onReqPerSec: number | null;
   readonly offCpuUs: number | null;
   readonly onCpuUs: number | null;
-  /** Throughput lost with limits on, in percent (negative: gained, i.e. within noise). */
+  /** Throughput lost with limits on, in percent: median of the rounds' losses (negative: gained, i.e. within noise). */
   readonly lossPercent: number | null;
+  readonly roundLossPercents: readonly number[];
   readonly failures: number;
 }
 
@@ -59,13 +62,18 @@ export function summarize(c: LimiterCost): LimiterCostSummary {
   const offReqPerSec = rps(c.off);
   const onReqPerSec = rps(c.on);
   const bad = (l: LoadResult): number => l.non2xx + l.errors;
+  const roundLossPercents = c.off.flatMap((off, i) => {
+    const on = c.on[i];
+    return on && off.load.reqPerSec > 0 ? [(1 - on.load.reqPerSec / off.load.reqPerSec) * 100] : [];
+  });
   return {
     label: c.scenario.label,
     offReqPerSec,
     onReqPerSec,
     offCpuUs: cpu(c.off),
     onCpuUs: cpu(c.on),
-    lossPercent: offReqPerSec && onReqPerSec !== null ? (1 - onReqPerSec / offReqPerSec) * 100 : null,
+    lossPercent: median(roundLossPercents),
+    roundLossPercents,
     failures: [...c.off, ...c.on].reduce((n, r) => n + bad(r.load), 0),
   };
 }

@@ -84,9 +84,10 @@ function ratios(report: BenchReport): string[] {
     if (s.onReqPerSec === null || s.offReqPerSec === null || s.lossPercent === null) continue;
     const cpu = s.onCpuUs !== null && s.offCpuUs !== null ? `; CPU/req ${us(s.onCpuUs)} vs ${us(s.offCpuUs)} us` : '';
     const change = s.lossPercent >= 0 ? `${s.lossPercent.toFixed(1)}% loss` : `${(-s.lossPercent).toFixed(1)}% gain, within noise`;
+    const rounds = s.roundLossPercents.map((p) => `${p >= 0 ? '-' : '+'}${Math.abs(p).toFixed(1)}%`).join(', ');
     lines.push(
-      `- limits on vs unmetered, ${s.label} (medians of ${report.limiterCost[0]?.on.length ?? 0} alternating rounds): ` +
-        `${int(s.onReqPerSec)} vs ${int(s.offReqPerSec)} req/s (${change})${cpu}${s.failures > 0 ? ' (non-2xx or errors in a compared run)' : ''}`,
+      `- limits on vs unmetered, ${s.label} (${s.roundLossPercents.length} alternating rounds in one gateway process; loss = median of the rounds' losses, ${rounds}): ` +
+        `${int(s.onReqPerSec)} vs ${int(s.offReqPerSec)} req/s median (${change})${cpu}${s.failures > 0 ? ' (non-2xx or errors in a compared run)' : ''}`,
     );
   }
   for (const id of ['json-1', 'stream-1']) {
@@ -153,7 +154,7 @@ export function renderReport(report: BenchReport): string {
     out.push(table(['target', 'traffic', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], rows));
   }
   if (report.limiterCost.length > 0) {
-    out.push('', '## Limiter cost: limits on vs unmetered (same build, alternating rounds)', '');
+    out.push('', '## Limiter cost: limits on vs unmetered (one gateway process, two projects, alternating rounds)', '');
     const rows: string[][] = [];
     for (const c of report.limiterCost) {
       c.off.forEach((off, i) => {

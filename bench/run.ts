@@ -31,7 +31,9 @@ const ttfbSamples = Number(process.env.BENCH_TTFB_SAMPLES ?? 500);
 const machineCores = availableParallelism();
 const CLIENT_CORE = 0;
 /** Alternating unmetered / limits-on rounds per 50-connection scenario, for the limiter's cost. */
-const LIMITER_ROUNDS = 3;
+const LIMITER_ROUNDS = 7;
+const LIMITER_ROUND_SECONDS = 4;
+const METERED_LIMITS = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, quotaRequests: 100_000_000 };
 const PROXY_CORE = 1;
 
 const log = (msg: string): void => void process.stderr.write(`bench: ${msg}\n`);
@@ -73,7 +75,7 @@ async function main(): Promise<void> {
     log(`simulator ${sim.url} (pid ${sim.pid})`);
     const bare = await startBareProxy(dir, pin.proxyCore, sim.url);
     log(`bare proxy ${bare.url} (pid ${bare.pid})`);
-    const cfg = writeBenchConfig({ upstreamUrl: sim.url, dir });
+    const cfg = writeBenchConfig({ upstreamUrl: sim.url, dir, metered: METERED_LIMITS });
     const gw = await startGateway(dir, pin.proxyCore, { name: 'gateway', config: cfg.file, db: cfg.dbPath, logLevel: 'warn' });
     log(`gateway ${gw.url} (pid ${gw.pid}, log level warn)`);
     const auth = { authorization: `Bearer ${cfg.key}` };
@@ -92,13 +94,13 @@ async function main(): Promise<void> {
       notes.push('gateway (info logs): the same gateway at SWITCHBOARD_LOG_LEVEL=info, stdout to a file; 50-connection scenarios only');
     }
 
-    // Limits on: the same gateway with every limiter metered (project window, token window, key quota) at
-    // ceilings no benchmark reaches, so every request pays for counting and headers but none is refused.
-    const limitsCfg = writeBenchConfig({ upstreamUrl: sim.url, dir, name: 'gateway-limits', requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, quotaRequests: 100_000_000 });
-    const gwLimits = await startGateway(dir, pin.proxyCore, { name: 'gateway-limits', config: limitsCfg.file, db: limitsCfg.dbPath, logLevel: 'warn' });
-    log(`gateway (limits on) ${gwLimits.url} (pid ${gwLimits.pid})`);
-    const limitsTarget = chatTarget('gateway-limits', 'gateway (limits on)', gwLimits, limitsCfg.chatPath, { authorization: `Bearer ${limitsCfg.key}` }, 'gateway');
-    notes.push('gateway (limits on): 100M requests/min (150M ceiling), 10^12 tokens/min and a 100M-request key quota, all metered, none reached; the plain gateway is unmetered (limits 0); compared in the limiter-cost section only');
+    // Limits on: a twin project in the same gateway process with every limiter metered (project window,
+    // token window, key quota) at ceilings no benchmark reaches, so every request pays for counting and
+    // headers but none is refused. Same process: no JIT or heap difference between two processes to mistake
+    // for the limiter's cost.
+    const metered = cfg.metered!;
+    const limitsTarget = chatTarget('gateway-limits', 'gateway (limits on)', gw, metered.chatPath, { authorization: `Bearer ${metered.key}` }, 'gateway');
+    notes.push('gateway (limits on): a twin project in the same gateway process, metered at 100M requests/min (150M ceiling), 10^12 tokens/min and a 100M-request key quota, none reached; the plain project is unmetered (limits 0); compared in the limiter-cost section only');
 
     const probes = [];
     for (const t of [...targets, limitsTarget, ...(infoTarget ? [infoTarget] : [])]) {
@@ -124,7 +126,7 @@ async function main(): Promise<void> {
 
     const gatewayTarget = targets.find((t) => t.key === 'gateway')!;
     const limiterScenarios = matrix(quick).filter((s) => s.connections === 50);
-    const limiterCost = await runLimiterCost(gatewayTarget, limitsTarget, limiterScenarios, seconds, LIMITER_ROUNDS, log);
+    const limiterCost = await runLimiterCost(gatewayTarget, limitsTarget, limiterScenarios, Math.min(seconds, LIMITER_ROUND_SECONDS), LIMITER_ROUNDS, log);
 
     const ttfb = [];
     for (const t of targets) {
