@@ -207,7 +207,7 @@ function logRequest(logger: Logger, done: CompletedRequest): void {
       status: done.status,
       aborted: done.aborted || undefined,
       latency_ms: Math.round(done.durationMs * 100) / 100,
-      upstream_ms: req.log.upstreamMs,
+      upstream_ms: req.log.upstreamMs === undefined ? undefined : Math.round(req.log.upstreamMs * 100) / 100,
     },
     'request',
   );

@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { unpack } from 'msgpackr';
+import { yieldToEventLoop } from '../thread-priority.js';
 import { openDatabase } from './db.js';
 import type { DecisionRecord } from './decision-log.js';
 import { loadSecretBox } from './secret-box.js';
@@ -18,6 +19,8 @@ export type DecisionWriterReply =
   | { readonly kind: 'closed' };
 
 if (parentPort) {
+  // Like the usage writer (store/usage-writer-thread.ts): a batch must not preempt the event loop.
+  yieldToEventLoop();
   const port = parentPort;
   const path = (workerData as { path: string }).path;
   const db = openDatabase(path, 'NORMAL');

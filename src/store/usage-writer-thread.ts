@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { unpack } from 'msgpackr';
+import { yieldToEventLoop } from '../thread-priority.js';
 import { openDatabase } from './db.js';
 import type { UsageRow } from './usage-ledger.js';
 
@@ -22,6 +23,9 @@ const COLUMNS = [
 ] as const satisfies readonly (keyof UsageRow)[];
 
 if (parentPort) {
+  // At normal priority one flush every 50 ms put ~0.5 ms into whichever request was in flight on a shared
+  // core: the whole of the 1-connection p99 (1.1 ms with it, 0.55 ms without; bench/RESULTS.md).
+  yieldToEventLoop();
   const port = parentPort;
   const db = openDatabase((workerData as { path: string }).path, 'NORMAL');
   const insert = db.prepare(`
@@ -46,3 +50,4 @@ if (parentPort) {
     }
   });
 }
+
