@@ -149,13 +149,17 @@ export class IncomingRequest {
 
   /** The body as JSON; 400 invalid_json when it is not. */
   async json(): Promise<unknown> {
-    const buf = await this.body();
-    if (buf.length === 0) throw new GatewayError('invalid_json', { message: 'The request body is empty; send a JSON object.' });
-    try {
-      return JSON.parse(buf.toString('utf8'));
-    } catch (err) {
-      throw new GatewayError('invalid_json', { message: `The request body is not valid JSON: ${(err as Error).message}` });
-    }
+    return parseJsonBody(await this.body());
+  }
+}
+
+/** A request body as JSON; 400 invalid_json when it is not. */
+export function parseJsonBody(buf: Buffer): unknown {
+  if (buf.length === 0) throw new GatewayError('invalid_json', { message: 'The request body is empty; send a JSON object.' });
+  try {
+    return JSON.parse(buf.toString('utf8'));
+  } catch (err) {
+    throw new GatewayError('invalid_json', { message: `The request body is not valid JSON: ${(err as Error).message}` });
   }
 }
 

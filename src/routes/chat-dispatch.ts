@@ -121,7 +121,8 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       }
       t.req.log.upstreamMs = performance.now() - started;
       if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
-      await bufferedTurn(services, t, res.body, charge);
+      const completing = bufferedTurn(services, t, res.body, charge);
+      if (completing) await completing;
     }
   } catch (err) {
     const e = toGatewayError(err);
@@ -143,7 +144,8 @@ function upstreamRefusal(status: number, headers: IncomingHttpHeaders, text: str
   return mapUpstreamError(status, text, typeof retryAfter === 'string' ? retryAfter : null);
 }
 
-async function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charge: (o: Outcome, u: TurnUsage | null) => void): Promise<void> {
+/** Answers the turn; a promise only when a completion hook (audio output) has work to wait for. */
+function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charge: (o: Outcome, u: TurnUsage | null) => void): Promise<void> | undefined {
   const text = raw.toString('utf8');
   let json: unknown;
   try {
@@ -153,6 +155,7 @@ async function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer,
   }
   const { body, usage } = normalizeCompletion(json, t.turn, services.now);
   charge('completed', usage);
-  if (t.complete) await t.complete(body);
+  if (t.complete) return t.complete(body).then(() => t.reply.json(200, body));
   t.reply.json(200, body);
+  return undefined;
 }

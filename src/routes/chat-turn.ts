@@ -15,7 +15,7 @@ import type { TurnContext } from '../core/chat/turn-context.js';
 import { buildUpstreamBody } from '../core/chat/upstream-body.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
-import type { IncomingRequest } from '../http/request.js';
+import { parseJsonBody, type IncomingRequest } from '../http/request.js';
 import type { RouteContext } from '../http/server.js';
 import type { ContentPart } from '../schemas/chat-message.js';
 import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
@@ -31,12 +31,13 @@ export interface ChatBody {
 
 /** Reads and validates the body: 400 before anything else (routing included) looks at it. */
 export async function parseChatBody(req: IncomingRequest): Promise<ChatBody> {
-  const parsed = await req.json();
+  const raw = await req.body();
+  const parsed = parseJsonBody(raw);
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new GatewayError('invalid_request', { message: 'The request body must be a JSON object.' });
   }
   const body = parsed as Record<string, unknown>;
-  return { raw: await req.body(), parsed: body, chat: parseChatRequest(body) };
+  return { raw, parsed: body, chat: parseChatRequest(body) };
 }
 
 export interface ChatTurnInput extends ChatBody {
@@ -66,11 +67,13 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
   const tier = resolveServiceTier(chat.service_tier);
   const clamp = augmentationFlag(req.headers, 'x-service-augment-max-output-tokens-clamp');
   const fits = (c: ChatRequest) => checkContextWindow(c, endpoint.model.context_window, async (texts) => services.pool.countTokens({ texts }, req.signal), clamp);
-  const before = await fits(chat);
+  const fitting = fits(chat);
+  // Most requests are proved to fit by their byte count alone, with no pool hop and so no promise to wait on.
+  const before = fitting instanceof Promise ? await fitting : fitting;
   const adjustedEffort = reasoning.adjustedFrom !== null ? reasoning.effort : null;
   // SPEC "Message object": image URLs inlined and audio transcribed before the model sees the turn; the
   // window is checked again against the transcripts, which stand where a fixed allowance stood.
-  const media = await resolveParts(services, audio, raw, parsed, chat);
+  const media = chat.messages.some((m) => Array.isArray(m.content)) ? await resolveParts(services, audio, raw, parsed, chat) : { body: { raw, parsed }, chat };
   const verdict = media.chat !== chat ? await fits(media.chat) : before;
   // The gateway produces the audio output itself: the model is asked for text (docs/decisions.md).
   const source = speech ? withoutAudioOutput(media.body) : media.body;
@@ -111,7 +114,6 @@ interface ResolvedParts {
  * both fail, the image error is reported (it is the client's URL; a transcription failure may be ours).
  */
 async function resolveParts(services: ChatServices, audio: AudioTurn, raw: Buffer, parsed: Record<string, unknown>, chat: ChatRequest): Promise<ResolvedParts> {
-  if (!chat.messages.some((m) => Array.isArray(m.content))) return { body: { raw, parsed }, chat };
   const [images, transcripts] = await Promise.allSettled([
     services.media ? services.media.images(parsed, chat, audio.req) : Promise.resolve([]),
     transcribeAudioParts(services, audio, chat),

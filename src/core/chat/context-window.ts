@@ -61,24 +61,37 @@ export function inputOf(req: ContextInput): { texts: string[]; fixedTokens: numb
   return { texts, fixedTokens };
 }
 
-function requestedOutput(req: ContextInput): { field: 'max_tokens' | 'max_completion_tokens'; value: number } | null {
+interface RequestedOutput {
+  readonly field: 'max_tokens' | 'max_completion_tokens';
+  readonly value: number;
+}
+
+function requestedOutput(req: ContextInput): RequestedOutput | null {
   if (typeof req.max_completion_tokens === 'number') return { field: 'max_completion_tokens', value: req.max_completion_tokens };
   if (typeof req.max_tokens === 'number') return { field: 'max_tokens', value: req.max_tokens };
   return null;
 }
 
-export async function checkContextWindow(
-  req: ContextInput,
-  window: number,
-  countTokens: CountTokens,
-  clamp: boolean,
-): Promise<ContextVerdict> {
+const FITS: ContextVerdict = Object.freeze({ inputTokens: null, clamp: null });
+
+/** Synchronous when the byte bound settles it (no tokenizing, so nothing to wait for). */
+export function checkContextWindow(req: ContextInput, window: number, countTokens: CountTokens, clamp: boolean): ContextVerdict | Promise<ContextVerdict> {
   const { texts, fixedTokens } = inputOf(req);
   const output = requestedOutput(req);
   let upperBound = fixedTokens;
   for (const t of texts) upperBound += Buffer.byteLength(t);
-  if (upperBound + (output?.value ?? 0) <= window) return { inputTokens: null, clamp: null };
+  if (upperBound + (output?.value ?? 0) <= window) return FITS;
+  return countedVerdict(texts, fixedTokens, output, window, countTokens, clamp);
+}
 
+async function countedVerdict(
+  texts: string[],
+  fixedTokens: number,
+  output: RequestedOutput | null,
+  window: number,
+  countTokens: CountTokens,
+  clamp: boolean,
+): Promise<ContextVerdict> {
   const counts = await countTokens(texts);
   const input = counts.reduce((a, b) => a + b, fixedTokens);
   if (clamp && output) {
