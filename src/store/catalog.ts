@@ -30,7 +30,8 @@ export function createCatalog(db: Db, pollMs = 1000): Catalog {
   let projects = new Map<string, ProjectRecord>();
   let workspaces = new Map<string, Map<string, WorkspaceRecord>>();
   let endpoints = new Map<string, EndpointRecord[]>();
-  let endpointBySlug = new Map<string, EndpointRecord>();
+  // By project, then slug: a lookup per request on the strings it already holds, no key built.
+  let endpointBySlug = new Map<string, Map<string, EndpointRecord>>();
   // Only hits are cached: caching misses would let a stream of random keys grow memory without bound.
   let credentials = new Map<string, KeyCredential>();
   let seenVersion = dataVersion(db);
@@ -51,7 +52,9 @@ export function createCatalog(db: Db, pollMs = 1000): Catalog {
     endpointBySlug = new Map();
     for (const e of endpointsRepo.listLive()) {
       endpoints.set(e.projectId, [...(endpoints.get(e.projectId) ?? []), e]);
-      endpointBySlug.set(`${e.projectId}/${e.slug}`, e);
+      let bySlug = endpointBySlug.get(e.projectId);
+      if (!bySlug) endpointBySlug.set(e.projectId, (bySlug = new Map()));
+      bySlug.set(e.slug, e);
     }
     credentials = new Map();
     seenVersion = dataVersion(db);
@@ -66,7 +69,7 @@ export function createCatalog(db: Db, pollMs = 1000): Catalog {
   return {
     project: (ref) => projects.get(ref) ?? null,
     workspaces: (projectId) => workspaces.get(projectId) ?? EMPTY_WORKSPACES,
-    endpoint: (projectId, slug) => endpointBySlug.get(`${projectId}/${slug}`) ?? null,
+    endpoint: (projectId, slug) => endpointBySlug.get(projectId)?.get(slug) ?? null,
     endpoints: (projectId) => endpoints.get(projectId) ?? [],
     findCredential(hash) {
       const cached = credentials.get(hash);

@@ -96,7 +96,8 @@ function capOf(c: BudgetCaps, w: BudgetWindow): number | null {
 }
 
 export class Budgets {
-  readonly #states = new Map<string, BudgetState>();
+  /** By level, project and target: nested maps, so the per-turn charge builds no key string. */
+  readonly #states: Record<BudgetLevel, Map<string, Map<string, BudgetState>>> = { endpoint: new Map(), workspace: new Map() };
   /** States with at least one effective cap: zero means the request path returns at once. */
   #capped = 0;
   #listener: ((event: BudgetThresholdEvent) => void) | null = null;
@@ -142,8 +143,8 @@ export class Budgets {
     if (this.#capped === 0) return null;
     const warnings: string[] = [];
     let exhausted: BudgetExhaustion | null = null;
-    const states = [this.#states.get(stateKey('endpoint', projectId, endpointId))];
-    if (workspaceId !== null) states.push(this.#states.get(stateKey('workspace', projectId, workspaceId)));
+    const states = [this.#find('endpoint', projectId, endpointId)];
+    if (workspaceId !== null) states.push(this.#find('workspace', projectId, workspaceId));
     for (const s of states) {
       const caps = s ? effectiveCaps(s) : null;
       if (!s || !caps) continue;
@@ -165,7 +166,7 @@ export class Budgets {
   }
 
   describe(level: BudgetLevel, projectId: string, targetId: string, now: number): BudgetDescription {
-    const s = this.#states.get(stateKey(level, projectId, targetId));
+    const s = this.#find(level, projectId, targetId);
     if (!s) return { caps: null, source: null, spend: { hourly: 0, daily: 0, total: 0 } };
     this.#roll(s, now);
     const caps = effectiveCaps(s);
@@ -173,9 +174,14 @@ export class Budgets {
     return { caps: caps ?? (s.apiCaps !== undefined ? NO_CAPS : null), source, spend: { hourly: s.hourly, daily: s.daily, total: s.total } };
   }
 
+  #find(level: BudgetLevel, projectId: string, targetId: string): BudgetState | undefined {
+    return this.#states[level].get(projectId)?.get(targetId);
+  }
+
   #state(level: BudgetLevel, projectId: string, targetId: string): BudgetState {
-    const key = stateKey(level, projectId, targetId);
-    let s = this.#states.get(key);
+    let byTarget = this.#states[level].get(projectId);
+    if (!byTarget) this.#states[level].set(projectId, (byTarget = new Map()));
+    let s = byTarget.get(targetId);
     if (!s) {
       s = {
         projectId,
@@ -190,7 +196,7 @@ export class Budgets {
         total: 0,
         fired: { hourly: '', daily: '', hardCap: '' },
       };
-      this.#states.set(key, s);
+      byTarget.set(targetId, s);
     }
     return s;
   }
@@ -264,10 +270,6 @@ export class Budgets {
       this.#onListenerError(err);
     }
   }
-}
-
-function stateKey(level: BudgetLevel, projectId: string, targetId: string): string {
-  return `${level}:${projectId}/${targetId}`;
 }
 
 function effectiveCaps(s: BudgetState): BudgetCaps | null {
