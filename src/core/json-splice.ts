@@ -84,12 +84,25 @@ interface Span {
   readonly key: string;
 }
 
+/** UTF-8 spellings of the keys callers splice: a handful of field names, encoded once (bounded all the same). */
+const utf8Keys = new Map<string, Buffer>();
+const UTF8_KEYS_MAX = 64;
+
+function utf8Of(key: string): Buffer {
+  let bytes = utf8Keys.get(key);
+  if (!bytes) {
+    bytes = Buffer.from(key);
+    if (utf8Keys.size < UTF8_KEYS_MAX) utf8Keys.set(key, bytes);
+  }
+  return bytes;
+}
+
 /** The keys a scan looks for, with their plain UTF-8 spelling so most keys are matched without decoding. */
 class KeySet {
   readonly #bytes: { readonly key: string; readonly utf8: Buffer }[];
 
   constructor(keys: Iterable<string>) {
-    this.#bytes = [...keys].map((key) => ({ key, utf8: Buffer.from(key) }));
+    this.#bytes = [...keys].map((key) => ({ key, utf8: utf8Of(key) }));
   }
 
   /** The key spelled by the string token buf[start..end) (quotes included), or null when it is not one of ours. */

@@ -101,7 +101,7 @@ export class IncomingRequest {
     if (Number.isFinite(declared) && declared > limit) {
       // The client announced it: no reason to keep the connection and swallow the bytes.
       this.#body = Promise.reject(tooLarge(limit, true));
-      this.#body.catch(() => undefined);
+      this.#body.catch(ignore);
       return;
     }
     this.#body = new Promise<Buffer>((resolve, reject) => {
@@ -125,7 +125,7 @@ export class IncomingRequest {
         if (isLast) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
       });
     });
-    this.#body.catch(() => undefined);
+    this.#body.catch(ignore);
   }
 
   /** Streamed routes (RouteDef.streamBody): the body as a Readable, read under backpressure. */
@@ -162,6 +162,9 @@ export function parseJsonBody(buf: Buffer): unknown {
     throw new GatewayError('invalid_json', { message: `The request body is not valid JSON: ${(err as Error).message}` });
   }
 }
+
+/** Marks a body promise as handled: a request refused before reading its body must not warn of a rejection. */
+function ignore(): void {}
 
 /** The right-most entry is the one our trusted front proxy appended; entries left of it are client-supplied. */
 function lastForwardedFor(header: string | undefined): string | null {
