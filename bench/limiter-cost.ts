@@ -1,8 +1,8 @@
 /**
  * The rate limiter's cost (issue: "throughput with limits on vs unmetered, same run"): the same gateway
  * build twice, unmetered and with every limiter metered at ceilings no run reaches, measured in
- * alternating rounds (off, on, off, on, ...) so that a noisy neighbour on a shared machine hits both
- * sides alike. The two sides are two projects of one gateway process (bench/config.ts `metered`), so the
+ * alternating rounds (off-on, on-off, off-on, ...) so that a noisy neighbour on a shared machine, or a
+ * cost of running second, hits both sides alike. The two sides are two projects of one gateway process (bench/config.ts `metered`), so the
  * JIT and heap are shared too. The loss is the median of the per-round losses: each round's pair ran back
  * to back, so a slow minute on the machine moves both halves of a pair rather than one side's median.
  */
@@ -28,8 +28,15 @@ export async function runLimiterCost(
     const offRows: Row[] = [];
     const onRows: Row[] = [];
     for (let i = 0; i < rounds; i++) {
-      offRows.push(await runScenario(off, scenario, seconds));
-      onRows.push(await runScenario(on, scenario, seconds));
+      // ABBA: the side that runs second alternates, so a cost of going second (GC debt, a warmer or
+      // cooler core) falls on both sides alike instead of on one.
+      if (i % 2 === 0) {
+        offRows.push(await runScenario(off, scenario, seconds));
+        onRows.push(await runScenario(on, scenario, seconds));
+      } else {
+        onRows.push(await runScenario(on, scenario, seconds));
+        offRows.push(await runScenario(off, scenario, seconds));
+      }
       log(`limiter cost, ${scenario.label}, round ${i + 1}: off ${Math.round(offRows[i]?.load.reqPerSec ?? 0)} req/s, on ${Math.round(onRows[i]?.load.reqPerSec ?? 0)} req/s`);
     }
     out.push({ scenario, off: offRows, on: onRows });
