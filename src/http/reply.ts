@@ -42,9 +42,17 @@ export class Reply {
   #headWritten = false;
   status = 0;
 
-  constructor(res: UwsResponse, requestId: string) {
+  readonly #draining: () => boolean;
+
+  /**
+   * `draining`: while the server drains, every response ends its connection (Connection: close, FIN
+   * after the last byte), so the final close of the app never cuts a client off before it has read its
+   * answer.
+   */
+  constructor(res: UwsResponse, requestId: string, draining: () => boolean = () => false) {
     this.#res = res;
     this.#headers = [['X-Request-ID', requestId]];
+    this.#draining = draining;
   }
 
   get open(): boolean {
@@ -83,7 +91,7 @@ export class Reply {
     this.status = status;
     this.#res.cork(() => {
       this.#writeHead(status, contentType);
-      this.#res.end(body, closeConnection);
+      this.#res.end(body, closeConnection || this.#draining());
     });
   }
 
@@ -93,7 +101,7 @@ export class Reply {
     this.status = status;
     this.#res.cork(() => {
       this.#writeHead(status, null);
-      this.#res.endWithoutBody(0);
+      this.#res.endWithoutBody(0, this.#draining());
     });
   }
 
@@ -130,7 +138,7 @@ export class Reply {
   endStream(): void {
     if (!this.open) return;
     this.#ended = true;
-    this.#res.cork(() => this.#res.end());
+    this.#res.cork(() => this.#res.end(undefined, this.#draining()));
   }
 
   #writeHead(status: number, contentType: string | null): void {

@@ -74,12 +74,13 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   let inFlight = 0;
   let draining = false;
   let drained: (() => void) | null = null;
+  const isDraining = (): boolean => draining;
   const sockets: WsRegistry | null = opts.ws
     ? registerWsRoutes(app, opts.uws.DISABLED, {
         routes: opts.ws.routes,
         maxPayloadBytes: opts.ws.maxPayloadBytes,
         trustProxy: opts.trustProxy,
-        isDraining: () => draining,
+        isDraining,
         onComplete: opts.onComplete,
       })
     : null;
@@ -110,7 +111,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const match = table.match(method, path);
     const route = match.kind === 'found' ? match.value : UNMATCHED;
     const req = new IncomingRequest(res, uwsReq, method, path, newRequestId(route.idPrefix ?? 'req_'), opts.trustProxy);
-    const reply = new Reply(res, req.requestId);
+    const reply = new Reply(res, req.requestId, isDraining);
     res.onAborted(() => {
       reply.markAborted();
       req.markAborted();

@@ -124,6 +124,8 @@ describe('shutdown', () => {
     const exited = g.stop('SIGTERM');
     const res = await pending;
     expect(res.status).toBe(200);
+    // Answered while draining: the connection ends after the response, never cut before it is read.
+    expect(res.headers.get('connection')).toBe('close');
     expect(await exited).toBe(0);
   });
 });
