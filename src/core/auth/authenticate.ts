@@ -17,7 +17,8 @@ export interface KeyLookup {
 
 export interface KeyCheck {
   readonly authorization: string | undefined;
-  readonly clientIp: string;
+  /** Asked only for a key with an IP filter (the peer address costs a syscall to read). */
+  readonly clientIp: () => string;
   /** The project named by the path (external id or UUID). */
   readonly projectRef: string;
   readonly scope: Scope;
@@ -51,8 +52,11 @@ export function authenticateKey(
   if (!project || project.id !== key.projectId) {
     throw new GatewayError('project_mismatch', { message: `The API key does not belong to project ${check.projectRef}.` });
   }
-  if (key.ipFilter !== null && !ipAllowed(key.ipFilter, check.clientIp)) {
-    throw new GatewayError('ip_not_allowed', { message: `Requests from ${check.clientIp} are not allowed for this API key.` });
+  if (key.ipFilter !== null) {
+    const clientIp = check.clientIp();
+    if (!ipAllowed(key.ipFilter, clientIp)) {
+      throw new GatewayError('ip_not_allowed', { message: `Requests from ${clientIp} are not allowed for this API key.` });
+    }
   }
   if (!key.scopes.includes(check.scope)) {
     throw new GatewayError('scope_insufficient', {

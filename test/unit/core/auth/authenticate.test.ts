@@ -117,7 +117,7 @@ function authenticate({ key = {}, validUntil = null, check = {} }: AuthScenario 
   return authenticateKey(
     {
       authorization: `Bearer ${KEY_VALUE}`,
-      clientIp: '203.0.113.7',
+      clientIp: () => '203.0.113.7',
       projectRef: PROJECT.id,
       scope: 'inference',
       now: NOW,
@@ -222,7 +222,7 @@ describe('authenticateKey', () => {
     ['an IPv4-mapped IPv6 address inside an IPv4 range', { allowedIps: ['10.0.0.0/8'] }, '::ffff:10.0.0.5'],
     ['inside an IPv6 range', { allowedIps: ['2001:db8::/32'] }, '2001:db8:0:1::42'],
   ])('accepts a client address %s', (_label, key, clientIp) => {
-    expect(authenticate({ key, check: { clientIp } }).key.id).toBe('key_1');
+    expect(authenticate({ key, check: { clientIp: () => clientIp } }).key.id).toBe('key_1');
   });
 
   it.each([
@@ -233,7 +233,7 @@ describe('authenticateKey', () => {
     ['IPv6 while only IPv4 is allowlisted', { allowedIps: ['10.0.0.0/8'] }, '2001:db8::1'],
     ['unparseable', { allowedIps: ['10.0.0.0/8'] }, 'unknown'],
   ])('returns 403 ip_not_allowed when the address is %s', (_label, key, clientIp) => {
-    expect(authError({ key, check: { clientIp } })).toMatchObject({ code: 'ip_not_allowed', status: 403 });
+    expect(authError({ key, check: { clientIp: () => clientIp } })).toMatchObject({ code: 'ip_not_allowed', status: 403 });
   });
 
   it('returns 403 scope_insufficient with type authentication_error when the key lacks the route scope', () => {
