@@ -105,10 +105,13 @@ export function createMediaFetcher(opts: MediaFetcherOptions): MediaFetcher {
   return { fetchImage, close: () => agent.close() };
 }
 
+/** undici's own timers run on the same budget as our signal; whichever fires first, it is the timeout. */
+const UNDICI_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
 function describe(err: unknown, signal: AbortSignal, timeoutMs: number): string {
-  if (signal.aborted) return `it did not answer within ${timeoutMs} ms`;
+  const code = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
+  if (signal.aborted || (typeof code === 'string' && UNDICI_TIMEOUTS.has(code))) return `it did not answer within ${timeoutMs} ms`;
   const guard = err instanceof OutboundAddressError ? err : err instanceof Error && err.cause instanceof OutboundAddressError ? err.cause : null;
   if (guard) return `the connection was ${guard.message}`;
-  const code = (err as { code?: unknown }).code;
   return typeof code === 'string' ? `the connection failed (${code})` : 'the connection failed';
 }
