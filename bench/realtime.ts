@@ -8,17 +8,16 @@
  * Env: BENCH_REALTIME_SESSIONS (default 200), BENCH_REALTIME_SECONDS (steady seconds, default 20).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { parseConfig } from '../src/config.js';
 import { clkTck, cpuTicks, rssKiB } from './cpu.js';
 import { percentile } from './load.js';
 import { driveSessions, probeDirect, RATE, type SessionStats, type Shape } from './realtime-sessions.js';
-import { spliceNamedSection } from './sections.js';
-import { hasTaskset, onExitSync, pinSelf, startGateway, startSimulator, stopAll } from './targets.js';
+import { writeResultsSection } from './sections.js';
+import { hasTaskset, onExitSync, pinSelf, runIfEntryPoint, startGateway, startSimulator, stopAll } from './targets.js';
 
 const PROJECT = 'proj_live';
 const SLUG = 'live';
@@ -170,19 +169,10 @@ async function main(): Promise<void> {
     });
     const section = `${renderRealtimeBench(result)}\n- pinning: ${pinned ? 'bench process (clients) and simulator on core 0; gateway on core 1' : 'none'}; run ${new Date().toISOString()}, \`node dist/bench/realtime.js\``;
     process.stdout.write(`${section}\n`);
-    const file = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
-    writeFileSync(file, spliceNamedSection(readFileSync(file, 'utf8'), 'realtime', section));
+    writeResultsSection('realtime', section);
   } finally {
     await stopAll();
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`realtime bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      void stopAll().finally(() => process.exit(1));
-    },
-  );
-}
+runIfEntryPoint(import.meta.url, 'realtime', main);

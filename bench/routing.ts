@@ -7,17 +7,16 @@
  *   npm run build && node dist/bench/routing.js      (BENCH_SECONDS, default 10; BENCH_QUICK=1: 3 s)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { parseConfig } from '../src/config.js';
 import { startCpuMeter } from './cpu.js';
 import { runLoad, type LoadResult } from './load.js';
 import { runDecisionBench, type DecisionBench } from './routing-decision.js';
 import { hasTaskset, onExitSync, pinSelf, startGateway, startSimulator, stopAll } from './targets.js';
-import { spliceNamedSection } from './sections.js';
+import { writeResultsSection } from './sections.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const seconds = Number(process.env.BENCH_SECONDS ?? (quick ? 3 : 10));
@@ -136,8 +135,7 @@ async function main(): Promise<void> {
     const load = `${loadBefore} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end (${cores} cores)`;
     const section = render(decision, rows, pinned ? 'bench process and simulator on core 0, gateway on core 1' : 'none', load);
     process.stdout.write(`${section}\n`);
-    const file = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
-    writeFileSync(file, spliceNamedSection(readFileSync(file, 'utf8'), 'routing', section));
+    writeResultsSection('routing', section);
   } finally {
     await stopAll();
   }

@@ -9,7 +9,6 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { writeBenchConfig } from './config.js';
 import { cpuModel, rssKiB } from './cpu.js';
 import { runLimiterCost } from './limiter-cost.js';
@@ -17,7 +16,7 @@ import { runLoad } from './load.js';
 import { renderRealtimeBench, runRealtimeBench } from './realtime.js';
 import { renderReport, type BenchReport, type Soak } from './report.js';
 import { headOfLine, matrix, probe, runScenario, SMALL_BODY, STREAM_BODY, STREAM_HEADERS, type HolResult, type Row, type Target } from './scenarios.js';
-import { spliceNamedSection } from './sections.js';
+import { RESULTS_FILE, spliceNamedSection } from './sections.js';
 import { hasTaskset, onExitSync, pinSelf, startBareProxy, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
 import { sequential } from './ttfb.js';
 import { renderWebhookDrain, runWebhookDrain } from './webhook-drain.js';
@@ -191,11 +190,10 @@ async function main(): Promise<void> {
     };
     const md = renderReport(report);
     process.stdout.write(`${md}\n`);
-    const resultsFile = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
-    const kept = withKeptSections(md, resultsFile);
+    const kept = withKeptSections(md, RESULTS_FILE);
     const withWebhooks = webhookSection ? spliceNamedSection(kept, 'webhook-drain', webhookSection) : kept;
-    writeFileSync(resultsFile, realtimeSection ? spliceNamedSection(withWebhooks, 'realtime', realtimeSection) : withWebhooks);
-    log(`wrote ${resultsFile}`);
+    writeFileSync(RESULTS_FILE, realtimeSection ? spliceNamedSection(withWebhooks, 'realtime', realtimeSection) : withWebhooks);
+    log(`wrote ${RESULTS_FILE}`);
   } finally {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 
 export interface Proc {
@@ -195,4 +196,19 @@ export async function startGateway(
       return (await healthy(fallbackUrl)) ? fallbackUrl : null;
     },
   });
+}
+
+/**
+ * Runs a bench's main when its module is the process entry point (the full run imports the same module
+ * for its functions), stopping every child process on failure.
+ */
+export function runIfEntryPoint(moduleUrl: string, label: string, main: () => Promise<void>): void {
+  if (!process.argv[1] || fileURLToPath(moduleUrl) !== process.argv[1]) return;
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${label} bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      void stopAll().finally(() => process.exit(1));
+    },
+  );
 }

@@ -6,12 +6,11 @@
  *   BENCH_WEBHOOKS=1 npm run bench                         (as part of the full run)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 import { parseConfig } from '../src/config.js';
@@ -19,8 +18,8 @@ import { BENCH_MODEL } from './config.js';
 import { startCpuMeter } from './cpu.js';
 import { runLoad, type LoadResult } from './load.js';
 import { SMALL_BODY } from './scenarios.js';
-import { hasTaskset, onExitSync, pinSelf, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
-import { spliceNamedSection } from './sections.js';
+import { hasTaskset, onExitSync, pinSelf, runIfEntryPoint, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
+import { writeResultsSection } from './sections.js';
 
 export const DRAIN_DELIVERIES = 10_000;
 const PROJECT = 'proj_hooks';
@@ -207,19 +206,10 @@ async function main(): Promise<void> {
     const result = await runWebhookDrain({ dir, simUrl: sim.url, proxyCore: pinned ? 1 : null, seconds: Number(process.env.BENCH_SECONDS ?? 5) });
     const section = `${renderWebhookDrain(result)}\n- pinning: ${pinned ? 'bench process, receiver and simulator on core 0; gateway on core 1' : 'none'}; run ${new Date().toISOString()}, \`node dist/bench/webhook-drain.js\``;
     process.stdout.write(`${section}\n`);
-    const file = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
-    writeFileSync(file, spliceNamedSection(readFileSync(file, 'utf8'), 'webhook-drain', section));
+    writeResultsSection('webhook-drain', section);
   } finally {
     await stopAll();
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`webhook bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      void stopAll().finally(() => process.exit(1));
-    },
-  );
-}
+runIfEntryPoint(import.meta.url, 'webhook', main);
