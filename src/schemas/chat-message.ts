@@ -3,6 +3,7 @@
  * do not know are forwarded untouched, since the gateway sends the client's bytes, not this parse.
  */
 import { z } from 'zod';
+import { compiledAcceptors, looseObjectAcceptor, type Acceptor } from './by-field.js';
 import { absentIfNull, nonEmptyString, oneOf, string } from './fields.js';
 import { addIssue, needs } from './issues.js';
 
@@ -74,46 +75,61 @@ const toolCall = z.looseObject(
   needs('must be an object with id, type and function'),
 );
 
-export const messageSchema = z
-  .looseObject(
-    {
-      role: roleSchema,
-      content: absentIfNull(content),
-      name: absentIfNull(string()),
-      tool_call_id: absentIfNull(nonEmptyString()),
-      tool_calls: absentIfNull(z.array(toolCall, needs('must be an array of tool calls'))),
-      refusal: absentIfNull(string()),
-      function_call: z.unknown().optional(),
-    },
-    needs('must be a message object with a role'),
-  )
-  .superRefine((message, ctx) => {
-    // Order: the legacy refusal first, since a legacy message usually also lacks content.
-    if (message.role === 'assistant' && message.function_call != null) {
-      addIssue(ctx, {
-        path: ['function_call'],
-        code: 'unsupported_parameter',
-        message: 'is not supported: legacy function calling is refused; send tool_calls instead',
-        got: 'a function_call',
-      });
-    }
-    if (message.role === 'tool' && message.tool_call_id === undefined) {
-      addIssue(ctx, { path: ['tool_call_id'], message: 'is required on a tool message: the id of the tool call it answers' });
-    }
-    const answersWithoutContent = message.role === 'assistant' && ((message.tool_calls?.length ?? 0) > 0 || message.refusal !== undefined);
-    if (message.content === undefined && !answersWithoutContent) {
-      addIssue(ctx, {
-        path: ['content'],
-        message: `${CONTENT_RULE}; it may be null only on an assistant message with tool_calls or a refusal`,
-      });
-    }
-    if (message.role !== 'assistant' && Array.isArray(message.content)) {
-      message.content.forEach((part, j) => {
-        if (part.type === 'refusal') {
-          addIssue(ctx, { path: ['content', j, 'type'], message: 'may be refusal only on an assistant message' });
-        }
-      });
-    }
-  });
+const messageFields = {
+  role: roleSchema,
+  content: absentIfNull(content),
+  name: absentIfNull(string()),
+  tool_call_id: absentIfNull(nonEmptyString()),
+  tool_calls: absentIfNull(z.array(toolCall, needs('must be an array of tool calls'))),
+  refusal: absentIfNull(string()),
+  function_call: z.unknown().optional(),
+};
+
+const messageFieldsSchema = z.looseObject(messageFields, needs('must be a message object with a role'));
+
+type MessageIssue = Parameters<typeof addIssue>[1];
+
+/** Rules between a message's fields, over a message whose every field already has its own shape right. */
+function messageIssues(message: z.output<typeof messageFieldsSchema>): MessageIssue[] {
+  const issues: MessageIssue[] = [];
+  // Order: the legacy refusal first, since a legacy message usually also lacks content.
+  if (message.role === 'assistant' && message.function_call != null) {
+    issues.push({
+      path: ['function_call'],
+      code: 'unsupported_parameter',
+      message: 'is not supported: legacy function calling is refused; send tool_calls instead',
+      got: 'a function_call',
+    });
+  }
+  if (message.role === 'tool' && message.tool_call_id === undefined) {
+    issues.push({ path: ['tool_call_id'], message: 'is required on a tool message: the id of the tool call it answers' });
+  }
+  const answersWithoutContent = message.role === 'assistant' && ((message.tool_calls?.length ?? 0) > 0 || message.refusal !== undefined);
+  if (message.content === undefined && !answersWithoutContent) {
+    issues.push({
+      path: ['content'],
+      message: `${CONTENT_RULE}; it may be null only on an assistant message with tool_calls or a refusal`,
+    });
+  }
+  if (message.role !== 'assistant' && Array.isArray(message.content)) {
+    message.content.forEach((part, j) => {
+      if (part.type === 'refusal') {
+        issues.push({ path: ['content', j, 'type'], message: 'may be refusal only on an assistant message' });
+      }
+    });
+  }
+  return issues;
+}
+
+export const messageSchema = messageFieldsSchema.superRefine((message, ctx) => {
+  for (const issue of messageIssues(message)) addIssue(ctx, issue);
+});
+
+/** The hot-path acceptor of one message (see by-field.ts): the schema decides whatever it does not accept. */
+export const acceptMessage: Acceptor = looseObjectAcceptor(
+  compiledAcceptors(messageFields),
+  // Every known field present has passed its own schema: this is the shape messageFieldsSchema outputs.
+  { required: ['role'], holds: (checked) => messageIssues(checked as z.output<typeof messageFieldsSchema>).length === 0 },
+);
 
 export type ChatMessage = z.infer<typeof messageSchema>;

@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { REASONING_LEVELS } from '../config.js';
-import { messageSchema } from './chat-message.js';
+import { arrayAcceptor, compiledAcceptors, looseObjectAcceptor, NOT_ACCEPTED, type Acceptor } from './by-field.js';
+import { acceptMessage, messageSchema } from './chat-message.js';
 import { responseFormatSchema, toolChoiceSchema, toolsSchema } from './chat-tools.js';
 import {
   absentIfNull,
@@ -98,88 +99,115 @@ function legacyFunctionField(replacement: string) {
 
 const penalty = () => numberBetween(-2, 2);
 
-const chatRequestSchema = z
-  .looseObject(
-    {
-      model: nonEmptyString(),
-      messages: z.array(messageSchema, needs('must be a non-empty array of messages')).min(1, needs('must be a non-empty array of messages')),
-      functions: legacyFunctionField('tools'),
-      function_call: legacyFunctionField('tool_choice'),
-      max_tokens: absentIfNull(positiveInteger()),
-      max_completion_tokens: absentIfNull(positiveInteger()),
-      temperature: absentIfNull(numberBetween(0, 2)),
-      top_p: absentIfNull(numberBetween(0, 1)),
-      stream: absentIfNull(boolean()),
-      stream_options: absentIfNull(z.looseObject({ include_usage: absentIfNull(boolean()) }, needs('must be an object'))),
-      stop: absentIfNull(stopSchema),
-      frequency_penalty: absentIfNull(penalty()),
-      presence_penalty: absentIfNull(penalty()),
-      top_k: absentIfNull(integer('must be an integer of at least 0 (0 disables it)', { min: 0 })),
-      min_p: absentIfNull(numberBetween(0, 1)),
-      repetition_penalty: absentIfNull(
-        z.number(needs('must be a number greater than 0 (1.0 is neutral)')).gt(0, needs('must be a number greater than 0 (1.0 is neutral)')),
-      ),
-      n: absentIfNull(integer(`must be an integer between 1 and ${MAX_N}`, { min: 1, max: MAX_N })),
-      seed: absentIfNull(integer('must be an integer')),
-      logprobs: absentIfNull(boolean()),
-      top_logprobs: absentIfNull(integer('must be an integer between 0 and 20', { min: 0, max: 20 })),
-      logit_bias: absentIfNull(logitBiasSchema),
-      tools: absentIfNull(toolsSchema),
-      tool_choice: absentIfNull(toolChoiceSchema),
-      parallel_tool_calls: absentIfNull(boolean()),
-      response_format: absentIfNull(responseFormatSchema),
-      metadata: absentIfNull(metadataField()),
-      user: absentIfNull(string()),
-      store: absentIfNull(boolean()),
-      // SPEC "service_tier": unrecognized values resolve to default and are never refused.
-      service_tier: absentIfNull(string('must be a string, e.g. auto, default, flex, scale or priority')),
-      reasoning_effort: absentIfNull(oneOf(REASONING_EFFORTS)),
-      reasoning: absentIfNull(reasoningSchema),
-      include_reasoning: absentIfNull(boolean()),
-      prediction: absentIfNull(predictionSchema),
-      modalities: absentIfNull(modalitiesSchema),
-      audio: absentIfNull(
-        z.looseObject({ voice: nonEmptyString(), format: nonEmptyString() }, needs('must be an object with voice and format')),
-      ),
-    },
-    needs('must be a JSON object'),
-  )
-  .superRefine((req, ctx) => {
-    // Rules between fields; zod runs this only once every field has its own shape right.
-    if (req.top_logprobs !== undefined && req.logprobs !== true) {
-      addIssue(ctx, { path: ['top_logprobs'], message: 'requires logprobs: true', got: `logprobs ${req.logprobs ?? 'absent'}` });
+/** Every known top-level field and its schema; anything else passes through untouched. */
+const chatRequestFields = {
+  model: nonEmptyString(),
+  messages: z.array(messageSchema, needs('must be a non-empty array of messages')).min(1, needs('must be a non-empty array of messages')),
+  functions: legacyFunctionField('tools'),
+  function_call: legacyFunctionField('tool_choice'),
+  max_tokens: absentIfNull(positiveInteger()),
+  max_completion_tokens: absentIfNull(positiveInteger()),
+  temperature: absentIfNull(numberBetween(0, 2)),
+  top_p: absentIfNull(numberBetween(0, 1)),
+  stream: absentIfNull(boolean()),
+  stream_options: absentIfNull(z.looseObject({ include_usage: absentIfNull(boolean()) }, needs('must be an object'))),
+  stop: absentIfNull(stopSchema),
+  frequency_penalty: absentIfNull(penalty()),
+  presence_penalty: absentIfNull(penalty()),
+  top_k: absentIfNull(integer('must be an integer of at least 0 (0 disables it)', { min: 0 })),
+  min_p: absentIfNull(numberBetween(0, 1)),
+  repetition_penalty: absentIfNull(
+    z.number(needs('must be a number greater than 0 (1.0 is neutral)')).gt(0, needs('must be a number greater than 0 (1.0 is neutral)')),
+  ),
+  n: absentIfNull(integer(`must be an integer between 1 and ${MAX_N}`, { min: 1, max: MAX_N })),
+  seed: absentIfNull(integer('must be an integer')),
+  logprobs: absentIfNull(boolean()),
+  top_logprobs: absentIfNull(integer('must be an integer between 0 and 20', { min: 0, max: 20 })),
+  logit_bias: absentIfNull(logitBiasSchema),
+  tools: absentIfNull(toolsSchema),
+  tool_choice: absentIfNull(toolChoiceSchema),
+  parallel_tool_calls: absentIfNull(boolean()),
+  response_format: absentIfNull(responseFormatSchema),
+  metadata: absentIfNull(metadataField()),
+  user: absentIfNull(string()),
+  store: absentIfNull(boolean()),
+  // SPEC "service_tier": unrecognized values resolve to default and are never refused.
+  service_tier: absentIfNull(string('must be a string, e.g. auto, default, flex, scale or priority')),
+  reasoning_effort: absentIfNull(oneOf(REASONING_EFFORTS)),
+  reasoning: absentIfNull(reasoningSchema),
+  include_reasoning: absentIfNull(boolean()),
+  prediction: absentIfNull(predictionSchema),
+  modalities: absentIfNull(modalitiesSchema),
+  audio: absentIfNull(
+    z.looseObject({ voice: nonEmptyString(), format: nonEmptyString() }, needs('must be an object with voice and format')),
+  ),
+};
+
+const fieldsSchema = z.looseObject(chatRequestFields, needs('must be a JSON object'));
+type FieldsChecked = z.output<typeof fieldsSchema>;
+
+type CrossFieldIssue = Parameters<typeof addIssue>[1];
+
+/** Rules between fields, over a request whose every field already has its own shape right. */
+function crossFieldIssues(req: FieldsChecked): CrossFieldIssue[] {
+  const issues: CrossFieldIssue[] = [];
+  if (req.top_logprobs !== undefined && req.logprobs !== true) {
+    issues.push({ path: ['top_logprobs'], message: 'requires logprobs: true', got: `logprobs ${req.logprobs ?? 'absent'}` });
+  }
+  if (req.stream_options !== undefined && req.stream !== true) {
+    issues.push({ path: ['stream_options'], message: 'is allowed only when stream is true', got: `stream ${req.stream ?? 'absent'}` });
+  }
+  if (req.n !== undefined && req.n > 1 && req.stream === true) {
+    issues.push({ path: ['n'], message: 'must be 1 when stream is true: only n=1 is supported when streaming' });
+  }
+  const choice = req.tool_choice;
+  if (typeof choice === 'object') {
+    const declared = (req.tools ?? []).map((t) => t.function.name);
+    if (!declared.includes(choice.function.name)) {
+      const allowed = declared.length ? `one of ${declared.join(', ')}` : 'a declared tool, but no tools were sent';
+      issues.push({ path: ['tool_choice'], message: `must name a function declared in tools: ${allowed}`, got: describe(choice.function.name) });
     }
-    if (req.stream_options !== undefined && req.stream !== true) {
-      addIssue(ctx, { path: ['stream_options'], message: 'is allowed only when stream is true', got: `stream ${req.stream ?? 'absent'}` });
-    }
-    if (req.n !== undefined && req.n > 1 && req.stream === true) {
-      addIssue(ctx, { path: ['n'], message: 'must be 1 when stream is true: only n=1 is supported when streaming' });
-    }
-    const choice = req.tool_choice;
-    if (typeof choice === 'object') {
-      const declared = (req.tools ?? []).map((t) => t.function.name);
-      if (!declared.includes(choice.function.name)) {
-        const allowed = declared.length ? `one of ${declared.join(', ')}` : 'a declared tool, but no tools were sent';
-        addIssue(ctx, { path: ['tool_choice'], message: `must name a function declared in tools: ${allowed}`, got: describe(choice.function.name) });
-      }
-    }
-  });
+  }
+  return issues;
+}
+
+export const chatRequestSchema = fieldsSchema.superRefine((req, ctx) => {
+  for (const issue of crossFieldIssues(req)) addIssue(ctx, issue);
+});
 
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 
 /**
- * The hot-path parser: zod's generated fast path, falling back to the runtime parser (and its exact
+ * The whole-request parser: zod's generated fast path, falling back to the runtime parser (and its exact
  * issues) only when the fast path rejects. The runtime parser alone cost ~35 us per request in the server,
- * mostly as GC work, against ~2 us compiled (bench/RESULTS.md). `strict`: a schema change the compiler
- * cannot model fails at import, in every test run, rather than silently going slow.
+ * mostly as GC work. `strict`: a schema change the compiler cannot model fails at import, in every test
+ * run, rather than silently going slow.
  */
 const compiledChatRequestSchema = z.compile(chatRequestSchema, { strict: true });
+
+/**
+ * The hot path (see by-field.ts): each field a body carries is checked by its own compiled schema, and each
+ * message by the message's acceptor, so a request pays for what it sends rather than for every field the
+ * gateway knows. The whole-object compiled parser cost ~9 us per request in the server (docs/decisions.md
+ * "Hot-path choices"). Whatever it does not accept goes to the whole schema, which decides.
+ */
+export const acceptChatRequest: Acceptor = looseObjectAcceptor(
+  {
+    ...compiledAcceptors(chatRequestFields),
+    messages: arrayAcceptor(acceptMessage, 1),
+  },
+  // Every known field present has passed its own schema: this is the shape fieldsSchema outputs.
+  { required: ['model', 'messages'], holds: (checked) => crossFieldIssues(checked as FieldsChecked).length === 0 },
+);
 
 /** SPEC names the field itself as `param` for these, not the element or key at fault. */
 const OPAQUE_PARAMS: ReadonlySet<string> = new Set(['stop', 'metadata', 'logit_bias', 'modalities']);
 
 /** Throws GatewayError (400) for the first problem; returns the typed, still-loose request. */
 export function parseChatRequest(body: unknown): ChatRequest {
+  const accepted = acceptChatRequest(body);
+  // The acceptor returns what the schema outputs, which is this type.
+  if (accepted !== NOT_ACCEPTED) return accepted as ChatRequest;
   const result = compiledChatRequestSchema.safeParse(body);
   if (!result.success) throw issueToGatewayError(result.error.issues, body, { opaque: OPAQUE_PARAMS });
   return result.data;
