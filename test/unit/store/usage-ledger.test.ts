@@ -1,0 +1,72 @@
+/**
+ * The usage ledger's writer thread stores every row of a batch, column for column, whether the row goes
+ * through a multi-row statement or the single-row tail. The writer is a worker thread, which runs
+ * JavaScript: so this imports the compiled ledger from dist/ (built by the global setup).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../../src/store/db.js';
+import type { UsageRow } from '../../../src/store/usage-ledger.js';
+import { createUsageLedger } from '../../../dist/src/store/usage-ledger.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'usage-ledger-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function row(i: number): UsageRow {
+  return {
+    requestId: `chatcmpl-${i}`,
+    projectId: `proj_${i % 3}`,
+    workspaceId: i % 2 === 0 ? null : `ws_${i}`,
+    endpointId: `ep-${i % 5}`,
+    keyId: `key_${i % 7}`,
+    route: i % 4 === 0 ? 'router' : 'chat',
+    promptTokens: i * 3,
+    completionTokens: i * 5 + 1,
+    cachedTokens: i % 3,
+    reasoningTokens: i % 2 === 0 ? null : i,
+    serviceTier: i % 2 === 0 ? 'default' : 'flex',
+    tierMultiplier: i % 2 === 0 ? 1 : 0.5,
+    status: i % 9 === 0 ? 'aborted' : 'completed',
+    usageSource: i % 6 === 0 ? 'estimated' : 'upstream',
+    latencyMs: i + 0.25,
+    createdAt: 1_700_000_000_000 + i,
+  };
+}
+
+describe('the usage ledger', () => {
+  it('stores every recorded row with every column as recorded (70 rows: two full statements and a tail)', async () => {
+    const path = join(dir, 'ledger.db');
+    openDatabase(path).close();
+    const errors: string[] = [];
+    const ledger = createUsageLedger(path, (message) => errors.push(message));
+    const rows = Array.from({ length: 70 }, (_, i) => row(i));
+    for (const r of rows) ledger.record(r);
+    await ledger.close();
+
+    const db = new Database(path, { readonly: true });
+    const stored = db.prepare('SELECT * FROM usage_events ORDER BY id').all() as Record<string, unknown>[];
+    db.close();
+    expect(errors).toEqual([]);
+    expect(stored.map((s) => ({
+      requestId: s['request_id'],
+      projectId: s['project_id'],
+      workspaceId: s['workspace_id'],
+      endpointId: s['endpoint_id'],
+      keyId: s['key_id'],
+      route: s['route'],
+      promptTokens: s['prompt_tokens'],
+      completionTokens: s['completion_tokens'],
+      cachedTokens: s['cached_tokens'],
+      reasoningTokens: s['reasoning_tokens'],
+      serviceTier: s['service_tier'],
+      tierMultiplier: s['tier_multiplier'],
+      status: s['status'],
+      usageSource: s['usage_source'],
+      latencyMs: s['latency_ms'],
+      createdAt: s['created_at'],
+    }))).toEqual(rows);
+  });
+});
