@@ -8,6 +8,7 @@
 import { Readable } from 'node:stream';
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { GatewayError } from '../errors.js';
+import { copyChunk } from './uws.js';
 
 const DISCARD_FACTOR = 16;
 const HIGH_WATER_MARK = 256 * 1024;
@@ -41,7 +42,7 @@ export class BodyStream extends Readable {
         return;
       }
       // uWS reuses the chunk's memory after this callback returns: copy it.
-      const more = this.push(Buffer.from(chunk.slice(0)));
+      const more = this.push(copyChunk(chunk));
       if (isLast) this.push(null);
       else if (!more && !this.#paused && this.#resOpen()) {
         this.#paused = true;

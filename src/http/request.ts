@@ -6,6 +6,7 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { GatewayError } from '../errors.js';
 import { BodyStream } from './body-stream.js';
+import { copyChunk } from './uws.js';
 
 export class IncomingRequest {
   readonly method: string;
@@ -121,7 +122,7 @@ export class IncomingRequest {
           return;
         }
         // uWS reuses the chunk's memory after this callback returns: copy it.
-        chunks.push(Buffer.from(chunk.slice(0)));
+        chunks.push(copyChunk(chunk));
         if (isLast) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
       });
     });

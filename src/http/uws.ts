@@ -34,3 +34,12 @@ export class UwsFallbackError extends Error {
     this.name = 'UwsFallbackError';
   }
 }
+
+/**
+ * A copy of a chunk uWS hands to a callback (it reuses or neuters that memory once the callback returns).
+ * Copied through a view: a small chunk lands in Node's pooled buffer memory, where `chunk.slice(0)` made a
+ * fresh ArrayBuffer per chunk for the garbage collector to sweep (~0.5 us more per request body).
+ */
+export function copyChunk(chunk: ArrayBuffer): Buffer {
+  return Buffer.from(new Uint8Array(chunk));
+}

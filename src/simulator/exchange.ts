@@ -2,6 +2,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import { errorBody, SimError, statusLine } from './errors.js';
 import type { RequestLogEntry } from './request-log.js';
 import type { StreamTick } from './chat-stream.js';
+import { copyChunk } from '../http/uws.js';
 
 // One request/response pair on top of a raw uWS HttpResponse. Centralises the
 // rules uWS punishes you for breaking: never touch `res` after onAborted or
@@ -50,7 +51,7 @@ export class Exchange {
         this.sendError(new SimError(413, `Request body exceeds ${MAX_BODY_BYTES} bytes`, 'payload_too_large'));
         return;
       }
-      chunks.push(Buffer.from(chunk.slice(0)));
+      chunks.push(copyChunk(chunk));
       if (isLast) {
         const text = Buffer.concat(chunks, size).toString('utf8');
         if (this.entry) this.entry.body = text;
@@ -70,7 +71,7 @@ export class Exchange {
         this.sendError(new SimError(413, `Request body exceeds ${MAX_BODY_BYTES} bytes`, 'payload_too_large'));
         return;
       }
-      chunks.push(Buffer.from(chunk.slice(0)));
+      chunks.push(copyChunk(chunk));
       if (isLast) done(Buffer.concat(chunks, size));
     });
   }
