@@ -154,8 +154,13 @@ function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charg
     throw new GatewayError('internal_error', { message: 'The model server returned a response that is not JSON.' });
   }
   const { body, usage } = normalizeCompletion(json, t.turn, services.now);
-  charge('completed', usage);
-  if (t.complete) return t.complete(body).then(() => t.reply.json(200, body));
+  if (t.complete) {
+    charge('completed', usage);
+    return t.complete(body).then(() => t.reply.json(200, body));
+  }
   t.reply.json(200, body);
+  // Charged after the answer is handed to the socket, in the same tick: off the client's wait, and before
+  // any other request can run.
+  charge('completed', usage);
   return undefined;
 }

@@ -108,9 +108,11 @@ export function streamTurn(
   return new Promise<void>((resolve) => {
     const finish = (outcome: Outcome): void => {
       clearTimeout(idle);
-      charge(outcome, normalizer.usage ?? normalizer.estimatedUsage(promptEstimate()));
       flush();
       reply.endStream();
+      // Charged after the last byte is handed to the socket, in the same tick: off the client's wait, and
+      // before any other request can run.
+      charge(outcome, normalizer.usage ?? normalizer.estimatedUsage(promptEstimate()));
       resolve();
     };
     res.body.on('data', (buf: Buffer) => {
