@@ -96,7 +96,9 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
     turn,
     deadlines: deadlinesFor(endpoint.tier, services.timeouts, chat.reasoning_effort !== undefined && chat.reasoning_effort !== null),
     promptEstimate: verdict.inputTokens,
-    account: { ...audio.account, multiplier: tier.multiplier },
+    // Named fields, not a spread of audio.account: V8 gave the spread copy a new hidden class on every
+    // request (read through megamorphic lookups in the ledger row; seen with --log-ic).
+    account: { projectId: audio.account.projectId, workspaceId, keyId: audio.account.keyId, multiplier: tier.multiplier },
     chat: media.chat,
     route: input.route,
     complete: speech ? (completion) => speakAnswers(services, speech, audio, completion) : undefined,

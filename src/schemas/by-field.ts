@@ -1,6 +1,6 @@
 /**
  * Hot-path acceptors for loose objects with many optional fields. A compiled zod object schema checks
- * every field it knows on every parse, present or not, and allocates for each; a chat request knows 36
+ * every field it knows on every parse, present or not, and allocates for each; a chat request knows 35
  * and usually carries two or three. An acceptor checks only the fields an object carries, each with its
  * own compiled schema, then the object's rules between fields.
  *
