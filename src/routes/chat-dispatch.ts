@@ -101,11 +101,20 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
     const target = { baseUrl: t.endpoint.upstream.base_url, apiKey: upstreamKey(t.endpoint) };
     // undici's own timeouts are only a backstop behind our deadline timers; one value for both lets the
     // connection re-arm its timer instead of allocating a new one per phase.
-    const call = { path: '/chat/completions', body: t.body, signal: controller, headersTimeoutMs: t.deadlines.requestMs + 1000, bodyTimeoutMs: t.deadlines.requestMs + 1000 };
+    // One literal for both kinds: a spread of it plus `accept` made a new hidden class on every streamed
+    // turn (--log-ic).
+    const call = {
+      path: '/chat/completions',
+      body: t.body,
+      signal: controller,
+      accept: t.stream ? 'text/event-stream' : undefined,
+      headersTimeoutMs: t.deadlines.requestMs + 1000,
+      bodyTimeoutMs: t.deadlines.requestMs + 1000,
+    };
     if (t.stream) {
       let res: UpstreamResponse;
       try {
-        res = await services.upstream.post(target, { ...call, accept: 'text/event-stream' });
+        res = await services.upstream.post(target, call);
       } catch (err) {
         throw failure(t, timedOut, err);
       }

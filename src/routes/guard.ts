@@ -97,7 +97,7 @@ export function reachableEndpoints(req: IncomingRequest, services: Services, aut
   const workspaces = services.catalog.workspaces(project.id);
   const choice = namedWorkspace(req);
   let reach: readonly string[] | null = null;
-  if (choice.named !== null) reach = [resolveWorkspace(key, project, { ...choice, workspaces }) ?? ''];
+  if (choice.named !== null) reach = [resolveWorkspace(key, project, { named: choice.named, namedBy: choice.namedBy, workspaces }) ?? ''];
   else if (key.allowedWorkspaceIds) reach = key.allowedWorkspaceIds.filter((w) => workspaces.has(w));
   return services.catalog
     .endpoints(project.id)

@@ -24,8 +24,8 @@ export interface RouterChatServices extends ChatServices {
 async function routedTurn(services: RouterChatServices, ctx: RouteContext): Promise<void> {
   const { req, reply } = ctx;
   const auth = requireKey(ctx, services, 'inference');
-  const choice = namedWorkspace(req);
-  const workspaceId = resolveWorkspace(auth.key, auth.project, { ...choice, workspaces: services.catalog.workspaces(auth.project.id) });
+  const { named, namedBy } = namedWorkspace(req);
+  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id) });
   const body = await parseChatBody(req);
   const started = performance.now();
   const { endpoint, decision } = await services.router.route({
@@ -52,7 +52,7 @@ async function routedTurn(services: RouterChatServices, ctx: RouteContext): Prom
         createdAt: services.now(),
         preview: queryPreview(body.chat.messages),
         routerId: services.routerId,
-        clientMode: choice.namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
+        clientMode: namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
         userAgent: req.header('user-agent') ?? null,
         clientIp: req.clientIp,
         routeTimeMs,

@@ -37,19 +37,30 @@ export interface ClassifyPlan {
 
 export type RoutePlan = { readonly kind: 'decided'; readonly decision: RouteDecision } | ClassifyPlan;
 
-const BASE = {
-  ruleId: null,
-  matchedKeywords: [],
-  wasSticky: false,
-  wasFallback: false,
-  fallbackReason: null,
-  evictedIncumbentId: null,
-  similarity: null,
-  scored: false,
-  candidates: [],
-  filteredOut: NO_FILTERED,
-  classified: false,
-} as const satisfies Omit<RouteDecision, 'endpointId' | 'reason'>;
+type DecisionFields = Pick<RouteDecision, 'endpointId' | 'reason'> & Partial<Omit<RouteDecision, 'endpointId' | 'reason'>>;
+
+/**
+ * Every decision is built here, each field in one order. A spread of shared defaults (`{ ...BASE, ... }`)
+ * gave each decision a hidden class of its own in V8 (a new map per routed turn, seen with --log-ic), and
+ * every later read of a decision went through megamorphic lookups.
+ */
+function decision(f: DecisionFields): RouteDecision {
+  return {
+    endpointId: f.endpointId,
+    reason: f.reason,
+    ruleId: f.ruleId ?? null,
+    matchedKeywords: f.matchedKeywords ?? [],
+    wasSticky: f.wasSticky ?? false,
+    wasFallback: f.wasFallback ?? false,
+    fallbackReason: f.fallbackReason ?? null,
+    evictedIncumbentId: f.evictedIncumbentId ?? null,
+    similarity: f.similarity ?? null,
+    scored: f.scored ?? false,
+    candidates: f.candidates ?? [],
+    filteredOut: f.filteredOut ?? NO_FILTERED,
+    classified: f.classified ?? false,
+  };
+}
 
 const decided = (decision: RouteDecision): RoutePlan => ({ kind: 'decided', decision });
 
@@ -62,7 +73,7 @@ export function planRoute(input: RouteInput): RoutePlan {
   if (rule) {
     const target = routable.find((e) => e.id === rule.action.endpoint_id);
     if (target && isEligible(target, query, input.videoInputEnabled)) {
-      return decided({ ...BASE, endpointId: target.id, reason: 'rule', ruleId: rule.id, matchedKeywords: rule.match.query_contains });
+      return decided(decision({ endpointId: target.id, reason: 'rule', ruleId: rule.id, matchedKeywords: rule.match.query_contains }));
     }
     if (!rule.action.fallback_to_classification) {
       throw new GatewayError('rule_endpoint_not_found', {
@@ -73,7 +84,7 @@ export function planRoute(input: RouteInput): RoutePlan {
 
   // (2) A pinned endpoint on the workspace.
   const pinned = workspace?.pinnedEndpointId ? routable.find((e) => e.id === workspace.pinnedEndpointId) : undefined;
-  if (pinned) return decided({ ...BASE, endpointId: pinned.id, reason: 'pinned' });
+  if (pinned) return decided(decision({ endpointId: pinned.id, reason: 'pinned' }));
 
   const excluded = new Set(settings.excludedEndpointIds);
   const pool = routable.filter((e) => !excluded.has(e.id));
@@ -82,18 +93,25 @@ export function planRoute(input: RouteInput): RoutePlan {
       message: 'This workspace has no routable endpoint: no active chat endpoint serves it (or every one is excluded from routing).',
     });
   }
-  const filteredOut = (counts: Omit<FilteredOut, 'excluded'>): FilteredOut => ({ ...counts, excluded: routable.length - pool.length });
+  // Named fields, not `{ ...counts, excluded }`: that spread made a new hidden class per routed turn.
+  const filteredOut = (counts: Omit<FilteredOut, 'excluded'>): FilteredOut => ({
+    modality: counts.modality,
+    context_window: counts.context_window,
+    tool_calling: counts.tool_calling,
+    structured_output: counts.structured_output,
+    excluded: routable.length - pool.length,
+  });
 
   // (3) The project switch, explicitly false; (4) the workspace mode, else its stamped default.
   const mode = workspace ? (workspace.routingMode ?? workspace.routingModeDefault) : 'semantic';
   if (!settings.enabled || mode === 'concrete') {
     const { eligible, counts } = applyEligibility(pool, query, input.videoInputEnabled);
-    return decided({ ...BASE, endpointId: defaultEndpoint(eligible, settings.fallbackEndpointId).id, reason: 'concrete', filteredOut: filteredOut(counts) });
+    return decided(decision({ endpointId: defaultEndpoint(eligible, settings.fallbackEndpointId).id, reason: 'concrete', filteredOut: filteredOut(counts) }));
   }
 
   // Semantic routing. Exactly one candidate: straight to it, no filters and no embedding call.
   const only = pool.length === 1 ? pool[0] : undefined;
-  if (only) return decided({ ...BASE, endpointId: only.id, reason: 'single_endpoint', filteredOut: filteredOut({ ...NO_FILTERED }) });
+  if (only) return decided(decision({ endpointId: only.id, reason: 'single_endpoint', filteredOut: filteredOut(NO_FILTERED) }));
 
   const { eligible, dropped, counts } = applyEligibility(pool, query, input.videoInputEnabled);
   const incumbent = eligible.find((e) => e.id === input.incumbentId) ?? null;
@@ -102,7 +120,7 @@ export function planRoute(input: RouteInput): RoutePlan {
   const single = eligible.length === 1 ? eligible[0] : undefined;
   if (single) {
     const candidates = [{ endpoint_id: single.id, slug: single.slug, similarity: null, dropped_by: null }, ...dropped];
-    return decided({ ...BASE, endpointId: single.id, reason: 'single_endpoint', evictedIncumbentId, candidates, filteredOut: plan.filteredOut });
+    return decided(decision({ endpointId: single.id, reason: 'single_endpoint', evictedIncumbentId, candidates, filteredOut: plan.filteredOut }));
   }
   // Fails open (SPEC behaviour 3): two or more candidates and no embedding endpoint -> the default.
   if (!input.hasEmbeddingEndpoint) return decided(fallback(plan, [], 'no_embedding_endpoint', false));
@@ -158,8 +176,7 @@ function rows(plan: ClassifyPlan, winner: RouteEndpoint, ranked: readonly Ranked
 
 function matched(plan: ClassifyPlan, winner: Ranked, ranked: readonly Ranked[], evicted: string | null): RouteDecision {
   const floor = plan.input.settings.similarityFloor;
-  return {
-    ...BASE,
+  return decision({
     endpointId: winner.e.id,
     reason: 'matched',
     evictedIncumbentId: evicted,
@@ -168,13 +185,12 @@ function matched(plan: ClassifyPlan, winner: Ranked, ranked: readonly Ranked[], 
     candidates: rows(plan, winner.e, ranked, (r) => (r.raw === null || r.raw < floor ? 'below_floor' : 'outranked')),
     filteredOut: plan.filteredOut,
     classified: true,
-  };
+  });
 }
 
 function sticky(plan: ClassifyPlan, incumbent: Ranked, ranked: readonly Ranked[], scored: boolean): RouteDecision {
   const floor = plan.input.settings.similarityFloor;
-  return {
-    ...BASE,
+  return decision({
     endpointId: incumbent.e.id,
     reason: 'sticky',
     wasSticky: true,
@@ -183,14 +199,13 @@ function sticky(plan: ClassifyPlan, incumbent: Ranked, ranked: readonly Ranked[]
     candidates: rows(plan, incumbent.e, ranked, (r) => (r.raw === null || r.raw < floor ? 'below_floor' : 'switch_margin')),
     filteredOut: plan.filteredOut,
     classified: true,
-  };
+  });
 }
 
 function fallback(plan: ClassifyPlan, ranked: readonly Ranked[], reason: FallbackReason, scored: boolean): RouteDecision {
   const target = defaultEndpoint(plan.eligible, plan.input.settings.fallbackEndpointId);
   const candidates = ranked.length > 0 ? rows(plan, target, ranked, () => 'below_floor') : [];
-  return {
-    ...BASE,
+  return decision({
     endpointId: target.id,
     reason: 'fallback',
     wasFallback: true,
@@ -201,7 +216,7 @@ function fallback(plan: ClassifyPlan, ranked: readonly Ranked[], reason: Fallbac
     candidates,
     filteredOut: plan.filteredOut,
     classified: true,
-  };
+  });
 }
 
 /** SPEC behaviour 4: the configured fallback endpoint when it is eligible, else the lowest slug. */
