@@ -15,6 +15,33 @@ export interface LimiterCost {
   readonly on: readonly Row[];
 }
 
+/**
+ * Two targets in alternating rounds, ABBA: the side that runs second alternates, so a cost of going
+ * second (GC debt, a warmer or cooler core) falls on both sides alike instead of on one.
+ */
+export async function runAlternating(
+  first: Target,
+  second: Target,
+  scenario: Scenario,
+  seconds: number,
+  rounds: number,
+  onRound: (round: number, a: Row, b: Row) => void,
+): Promise<{ readonly first: Row[]; readonly second: Row[] }> {
+  const a: Row[] = [];
+  const b: Row[] = [];
+  for (let i = 0; i < rounds; i++) {
+    if (i % 2 === 0) {
+      a.push(await runScenario(first, scenario, seconds));
+      b.push(await runScenario(second, scenario, seconds));
+    } else {
+      b.push(await runScenario(second, scenario, seconds));
+      a.push(await runScenario(first, scenario, seconds));
+    }
+    onRound(i + 1, a[i] as Row, b[i] as Row);
+  }
+  return { first: a, second: b };
+}
+
 export async function runLimiterCost(
   off: Target,
   on: Target,
@@ -25,26 +52,15 @@ export async function runLimiterCost(
 ): Promise<LimiterCost[]> {
   const out: LimiterCost[] = [];
   for (const scenario of scenarios) {
-    const offRows: Row[] = [];
-    const onRows: Row[] = [];
-    for (let i = 0; i < rounds; i++) {
-      // ABBA: the side that runs second alternates, so a cost of going second (GC debt, a warmer or
-      // cooler core) falls on both sides alike instead of on one.
-      if (i % 2 === 0) {
-        offRows.push(await runScenario(off, scenario, seconds));
-        onRows.push(await runScenario(on, scenario, seconds));
-      } else {
-        onRows.push(await runScenario(on, scenario, seconds));
-        offRows.push(await runScenario(off, scenario, seconds));
-      }
-      log(`limiter cost, ${scenario.label}, round ${i + 1}: off ${Math.round(offRows[i]?.load.reqPerSec ?? 0)} req/s, on ${Math.round(onRows[i]?.load.reqPerSec ?? 0)} req/s`);
-    }
-    out.push({ scenario, off: offRows, on: onRows });
+    const { first, second } = await runAlternating(off, on, scenario, seconds, rounds, (i, a, b) =>
+      log(`limiter cost, ${scenario.label}, round ${i}: off ${Math.round(a.load.reqPerSec)} req/s, on ${Math.round(b.load.reqPerSec)} req/s`),
+    );
+    out.push({ scenario, off: first, on: second });
   }
   return out;
 }
 
-function median(values: readonly number[]): number | null {
+export function median(values: readonly number[]): number | null {
   if (values.length === 0) return null;
   const s = [...values].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);

@@ -1,4 +1,5 @@
 /** Markdown for stdout and bench/RESULTS.md. Prose stays minimal: the figures, how they were taken. */
+import { roundRatios, type CpuRounds } from './cpu-rounds.js';
 import { summarize, type LimiterCost } from './limiter-cost.js';
 import type { LoadResult } from './load.js';
 import type { HolResult, Probe, Row, TargetKey } from './scenarios.js';
@@ -25,6 +26,7 @@ export interface BenchReport {
   readonly rows: readonly Row[];
   readonly ttfb: readonly { key: TargetKey; target: string; result: SequentialResult }[];
   readonly hol: readonly HolResult[];
+  readonly cpuRounds: CpuRounds | null;
   readonly limiterCost: readonly LimiterCost[];
   readonly soak: Soak | null;
   readonly notes: readonly string[];
@@ -79,6 +81,15 @@ function ratios(report: BenchReport): string[] {
       `- CPU/req gateway vs bare, ${gw.scenario.label}: ${(gw.cpuUsPerReq / bare.cpuUsPerReq).toFixed(2)}x ` +
         `(${us(gw.cpuUsPerReq)} vs ${us(bare.cpuUsPerReq)} us)${suspect(gw.load, bare.load)}`,
     );
+  }
+  if (report.cpuRounds) {
+    const { ratios: each, median } = roundRatios(report.cpuRounds);
+    if (median !== null) {
+      lines.push(
+        `- CPU/req gateway vs bare, ${report.cpuRounds.scenario.label}, ${each.length} alternating rounds: median ratio ${median.toFixed(2)}x ` +
+          `(rounds: ${each.map((r) => `${r.toFixed(2)}x`).join(', ')})${suspect(...report.cpuRounds.bare.map((r) => r.load), ...report.cpuRounds.gateway.map((r) => r.load))}`,
+      );
+    }
   }
   for (const s of report.limiterCost.map(summarize)) {
     if (s.onReqPerSec === null || s.offReqPerSec === null || s.lossPercent === null) continue;
@@ -152,6 +163,16 @@ export function renderReport(report: BenchReport): string {
       rows.push([h.target, 'large (200k chars)', int(h.large.reqPerSec), ms(h.large.p50), ms(h.large.p99), int(h.large.non2xx)]);
     }
     out.push(table(['target', 'traffic', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], rows));
+  }
+  if (report.cpuRounds) {
+    const c = report.cpuRounds;
+    out.push('', `## CPU per request, gateway vs bare proxy: ${c.scenario.label}, alternating rounds (ABBA), back to back`, '');
+    const { ratios: each } = roundRatios(c);
+    const rows = c.bare.map((b, i) => {
+      const g = c.gateway[i];
+      return [String(i + 1), us(b.cpuUsPerReq), g ? us(g.cpuUsPerReq) : '-', each[i] === undefined ? '-' : `${(each[i] as number).toFixed(2)}x`, int(b.load.reqPerSec), g ? int(g.load.reqPerSec) : '-'];
+    });
+    out.push(table(['round', 'bare CPU/req us', 'gateway CPU/req us', 'ratio', 'bare req/s', 'gateway req/s'], rows));
   }
   if (report.limiterCost.length > 0) {
     out.push('', '## Limiter cost: limits on vs unmetered (one gateway process, two projects, alternating rounds)', '');

@@ -11,6 +11,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeBenchConfig } from './config.js';
 import { cpuModel, rssKiB } from './cpu.js';
+import { runCpuRounds } from './cpu-rounds.js';
 import { runLimiterCost } from './limiter-cost.js';
 import { runLoad } from './load.js';
 import { renderRealtimeBench, runRealtimeBench } from './realtime.js';
@@ -30,8 +31,9 @@ const ttfbSamples = Number(process.env.BENCH_TTFB_SAMPLES ?? 500);
 const machineCores = availableParallelism();
 const CLIENT_CORE = 0;
 /** Alternating unmetered / limits-on rounds per 50-connection scenario, for the limiter's cost. */
-const LIMITER_ROUNDS = 7;
-const LIMITER_ROUND_SECONDS = 4;
+/** Alternating-round comparisons (gateway vs bare CPU, limiter cost): rounds and seconds per side. */
+const ALTERNATING_ROUNDS = 7;
+const ALTERNATING_ROUND_SECONDS = 4;
 const METERED_LIMITS = { requestsPerMinute: 100_000_000, tokensPerMinute: 1_000_000_000_000, quotaRequests: 100_000_000 };
 const PROXY_CORE = 1;
 
@@ -125,7 +127,11 @@ async function main(): Promise<void> {
 
     const gatewayTarget = targets.find((t) => t.key === 'gateway')!;
     const limiterScenarios = matrix(quick).filter((s) => s.connections === 50);
-    const limiterCost = await runLimiterCost(gatewayTarget, limitsTarget, limiterScenarios, Math.min(seconds, LIMITER_ROUND_SECONDS), LIMITER_ROUNDS, log);
+    const bareTarget = targets.find((t) => t.key === 'bare')!;
+    const roundSeconds = Math.min(seconds, ALTERNATING_ROUND_SECONDS);
+    const headline = limiterScenarios.find((s) => !s.stream);
+    const cpuRounds = headline ? await runCpuRounds(bareTarget, gatewayTarget, headline, roundSeconds, ALTERNATING_ROUNDS, log) : null;
+    const limiterCost = await runLimiterCost(gatewayTarget, limitsTarget, limiterScenarios, roundSeconds, ALTERNATING_ROUNDS, log);
 
     const ttfb = [];
     for (const t of targets) {
@@ -184,6 +190,7 @@ async function main(): Promise<void> {
       rows,
       ttfb,
       hol,
+      cpuRounds,
       limiterCost,
       soak: soakResult,
       notes,

@@ -1,0 +1,31 @@
+/**
+ * The headline CPU comparison, gateway vs bare proxy per non-streamed request, in alternating rounds as
+ * the limiter cost is measured. On this shared VM one 10 s run per target can land in a quiet minute for
+ * one and a busy one for the other: three full runs of the same build gave 1.28x, 1.66x and 2.04x at 50
+ * connections. Each round's pair runs back to back, so a busy minute moves both halves of a pair; the
+ * figure is the median of the rounds' ratios.
+ */
+import { median, runAlternating } from './limiter-cost.js';
+import type { Row, Scenario, Target } from './scenarios.js';
+
+export interface CpuRounds {
+  readonly scenario: Scenario;
+  readonly bare: readonly Row[];
+  readonly gateway: readonly Row[];
+}
+
+export async function runCpuRounds(bare: Target, gateway: Target, scenario: Scenario, seconds: number, rounds: number, log: (msg: string) => void): Promise<CpuRounds> {
+  const { first, second } = await runAlternating(bare, gateway, scenario, seconds, rounds, (i, b, g) =>
+    log(`CPU rounds, ${scenario.label}, round ${i}: bare ${b.cpuUsPerReq?.toFixed(1) ?? '-'} us, gateway ${g.cpuUsPerReq?.toFixed(1) ?? '-'} us per request`),
+  );
+  return { scenario, bare: first, gateway: second };
+}
+
+/** Each round's gateway / bare CPU per request, and their median. */
+export function roundRatios(c: CpuRounds): { readonly ratios: readonly number[]; readonly median: number | null } {
+  const ratios = c.bare.flatMap((b, i) => {
+    const g = c.gateway[i]?.cpuUsPerReq ?? null;
+    return b.cpuUsPerReq && g !== null ? [g / b.cpuUsPerReq] : [];
+  });
+  return { ratios, median: median(ratios) };
+}
