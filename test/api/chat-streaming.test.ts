@@ -119,8 +119,12 @@ describe('upstream failures', () => {
 describe('shutdown', () => {
   it('lets an in-flight request finish on SIGTERM, then exits 0', async () => {
     const g = await startGatewayProcess(testConfig(suite.sim.url, suite.keys));
+    // Only a request the simulator sees after this point: the idle-timeout test above left an unfinished
+    // `"delay_ms":1000` request in its log, which a bare substring match took for this one, so SIGTERM
+    // went out before this request reached the gateway (a 503, or a reset once the app closed).
+    const before = await simSeq(suite.sim.url);
     const pending = call(`${g.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { tokens: 5, delay_ms: 100 } } });
-    await waitForSim(suite.sim.url, (r) => r.body.includes('"delay_ms":100') && !r.completed);
+    await waitForSim(suite.sim.url, (r) => r.seq > before && r.body.includes('"delay_ms":100}') && !r.completed);
     const exited = g.stop('SIGTERM');
     const res = await pending;
     expect(res.status).toBe(200);
