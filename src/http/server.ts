@@ -62,9 +62,6 @@ export interface HttpServer {
   drain(timeoutMs: number): Promise<void>;
 }
 
-/** Between the last in-flight answer of a drain and closing the app's remaining connections. */
-const CLOSE_GRACE_MS = 100;
-
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const UNMATCHED: RouteDef = { method: 'GET', pattern: '', family: 'unmatched', plainHttpAllowed: true, handle: () => undefined };
 
@@ -163,19 +160,14 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       listenSocket = null;
       // Realtime sessions are not requests: they get a last event and a 1001 close, not a wait.
       sockets?.closeAll();
-      const finished = inFlight === 0
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, timeoutMs);
-            drained = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-      // uWS's close() resets every socket it still holds: a last answer can be in the client's receive
-      // buffer, unread, when that reset arrives, and the client then reads ECONNRESET instead (seen in CI).
-      // The answers carry Connection: close, so clients hang up on their own; give them a moment to.
-      return finished.then(() => new Promise<void>((resolve) => setTimeout(resolve, CLOSE_GRACE_MS))).then(() => closeApp(app));
+      if (inFlight === 0) return closeApp(app);
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }).then(() => closeApp(app));
     },
   };
 }
