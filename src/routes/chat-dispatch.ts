@@ -99,10 +99,9 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
 
   try {
     const target = { baseUrl: t.endpoint.upstream.base_url, apiKey: upstreamKey(t.endpoint) };
-    // undici's own timeouts are only a backstop behind our deadline timers; one value for both lets the
-    // connection re-arm its timer instead of allocating a new one per phase.
-    // One literal for both kinds: a spread of it plus `accept` made a new hidden class on every streamed
-    // turn (--log-ic).
+    // One literal for both kinds of turn: a spread of it plus `accept` made a new hidden class on every
+    // streamed turn (--log-ic). undici's own timeouts are only a backstop behind our deadline timers; one
+    // value for both lets the connection re-arm its timer instead of allocating a new one per phase.
     const call = {
       path: '/chat/completions',
       body: t.body,
@@ -111,27 +110,20 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       headersTimeoutMs: t.deadlines.requestMs + 1000,
       bodyTimeoutMs: t.deadlines.requestMs + 1000,
     };
-    if (t.stream) {
-      let res: UpstreamResponse;
-      try {
-        res = await services.upstream.post(target, call);
-      } catch (err) {
-        throw failure(t, timedOut, err);
-      }
-      t.req.log.upstreamMs = performance.now() - started;
-      if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, await res.body.text().catch(() => ''));
-      await streamTurn(t, res, controller, () => timedOut, charge, () => estimatePrompt(t));
-    } else {
-      let res: BufferedResponse;
-      try {
-        res = await services.upstream.exchange(target, call);
-      } catch (err) {
-        throw failure(t, timedOut, err);
-      }
-      t.req.log.upstreamMs = performance.now() - started;
+    let res: UpstreamResponse | BufferedResponse;
+    try {
+      res = t.stream ? await services.upstream.post(target, call) : await services.upstream.exchange(target, call);
+    } catch (err) {
+      throw failure(t, timedOut, err);
+    }
+    t.req.log.upstreamMs = performance.now() - started;
+    if (isBuffered(res)) {
       if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
       const completing = bufferedTurn(services, t, res.body, charge);
       if (completing) await completing;
+    } else {
+      if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, await res.body.text().catch(() => ''));
+      await streamTurn(t, res, controller, () => timedOut, charge, () => estimatePrompt(t));
     }
   } catch (err) {
     const e = toGatewayError(err);
@@ -146,6 +138,11 @@ function failure(t: TurnRequest, timedOut: boolean, err: unknown): GatewayError 
   if (timedOut) return new GatewayError('timeout', { message: `The model did not answer within the ${t.endpoint.tier} tier's ${t.deadlines.requestMs / 1000} s deadline.` });
   if (err instanceof GatewayError) return err;
   return unreachableUpstream();
+}
+
+/** Non-streamed turns read the answer whole (`exchange`); streamed ones get undici's body stream. */
+function isBuffered(res: UpstreamResponse | BufferedResponse): res is BufferedResponse {
+  return Buffer.isBuffer(res.body);
 }
 
 function upstreamRefusal(status: number, headers: IncomingHttpHeaders, text: string): GatewayError {
