@@ -8,6 +8,7 @@
  * Structural bytes ({ } [ ] " , :) are ASCII and never occur inside UTF-8 multi-byte sequences, so
  * scanning bytes is safe.
  */
+import { byteCache } from './byte-cache.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -84,18 +85,8 @@ interface Span {
   readonly key: string;
 }
 
-/** UTF-8 spellings of the keys callers splice: a handful of field names, encoded once (bounded all the same). */
-const utf8Keys = new Map<string, Buffer>();
-const UTF8_KEYS_MAX = 64;
-
-function utf8Of(key: string): Buffer {
-  let bytes = utf8Keys.get(key);
-  if (!bytes) {
-    bytes = Buffer.from(key);
-    if (utf8Keys.size < UTF8_KEYS_MAX) utf8Keys.set(key, bytes);
-  }
-  return bytes;
-}
+/** UTF-8 spellings of the keys callers splice: a handful of field names, encoded once. */
+const utf8Of = byteCache(64);
 
 /** The keys a scan looks for, with their plain UTF-8 spelling so most keys are matched without decoding. */
 class KeySet {

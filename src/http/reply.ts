@@ -4,6 +4,7 @@
  * rendered in exactly one place: `{error: {message, type, code, param}}`.
  */
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { byteCache } from '../core/byte-cache.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -20,19 +21,9 @@ export function statusLine(status: number): string {
 /**
  * Status lines and header names handed to uWS as bytes: a JS string is re-encoded to UTF-8 on every
  * writeHeader, and these are the same few dozen strings on every response (measured: ~0.1 us a header).
- * Bounded all the same; values, which vary, stay strings.
+ * Values, which vary, stay strings.
  */
-const encoded = new Map<string, Buffer>();
-const ENCODED_MAX = 256;
-
-function bytesOf(text: string): Buffer | string {
-  const bytes = encoded.get(text);
-  if (bytes) return bytes;
-  if (encoded.size >= ENCODED_MAX) return text;
-  const fresh = Buffer.from(text, 'latin1');
-  encoded.set(text, fresh);
-  return fresh;
-}
+const bytesOf = byteCache(256);
 
 export class Reply {
   readonly #res: UwsResponse;
