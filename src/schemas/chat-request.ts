@@ -191,11 +191,9 @@ const compiledChatRequestSchema = z.compile(chatRequestSchema, { strict: true })
  * gateway knows. The whole-object compiled parser cost ~9 us per request in the server (docs/decisions.md
  * "Hot-path choices"). Whatever it does not accept goes to the whole schema, which decides.
  */
+const { messages: _wholeMessages, ...fieldsBesideMessages } = chatRequestFields;
 export const acceptChatRequest: Acceptor = looseObjectAcceptor(
-  {
-    ...compiledAcceptors(chatRequestFields),
-    messages: arrayAcceptor(acceptMessage, 1),
-  },
+  { ...compiledAcceptors(fieldsBesideMessages), messages: arrayAcceptor(acceptMessage, 1) },
   // Every known field present has passed its own schema: this is the shape fieldsSchema outputs.
   { required: ['model', 'messages'], holds: (checked) => crossFieldIssues(checked as FieldsChecked).length === 0 },
 );

@@ -37,9 +37,10 @@ if (parentPort) {
     VALUES ${Array.from({ length: rows }, () => `(${COLUMNS.map(() => '?').join(', ')})`).join(', ')}`;
   const insertOne = db.prepare(insertSql(1));
   const insertMany = db.prepare(insertSql(ROWS_PER_STATEMENT));
-  // One argument array for every statement: binding row by row allocated an array per row.
-  const args: unknown[] = new Array<unknown>(ROWS_PER_STATEMENT * COLUMNS.length);
-  const bind = (row: UsageRow, at: number): void => {
+  // Argument arrays reused for every statement: binding row by row allocated an array per row.
+  const manyArgs: unknown[] = new Array<unknown>(ROWS_PER_STATEMENT * COLUMNS.length);
+  const oneArgs: unknown[] = new Array<unknown>(COLUMNS.length);
+  const bind = (row: UsageRow, args: unknown[], at: number): void => {
     COLUMNS.forEach((column, c) => {
       args[at + c] = row[column];
     });
@@ -47,10 +48,13 @@ if (parentPort) {
   const insertAll = db.transaction((rows: readonly UsageRow[]) => {
     let next = 0;
     for (; next + ROWS_PER_STATEMENT <= rows.length; next += ROWS_PER_STATEMENT) {
-      for (let r = 0; r < ROWS_PER_STATEMENT; r += 1) bind(rows[next + r] as UsageRow, r * COLUMNS.length);
-      insertMany.run(args);
+      for (let r = 0; r < ROWS_PER_STATEMENT; r += 1) bind(rows[next + r] as UsageRow, manyArgs, r * COLUMNS.length);
+      insertMany.run(manyArgs);
     }
-    for (; next < rows.length; next += 1) insertOne.run(COLUMNS.map((c) => (rows[next] as UsageRow)[c]));
+    for (; next < rows.length; next += 1) {
+      bind(rows[next] as UsageRow, oneArgs, 0);
+      insertOne.run(oneArgs);
+    }
   });
   port.on('message', (message: WriterMessage) => {
     if (message.kind === 'close') {
@@ -67,4 +71,3 @@ if (parentPort) {
     }
   });
 }
-
