@@ -154,6 +154,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     trustProxy: config.server.trust_proxy,
     tls: config.server.tls,
     onStart: (family) => metrics.requestStarted(family),
+    onUnexpectedError: (err, where, req) => {
+      metrics.unexpectedError(where);
+      logger.error({ err, where, request_id: req?.requestId, method: req?.method, path: req?.path }, 'unexpected error');
+    },
     onComplete: (done) => {
       metrics.requestFinished(done.family, done.status, done.durationMs / 1000, done.req.log.upstreamMs === undefined ? undefined : done.req.log.upstreamMs / 1000);
       logRequest(logger, done);

@@ -9,6 +9,8 @@ export interface Metrics {
   readonly registry: Registry;
   requestStarted(family: string): void;
   requestFinished(family: string, status: number, seconds: number, upstreamSeconds: number | undefined): void;
+  /** An exception that was not a GatewayError (a bug), by where it was caught. */
+  unexpectedError(where: string): void;
 }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -64,8 +66,18 @@ export function createMetrics(poolQueueSize: () => number, poolUtilization: () =
     },
   });
 
+  const unexpected = new Counter({
+    name: 'switchboard_unexpected_errors_total',
+    help: 'Exceptions that were not gateway errors (bugs), by where they were caught; each is logged with its stack.',
+    labelNames: ['where'] as const,
+    registers: [registry],
+  });
+
   return {
     registry,
+    unexpectedError(where) {
+      unexpected.inc({ where });
+    },
     requestStarted(name) {
       inFlightCounts.set(name, (inFlightCounts.get(name) ?? 0) + 1);
     },

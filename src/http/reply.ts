@@ -6,6 +6,8 @@
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { byteCache } from '../core/byte-cache.js';
 import { GatewayError, toGatewayError } from '../errors.js';
+import type { BodyGate } from './body-gate.js';
+import { DrainState } from './drain-state.js';
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
@@ -29,21 +31,39 @@ export class Reply {
   readonly #res: UwsResponse;
   readonly #headers: [string, string][];
   #aborted = false;
+  /** The handler has answered (the bytes may still wait in the body gate). */
   #ended = false;
+  /** uWS's end() ran: its response object must not be touched again. */
+  #finished = false;
   #headWritten = false;
+  #gate: BodyGate | null = null;
   status = 0;
 
-  readonly #draining: () => boolean;
+  readonly #drain: DrainState;
+  #unwatchDeadline: (() => void) | null = null;
 
   /**
-   * `draining`: while the server drains, every response ends its connection (Connection: close, FIN
-   * after the last byte), so the final close of the app never cuts a client off before it has read its
-   * answer.
+   * `drain`: while the server drains, every response ends its connection (Connection: close, FIN after
+   * the last byte), so the final close of the app never cuts a client off before it has read its answer.
    */
-  constructor(res: UwsResponse, requestId: string, draining: () => boolean = () => false) {
+  constructor(res: UwsResponse, requestId: string, drain: DrainState = new DrainState()) {
     this.#res = res;
     this.#headers = [['X-Request-ID', requestId]];
-    this.#draining = draining;
+    this.#drain = drain;
+  }
+
+  /**
+   * A streamed response's last words if the server's drain deadline comes before its end: the handler
+   * writes them and ends the stream. Forgotten once the stream ends or the client leaves.
+   */
+  onDrainDeadline(handler: () => void): void {
+    this.#unwatchDeadline?.();
+    this.#unwatchDeadline = this.#drain.onDeadline(handler);
+  }
+
+  #forgetDeadline(): void {
+    this.#unwatchDeadline?.();
+    this.#unwatchDeadline = null;
   }
 
   get open(): boolean {
@@ -54,12 +74,24 @@ export class Reply {
     return this.#ended;
   }
 
+  /** Whether uWS's response object may still be used (body readers pause and resume the socket through it). */
+  get usable(): boolean {
+    return !this.#aborted && !this.#finished;
+  }
+
+  /** Answers wait for the rest of the request body (body-gate.ts). */
+  holdUntilBodyIn(gate: BodyGate): void {
+    this.#gate = gate;
+  }
+
   get headWritten(): boolean {
     return this.#headWritten;
   }
 
   markAborted(): void {
     this.#aborted = true;
+    this.#gate?.cancel();
+    this.#forgetDeadline();
   }
 
   /** Headers set so far (request id, rate limits): a WebSocket upgrade writes them on its 101. */
@@ -77,35 +109,52 @@ export class Reply {
   }
 
   send(status: number, body: string | Buffer, contentType: string, closeConnection = false): void {
-    if (!this.open) return;
-    this.#ended = true;
-    this.status = status;
-    this.#res.cork(() => {
-      this.#writeHead(status, contentType);
-      this.#res.end(body, closeConnection || this.#draining());
-    });
+    this.#answer(status, body, contentType, closeConnection);
   }
 
   empty(status: number): void {
+    this.#answer(status, null, null, false);
+  }
+
+  /** `body` null: no body at all (endWithoutBody), as a 204 needs. */
+  #answer(status: number, body: string | Buffer | null, contentType: string | null, closeConnection: boolean): void {
     if (!this.open) return;
     this.#ended = true;
     this.status = status;
+    const gate = this.#gate;
+    if (gate !== null && gate.pending) gate.hold((close) => this.#end(status, body, contentType, closeConnection || close));
+    else this.#end(status, body, contentType, closeConnection);
+  }
+
+  #end(status: number, body: string | Buffer | null, contentType: string | null, closeConnection: boolean): void {
+    if (this.#aborted) return;
+    this.#finished = true;
+    const close = closeConnection || this.#drain.draining;
     this.#res.cork(() => {
-      this.#writeHead(status, null);
-      this.#res.endWithoutBody(0, this.#draining());
+      this.#writeHead(status, contentType);
+      if (body === null) this.#res.endWithoutBody(0, close);
+      else this.#res.end(body, close);
     });
   }
 
   error(err: unknown): void {
     const e: GatewayError = toGatewayError(err);
-    if (e.headers) for (const [k, v] of Object.entries(e.headers)) this.setHeader(k, v);
-    this.send(e.status, JSON.stringify(e.toEnvelope()), 'application/json', e.headers?.Connection === 'close');
+    let close = false;
+    if (e.headers) {
+      for (const [k, v] of Object.entries(e.headers)) {
+        // uWS writes `Connection: close` itself when asked to close; a second copy would be a duplicate.
+        if (k === 'Connection' && v === 'close') close = true;
+        else this.setHeader(k, v);
+      }
+    }
+    this.send(e.status, JSON.stringify(e.toEnvelope()), 'application/json', close);
   }
 
   /** Starts a streamed response (SSE); the head is written with the first write. */
   beginStream(status: number, contentType: string): void {
     if (!this.open || this.#headWritten) return;
     this.status = status;
+    if (this.#drain.draining) this.#headers.push(['Connection', 'close']);
     this.#res.cork(() => this.#writeHead(status, contentType));
   }
 
@@ -126,10 +175,18 @@ export class Reply {
     });
   }
 
+  /**
+   * Ends a streamed response. Never with uWS's closeConnection: after write() it puts `Connection: close`
+   * into the chunked body itself, which broke every stream in flight at a graceful stop. A stream whose
+   * head went out during a drain carries the header instead (#writeHead), and the drain closes the
+   * connections once the last response is over.
+   */
   endStream(): void {
     if (!this.open) return;
     this.#ended = true;
-    this.#res.cork(() => this.#res.end(undefined, this.#draining()));
+    this.#finished = true;
+    this.#forgetDeadline();
+    this.#res.cork(() => this.#res.end());
   }
 
   #writeHead(status: number, contentType: string | null): void {

@@ -5,8 +5,12 @@
  */
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { GatewayError } from '../errors.js';
+import { bodyTooLarge as tooLarge, type BodyGate } from './body-gate.js';
 import { BodyStream } from './body-stream.js';
 import { copyChunk } from './uws.js';
+
+/** uWS's `res.onData`, wrapped by the server so that nothing thrown in a handler escapes into uWS. */
+export type DataSource = (handler: (chunk: ArrayBuffer, isLast: boolean) => void) => void;
 
 export class IncomingRequest {
   readonly method: string;
@@ -96,43 +100,52 @@ export class IncomingRequest {
     return new URLSearchParams(this.query);
   }
 
-  /** Starts reading the body now (must run inside the uWS handler); rejects with 413 past `limit` bytes. */
-  startBody(res: UwsResponse, limit: number): void {
+  /**
+   * Starts reading the body now (must run inside the uWS handler); rejects with 413 past `limit` bytes.
+   * Every chunk is reported to `gate`, which holds an early answer until the body is in (body-gate.ts);
+   * the response itself is never touched from here, since it may already be over.
+   */
+  startBody(onData: DataSource, limit: number, gate: BodyGate): void {
     const declared = Number(this.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
-      // The client announced it: no reason to keep the connection and swallow the bytes.
-      this.#body = Promise.reject(tooLarge(limit, true));
+      // Refused at once; what the client still sends is read and dropped until the gate lets the 413 out.
+      this.#body = Promise.reject(tooLarge(limit));
       this.#body.catch(ignore);
+      onData((chunk, isLast) => gate.received(chunk.byteLength, isLast));
       return;
     }
     this.#body = new Promise<Buffer>((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
       let failed = false;
-      res.onData((chunk, isLast) => {
+      onData((chunk, isLast) => {
         size += chunk.byteLength;
-        if (failed) {
-          // The 413 is already sent; swallow the rest so the client can read it, within reason.
-          if (size > limit * DISCARD_FACTOR) res.close();
-          return;
+        // Past the cap, or once an answer is waiting for the rest of the body: keep nothing.
+        if (!failed && !gate.answered) {
+          if (size > limit) {
+            failed = true;
+            reject(tooLarge(limit));
+          } else {
+            // uWS reuses the chunk's memory after this callback returns: copy it.
+            chunks.push(copyChunk(chunk));
+            if (isLast) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+          }
         }
-        if (size > limit) {
-          failed = true;
-          reject(tooLarge(limit, false));
-          return;
-        }
-        // uWS reuses the chunk's memory after this callback returns: copy it.
-        chunks.push(copyChunk(chunk));
-        if (isLast) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+        gate.received(chunk.byteLength, isLast);
       });
     });
     this.#body.catch(ignore);
   }
 
   /** Streamed routes (RouteDef.streamBody): the body as a Readable, read under backpressure. */
-  startBodyStream(res: UwsResponse, limit: number, resOpen: () => boolean): void {
-    this.#stream = new BodyStream(res, limit, resOpen, Number(this.headers['content-length']));
+  startBodyStream(res: UwsResponse, onData: DataSource, limit: number, resUsable: () => boolean, gate: BodyGate): void {
+    this.#stream = new BodyStream(res, onData, limit, resUsable, Number(this.headers['content-length']), gate);
     this.#stream.on('error', () => undefined);
+  }
+
+  /** A body nobody will read (the request is refused before its route runs): dropped as it arrives. */
+  dropBody(onData: DataSource, gate: BodyGate): void {
+    onData((chunk, isLast) => gate.received(chunk.byteLength, isLast));
   }
 
   bodyStream(): BodyStream | null {
@@ -172,14 +185,4 @@ function lastForwardedFor(header: string | undefined): string | null {
   if (!header) return null;
   const last = header.split(',').pop()?.trim();
   return last ? last : null;
-}
-
-/** How far past the limit a streamed body is drained (so the client reads its 413) before we hang up. */
-const DISCARD_FACTOR = 16;
-
-function tooLarge(limit: number, close: boolean): GatewayError {
-  return new GatewayError('payload_too_large', {
-    message: `The request body exceeds the ${limit}-byte limit for this route.`,
-    ...(close ? { headers: { Connection: 'close' } } : {}),
-  });
 }

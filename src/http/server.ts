@@ -3,13 +3,15 @@
  * route's cap, runs the handler, and reports every finished request (for the request log and metrics).
  * Also: production HTTPS enforcement, in-flight tracking and drain on shutdown.
  */
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { GatewayError } from '../errors.js';
-import { IncomingRequest } from './request.js';
+import { BodyGate, discardBoundFor } from './body-gate.js';
+import { DrainState } from './drain-state.js';
+import { IncomingRequest, type DataSource } from './request.js';
 import { newRequestId } from './request-id.js';
 import { Reply } from './reply.js';
 import { createRouteTable, type RoutePattern } from './route-table.js';
-import type { Uws } from './uws.js';
+import { listenExclusive, type Uws } from './uws.js';
 import { registerWsRoutes, type WsRegistry, type WsRouteDef } from './ws.js';
 
 export interface RouteContext {
@@ -51,6 +53,12 @@ export interface HttpServerOptions {
   readonly tls?: { readonly cert_file: string; readonly key_file: string } | undefined;
   onStart?(family: string): void;
   onComplete(done: CompletedRequest): void;
+  /**
+   * An exception that is not a GatewayError (a bug), from a handler or from a uWS callback: reported once,
+   * with the request it belongs to when there is one, before the 500 goes out. A throw that escaped a uWS
+   * callback would otherwise end the process.
+   */
+  onUnexpectedError(err: unknown, where: string, req: IncomingRequest | null): void;
   /** WebSocket routes (src/http/ws.ts), registered before the catch-all HTTP handler. */
   readonly ws?: { readonly routes: readonly WsRouteDef[]; readonly maxPayloadBytes: number };
 }
@@ -72,9 +80,9 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     : opts.uws.App();
   let listenSocket: us_listen_socket | null = null;
   let inFlight = 0;
-  let draining = false;
+  const drain = new DrainState();
   let drained: (() => void) | null = null;
-  const isDraining = (): boolean => draining;
+  const isDraining = (): boolean => drain.draining;
   const sockets: WsRegistry | null = opts.ws
     ? registerWsRoutes(app, opts.uws.DISABLED, {
         routes: opts.ws.routes,
@@ -88,7 +96,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   function finish(req: IncomingRequest, reply: Reply, family: string): void {
     inFlight -= 1;
     opts.onComplete({ req, family, status: reply.status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
-    if (draining && inFlight === 0) drained?.();
+    if (drain.draining && inFlight === 0) drained?.();
   }
 
   async function run(route: RouteDef, req: IncomingRequest, reply: Reply, early: GatewayError | null): Promise<void> {
@@ -96,6 +104,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       if (early) throw early;
       await route.handle({ req, reply, route });
     } catch (err) {
+      if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'handler', req);
       req.discardBody();
       if (!reply.headWritten) reply.error(err);
       else reply.endStream();
@@ -105,22 +114,24 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     }
   }
 
-  app.any('/*', (res, uwsReq) => {
+  function accept(res: UwsResponse, uwsReq: UwsRequest): void {
     const method = uwsReq.getCaseSensitiveMethod().toUpperCase();
     const path = uwsReq.getUrl();
     const match = table.match(method, path);
     const route = match.kind === 'found' ? match.value : UNMATCHED;
     const req = new IncomingRequest(res, uwsReq, method, path, newRequestId(route.idPrefix ?? 'req_'), opts.trustProxy);
-    const reply = new Reply(res, req.requestId, isDraining);
-    res.onAborted(() => {
-      reply.markAborted();
-      req.markAborted();
-    });
+    const reply = new Reply(res, req.requestId, drain);
+    res.onAborted(
+      guarded(() => {
+        reply.markAborted();
+        req.markAborted();
+      }, 'onAborted', req),
+    );
     inFlight += 1;
     opts.onStart?.(route.family);
 
     let early: GatewayError | null = null;
-    if (draining) early = new GatewayError('service_draining', { headers: { Connection: 'close' } });
+    if (drain.draining) early = new GatewayError('service_draining', { headers: { Connection: 'close' } });
     else if (opts.production && !opts.tls && !route.plainHttpAllowed && !viaHttpsProxy(req, opts.trustProxy)) {
       early = new GatewayError('https_required', { message: 'This server accepts HTTPS only: plain HTTP requests are refused in production.' });
     } else if (match.kind === 'not_found') {
@@ -132,11 +143,37 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       });
     } else {
       req.params = match.params;
-      if (route.streamBody) req.startBodyStream(res, route.bodyLimit ?? opts.maxBodyBytes, () => reply.open);
-      else if (BODY_METHODS.has(method)) req.startBody(res, route.bodyLimit ?? opts.maxBodyBytes);
     }
+    if (BODY_METHODS.has(method) || route.streamBody) readBody(res, req, reply, route, early !== null);
     void run(route, req, reply, early);
-  });
+  }
+
+  /** Every body is read (or dropped) through a gate that holds an early answer until the body is in. */
+  function readBody(res: UwsResponse, req: IncomingRequest, reply: Reply, route: RouteDef, refused: boolean): void {
+    const limit = route.bodyLimit ?? opts.maxBodyBytes;
+    const gate = new BodyGate(true, discardBoundFor(limit));
+    reply.holdUntilBodyIn(gate);
+    const onData: DataSource = (handler) => res.onData(guarded(handler, 'onData', req));
+    if (refused) req.dropBody(onData, gate);
+    else if (route.streamBody) req.startBodyStream(res, onData, limit, () => reply.usable, gate);
+    else req.startBody(onData, limit, gate);
+  }
+
+  /**
+   * uWS callbacks must never throw: an exception escaping one ends the process (one client could stop the
+   * service). Whatever escapes is reported and the request, if it can still be answered, gets a 500.
+   */
+  function guarded<A extends unknown[]>(f: (...args: A) => void, where: string, req: IncomingRequest | null): (...args: A) => void {
+    return (...args: A) => {
+      try {
+        f(...args);
+      } catch (err) {
+        opts.onUnexpectedError(err, where, req);
+      }
+    };
+  }
+
+  app.any('/*', guarded(accept, 'request', null));
 
   return {
     get inFlight() {
@@ -144,9 +181,11 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     listen(host, port) {
       return new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
+        // Exclusive: uWS otherwise sets SO_REUSEPORT, and a second gateway started on the same port would
+        // silently share it (each with its own limiter, both writing one store).
+        listenExclusive(opts.uws, app, host, port, (socket) => {
           if (!socket) {
-            reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
+            reject(new Error(`cannot listen on ${host}:${port}: address in use or not available`));
             return;
           }
           listenSocket = socket;
@@ -155,14 +194,20 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       });
     },
     drain(timeoutMs) {
-      draining = true;
+      drain.begin();
       if (listenSocket) opts.uws.us_listen_socket_close(listenSocket);
       listenSocket = null;
       // Realtime sessions are not requests: they get a last event and a 1001 close, not a wait.
       sockets?.closeAll();
       if (inFlight === 0) return closeApp(app);
       return new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
+        const timer = setTimeout(() => {
+          // Streams still open get their last frame and end; the app closes once they have (or at once
+          // for anything that registered no last words).
+          drained = () => resolve();
+          drain.deadline();
+          setImmediate(resolve);
+        }, timeoutMs);
         drained = () => {
           clearTimeout(timer);
           resolve();

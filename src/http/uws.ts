@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as UwsModule from 'uWebSockets.js';
+import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 
 export type Uws = typeof UwsModule;
 
@@ -42,4 +43,20 @@ export class UwsFallbackError extends Error {
  */
 export function copyChunk(chunk: ArrayBuffer): Buffer {
   return Buffer.from(new Uint8Array(chunk));
+}
+
+/** In the binary (uWS.js 20.30) but not in its typings: listen's options argument and its one flag. */
+interface ListenWithOptions {
+  listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): TemplatedApp;
+}
+
+/**
+ * Listens without SO_REUSEPORT, which uWS sets by default: a second gateway started on the same port must
+ * fail with "address in use" instead of silently sharing the port (each with its own limiter, both writing
+ * one store).
+ */
+export function listenExclusive(uws: Uws, app: TemplatedApp, host: string, port: number, cb: (socket: us_listen_socket | false) => void): void {
+  const flag = (uws as Uws & { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
+  if (flag === undefined) throw new Error('this uWebSockets.js build has no LIBUS_LISTEN_EXCLUSIVE_PORT: cannot listen exclusively');
+  (app as unknown as ListenWithOptions).listen(host, port, flag, cb);
 }

@@ -93,7 +93,15 @@ export function pipeToClient(
   return new Promise((resolve) => {
     const body = res.body;
     req.onAbort(() => body.destroy());
+    // At a graceful stop's deadline the audio stream ends where it is (its framing is the model's, not
+    // ours to add an error event to), billed for what was delivered.
+    reply.onDrainDeadline(() => {
+      reply.endStream();
+      body.destroy();
+      resolve({ outcome: 'drained', kept, complete: false });
+    });
     body.on('data', (chunk: Buffer) => {
+      if (!reply.open) return;
       if (keepTail) kept = (kept + chunk.toString('utf8')).slice(-64 * 1024);
       else if (kept.length < KEEP_BYTES) kept += chunk.toString('utf8');
       else complete = false;

@@ -14,7 +14,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { checkTranscriptionField, parseSpeechRequest } from '../schemas/audio.js';
 import { forwardUpload } from './audio-upload.js';
 import { callUpstream, pipeToClient, recordAudioUsage, type AudioAccount } from './audio-call.js';
-import type { ChatServices } from './chat-dispatch.js';
+import type { ChatServices, Outcome } from './chat-dispatch.js';
 import { requireBudget, requireEndpoint, requireKey } from './guard.js';
 
 export interface AudioServices extends ChatServices {
@@ -61,7 +61,7 @@ function uploadRoute(services: AudioServices, route: 'transcriptions' | 'transla
       });
       await upload.fileStarted;
       const call = callUpstream(services, req, endpoint, { path: `/audio/${route}`, body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
-      const record = (outcome: 'completed' | 'aborted' | 'error' | 'timeout', usage: ReturnType<typeof transcriptionUsage> | null): void =>
+      const record = (outcome: Outcome, usage: ReturnType<typeof transcriptionUsage> | null): void =>
         recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: call.started });
       let fileBytes = 0;
       try {
@@ -103,7 +103,7 @@ function speechRoute(services: AudioServices): RouteDef {
       const body = spliceTopLevel(raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...parsed, model: endpoint.upstream.model }));
       const sse = speech.stream_format === 'sse';
       const call = callUpstream(services, req, endpoint, { path: '/audio/speech', body, ...(sse ? { accept: 'text/event-stream' } : {}) }, deadlinesFor(endpoint.tier, services.timeouts, false));
-      const record = (outcome: 'completed' | 'aborted' | 'error' | 'timeout', usage: ReturnType<typeof speechUsage> | null): void =>
+      const record = (outcome: Outcome, usage: ReturnType<typeof speechUsage> | null): void =>
         recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: call.started });
       try {
         const res = await call.response;

@@ -48,7 +48,8 @@ export interface TurnRequest {
   readonly complete?: (body: Record<string, unknown>) => Promise<void>;
 }
 
-export type Outcome = 'completed' | 'aborted' | 'error' | 'timeout';
+/** `drained`: a stream the server ended at its drain deadline (billed for what was delivered). */
+export type Outcome = 'completed' | 'aborted' | 'error' | 'timeout' | 'drained';
 
 /** Cheap prompt estimate for turns whose upstream reported no usage (4 bytes per token, plus framing). */
 function estimatePrompt(t: TurnRequest): number {

@@ -46,11 +46,14 @@ export function streamTurn(
   reply.setHeader('Cache-Control', 'no-cache');
   reply.beginStream(200, 'text/event-stream');
 
+  let ended = false;
   const flush = (): void => {
     flushScheduled = false;
     if (!pending) return;
     const out = pending;
     pending = '';
+    // After the end (or the client's abort) nothing may touch the response: uWS has let go of it.
+    if (!reply.open) return;
     if (!reply.write(out)) {
       res.body.pause();
       reply.onWritable(() => res.body.resume());
@@ -107,6 +110,8 @@ export function streamTurn(
 
   return new Promise<void>((resolve) => {
     const finish = (outcome: Outcome): void => {
+      if (ended) return;
+      ended = true;
       clearTimeout(idle);
       flush();
       reply.endStream();
@@ -115,11 +120,21 @@ export function streamTurn(
       charge(outcome, normalizer.usage ?? normalizer.estimatedUsage(promptEstimate()));
       resolve();
     };
+    // A graceful stop's deadline ends the stream the way SPEC ends a mid-stream error, billed for what was
+    // delivered, instead of cutting it after an ordinary chunk (clients could not tell it from a fault).
+    reply.onDrainDeadline(() => {
+      for (const chunk of normalizer.flush()) sendJson(chunk);
+      send(errorFrame(new GatewayError('service_draining', { message: 'The server is shutting down; the stream was ended before the model finished. Retry the request.' })) + DONE);
+      finish('drained');
+      controller.abort();
+    });
     res.body.on('data', (buf: Buffer) => {
+      if (ended) return;
       idle.refresh();
       for (const event of decoder.push(utf8.write(buf))) if (!failed) handle(event.data);
     });
     res.body.on('end', () => {
+      if (ended) return;
       for (const event of decoder.push(utf8.end()).concat(decoder.flush())) if (!failed) handle(event.data);
       for (const chunk of normalizer.flush()) sendJson(chunk);
       if (failed) return finish('error');
@@ -131,6 +146,7 @@ export function streamTurn(
       finish('completed');
     });
     res.body.on('error', () => {
+      if (ended) return;
       if (t.req.aborted) return finish('aborted');
       if (timedOut() || timedOutIdle) {
         const which = timedOutIdle ? `sent nothing for ${t.deadlines.idleMs / 1000} s` : `did not finish within ${t.deadlines.requestMs / 1000} s`;

@@ -45,3 +45,22 @@ export function useGatewaySuite(overrides: Parameters<typeof testConfig>[2] = {}
     return { sim, gw, keys, config };
   });
 }
+
+/** A simulator (and fresh keys) for suites that start and stop their own gateways. */
+export function useSimulator(): { readonly sim: SimulatorProcess; readonly keys: TestKeys } {
+  let sim: SimulatorProcess | null = null;
+  const keys = makeKeys();
+  beforeAll(async () => {
+    sim = await startSimulatorProcess();
+  });
+  afterAll(async () => {
+    await sim?.stop();
+  });
+  return {
+    get sim() {
+      if (!sim) throw new Error('the simulator has not started: read it inside a test or hook');
+      return sim;
+    },
+    keys,
+  };
+}

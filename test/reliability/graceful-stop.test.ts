@@ -1,0 +1,91 @@
+/**
+ * A graceful stop (SIGTERM) with streams in flight. Regressions from trying to break the running gateway:
+ * every stream in flight ended in a chunked-framing error (`Connection: close` written inside the body),
+ * and streams still open at the drain deadline were cut after an ordinary chunk, billed as aborted.
+ */
+import OpenAI from 'openai';
+import { describe, expect, it } from 'vitest';
+import { PROJECT, testConfig } from '../helpers/configs.js';
+import { startGatewayProcess } from '../helpers/processes.js';
+import { openRaw, readResponse, requestHead } from '../helpers/raw-http.js';
+import { simSeq, waitForSim } from '../helpers/simulator-log.js';
+import { parseSse } from '../helpers/sse.js';
+import { useSimulator } from '../helpers/suite.js';
+import { openUsageDb } from '../helpers/usage-db.js';
+
+const suite = useSimulator();
+
+const CHAT_PATH = `/${PROJECT}/chat/v1/chat/completions`;
+
+function streamBody(tokens: number, delayMs: number, tag: string): string {
+  return JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: tag }], sim: { tokens, delay_ms: delayMs } });
+}
+
+/** Starts a raw streamed request and resolves once the simulator is serving it. */
+async function startStream(gatewayUrl: string, key: string, tokens: number, delayMs: number) {
+  const tag = `stream-${Math.random().toString(16).slice(2)}`;
+  const before = await simSeq(suite.sim.url);
+  const raw = await openRaw(gatewayUrl);
+  const body = streamBody(tokens, delayMs, tag);
+  await raw.write(requestHead('POST', CHAT_PATH, { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) + body);
+  await waitForSim(suite.sim.url, (r) => r.seq > before && r.body.includes(tag));
+  return raw;
+}
+
+describe('SIGTERM with a stream in flight', () => {
+  it('lets the stream finish with valid chunked framing: [DONE], then the terminating chunk, nothing inside the body', async () => {
+    const gw = await startGatewayProcess(testConfig(suite.sim.url, suite.keys));
+    const raw = await startStream(gw.url, suite.keys.full, 8, 50);
+    const exited = gw.stop('SIGTERM');
+    const res = await readResponse(raw);
+    expect(res.status).toBe(200);
+    expect(res.body.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(res.body).not.toContain('Connection');
+    const frames = parseSse(res.body);
+    expect(frames.filter((f) => f.data !== '[DONE]').every((f) => !('error' in (JSON.parse(f.data) as object)))).toBe(true);
+    raw.socket.destroy();
+    expect(await exited).toBe(0);
+  });
+
+  it('lets the official SDK read a stream in flight to its end without a framing error', async () => {
+    const gw = await startGatewayProcess(testConfig(suite.sim.url, suite.keys));
+    const client = new OpenAI({ baseURL: `${gw.url}/${PROJECT}/chat/v1`, apiKey: suite.keys.full, maxRetries: 0 });
+    const before = await simSeq(suite.sim.url);
+    const stream = await client.chat.completions.create({ model: 'm', stream: true, messages: [{ role: 'user', content: 'sdk-drain' }], ...({ sim: { tokens: 8, delay_ms: 50 } } as object) });
+    await waitForSim(suite.sim.url, (r) => r.seq > before && r.body.includes('sdk-drain'));
+    const exited = gw.stop('SIGTERM');
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
+    expect(await exited).toBe(0);
+  });
+
+  it('ends a stream still open at the drain deadline with a service_draining error frame and [DONE], billed as drained for what was delivered', async () => {
+    const gw = await startGatewayProcess(testConfig(suite.sim.url, suite.keys, { server: { drain_timeout_ms: 500 } }));
+    // 100 tokens at 50 ms: about 5 s, far past the 500 ms deadline.
+    const raw = await startStream(gw.url, suite.keys.full, 100, 50);
+    const exited = gw.stop('SIGTERM');
+    const res = await readResponse(raw);
+    expect(res.status).toBe(200);
+    const frames = parseSse(res.body);
+    const last = frames.at(-1);
+    const error = frames.at(-2);
+    expect(last?.data).toBe('[DONE]');
+    const envelope = JSON.parse(error?.data ?? '{}') as { error?: { code?: string; type?: string; message?: string; param?: unknown } };
+    expect(envelope.error?.code).toBe('service_draining');
+    expect(Object.keys(envelope.error ?? {}).sort()).toEqual(['code', 'message', 'param', 'type']);
+    const delivered = frames.slice(0, -2).filter((f) => (JSON.parse(f.data) as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content).length;
+    expect(delivered).toBeGreaterThan(0);
+    expect(await exited).toBe(0);
+
+    const ledger = openUsageDb(gw.dbPath);
+    try {
+      const [row] = ledger.recent(1);
+      expect(row?.status).toBe('drained');
+      expect(row?.completion_tokens).toBeGreaterThan(0);
+      expect(row?.completion_tokens).toBeLessThan(100);
+    } finally {
+      ledger.close();
+    }
+  });
+});
