@@ -1,8 +1,8 @@
 /**
  * The outbound address guard: every request the gateway makes to a user-supplied URL (webhook
- * deliveries now, image fetches later) goes through it twice.
+ * deliveries and their /test, image fetches and each of their redirect hops) goes through it twice.
  *   1. `checkOutboundUrl` when the URL is accepted: scheme, no credentials, and the host (an address
- *      literal, or every address its name resolves to) must be global unicast (core/net/address-policy).
+ *      literal, or every address its name resolves to) must be globally routable (core/net/address-policy).
  *   2. `guardedLookup` at connect time, as the `lookup` of the socket: the name is resolved again and the
  *      connection is refused if any address is not allowed, so a name that resolved to a public address
  *      at creation cannot be re-pointed at 127.0.0.1 afterwards (DNS rebinding). net.connect skips
@@ -10,7 +10,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { describeRange, parseIpLiteral, refusedRange } from '../core/net/address-policy.js';
+import { describeRange, parseIpLiteral, refusedRange, type Refusal } from '../core/net/address-policy.js';
 
 export interface OutboundPolicy {
   readonly allowPrivate: boolean;
@@ -42,7 +42,7 @@ export const systemResolver: Resolver = (hostname) =>
     });
   });
 
-function refusal(host: string, address: string, range: string): string {
+function refusal(host: string, address: string, range: Refusal): string {
   return host === address ? `${host} is ${describeRange(range)}` : `${host} resolves to ${address}, ${describeRange(range)}`;
 }
 
