@@ -169,6 +169,7 @@ export class Reply {
   }
 
   onWritable(handler: () => void): void {
+    if (!this.usable) return;
     this.#res.onWritable(() => {
       handler();
       return true;
