@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
- * The `switchboard` command: serve, simulate, keys create. Usage errors and config errors exit with
- * code 2 and a message naming the flag or field path; nothing here prints a stack trace for those.
+ * The `switchboard` command: serve, simulate, keys create. Usage errors, config errors and a secret key
+ * that does not fit the store exit with code 2 and a message naming the flag, field path or key file;
+ * nothing here prints a stack trace for those. A relative `storage.path` is from the config file's folder,
+ * a relative `--db` from the working directory.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { z } from 'zod';
@@ -10,6 +12,7 @@ import { createKeyFromCli } from './cli-keys.js';
 import { UwsFallbackError } from './http/uws.js';
 import { startGateway } from './main.js';
 import { startSimulator } from './simulator/server.js';
+import { SecretKeyError } from './store/secret-box.js';
 
 const USAGE = `usage:
   switchboard serve --config FILE [--port N] [--host H] [--db PATH]
@@ -94,7 +97,10 @@ async function keys(argv: string[]): Promise<void> {
   );
   if (!flags.config && !flags.db) throw new UsageError('--config or --db is required: the store to write the key into');
   const config = flags.config ? loadConfigFile(flags.config) : null;
-  const created = createKeyFromCli(config, flags.db ?? config?.storage.path ?? '', {
+  // --db is from the working directory, like any path on a command line; storage.path is already resolved
+  // from the config file's folder (config.ts), so both name the store the gateway serves.
+  const store = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: config?.storage.path ?? '', from: `storage.path in ${flags.config ?? ''}` };
+  const created = createKeyFromCli(config, store, {
     projectId: flags.project,
     scopes: flags.scopes,
     name: flags.name ?? null,
@@ -145,7 +151,8 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`switchboard: ${err.message}\n${USAGE}\n`);
     process.exit(2);
   }
-  if (err instanceof ConfigError || err instanceof UwsFallbackError) {
+  // The operator must fix these before a start can succeed: a supervisor should not just restart.
+  if (err instanceof ConfigError || err instanceof UwsFallbackError || err instanceof SecretKeyError) {
     process.stderr.write(`switchboard: ${err.message}\n`);
     process.exit(2);
   }

@@ -4,6 +4,7 @@
  * operators: add fields, never rename them.
  */
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { KEY_VALUE_PATTERN } from './core/auth/key-token.js';
@@ -48,6 +49,7 @@ const serverSchema = z.strictObject({
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 });
 
+/** A relative path is from the config file's folder (loadConfigFile), so every command finds the same store. */
 const storageSchema = z.strictObject({ path: z.string().min(1).default('data/switchboard.db') });
 
 const securitySchema = z.strictObject({
@@ -152,7 +154,7 @@ const mediaSchema = z.strictObject({
 const audioSchema = z.strictObject({
   /** Multipart uploads to the transcription and translation routes (413 past it). */
   max_upload_bytes: z.number().int().positive().default(25 * 1024 * 1024),
-  /** Largest realtime client message; larger ones close the connection (1009) before being buffered. */
+  /** Largest realtime client message; a larger one closes the connection with 1009 (docs/realtime.md "Backpressure"). */
   realtime_max_message_bytes: z.number().int().min(1024).default(4 * 1024 * 1024),
 });
 
@@ -388,10 +390,20 @@ export function formatZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''
     .join('\n');
 }
 
-export function parseConfig(raw: unknown, source = 'config'): Config {
+/**
+ * `baseDir`: the folder relative paths in the file (storage.path, server.tls files) are taken from;
+ * loadConfigFile passes the file's own. Without it they are left as written (the working directory).
+ */
+export function parseConfig(raw: unknown, source = 'config', baseDir?: string): Config {
   const result = configSchema.safeParse(raw ?? {});
   if (!result.success) throw new ConfigError(`${source} is invalid:\n${formatZodIssues(result.error.issues)}`);
-  return deepFreeze(result.data);
+  const config = result.data;
+  if (baseDir !== undefined) {
+    if (config.storage.path !== ':memory:') config.storage.path = resolve(baseDir, config.storage.path);
+    const { tls } = config.server;
+    if (tls) config.server.tls = { cert_file: resolve(baseDir, tls.cert_file), key_file: resolve(baseDir, tls.key_file) };
+  }
+  return deepFreeze(config);
 }
 
 export function loadConfigFile(file: string): Config {
@@ -407,7 +419,9 @@ export function loadConfigFile(file: string): Config {
   } catch (err) {
     throw new ConfigError(`${file} is not valid YAML: ${(err as Error).message}`);
   }
-  return parseConfig(raw, file);
+  // From the file's folder, not the working directory: `keys create --config FILE` run from another folder
+  // used to mint into a new, empty database the gateway never read (issue 19, defect 9).
+  return parseConfig(raw, file, dirname(resolve(file)));
 }
 
 function deepFreeze<T>(value: T): T {

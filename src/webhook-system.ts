@@ -11,7 +11,7 @@ import { createWebhookManager, type WebhookManager } from './core/webhooks/webho
 import type { Logger } from './log.js';
 import type { WorkerPool } from './pool/worker-pool.js';
 import { openDatabase, type Db } from './store/db.js';
-import { loadSecretBox } from './store/secret-box.js';
+import { loadSecretBox, storedSealedValues } from './store/secret-box.js';
 import { createDeliveriesList, createDeliveriesRepo } from './store/webhook-deliveries-repo.js';
 import { createOutbox, type StoreOutbox } from './store/webhook-outbox.js';
 import { createWebhooksRepo } from './store/webhooks-repo.js';
@@ -42,7 +42,8 @@ const CLOSE_WAIT_MS = 2000;
 export function createWebhookSystem(options: WebhookSystemOptions): WebhookSystem {
   const { config, db, dbPath, pool, now, logger } = options;
   const settings = config.webhooks;
-  const box = loadSecretBox(dbPath);
+  // The first load at start: a key that cannot open what the store holds stops the start here, before listening.
+  const box = loadSecretBox(dbPath, storedSealedValues(db));
   const policy: OutboundPolicy = { allowPrivate: config.security.allow_private_targets, allowHttp: config.security.allow_http_targets };
   // The dispatcher enforces the per-endpoint share; several endpoints may share an origin, and undici must
   // not queue their requests behind its own per-origin cap (queue time would eat the attempt timeout).

@@ -5,6 +5,12 @@
  * that enforces one rule uWS leaves to us: a client that does not read cannot make the gateway buffer
  * without bound. Past the per-connection cap the connection is ended with close code 1008 (after one last
  * `error` event, queued behind what the client has not read yet).
+ *
+ * Incoming messages over the cap (`maxPayloadBytes`) are closed with 1009 here, not by uWS: uWS's own
+ * limit (maxPayloadLength) drops the TCP connection without a close frame, which clients see as 1006. So
+ * uWS is given a ceiling of twice the cap, and a message between the two is read, then refused with 1009;
+ * only a frame past the ceiling is still dropped by uWS, from its header, before any of it is buffered.
+ * Memory per connection stays bounded by the ceiling (uWS buffers a message whole before handing it over).
  */
 import type { CompressOptions, HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
 import { GatewayError } from '../errors.js';
@@ -33,6 +39,8 @@ export interface WsSession {
   shutdown?(): void;
   /** The client sent more than its cap allows to wait; called before the socket is ended with 1008. */
   overflow?(buffered: number): void;
+  /** The client sent a message over the cap (never delivered); called before the socket is ended with 1009. */
+  tooLarge?(bytes: number): void;
 }
 
 export interface WsAccept {
@@ -52,7 +60,7 @@ export interface WsRouteDef {
 
 export interface WsOptions {
   readonly routes: readonly WsRouteDef[];
-  /** uWS closes the connection (1009) on a larger message, before it is buffered whole. */
+  /** Largest incoming message; a larger one closes the connection with 1009 (see the header comment). */
   readonly maxPayloadBytes: number;
   readonly trustProxy: boolean;
   readonly isDraining: () => boolean;
@@ -73,6 +81,10 @@ interface UserData {
 
 /** uWS backstop far above any per-connection cap: our own check fires first. */
 const UWS_MAX_BACKPRESSURE = 64 * 1024 * 1024;
+/** uWS's own message limit, as a multiple of ours: the messages between the two get a proper 1009. */
+const UWS_PAYLOAD_CEILING_FACTOR = 2;
+/** maxPayloadLength is an unsigned 32-bit int in uWS; stay well inside it. */
+const UWS_PAYLOAD_CEILING_MAX = 2 ** 31 - 1;
 
 class SocketFacade implements WsSocket {
   readonly #ws: WebSocket<UserData>;
@@ -128,7 +140,7 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
     const table = createRouteTable([{ method: 'GET', pattern: route.pattern, value: def }]);
     app.ws<UserData>(toUwsPattern(route.pattern), {
       compression: uwsCompression,
-      maxPayloadLength: opts.maxPayloadBytes,
+      maxPayloadLength: Math.min(opts.maxPayloadBytes * UWS_PAYLOAD_CEILING_FACTOR, UWS_PAYLOAD_CEILING_MAX),
       maxBackpressure: UWS_MAX_BACKPRESSURE,
       idleTimeout: 120,
       sendPingsAutomatically: true,
@@ -173,8 +185,15 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
         };
       },
       message: (ws, message, isBinary) => {
+        const data = ws.getUserData();
+        if (message.byteLength > opts.maxPayloadBytes) {
+          // Never copied nor delivered: uWS frees its buffer when this returns.
+          data.session?.tooLarge?.(message.byteLength);
+          data.facade?.end(1009, `message of ${message.byteLength} bytes: the limit is ${opts.maxPayloadBytes}`);
+          return;
+        }
         // The ArrayBuffer is neutered when this callback returns: copy it.
-        ws.getUserData().session?.message(Buffer.from(message.slice(0)), isBinary);
+        data.session?.message(Buffer.from(message.slice(0)), isBinary);
       },
       drain: (ws) => ws.getUserData().session?.drain?.(),
       close: (ws, code, message) => {

@@ -17,7 +17,7 @@ import { createDecisionLog, type DecisionLog } from '../store/decision-log.js';
 import { createDecisionsRepo, type DecisionsRepo } from '../store/decisions-repo.js';
 import { createEmbeddingCache } from '../store/embedding-cache.js';
 import { createRouterSettingsRepo, type RouterSettingsRepo } from '../store/router-settings-repo.js';
-import { loadSecretBox } from '../store/secret-box.js';
+import { loadSecretBox, storedSealedValues } from '../store/secret-box.js';
 import { createWorkspaceRoutingRepo, type WorkspaceRoutingRepo } from '../store/workspace-routing-repo.js';
 import { embed } from '../upstream/embeddings.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
@@ -100,7 +100,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     now: deps.now,
   });
   const decisionLog = createDecisionLog(deps.dbPath, (message) => logger.error({ message }, 'routing decision rows could not be written'));
-  const decisions = createDecisionsRepo(deps.db, loadSecretBox(deps.dbPath));
+  const decisions = createDecisionsRepo(deps.db, loadSecretBox(deps.dbPath, storedSealedValues(deps.db)));
   let pruneTimer: NodeJS.Timeout | null = null;
   const prune = (): void => void decisionLog.prune(deps.now() - DECISION_WINDOW_MS);
 

@@ -68,6 +68,10 @@ export class SegmentSession implements WsSession {
     this.#io.overflow(buffered);
   }
 
+  tooLarge(): void {
+    this.#io.tooLarge();
+  }
+
   shutdown(): void {
     this.#io.error(new GatewayError('service_draining', { message: 'The server is shutting down; reconnect to continue.' }));
   }

@@ -134,6 +134,11 @@ export class SessionIo {
     sendPastCap(this.#socket, JSON.stringify(errorEvent(e, null)));
   }
 
+  /** The client sent a message over audio.realtime_max_message_bytes: the socket is ended with 1009 next. */
+  tooLarge(): void {
+    this.#outcome = 'error';
+  }
+
   /** Segments are requests too (SPEC Limits): the project's window, the key quota and the budgets. */
   admitSegment(): GatewayError | null {
     const { services, auth, endpoint, account } = this.ctx;

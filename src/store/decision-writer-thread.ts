@@ -8,7 +8,7 @@ import { unpack } from 'msgpackr';
 import { yieldToEventLoop } from '../thread-priority.js';
 import { openDatabase } from './db.js';
 import type { DecisionRecord } from './decision-log.js';
-import { loadSecretBox } from './secret-box.js';
+import { loadSecretBox, storedSealedValues } from './secret-box.js';
 
 export type DecisionWriterMessage =
   | { readonly kind: 'rows'; readonly seq: number; readonly packed: Uint8Array }
@@ -24,7 +24,7 @@ if (parentPort) {
   const port = parentPort;
   const path = (workerData as { path: string }).path;
   const db = openDatabase(path, 'NORMAL');
-  const box = loadSecretBox(path);
+  const box = loadSecretBox(path, storedSealedValues(db));
   const insert = db.prepare(`
     INSERT INTO routing_decisions (request_id, project_id, workspace_id, created_at, route_reason, query_preview, detail)
     VALUES (?, ?, ?, ?, ?, ?, ?)`);

@@ -1,6 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/db.js';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { call, expectError } from '../helpers/http.js';
 import {
@@ -81,7 +82,10 @@ describe('switchboard keys create', () => {
   });
 
   it('refuses a workspace list combined with the management scope', async () => {
-    const path = writeConfig(tempDir(), { ...testConfig(sim.url, keys), storage: { path: join(tempDir(), 'k.db') } });
+    // keys create writes only into a store that exists (it never creates one).
+    const db = join(tempDir(), 'k.db');
+    openDatabase(db).close();
+    const path = writeConfig(tempDir(), { ...testConfig(sim.url, keys), storage: { path: db } });
     const result = await runCli(['keys', 'create', '--config', path, '--project', PROJECT, '--scopes', 'management', '--workspaces', 'ws_0b0b0b']);
     expectUsageFailure(result, '--workspaces');
   });

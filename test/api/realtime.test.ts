@@ -158,6 +158,39 @@ describe('segment mode', () => {
   });
 });
 
+// Regression: uWS's own message limit dropped the TCP connection, so clients saw 1006 where
+// docs/realtime.md promises the close frame 1009.
+describe('message cap (audio.realtime_max_message_bytes, 4 MiB here)', () => {
+  const CAP = 4 * 1024 * 1024;
+
+  it.each([
+    ['one byte over', CAP + 1],
+    ['half as large again', CAP * 1.5],
+  ])('closes with 1009 on a message %s the cap, and records the session as error', async (_label, bytes) => {
+    const raw = (await rawWebSocket(port(), path('live'), { authorization: `Bearer ${keys.full}` })) as RawWs;
+    const requestId = raw.headers['x-request-id'] ?? '';
+    expect(requestId).toMatch(/^req_/);
+    raw.sendText('x'.repeat(bytes));
+    // Until the close frame, or until the connection is gone without one (what uWS's own limit did).
+    const until = Date.now() + 10_000;
+    while (!raw.frames.some((f) => typeof f !== 'string') && !raw.socket.destroyed && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(raw.frames.find((f) => typeof f !== 'string')).toEqual({ close: 1009, reason: `message of ${bytes} bytes: the limit is ${CAP}` });
+    expect((await ledger.waitForRow(requestId)).status).toBe('error');
+    raw.socket.destroy();
+  });
+
+  it('still takes an append just under the cap', async () => {
+    const c = await manualSession();
+    // The event's JSON is 47 bytes plus the base64: 3,145,692 bytes of audio make a 4,194,303-byte message.
+    const message = JSON.stringify(appendEvent(Buffer.alloc(3_145_692)));
+    expect(message.length).toBe(CAP - 1);
+    c.ws.send(message);
+    c.send({ type: 'input_audio_buffer.clear' });
+    await c.next('input_audio_buffer.cleared');
+    c.close();
+  });
+});
+
 /** The newest realtime session row with the given status (session rows carry the upgrade's req_ id). */
 async function waitForSessionRow(status: string): Promise<{ route: string; status: string }> {
   const until = Date.now() + 15_000;

@@ -27,8 +27,8 @@ export interface Spawned {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
-function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): Spawned {
-  const proc = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Spawned {
+  const proc = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   const stdout: string[] = [];
   const stderr: string[] = [];
   proc.stdout?.on('data', (d: Buffer) => stdout.push(d.toString()));
@@ -93,9 +93,12 @@ export interface GatewayProcess extends Spawned {
 
 export interface GatewayStart {
   readonly dir?: string;
-  readonly dbPath?: string;
+  /** null: no --db flag, the config's storage.path decides (dbPath is then read from the start-up log). */
+  readonly dbPath?: string | null;
   readonly extraArgs?: string[];
   readonly env?: NodeJS.ProcessEnv;
+  /** The process's working directory (default: this one). */
+  readonly cwd?: string;
 }
 
 export function writeConfig(dir: string, config: unknown): string {
@@ -107,10 +110,25 @@ export function writeConfig(dir: string, config: unknown): string {
 export async function startGatewayProcess(config: unknown, opts: GatewayStart = {}): Promise<GatewayProcess> {
   const dir = opts.dir ?? tempDir();
   const configPath = writeConfig(dir, config);
-  const dbPath = opts.dbPath ?? join(dir, 'switchboard.db');
-  const p = spawnCli(['serve', '--config', configPath, '--port', '0', '--db', dbPath, ...(opts.extraArgs ?? [])], opts.env);
+  const dbFlag = opts.dbPath === null ? [] : ['--db', opts.dbPath ?? join(dir, 'switchboard.db')];
+  const p = spawnCli(['serve', '--config', configPath, '--port', '0', ...dbFlag, ...(opts.extraArgs ?? [])], opts.env, opts.cwd);
   const m = await waitForOutput(p, /"url":"([^"]+)"[^\n]*"msg":"switchboard listening"/);
-  return { ...p, url: m[1] ?? '', configPath, dbPath };
+  const synced = p.stdout.join('').match(/"db":"([^"]+)"[^\n]*"msg":"config synced into the store"/);
+  return { ...p, url: m[1] ?? '', configPath, dbPath: dbFlag[1] ?? synced?.[1] ?? '' };
+}
+
+/**
+ * `serve` that is expected to refuse to start: resolves with its exit code and output. One that starts
+ * listening instead is stopped at once (and so exits 0), so a regression fails the test, not the run.
+ */
+export function serveUntilExit(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const p = spawnCli(['serve', '--port', '0', ...args], env);
+  p.proc.stdout?.on('data', () => {
+    if (p.stdout.join('').includes('"msg":"switchboard listening"')) void p.stop();
+  });
+  return new Promise((resolve) => {
+    p.proc.on('close', (code) => resolve({ code, stdout: p.stdout.join(''), stderr: p.stderr.join('') }));
+  });
 }
 
 export interface CliResult {
@@ -119,8 +137,8 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const p = spawnCli(args, env);
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<CliResult> {
+  const p = spawnCli(args, env, cwd);
   return new Promise((resolve) => {
     p.proc.on('close', (code) => resolve({ code, stdout: p.stdout.join(''), stderr: p.stderr.join('') }));
   });

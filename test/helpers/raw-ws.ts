@@ -14,6 +14,8 @@ export interface RefusedUpgrade {
 export interface RawWs {
   readonly socket: Socket;
   readonly protocol: string | null;
+  /** The 101 answer's headers (lower-case names), e.g. x-request-id: the session's usage row. */
+  readonly headers: Record<string, string>;
   sendText(text: string): boolean;
   /** Frames received so far (text frames as strings, close frames as {close: code, reason}). */
   readonly frames: (string | { close: number; reason: string })[];
@@ -59,7 +61,7 @@ export function rawWebSocket(port: number, path: string, headers: Record<string,
         return;
       }
       socket.off('data', onData);
-      resolve(openSocket(socket, rest, hdrs['sec-websocket-protocol'] ?? null));
+      resolve(openSocket(socket, rest, hdrs));
     };
     socket.on('data', onData);
     socket.on('error', reject);
@@ -67,7 +69,7 @@ export function rawWebSocket(port: number, path: string, headers: Record<string,
   });
 }
 
-function openSocket(socket: Socket, initial: Buffer, protocol: string | null): RawWs {
+function openSocket(socket: Socket, initial: Buffer, headers: Record<string, string>): RawWs {
   const frames: RawWs['frames'] = [];
   let buf = initial;
   const parse = (): void => {
@@ -99,7 +101,8 @@ function openSocket(socket: Socket, initial: Buffer, protocol: string | null): R
   parse();
   return {
     socket,
-    protocol,
+    protocol: headers['sec-websocket-protocol'] ?? null,
+    headers,
     frames,
     sendText(text) {
       const payload = Buffer.from(text);
