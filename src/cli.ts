@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { ConfigError, formatZodIssues, isoTimestamp, loadConfigFile, SCOPES } from './config.js';
 import { createKeyFromCli } from './cli-keys.js';
 import { UwsFallbackError } from './http/uws.js';
+import { flushLogger, type Logger } from './log.js';
 import { startGateway } from './main.js';
 import { startSimulator } from './simulator/server.js';
 import { SecretKeyError } from './store/secret-box.js';
@@ -55,7 +56,23 @@ async function serve(argv: string[]): Promise<void> {
   // Handlers go in before start: the "listening" line can reach a supervisor before startGateway returns.
   const starting = startGateway({ config, port: flags.port, host: flags.host, dbPath: flags.db });
   onShutdownSignal(async () => (await starting).close());
-  await starting;
+  const gateway = await starting;
+  logFatalExceptions(gateway.logger);
+}
+
+/**
+ * What escapes everything else (a timer, a stream listener) still ends the process, as Node advises after
+ * an unknown failure, but as a structured log line with its stack that the operator's log pipeline sees,
+ * not only a trace on stderr.
+ */
+function logFatalExceptions(logger: Logger): void {
+  process.on('uncaughtException', (err, origin) => {
+    logger.fatal({ err, origin }, 'uncaught exception; exiting');
+    flushLogger(logger);
+    // The log destination is asynchronous; stderr to a pipe or file is written before exit.
+    process.stderr.write(`switchboard: uncaught exception: ${err.stack ?? String(err)}\n`);
+    process.exit(1);
+  });
 }
 
 async function simulate(argv: string[]): Promise<void> {
