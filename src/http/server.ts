@@ -90,6 +90,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         trustProxy: opts.trustProxy,
         isDraining,
         onComplete: opts.onComplete,
+        onUnexpectedError: opts.onUnexpectedError,
       })
     : null;
 

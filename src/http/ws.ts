@@ -65,6 +65,8 @@ export interface WsOptions {
   readonly trustProxy: boolean;
   readonly isDraining: () => boolean;
   onComplete(done: CompletedRequest): void;
+  /** An exception that is not a GatewayError (a bug) caught at a uWS callback: see HttpServerOptions. */
+  onUnexpectedError(err: unknown, where: string, req: IncomingRequest | null): void;
 }
 
 export interface WsRegistry {
@@ -135,6 +137,20 @@ class SocketFacade implements WsSocket {
 
 export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOptions, opts: WsOptions): WsRegistry {
   const open = new Set<WebSocket<UserData>>();
+  /**
+   * An exception escaping a uWS callback ends the process: each is reported instead, and a session whose
+   * handler failed is ended with 1011 (internal error) rather than left half-working.
+   */
+  const guard =
+    <A extends [WebSocket<UserData>, ...unknown[]]>(where: string, f: (...args: A) => void) =>
+    (...args: A): void => {
+      try {
+        f(...args);
+      } catch (err) {
+        opts.onUnexpectedError(err, `ws.${where}`, null);
+        if (where !== 'close') args[0].getUserData().facade?.end(1011, 'internal error');
+      }
+    };
   for (const route of opts.routes) {
     const def: RouteDef = { method: 'GET', pattern: route.pattern, family: route.family, handle: () => undefined };
     const table = createRouteTable([{ method: 'GET', pattern: route.pattern, value: def }]);
@@ -168,12 +184,13 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
             res.upgrade<UserData>({ accept, session: null, facade: null }, key, accept.protocol ?? '', extensions, context);
           });
         } catch (err) {
+          if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'ws.upgrade', req);
           reply.error(err);
           status = reply.status;
         }
         opts.onComplete({ req, family: route.family, status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
       },
-      open: (ws) => {
+      open: guard('open', (ws) => {
         const data = ws.getUserData();
         const facade = new SocketFacade(ws, data.accept.maxBufferedBytes);
         data.facade = facade;
@@ -183,8 +200,8 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
         facade.onOverflow = (buffered) => {
           session.overflow?.(buffered);
         };
-      },
-      message: (ws, message, isBinary) => {
+      }),
+      message: guard('message', (ws, message: ArrayBuffer, isBinary: boolean) => {
         const data = ws.getUserData();
         if (message.byteLength > opts.maxPayloadBytes) {
           // Never copied nor delivered: uWS frees its buffer when this returns.
@@ -194,15 +211,16 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
         }
         // The ArrayBuffer is neutered when this callback returns: copy it.
         data.session?.message(Buffer.from(message.slice(0)), isBinary);
-      },
-      drain: (ws) => ws.getUserData().session?.drain?.(),
-      close: (ws, code, message) => {
+      }),
+      drain: guard('drain', (ws) => ws.getUserData().session?.drain?.()),
+      close: guard('close', (ws, code: number, message: ArrayBuffer) => {
         open.delete(ws);
         const data = ws.getUserData();
         data.facade?.markClosed();
-        data.session?.closed(code, Buffer.from(message).toString('utf8'));
+        const session = data.session;
         data.session = null;
-      },
+        session?.closed(code, Buffer.from(message).toString('utf8'));
+      }),
     });
   }
   return {
