@@ -6,7 +6,7 @@
  */
 import type { Config, KeyConfig, ProjectConfig } from '../config.js';
 import { hashKeyValue, keyPrefix, newKeyId } from '../core/auth/key-token.js';
-import type { Db } from './db.js';
+import { writeTransaction, type Db } from './db.js';
 import { createEndpointsRepo } from './endpoints-repo.js';
 import { createKeysRepo, type KeysRepo } from './keys-repo.js';
 import { createProjectsRepo } from './projects-repo.js';
@@ -25,7 +25,10 @@ export function syncConfig(db: Db, config: Config, now: number): SyncSummary {
   const keys = createKeysRepo(db);
   const summary: SyncSummary = { projects: 0, endpoints: 0, endpointsDeleted: 0, keys: 0, keysRevoked: 0 };
 
-  db.transaction(() => {
+  // Processes started together on one store each sync the same file. Under the write lock taken first,
+  // a later sync reads what an earlier one committed (a key's hash is looked up before it is inserted)
+  // and updates those rows instead of inserting them twice.
+  writeTransaction(db, () => {
     for (const p of config.projects) {
       projects.upsertProject(
         {

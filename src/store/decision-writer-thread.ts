@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { unpack } from 'msgpackr';
 import { yieldToEventLoop } from '../thread-priority.js';
-import { openDatabase } from './db.js';
+import { openDatabase, writeTransaction } from './db.js';
 import type { DecisionRecord } from './decision-log.js';
 import { loadSecretBox, storedSealedValues } from './secret-box.js';
 
@@ -28,12 +28,14 @@ if (parentPort) {
   const insert = db.prepare(`
     INSERT INTO routing_decisions (request_id, project_id, workspace_id, created_at, route_reason, query_preview, detail)
     VALUES (?, ?, ?, ?, ?, ?, ?)`);
-  const insertAll = db.transaction((rows: readonly DecisionRecord[]) => {
-    for (const r of rows) {
-      const sealed = r.preview === '' ? '' : box.seal(r.preview, r.requestId);
-      insert.run(r.requestId, r.projectId, r.workspaceId, r.createdAt, r.routeReason, sealed, JSON.stringify(r.detail));
-    }
+  // Sealed before the transaction: the write lock it takes first (db.ts) is held only for the inserts,
+  // since the event loop's management writes wait on it.
+  const insertAll = writeTransaction(db, (rows: readonly DecisionRecord[], sealed: readonly string[]) => {
+    rows.forEach((r, i) => {
+      insert.run(r.requestId, r.projectId, r.workspaceId, r.createdAt, r.routeReason, sealed[i] ?? '', JSON.stringify(r.detail));
+    });
   });
+  const sealAll = (rows: readonly DecisionRecord[]): string[] => rows.map((r) => (r.preview === '' ? '' : box.seal(r.preview, r.requestId)));
   const prune = db.prepare('DELETE FROM routing_decisions WHERE created_at < ?');
 
   port.on('message', (message: DecisionWriterMessage) => {
@@ -44,8 +46,10 @@ if (parentPort) {
     }
     let error: string | null = null;
     try {
-      if (message.kind === 'rows') insertAll(unpack(message.packed) as DecisionRecord[]);
-      else prune.run(message.before);
+      if (message.kind === 'rows') {
+        const rows = unpack(message.packed) as DecisionRecord[];
+        insertAll(rows, sealAll(rows));
+      } else prune.run(message.before);
     } catch (err) {
       error = (err as Error).message;
     }

@@ -4,7 +4,7 @@
  * (re)built, never per request.
  */
 import { createHash } from 'node:crypto';
-import type { Db } from './db.js';
+import { writeTransaction, type Db } from './db.js';
 
 export interface EmbeddingCache {
   /** Vectors found for the given texts' hashes; missing hashes are absent from the map. */
@@ -28,7 +28,7 @@ export function createEmbeddingCache(db: Db): EmbeddingCache {
   const insert = db.prepare(
     'INSERT OR REPLACE INTO router_embeddings (model_key, text_hash, dimensions, vector, created_at) VALUES (?, ?, ?, ?, ?)',
   );
-  const insertAll = db.transaction((modelKey: string, entries: readonly { hash: string; vector: Float32Array }[], now: number) => {
+  const insertAll = writeTransaction(db, (modelKey: string, entries: readonly { hash: string; vector: Float32Array }[], now: number) => {
     for (const e of entries) insert.run(modelKey, e.hash, e.vector.length, Buffer.from(e.vector.buffer, e.vector.byteOffset, e.vector.byteLength), now);
   });
   return {

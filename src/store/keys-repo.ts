@@ -5,7 +5,7 @@
 import type { Scope } from '../config.js';
 import { compileIpFilter } from '../core/auth/ip-filter.js';
 import type { ApiKeyRecord, KeyCredential } from '../core/records.js';
-import type { Db } from './db.js';
+import { writeTransaction, type Db } from './db.js';
 import { fromJson, fromNullableJson, toJson } from './json-column.js';
 
 interface KeyRow {
@@ -101,12 +101,12 @@ export function createKeysRepo(db: Db) {
     allowedWorkspaceIds: k.allowedWorkspaceIds ? toJson(k.allowedWorkspaceIds) : null,
   });
 
-  const insertWithSecret = db.transaction((key: NewKey, hash: string): void => {
+  const insertWithSecret = writeTransaction(db, (key: NewKey, hash: string): void => {
     insertKey.run({ ...rowParams(key), projectId: key.projectId, prefix: key.prefix, userId: key.userId, source: key.source, createdAt: key.createdAt });
     insertSecret.run(hash, key.id, key.createdAt);
   });
 
-  const rotateTx = db.transaction((r: { id: string; hash: string; prefix: string; now: number; graceUntil: number }): void => {
+  const rotateTx = writeTransaction(db, (r: { id: string; hash: string; prefix: string; now: number; graceUntil: number }): void => {
     endCurrentSecret.run({ id: r.id, until: r.graceUntil });
     insertRotatedSecret.run({ hash: r.hash, id: r.id, now: r.now });
     setPrefix.run({ prefix: r.prefix, id: r.id });

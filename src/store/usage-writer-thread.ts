@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { unpack } from 'msgpackr';
 import { yieldToEventLoop } from '../thread-priority.js';
-import { openDatabase } from './db.js';
+import { openDatabase, writeTransaction } from './db.js';
 import type { UsageRow } from './usage-ledger.js';
 
 /** Rows travel msgpack-encoded in a transferred buffer: far cheaper than structured-cloning objects. */
@@ -45,7 +45,7 @@ if (parentPort) {
       args[at + c] = row[column];
     });
   };
-  const insertAll = db.transaction((rows: readonly UsageRow[]) => {
+  const insertAll = writeTransaction(db, (rows: readonly UsageRow[]) => {
     let next = 0;
     for (; next + ROWS_PER_STATEMENT <= rows.length; next += ROWS_PER_STATEMENT) {
       for (let r = 0; r < ROWS_PER_STATEMENT; r += 1) bind(rows[next + r] as UsageRow, manyArgs, r * COLUMNS.length);

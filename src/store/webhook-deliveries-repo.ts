@@ -6,7 +6,7 @@
  */
 import type { DispatchStore } from '../core/webhooks/dispatcher.js';
 import type { DeliveryRecord, DeliveryResult, DeliveryState, DueDelivery, Page } from '../core/webhooks/delivery.js';
-import type { Db } from './db.js';
+import { writeTransaction, type Db } from './db.js';
 import type { SecretBox } from './secret-box.js';
 
 interface DueRow {
@@ -69,10 +69,10 @@ export function createDeliveriesRepo(db: Db, box: SecretBox): DispatchStore {
       http_status = @httpStatus, response_body = @responseBody, error_message = @errorMessage, updated_at = @at
     WHERE seq = @seq AND state = 'sending'`);
   const releaseOne = db.prepare("UPDATE webhook_deliveries SET state = 'pending', updated_at = ? WHERE seq = ? AND state = 'sending'");
-  const claimAll = db.transaction((seqs: readonly number[], now: number) => {
+  const claimAll = writeTransaction(db, (seqs: readonly number[], now: number) => {
     for (const seq of seqs) claim.run(now, seq);
   });
-  const recordAll = db.transaction((results: readonly DeliveryResult[], now: number) => {
+  const recordAll = writeTransaction(db, (results: readonly DeliveryResult[], now: number) => {
     for (const r of results) {
       if (r.kind === 'released') {
         releaseOne.run(now, r.seq);

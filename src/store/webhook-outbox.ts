@@ -7,7 +7,7 @@ import { budgetAlertBody, BUDGET_THRESHOLD_TYPE, envelopeBody, type BudgetThresh
 import { isDeliverable, type EventType } from '../core/webhooks/event-types.js';
 import { webhookIds } from '../core/webhooks/ids.js';
 import type { EventOutbox } from '../core/webhooks/outbox.js';
-import type { Db } from './db.js';
+import { writeTransaction, type Db } from './db.js';
 
 export interface OutboxOptions {
   now(): number;
@@ -30,7 +30,7 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
     WHERE w.project_id = @projectId AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = @type)`);
   const insertEvent = db.prepare('INSERT INTO webhook_events (id, project_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)');
 
-  const write = db.transaction((projectId: string, type: EventType, eventId: string, body: string, now: number): number => {
+  const write = writeTransaction(db, (projectId: string, type: EventType, eventId: string, body: string, now: number): number => {
     const queued = fanOut.run({ eventId, type, now, projectId }).changes;
     if (queued > 0) insertEvent.run(eventId, projectId, type, body, now);
     return queued;
@@ -43,7 +43,7 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
     return queued;
   }
 
-  const emitManyTx = db.transaction((projectId: string, type: EventType, data: readonly Record<string, unknown>[]): number => {
+  const emitManyTx = writeTransaction(db, (projectId: string, type: EventType, data: readonly Record<string, unknown>[]): number => {
     let queued = 0;
     for (const d of data) {
       const now = options.now();

@@ -3,7 +3,7 @@
  * the webhook id as associated data and opened only to sign.
  */
 import type { Page, WebhookEndpointRecord, WebhookPatch } from '../core/webhooks/delivery.js';
-import type { Db } from './db.js';
+import { writeTransaction, type Db } from './db.js';
 import { fromJson, toJson } from './json-column.js';
 import type { SecretBox } from './secret-box.js';
 
@@ -57,7 +57,9 @@ export function createWebhooksRepo(db: Db, box: SecretBox) {
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.event_id = webhook_events.id AND o.webhook_id <> ?)`);
   const deleteDeliveries = db.prepare('DELETE FROM webhook_deliveries WHERE webhook_id = ?');
 
-  const insertCapped = db.transaction((record: WebhookEndpointRecord, secret: string, max: number): boolean => {
+  // Each transaction here reads before it writes (the count, the row): hence writeTransaction (db.ts),
+  // which takes the write lock first, so the cap holds against every other writer of the file too.
+  const insertCapped = writeTransaction(db, (record: WebhookEndpointRecord, secret: string, max: number): boolean => {
     if ((countFor.get(record.projectId)?.n ?? 0) >= max) return false;
     insert.run({
       id: record.id,
@@ -72,7 +74,7 @@ export function createWebhooksRepo(db: Db, box: SecretBox) {
     return true;
   });
 
-  const applyPatch = db.transaction((projectId: string, id: string, patch: WebhookPatch, now: number): WebhookEndpointRecord | null => {
+  const applyPatch = writeTransaction(db, (projectId: string, id: string, patch: WebhookPatch, now: number): WebhookEndpointRecord | null => {
     const row = byId.get(projectId, id);
     if (!row) return null;
     const current = toRecord(row);
@@ -98,7 +100,7 @@ export function createWebhooksRepo(db: Db, box: SecretBox) {
     return next;
   });
 
-  const remove = db.transaction((projectId: string, id: string): boolean => {
+  const remove = writeTransaction(db, (projectId: string, id: string): boolean => {
     if (!byId.get(projectId, id)) return false;
     deleteOrphanEvents.run(id, id);
     deleteDeliveries.run(id);

@@ -4,7 +4,7 @@
  * sync to leave the value alone from then on; the caller reloads the catalog afterwards (it is the
  * in-process writer).
  */
-import type { Db } from './db.js';
+import { writeTransaction, type Db } from './db.js';
 
 export interface WorkspaceChange {
   /** undefined: unchanged; null: cleared (follow the default stamped at creation). */
@@ -25,7 +25,7 @@ export function createWorkspaceRoutingRepo(db: Db): WorkspaceRoutingRepo {
   const dropDefault = db.prepare(
     'UPDATE projects SET default_workspace_id = NULL, default_workspace_set_at = ?, updated_at = ? WHERE id = ? AND default_workspace_id = ?',
   );
-  const apply = db.transaction((projectId: string, workspaceId: string, change: WorkspaceChange, now: number) => {
+  const apply = writeTransaction(db, (projectId: string, workspaceId: string, change: WorkspaceChange, now: number) => {
     if (change.routingMode !== undefined) mode.run(change.routingMode, now, projectId, workspaceId);
     if (change.pinnedEndpointId !== undefined) pin.run(change.pinnedEndpointId, projectId, workspaceId);
     if (change.isDefault === true) makeDefault.run(workspaceId, now, now, projectId);
