@@ -26,6 +26,8 @@ export class IncomingRequest {
   #controller: AbortController | null = null;
   #abortListeners: (() => void)[] | null = null;
   #body: Promise<Buffer> | null = null;
+  /** Fails a buffered body that is still arriving; set by startBody until the body is in. */
+  #failBody: ((err: GatewayError) => void) | null = null;
   #stream: BodyStream | null = null;
   readonly #res: UwsResponse;
   readonly #trustProxy: boolean;
@@ -90,6 +92,10 @@ export class IncomingRequest {
     this.#abortListeners = null;
     listeners?.forEach((l) => l());
     this.#stream?.destroy(new Error('the client aborted the request'));
+    // The rest of a buffered body will never come: without this the handler awaits it forever, the request
+    // stays in flight (metrics, and every graceful stop waits out its drain timeout) and nothing logs it.
+    this.#failBody?.(new GatewayError('invalid_request', { message: 'The client closed the connection before sending the whole body.' }));
+    this.#failBody = null;
   }
 
   header(name: string): string | undefined {
@@ -115,6 +121,7 @@ export class IncomingRequest {
       return;
     }
     this.#body = new Promise<Buffer>((resolve, reject) => {
+      this.#failBody = reject;
       const chunks: Buffer[] = [];
       let size = 0;
       let failed = false;
@@ -131,6 +138,7 @@ export class IncomingRequest {
             if (isLast) resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
           }
         }
+        if (isLast) this.#failBody = null;
         gate.received(chunk.byteLength, isLast);
       });
     });
