@@ -7,6 +7,7 @@ import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWe
 import { GatewayError } from '../errors.js';
 import { bodyTooLarge as tooLarge, type BodyGate } from './body-gate.js';
 import { BodyStream } from './body-stream.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { copyChunk } from './uws.js';
 
 /** uWS's `res.onData`, wrapped by the server so that nothing thrown in a handler escapes into uWS. */
@@ -178,6 +179,9 @@ export class IncomingRequest {
 /** A request body as JSON; 400 invalid_json when it is not. */
 export function parseJsonBody(buf: Buffer): unknown {
   if (buf.length === 0) throw new GatewayError('invalid_json', { message: 'The request body is empty; send a JSON object.' });
+  if (nestsDeeperThan(buf)) {
+    throw new GatewayError('invalid_json', { message: `The request body nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep; flatten it.` });
+  }
   try {
     return JSON.parse(buf.toString('utf8'));
   } catch (err) {
