@@ -32,6 +32,7 @@ export function opsRoutes(services: Services): RouteDef[] {
       pattern: '/healthz',
       family: 'ops',
       plainHttpAllowed: true,
+      servedWhileDraining: true,
       handle: ({ reply }) => reply.json(200, { status: 'ok' }),
     },
     {
@@ -39,10 +40,11 @@ export function opsRoutes(services: Services): RouteDef[] {
       pattern: '/readyz',
       family: 'ops',
       plainHttpAllowed: true,
-      handle: ({ reply }) => {
+      servedWhileDraining: true,
+      handle: ({ reply, draining }) => {
         const checks = { store: services.isStoreOpen(), pool: services.pool.ready };
-        const ready = checks.store && checks.pool;
-        reply.json(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
+        const ready = checks.store && checks.pool && !draining;
+        reply.json(ready ? 200 : 503, { status: draining ? 'draining' : ready ? 'ready' : 'not_ready', checks });
       },
     },
     {
@@ -50,6 +52,7 @@ export function opsRoutes(services: Services): RouteDef[] {
       pattern: '/metrics',
       family: 'ops',
       plainHttpAllowed: true,
+      servedWhileDraining: true,
       handle: async ({ reply }) => {
         const text = await services.metrics.registry.metrics();
         reply.send(200, text, services.metrics.registry.contentType);
