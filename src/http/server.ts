@@ -19,6 +19,8 @@ export interface RouteContext {
   readonly reply: Reply;
   /** The matched route: guards read its family to pick the rate-limit counter. */
   readonly route: RouteDef;
+  /** A graceful stop is under way (only routes with `servedWhileDraining` run then). */
+  readonly draining: boolean;
 }
 
 export interface RouteDef {
@@ -33,6 +35,11 @@ export interface RouteDef {
   readonly streamBody?: boolean;
   /** Ops routes (health, metrics) are served over plain HTTP even in production, for probes. */
   readonly plainHttpAllowed?: boolean;
+  /**
+   * Probes keep answering during a graceful stop (liveness 200, readiness 503 so a load balancer stops
+   * sending); every other route answers 503 service_draining then.
+   */
+  readonly servedWhileDraining?: boolean;
   handle(ctx: RouteContext): Promise<void> | void;
 }
 
@@ -103,7 +110,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   async function run(route: RouteDef, req: IncomingRequest, reply: Reply, early: GatewayError | null): Promise<void> {
     try {
       if (early) throw early;
-      await route.handle({ req, reply, route });
+      await route.handle({ req, reply, route, draining: drain.draining });
     } catch (err) {
       if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'handler', req);
       req.discardBody();
@@ -132,7 +139,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     opts.onStart?.(route.family);
 
     let early: GatewayError | null = null;
-    if (drain.draining) early = new GatewayError('service_draining', { headers: { Connection: 'close' } });
+    if (drain.draining && !route.servedWhileDraining) early = new GatewayError('service_draining', { headers: { Connection: 'close' } });
     else if (opts.production && !opts.tls && !route.plainHttpAllowed && !viaHttpsProxy(req, opts.trustProxy)) {
       early = new GatewayError('https_required', { message: 'This server accepts HTTPS only: plain HTTP requests are refused in production.' });
     } else if (match.kind === 'not_found') {
@@ -196,11 +203,16 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     drain(timeoutMs) {
       drain.begin();
-      if (listenSocket) opts.uws.us_listen_socket_close(listenSocket);
-      listenSocket = null;
+      // The listener stays open until the work in flight is done: a load balancer's probe then reads a
+      // 503 from /readyz (and clients a 503 service_draining), not a refused connection.
+      const stopListening = (): Promise<void> => {
+        if (listenSocket) opts.uws.us_listen_socket_close(listenSocket);
+        listenSocket = null;
+        return closeApp(app);
+      };
       // Realtime sessions are not requests: they get a last event and a 1001 close, not a wait.
       sockets?.closeAll();
-      if (inFlight === 0) return closeApp(app);
+      if (inFlight === 0) return stopListening();
       return new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           // Streams still open get their last frame and end; the app closes once they have (or at once
@@ -213,7 +225,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
           clearTimeout(timer);
           resolve();
         };
-      }).then(() => closeApp(app));
+      }).then(stopListening);
     },
   };
 }

@@ -177,7 +177,7 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
         let status = 101;
         try {
           if (opts.isDraining()) throw new GatewayError('service_draining', { headers: { Connection: 'close' } });
-          const accept = route.upgrade({ req, reply, route: def });
+          const accept = route.upgrade({ req, reply, route: def, draining: false });
           res.cork(() => {
             res.writeStatus('101 Switching Protocols');
             for (const [k, v] of reply.pendingHeaders) res.writeHeader(k, v);

@@ -89,3 +89,22 @@ describe('SIGTERM with a stream in flight', () => {
     }
   });
 });
+
+describe('during a graceful stop', () => {
+  it('keeps listening while work is in flight: /readyz answers 503 draining, /healthz 200, a new chat request 503 service_draining', async () => {
+    const gw = await startGatewayProcess(testConfig(suite.sim.url, suite.keys));
+    const raw = await startStream(gw.url, suite.keys.full, 20, 50);
+    const exited = gw.stop('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    const ready = await fetch(`${gw.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ status: 'draining' });
+    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+    const refused = await fetch(`${gw.url}${CHAT_PATH}`, { method: 'POST', headers: { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'late' }] }) });
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('service_draining');
+    const res = await readResponse(raw);
+    expect(res.body.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(await exited).toBe(0);
+  });
+});
