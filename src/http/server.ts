@@ -143,7 +143,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     else if (opts.production && !opts.tls && !route.plainHttpAllowed && !viaHttpsProxy(req, opts.trustProxy)) {
       early = new GatewayError('https_required', { message: 'This server accepts HTTPS only: plain HTTP requests are refused in production.' });
     } else if (match.kind === 'not_found') {
-      early = new GatewayError('not_found', { message: `No route matches ${method} ${path}.` });
+      early = new GatewayError('not_found', { message: notFoundMessage(method, path) });
     } else if (match.kind === 'method_not_allowed') {
       early = new GatewayError('method_not_allowed', {
         message: `${method} is not allowed on ${path}; allowed: ${match.allow.join(', ')}.`,
@@ -228,6 +228,15 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       }).then(stopListening);
     },
   };
+}
+
+/** A 404 that says what the paths look like, and what is likely wrong with this one. */
+export function notFoundMessage(method: string, path: string): string {
+  const shape =
+    'API paths look like /{project_id}/{endpoint_slug}/v1/chat/completions, /{project_id}/_semantic/router/v1/chat/completions ' +
+    'or /{project_id}/v1/models; GET /{project_id}/v1/endpoints lists a project\'s endpoint slugs.';
+  const missingV1 = !path.split('/').includes('v1');
+  return `No route matches ${method} ${path}${missingV1 ? ': the path has no /v1 segment' : ''}. ${shape}`;
 }
 
 function viaHttpsProxy(req: IncomingRequest, trustProxy: boolean): boolean {

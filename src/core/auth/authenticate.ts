@@ -50,7 +50,10 @@ export function authenticateKey(
 
   const project = findProject(check.projectRef);
   if (!project || project.id !== key.projectId) {
-    throw new GatewayError('project_mismatch', { message: `The API key does not belong to project ${check.projectRef}.` });
+    // The key holder may learn its own project: that is what makes a wrong path easy to fix.
+    throw new GatewayError('project_mismatch', {
+      message: `The API key does not belong to project ${check.projectRef}; it belongs to ${key.projectId}: use /${key.projectId}/... in the path.`,
+    });
   }
   if (key.ipFilter !== null) {
     const clientIp = check.clientIp();

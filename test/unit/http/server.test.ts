@@ -3,7 +3,7 @@
  * exception that was not a GatewayError became a bare 500 with no log line.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpServer, type HttpServer } from '../../../src/http/server.js';
+import { createHttpServer, notFoundMessage, type HttpServer } from '../../../src/http/server.js';
 import { loadUws } from '../../../src/http/uws.js';
 
 const seen: { err: unknown; where: string; requestId: string | undefined }[] = [];
@@ -54,5 +54,14 @@ describe('createHttpServer', () => {
     const port = Number(new URL(base).port);
     const second = createHttpServer({ uws: loadUws().uws, routes: [], maxBodyBytes: 1024, production: false, trustProxy: false, onComplete: () => undefined, onUnexpectedError: () => undefined });
     await expect(second.listen('127.0.0.1', port)).rejects.toThrow(/address in use/);
+  });
+});
+
+describe('notFoundMessage', () => {
+  it('says a path lacks its /v1 segment and what API paths look like', () => {
+    const message = notFoundMessage('POST', '/proj_a/chat/chat/completions');
+    expect(message).toContain('no /v1 segment');
+    expect(message).toContain('/{project_id}/{endpoint_slug}/v1/chat/completions');
+    expect(notFoundMessage('GET', '/proj_a/v1/nothing')).not.toContain('no /v1 segment');
   });
 });

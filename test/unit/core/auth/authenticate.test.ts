@@ -211,6 +211,10 @@ describe('authenticateKey', () => {
     expect(authError({ check: { projectRef } })).toMatchObject({ code: 'project_mismatch', status: 403 });
   });
 
+  it('names the key\'s own project in a project_mismatch, so a wrong path is easy to fix', () => {
+    expect(authError({ check: { projectRef: 'proj_nope' } }).message).toContain(`it belongs to ${PROJECT.id}`);
+  });
+
   it('accepts the project named by its UUID', () => {
     expect(authenticate({ check: { projectRef: PROJECT.uuid } }).project).toBe(PROJECT);
   });
