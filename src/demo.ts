@@ -1,14 +1,40 @@
 /**
  * `npm start`: the bundled simulator (its own process, a real upstream on 127.0.0.1:9100) and the gateway
- * on data/demo.yaml, then a ready-to-paste curl line. Ctrl-C stops both.
+ * on data/demo.yaml, then ready-to-paste lines. Ctrl-C stops both.
+ *
+ * `npm start -- --tls` serves the same over HTTPS/WSS with a self-signed certificate made by openssl into
+ * data/demo-tls/ when absent (that folder ignores itself for git). The openai SDK's realtime client
+ * (`OpenAIRealtimeWS`) always dials wss://, so it needs this; Node trusts the certificate through
+ * NODE_EXTRA_CA_CERTS (docs/realtime.md, "TLS").
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfigFile } from './config.js';
+import { parse as parseYaml } from 'yaml';
+import { parseConfig, type Config } from './config.js';
 import { startGateway } from './main.js';
 
 const CONFIG = 'data/demo.yaml';
+const TLS_DIR = 'data/demo-tls';
 const SIMULATOR_PORT = 9100;
+const USAGE = 'usage: npm start [-- --tls]';
+
+/**
+ * A realtime transcription endpoint for the demo when data/demo.yaml has none, so the realtime route (and
+ * the SDK's realtime client) can be tried at once; segment mode against the simulator's transcription route.
+ */
+const DEMO_REALTIME_ENDPOINT = {
+  id: '9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a',
+  slug: 'live',
+  name: 'Demo live transcription',
+  kind: 'realtime',
+  tier: 'gpu',
+  region: 'local',
+  model: { id: 'demo-live', name: 'Demo Live', context_window: 8192 },
+  upstream: { base_url: `http://127.0.0.1:${SIMULATOR_PORT}/v1`, model: 'sim-whisper' },
+  realtime: { mode: 'segment' },
+};
 
 async function waitForSimulator(url: string, deadline: number): Promise<void> {
   while (Date.now() < deadline) {
@@ -22,7 +48,77 @@ async function waitForSimulator(url: string, deadline: number): Promise<void> {
   throw new Error(`the simulator did not answer on ${url} (is port ${SIMULATOR_PORT} taken?)`);
 }
 
+/** data/demo-tls/{cert,key}.pem, made once; valid for 127.0.0.1 and localhost (clients check the SAN). */
+function demoCertificate(): { cert: string; key: string } {
+  const cert = resolve(TLS_DIR, 'cert.pem');
+  const key = resolve(TLS_DIR, 'key.pem');
+  if (existsSync(cert) && existsSync(key)) return { cert, key };
+  mkdirSync(TLS_DIR, { recursive: true });
+  // Generated, never committed: the folder ignores itself (and a private key must not end up in git).
+  writeFileSync(join(TLS_DIR, '.gitignore'), '*\n');
+  const args = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '365', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'];
+  try {
+    execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (err) {
+    throw new Error(`could not make the demo certificate with openssl (${(err as Error).message.split('\n')[0]}); install openssl, or put your own cert.pem and key.pem in ${TLS_DIR}/`);
+  }
+  return { cert, key };
+}
+
+/** data/demo.yaml, plus the realtime endpoint if it has none, plus server.tls when asked. */
+function demoConfig(tls: { cert: string; key: string } | null): Config {
+  const raw = parseYaml(readFileSync(CONFIG, 'utf8')) as { server?: Record<string, unknown>; projects?: { endpoints?: { kind?: unknown }[] }[] };
+  const endpoints = raw.projects?.[0]?.endpoints;
+  if (endpoints && !endpoints.some((e) => e.kind === 'realtime')) endpoints.push(DEMO_REALTIME_ENDPOINT);
+  if (tls) raw.server = { ...raw.server, tls: { cert_file: tls.cert, key_file: tls.key } };
+  return parseConfig(raw, CONFIG, dirname(resolve(CONFIG)));
+}
+
+function banner(config: Config, url: string, tls: { cert: string } | null): string {
+  const project = config.projects[0];
+  const id = project?.id ?? 'proj_demo';
+  const key = project?.keys[0]?.value ?? '<no key in data/demo.yaml>';
+  const chat = project?.endpoints.find((e) => e.kind === 'chat');
+  const live = project?.endpoints.find((e) => e.kind === 'realtime');
+  const base = `${url}/${id}/${chat?.slug ?? 'chat'}/v1`;
+  const curl = (flags: string): string => (tls ? `curl ${flags} --cacert ${tls.cert}` : `curl ${flags}`);
+  const lines = [
+    '',
+    `Switchboard is running on ${url} (simulator upstream on 127.0.0.1:${SIMULATOR_PORT})`,
+    `  OpenAI base URL: ${base}`,
+    `  demo API key:    ${key}`,
+    '  try:',
+    `    ${curl('-s')} ${base}/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
+    `      -d '{"model":"${chat?.model.id ?? 'demo-chat'}","messages":[{"role":"user","content":"hello"}]}'`,
+    `    ${curl('-s')} ${url}/${id}/v1/models -H "Authorization: Bearer ${key}"`,
+    '  semantic router (the X-Service-Routed-Endpoint header names the endpoint it picked):',
+    `    ${curl('-si')} ${url}/${id}/_semantic/router/v1/chat/completions -H "Authorization: Bearer ${key}" \\`,
+    `      -H "Content-Type: application/json" -d '{"model":"any","messages":[{"role":"user","content":"solve for x: 2x + 3 = 7"}]}'`,
+  ];
+  if (live) {
+    const ws = url.replace(/^http/, 'ws');
+    lines.push(`  realtime transcription (docs/realtime.md): ${ws}/${id}/${live.slug}/v1/realtime`);
+    if (tls) {
+      lines.push(
+        `    openai SDK realtime client: baseURL ${url}/${id}/${live.slug}/v1`,
+        '    the certificate is self-signed; Node clients trust it with',
+        `      export NODE_EXTRA_CA_CERTS=${tls.cert}`,
+      );
+    } else {
+      lines.push("    the openai SDK's realtime client (OpenAIRealtimeWS) always dials wss://: for it, run npm start -- --tls");
+    }
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
 async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const unknown = args.filter((a) => a !== '--tls');
+  if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}; ${USAGE}`);
+  const tls = args.includes('--tls') ? demoCertificate() : null;
+  const config = demoConfig(tls);
+
   const cli = fileURLToPath(new URL('./cli.js', import.meta.url));
   const simulator = spawn(process.execPath, [cli, 'simulate', '--port', String(SIMULATOR_PORT)], { stdio: ['ignore', 'ignore', 'inherit'] });
   simulator.on('exit', (code) => {
@@ -30,28 +126,8 @@ async function main(): Promise<void> {
   });
   await waitForSimulator(`http://127.0.0.1:${SIMULATOR_PORT}/healthz`, Date.now() + 10_000);
 
-  const config = loadConfigFile(CONFIG);
   const gateway = await startGateway({ config });
-  const project = config.projects[0];
-  const key = project?.keys[0]?.value ?? '<no key in data/demo.yaml>';
-  const endpoint = project?.endpoints[0]?.slug ?? 'chat';
-  const base = `${gateway.url}/${project?.id ?? 'proj_demo'}/${endpoint}/v1`;
-  process.stdout.write(
-    [
-      '',
-      `Switchboard is running on ${gateway.url} (simulator upstream on 127.0.0.1:${SIMULATOR_PORT})`,
-      `  OpenAI base URL: ${base}`,
-      `  demo API key:    ${key}`,
-      '  try:',
-      `    curl -s ${base}/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
-      `      -d '{"model":"${project?.endpoints[0]?.model.id ?? 'demo-chat'}","messages":[{"role":"user","content":"hello"}]}'`,
-      `    curl -s ${gateway.url}/${project?.id ?? 'proj_demo'}/v1/models -H "Authorization: Bearer ${key}"`,
-      '  semantic router (the X-Service-Routed-Endpoint header names the endpoint it picked):',
-      `    curl -si ${gateway.url}/${project?.id ?? 'proj_demo'}/_semantic/router/v1/chat/completions -H "Authorization: Bearer ${key}" \\`,
-      `      -H "Content-Type: application/json" -d '{"model":"any","messages":[{"role":"user","content":"solve for x: 2x + 3 = 7"}]}'`,
-      '',
-    ].join('\n'),
-  );
+  process.stdout.write(banner(config, gateway.url, tls));
 
   const stop = (): void => {
     simulator.kill('SIGTERM');

@@ -1,10 +1,11 @@
 /**
- * Relay mode: the session is bridged to an upstream realtime WebSocket that speaks the same protocol.
+ * Relay mode: the session is bridged to an upstream realtime WebSocket that speaks the beta protocol.
  * Client events are checked here first (a bad one gets its `error` event and never reaches the upstream)
- * and forwarded byte for byte, except `transcription_session.update`, whose transcription model becomes
- * the endpoint's upstream model. Upstream events come back as sent, except the session objects, which
- * show the client's model again. Each upstream commit is admitted as a request (limits, budgets); each
- * completed transcript is one usage row.
+ * and forwarded byte for byte, except session updates: either dialect's goes up as a
+ * `transcription_session.update` whose transcription model is the endpoint's upstream model. Upstream
+ * events come back as sent, except the session objects, which show the client's model again, in the
+ * client's dialect. Each upstream commit is admitted as a request (limits, budgets); each completed
+ * transcript is one usage row.
  */
 import { WebSocket } from 'undici';
 import { audioTokensForMs, fromUsageObject, textTokens } from '../core/audio/audio-usage.js';
@@ -15,6 +16,8 @@ import type { WsSession, WsSocket } from '../http/ws.js';
 import { applyUpdate, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SessionState } from './realtime-session.js';
 
 type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The upstream's URL: configured, or the endpoint's base URL over ws(s) at /realtime. */
 export function relayUrl(ctx: RealtimeContext): string {
@@ -65,13 +68,13 @@ export class RelaySession implements WsSession {
     if (!parsed.ok) return this.#io.error(parsed.error, parsed.eventId);
     const event = parsed.event;
     let text = data.toString('utf8');
-    if (event.type === 'transcription_session.update') {
-      applyUpdate(this.#state, event.session, this.#io.ctx);
-      const raw = JSON.parse(text) as Json;
-      const session = raw.session as Json;
-      const transcription = (session.input_audio_transcription ?? {}) as Json;
-      session.input_audio_transcription = { ...transcription, model: this.#io.ctx.endpoint.upstream.model };
-      text = JSON.stringify(raw);
+    if (parsed.update) {
+      if (!this.#io.acceptUpdate(parsed.update, event.event_id ?? null)) return;
+      applyUpdate(this.#state, parsed.update.session, this.#io.ctx);
+      const transcription = isObject(parsed.update.raw.input_audio_transcription) ? parsed.update.raw.input_audio_transcription : {};
+      const session = { ...parsed.update.raw, input_audio_transcription: { ...transcription, model: this.#io.ctx.endpoint.upstream.model } };
+      // Fields around the session (other than its type) go up as the client sent them.
+      text = JSON.stringify({ ...(JSON.parse(text) as Json), type: 'transcription_session.update', session });
     } else if (parsed.pcm) this.#appended += parsed.pcm.length;
     else if (event.type === 'input_audio_buffer.clear') this.#appended = 0;
     this.#toUpstream(text);
@@ -124,10 +127,12 @@ export class RelaySession implements WsSession {
     }
     const type = event.type;
     if (type === 'transcription_session.created' || type === 'transcription_session.updated') {
-      const session = (event.session ?? {}) as Json;
-      const transcription = session.input_audio_transcription as Json | null | undefined;
-      if (transcription && typeof transcription === 'object') session.input_audio_transcription = { ...transcription, model: this.#state.model };
-      this.#io.send(event);
+      const session = isObject(event.session) ? { ...event.session } : {};
+      if (isObject(session.input_audio_transcription)) session.input_audio_transcription = { ...session.input_audio_transcription, model: this.#state.model };
+      const rest: Json = { ...event };
+      delete rest.type;
+      delete rest.session;
+      this.#io.sessionEvent(type === 'transcription_session.created' ? 'created' : 'updated', session, rest);
       return;
     }
     if (type === 'input_audio_buffer.committed' && typeof event.item_id === 'string') {

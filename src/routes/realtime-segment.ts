@@ -8,7 +8,7 @@ import { audioTokensForMs, fromUsageObject, textTokens, type AudioUsage } from '
 import { multipartBody } from '../core/audio/multipart.js';
 import { pcm16DurationMs, pcm16ToWav } from '../core/audio/wav.js';
 import { deadlinesFor } from '../core/chat/deadlines.js';
-import { newItemId, parseClientEvent, type ClientEvent } from '../core/realtime/events.js';
+import { newItemId, parseClientEvent, type ClientEvent, type Update } from '../core/realtime/events.js';
 import { PcmBuffer } from '../core/realtime/pcm-buffer.js';
 import { EnergyVad } from '../core/realtime/vad.js';
 import { GatewayError } from '../errors.js';
@@ -47,7 +47,7 @@ export class SegmentSession implements WsSession {
     this.#io = new SessionIo(socket, ctx);
     this.#state = initialState(ctx);
     this.#vad = this.#makeVad();
-    this.#io.event('transcription_session.created', { session: sessionObject(this.#io.id, this.#state) });
+    this.#io.sessionEvent('created', sessionObject(this.#io.id, this.#state));
   }
 
   message(data: Buffer, isBinary: boolean): void {
@@ -56,6 +56,7 @@ export class SegmentSession implements WsSession {
     if (!parsed.ok) return this.#io.error(parsed.error, parsed.eventId);
     const id = parsed.event.event_id ?? null;
     if (parsed.pcm) return this.#append(parsed.pcm, id);
+    if (parsed.update) return this.#update(parsed.update, id);
     this.#handle(parsed.event, id);
   }
 
@@ -76,13 +77,16 @@ export class SegmentSession implements WsSession {
     this.#io.error(new GatewayError('service_draining', { message: 'The server is shutting down; reconnect to continue.' }));
   }
 
+  #update(update: Update, id: string | null): void {
+    if (!this.#io.acceptUpdate(update, id)) return;
+    applyUpdate(this.#state, update.session, this.#io.ctx);
+    this.#vad = this.#makeVad();
+    this.#speechItem = null;
+    this.#io.sessionEvent('updated', sessionObject(this.#io.id, this.#state));
+  }
+
   #handle(event: ClientEvent, id: string | null): void {
-    if (event.type === 'transcription_session.update') {
-      applyUpdate(this.#state, event.session, this.#io.ctx);
-      this.#vad = this.#makeVad();
-      this.#speechItem = null;
-      this.#io.event('transcription_session.updated', { session: sessionObject(this.#io.id, this.#state) });
-    } else if (event.type === 'input_audio_buffer.commit') {
+    if (event.type === 'input_audio_buffer.commit') {
       const samples = this.#buffer.end - this.#buffer.start;
       if (ms(samples) < MIN_COMMIT_MS) {
         const e = new GatewayError('input_audio_buffer_commit_empty', { message: `Cannot commit: the buffer holds ${ms(samples)} ms of audio; at least ${MIN_COMMIT_MS} ms are needed.` });

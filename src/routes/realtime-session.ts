@@ -1,7 +1,8 @@
 /**
- * What both realtime modes share: the session's negotiated settings, writing events to the client (one
- * `error` event per bad message), the idle timer, per-segment admission against the project's limits and
- * budgets, and the usage rows (one per segment, one per session).
+ * What both realtime modes share: the session's negotiated settings, its dialect (beta or GA, see
+ * core/realtime/dialect.ts), writing events to the client (one `error` event per bad message), the idle
+ * timer, per-segment admission against the project's limits and budgets, and the usage rows (one per
+ * segment, one per session).
  */
 import { randomBytes } from 'node:crypto';
 import type { RealtimeConfig } from '../config.js';
@@ -9,7 +10,8 @@ import type { AudioUsage } from '../core/audio/audio-usage.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { budgetError } from '../core/limits/budget-errors.js';
 import { refusalError } from '../core/limits/limit-headers.js';
-import { errorEvent, serverEvent, type SessionUpdate, type TurnDetection } from '../core/realtime/events.js';
+import { gaSessionFromBeta, sessionEventType, UPDATE_EVENT, type Dialect } from '../core/realtime/dialect.js';
+import { errorEvent, serverEvent, type SessionUpdate, type TurnDetection, type Update } from '../core/realtime/events.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import { sendPastCap, type WsSocket } from '../http/ws.js';
@@ -24,6 +26,8 @@ export interface RealtimeContext {
   readonly account: AudioAccount;
   /** The upgrade request's id: the session's usage row. */
   readonly requestId: string;
+  /** What the upgrade declared (header, subprotocol, `?model=`), or null: the first update decides. */
+  readonly dialect: Dialect | null;
 }
 
 /** The session as negotiated with the client (the turn detection numbers are the client's). */
@@ -87,11 +91,38 @@ export class SessionIo {
   #idle: NodeJS.Timeout;
   #outcome: Outcome | null = null;
   #recorded = false;
+  #dialect: Dialect | null;
+  /** `created` is sent before any client message: in the declared dialect, else the beta (the older default). */
+  readonly #createdDialect: Dialect;
 
   constructor(socket: WsSocket, ctx: RealtimeContext) {
     this.#socket = socket;
     this.ctx = ctx;
+    this.#dialect = ctx.dialect;
+    this.#createdDialect = ctx.dialect ?? 'beta';
     this.#idle = setTimeout(() => this.#onIdle(), ctx.settings.idle_timeout_ms);
+  }
+
+  /**
+   * The first update fixes the dialect of a session whose upgrade declared none; an update in the other
+   * dialect afterwards gets an error event (false) rather than a reply the client would not recognize.
+   */
+  acceptUpdate(update: Update, clientEventId: string | null): boolean {
+    this.#dialect ??= update.dialect;
+    if (update.dialect === this.#dialect) return true;
+    const [name, other] = this.#dialect === 'ga' ? ['GA', 'beta'] : ['beta', 'GA'];
+    const message = `This session speaks the ${name} realtime protocol: configure it with ${UPDATE_EVENT[this.#dialect]}, not the ${other} ${UPDATE_EVENT[update.dialect]} (docs/realtime.md, "Dialects").`;
+    this.error(new GatewayError('invalid_request', { param: 'type', message }), clientEventId);
+    return false;
+  }
+
+  /**
+   * `created` or `updated` with a session object given in the beta shape, in the session's dialect.
+   * `extra`: the event's other fields (a relayed upstream event keeps its own event_id).
+   */
+  sessionEvent(kind: 'created' | 'updated', session: Record<string, unknown>, extra: Record<string, unknown> = {}): void {
+    const dialect = kind === 'created' ? this.#createdDialect : (this.#dialect ?? this.#createdDialect);
+    this.event(sessionEventType(dialect, kind), { ...extra, session: dialect === 'ga' ? gaSessionFromBeta(session) : session });
   }
 
   get open(): boolean {

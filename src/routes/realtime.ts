@@ -2,10 +2,12 @@
  * WS /{project}/{endpoint}/v1/realtime (SPEC "Audio"): streaming transcription. The upgrade request is
  * authenticated like any inference request (it counts as one against the limits): `Authorization: Bearer`,
  * or, for browsers that cannot set headers, the subprotocol `openai-insecure-api-key.<key>`. The endpoint
- * must be a realtime endpoint; its `realtime.mode` picks the session (relay or segment).
+ * must be a realtime endpoint; its `realtime.mode` picks the session (relay or segment). The upgrade may
+ * also declare the protocol dialect (beta or GA, core/realtime/dialect.ts).
  */
 import type { RealtimeConfig } from '../config.js';
 import { REALTIME_DEFAULTS } from '../config.js';
+import { dialectFromUpgrade } from '../core/realtime/dialect.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
 import type { WsRouteDef } from '../http/ws.js';
@@ -64,6 +66,7 @@ export function realtimeRoutes(services: RealtimeServices): WsRouteDef[] {
           auth,
           account: { projectId: auth.project.id, workspaceId: access.workspaceId, keyId: auth.key.id },
           requestId: req.requestId,
+          dialect: dialectFromUpgrade(req.header('openai-beta'), offered, req.searchParams()),
         };
         return {
           protocol: chosenProtocol(offered),

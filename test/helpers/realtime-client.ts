@@ -13,8 +13,8 @@ export interface RealtimeClient {
   close(): void;
 }
 
-export function openRealtime(url: string, opts: { key?: string; protocols?: string[] } = {}): Promise<RealtimeClient> {
-  const headers: Record<string, string> = opts.key ? { authorization: `Bearer ${opts.key}` } : {};
+export function openRealtime(url: string, opts: { key?: string; protocols?: string[]; headers?: Record<string, string> } = {}): Promise<RealtimeClient> {
+  const headers: Record<string, string> = { ...opts.headers, ...(opts.key ? { authorization: `Bearer ${opts.key}` } : {}) };
   const ws = new WebSocket(url, { headers, protocols: opts.protocols ?? [] });
   const events: ServerEvent[] = [];
   const taken = new Set<ServerEvent>();

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { GatewayError } from '../../errors.js';
 import { absentIfNull, integer, nonEmptyString, numberBetween, string } from '../../schemas/fields.js';
 import { issueToGatewayError, needs } from '../../schemas/issues.js';
+import { betaSessionFromGa, type Dialect } from './dialect.js';
 
 const eventId = absentIfNull(string());
 
@@ -18,19 +19,60 @@ const turnDetectionSchema = z.looseObject({
   silence_duration_ms: absentIfNull(integer('must be an integer between 100 and 10000', { min: 100, max: 10_000 })),
 });
 
+const transcriptionSchema = absentIfNull(
+  z.looseObject({ model: absentIfNull(nonEmptyString()), language: absentIfNull(string()), prompt: absentIfNull(string()) }, needs('must be an object')),
+);
+const turnDetectionField = z.union([z.null(), turnDetectionSchema], needs('must be null or an object with type server_vad')).optional();
+
+/** The beta session (transcription_session.update), which is also the internal shape of every update. */
 const sessionSchema = z.looseObject(
   {
     input_audio_format: absentIfNull(z.literal('pcm16', needs('must be pcm16 (16-bit mono little-endian at 24 kHz)'))),
-    input_audio_transcription: absentIfNull(
-      z.looseObject({ model: absentIfNull(nonEmptyString()), language: absentIfNull(string()), prompt: absentIfNull(string()) }, needs('must be an object')),
-    ),
-    turn_detection: z.union([z.null(), turnDetectionSchema], needs('must be null or an object with type server_vad')).optional(),
+    input_audio_transcription: transcriptionSchema,
+    turn_detection: turnDetectionField,
   },
   needs('must be an object'),
 );
 
+/**
+ * The GA session (session.update): the same rules at their GA paths, so an error names the field the
+ * client sent (`session.audio.input.turn_detection.type`). Only transcription sessions are served.
+ */
+const gaSessionSchema = z.looseObject(
+  {
+    type: z.literal('transcription', needs('must be transcription (this socket serves transcription sessions only; conversation sessions are not supported)')),
+    audio: absentIfNull(
+      z.looseObject(
+        {
+          input: absentIfNull(
+            z.looseObject(
+              {
+                format: absentIfNull(
+                  z.looseObject(
+                    {
+                      type: absentIfNull(z.literal('audio/pcm', needs('must be audio/pcm (16-bit mono little-endian at 24 kHz; G.711 is not supported)'))),
+                      rate: absentIfNull(z.literal(24_000, needs('must be 24000'))),
+                    },
+                    needs('must be an object'),
+                  ),
+                ),
+                transcription: transcriptionSchema,
+                turn_detection: turnDetectionField,
+              },
+              needs('must be an object'),
+            ),
+          ),
+        },
+        needs('must be an object'),
+      ),
+    ),
+  },
+  needs('must be an object with type transcription'),
+);
+
 const clientEventSchema = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('transcription_session.update'), event_id: eventId, session: sessionSchema }),
+  z.looseObject({ type: z.literal('session.update'), event_id: eventId, session: gaSessionSchema }),
   z.looseObject({ type: z.literal('input_audio_buffer.append'), event_id: eventId, audio: string('must be base64-encoded PCM16 audio') }),
   z.looseObject({ type: z.literal('input_audio_buffer.commit'), event_id: eventId }),
   z.looseObject({ type: z.literal('input_audio_buffer.clear'), event_id: eventId }),
@@ -39,11 +81,21 @@ const clientEventSchema = z.discriminatedUnion('type', [
 export type ClientEvent = z.infer<typeof clientEventSchema>;
 export type SessionUpdate = z.infer<typeof sessionSchema>;
 export type TurnDetection = z.infer<typeof turnDetectionSchema>;
-export const CLIENT_EVENT_TYPES = ['transcription_session.update', 'input_audio_buffer.append', 'input_audio_buffer.commit', 'input_audio_buffer.clear'];
+export const CLIENT_EVENT_TYPES = ['session.update', 'transcription_session.update', 'input_audio_buffer.append', 'input_audio_buffer.commit', 'input_audio_buffer.clear'];
+
+/** A session update in either dialect, as the internal (beta) update plus the client's raw session. */
+export interface Update {
+  readonly dialect: Dialect;
+  readonly session: SessionUpdate;
+  /** The session as the client sent it, in the beta shape: what a relay forwards (unknown fields kept). */
+  readonly raw: Record<string, unknown>;
+}
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-export type Parsed = { readonly ok: true; readonly event: ClientEvent; readonly pcm: Buffer | null } | { readonly ok: false; readonly error: GatewayError; readonly eventId: string | null };
+export type Parsed =
+  | { readonly ok: true; readonly event: ClientEvent; readonly pcm: Buffer | null; readonly update: Update | null }
+  | { readonly ok: false; readonly error: GatewayError; readonly eventId: string | null };
 
 /** One client frame: JSON, a known type, the type's fields, and for appends whole PCM16 samples. */
 export function parseClientEvent(data: Buffer, isBinary: boolean): Parsed {
@@ -65,11 +117,18 @@ export function parseClientEvent(data: Buffer, isBinary: boolean): Parsed {
   const result = clientEventSchema.safeParse(raw);
   if (!result.success) return fail(issueToGatewayError(result.error.issues, raw), id);
   const event = result.data;
-  if (event.type !== 'input_audio_buffer.append') return { ok: true, event, pcm: null };
+  const rawSession = obj.session as Record<string, unknown>;
+  if (event.type === 'transcription_session.update') return { ok: true, event, pcm: null, update: { dialect: 'beta', session: event.session, raw: rawSession } };
+  if (event.type === 'session.update') {
+    // Already valid at its GA paths, so the beta reading of it cannot fail.
+    const raw = betaSessionFromGa(rawSession);
+    return { ok: true, event, pcm: null, update: { dialect: 'ga', session: sessionSchema.parse(raw), raw } };
+  }
+  if (event.type !== 'input_audio_buffer.append') return { ok: true, event, pcm: null, update: null };
   if (!BASE64.test(event.audio)) return fail(new GatewayError('invalid_request', { param: 'audio', message: 'audio must be base64-encoded PCM16 audio.' }), id);
   const pcm = Buffer.from(event.audio, 'base64');
   if (pcm.length % 2 !== 0) return fail(new GatewayError('invalid_request', { param: 'audio', message: 'audio must hold whole 16-bit samples (an even number of bytes).' }), id);
-  return { ok: true, event, pcm };
+  return { ok: true, event, pcm, update: null };
 }
 
 export const newEventId = (): string => `event_${randomBytes(10).toString('hex')}`;
