@@ -11,6 +11,15 @@ export interface Metrics {
   requestFinished(family: string, status: number, seconds: number, upstreamSeconds: number | undefined): void;
   /** An exception that was not a GatewayError (a bug), by where it was caught. */
   unexpectedError(where: string): void;
+  /** A request an endpoint served (configured endpoints only: bounded label values). */
+  endpointFinished(endpoint: EndpointLabels, status: number, upstreamSeconds: number | undefined, ttftSeconds: number | undefined): void;
+  tokensBilled(endpoint: EndpointLabels, prompt: number, completion: number, cached: number): void;
+}
+
+export interface EndpointLabels {
+  readonly project: string;
+  readonly endpoint: string;
+  readonly model: string;
 }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -36,10 +45,45 @@ export function createMetrics(poolQueueSize: () => number, poolUtilization: () =
       }
     },
   });
-  const latency = new FamilyHistogram('switchboard_request_duration_seconds', 'Request latency from first byte in to last byte out.', LATENCY_BUCKETS);
-  const upstream = new FamilyHistogram('switchboard_upstream_duration_seconds', 'Time spent waiting on the model server.', LATENCY_BUCKETS);
-  registry.registerMetric(latency);
-  registry.registerMetric(upstream);
+  const latency = new PlainHistogram('switchboard_request_duration_seconds', 'Request latency from first byte in to last byte out.', ['family'], LATENCY_BUCKETS);
+  const upstream = new PlainHistogram('switchboard_upstream_duration_seconds', 'Time spent waiting on the model server.', ['family'], LATENCY_BUCKETS);
+  const endpointUpstream = new PlainHistogram(
+    'switchboard_endpoint_upstream_duration_seconds',
+    'Time to the model server\'s answer (its headers, for a stream), per endpoint and model.',
+    ['project', 'endpoint', 'model'],
+    LATENCY_BUCKETS,
+  );
+  const ttft = new PlainHistogram('switchboard_time_to_first_token_seconds', 'Time from the request to the first streamed byte, per endpoint and model.', ['project', 'endpoint', 'model'], LATENCY_BUCKETS);
+  for (const h of [latency, upstream, endpointUpstream, ttft]) registry.registerMetric(h);
+  // Per endpoint: plain numbers on the hot path, like the family counts above.
+  const endpointCounts = new Map<string, { labels: EndpointLabels; byStatus: Map<number, number> }>();
+  const tokenCounts = new Map<string, { labels: EndpointLabels; prompt: number; completion: number; cached: number }>();
+  new Counter({
+    name: 'switchboard_endpoint_requests_total',
+    help: 'Requests served by an endpoint, by status.',
+    labelNames: ['project', 'endpoint', 'model', 'status'] as const,
+    registers: [registry],
+    collect() {
+      for (const { labels, byStatus } of endpointCounts.values()) {
+        for (const [status, n] of byStatus) if (n > 0) this.inc({ ...labels, status: String(status) }, n);
+        byStatus.clear();
+      }
+    },
+  });
+  new Counter({
+    name: 'switchboard_tokens_total',
+    help: 'Tokens billed per endpoint and model, by kind (prompt, completion, cached prompt).',
+    labelNames: ['project', 'endpoint', 'model', 'kind'] as const,
+    registers: [registry],
+    collect() {
+      for (const t of tokenCounts.values()) {
+        if (t.prompt > 0) this.inc({ ...t.labels, kind: 'prompt' }, t.prompt);
+        if (t.completion > 0) this.inc({ ...t.labels, kind: 'completion' }, t.completion);
+        if (t.cached > 0) this.inc({ ...t.labels, kind: 'cached' }, t.cached);
+        t.prompt = t.completion = t.cached = 0;
+      }
+    },
+  });
   new Gauge({
     name: 'switchboard_requests_in_flight',
     help: 'Requests being served.',
@@ -86,13 +130,30 @@ export function createMetrics(poolQueueSize: () => number, poolUtilization: () =
       let byStatus = counts.get(name);
       if (!byStatus) counts.set(name, (byStatus = new Map()));
       byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
-      latency.record(name, seconds);
-      if (upstreamSeconds !== undefined) upstream.record(name, upstreamSeconds);
+      latency.record(name, () => ({ family: name }), seconds);
+      if (upstreamSeconds !== undefined) upstream.record(name, () => ({ family: name }), upstreamSeconds);
+    },
+    endpointFinished(e, status, upstreamSeconds, ttftSeconds) {
+      const key = `${e.project}\u0000${e.endpoint}`;
+      let entry = endpointCounts.get(key);
+      if (!entry) endpointCounts.set(key, (entry = { labels: { ...e }, byStatus: new Map() }));
+      entry.byStatus.set(status, (entry.byStatus.get(status) ?? 0) + 1);
+      if (upstreamSeconds !== undefined) endpointUpstream.record(key, () => ({ ...e }), upstreamSeconds);
+      if (ttftSeconds !== undefined) ttft.record(key, () => ({ ...e }), ttftSeconds);
+    },
+    tokensBilled(e, prompt, completion, cached) {
+      const key = `${e.project}\u0000${e.endpoint}`;
+      let entry = tokenCounts.get(key);
+      if (!entry) tokenCounts.set(key, (entry = { labels: { ...e }, prompt: 0, completion: 0, cached: 0 }));
+      entry.prompt += prompt;
+      entry.completion += completion;
+      entry.cached += cached;
     },
   };
 }
 
-interface FamilySeries {
+interface Series {
+  readonly labels: Record<string, string>;
   /** Per bucket (not cumulative); the last slot is +Inf. */
   readonly buckets: Float64Array;
   sum: number;
@@ -100,26 +161,28 @@ interface FamilySeries {
 }
 
 /**
- * A histogram labelled by route family, recorded into plain arrays and rendered by prom-client's registry
- * like any of its histograms (`_bucket` with `le`, `_sum`, `_count`).
+ * A histogram recorded into plain arrays, keyed by a label tuple the caller already holds as one string,
+ * and rendered by prom-client's registry like any of its histograms (`_bucket` with `le`, `_sum`,
+ * `_count`). Label values must come from a bounded set (route families, configured endpoints).
  */
-class FamilyHistogram extends Histogram<'family' | 'le'> {
+class PlainHistogram<L extends string> extends Histogram<L | 'le'> {
   // Set by prom-client's constructor; its typings leave them out.
   declare readonly name: string;
   declare readonly help: string;
   declare readonly type: MetricType;
   declare readonly aggregator: Aggregator;
   readonly #bounds: readonly number[];
-  readonly #series = new Map<string, FamilySeries>();
+  readonly #series = new Map<string, Series>();
 
-  constructor(name: string, help: string, bounds: readonly number[]) {
-    super({ name, help, labelNames: ['family'], buckets: [...bounds], registers: [] });
+  constructor(name: string, help: string, labelNames: readonly L[], bounds: readonly number[]) {
+    super({ name, help, labelNames: [...labelNames], buckets: [...bounds], registers: [] });
     this.#bounds = bounds;
   }
 
-  record(family: string, seconds: number): void {
-    let series = this.#series.get(family);
-    if (!series) this.#series.set(family, (series = { buckets: new Float64Array(this.#bounds.length + 1), sum: 0, count: 0 }));
+  /** `key` identifies the label tuple; `labels` is read only the first time the key is seen. */
+  record(key: string, labels: () => Record<L, string>, seconds: number): void {
+    let series = this.#series.get(key);
+    if (!series) this.#series.set(key, (series = { labels: labels(), buckets: new Float64Array(this.#bounds.length + 1), sum: 0, count: 0 }));
     let i = 0;
     while (i < this.#bounds.length && seconds > (this.#bounds[i] as number)) i++;
     series.buckets[i] = (series.buckets[i] ?? 0) + 1;
@@ -127,23 +190,24 @@ class FamilyHistogram extends Histogram<'family' | 'le'> {
     series.count += 1;
   }
 
-  override async get(): Promise<MetricObjectWithValues<MetricValueWithName<'family' | 'le'>>> {
-    const values: MetricValueWithName<'family' | 'le'>[] = [];
-    for (const [family, series] of this.#series) {
+  override async get(): Promise<MetricObjectWithValues<MetricValueWithName<L | 'le'>>> {
+    const values: MetricValueWithName<L | 'le'>[] = [];
+    for (const series of this.#series.values()) {
+      const labels = series.labels as Partial<Record<L | 'le', string | number>>;
       let cumulative = 0;
       this.#bounds.forEach((le, i) => {
         cumulative += series.buckets[i] ?? 0;
-        values.push({ metricName: `${this.name}_bucket`, labels: { le, family }, value: cumulative });
+        values.push({ metricName: `${this.name}_bucket`, labels: { le, ...labels }, value: cumulative });
       });
-      values.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf', family }, value: series.count });
-      values.push({ metricName: `${this.name}_sum`, labels: { family }, value: series.sum });
-      values.push({ metricName: `${this.name}_count`, labels: { family }, value: series.count });
+      values.push({ metricName: `${this.name}_bucket`, labels: { le: '+Inf', ...labels }, value: series.count });
+      values.push({ metricName: `${this.name}_sum`, labels, value: series.sum });
+      values.push({ metricName: `${this.name}_count`, labels, value: series.count });
     }
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator, collect: () => undefined };
   }
 
   /** What the registry renders from, when a metric has it (prom-client's own histogram does). */
-  getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<'family' | 'le'>>> {
+  getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<L | 'le'>>> {
     return this.get();
   }
 

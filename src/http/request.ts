@@ -10,6 +10,22 @@ import { BodyStream } from './body-stream.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { copyChunk } from './uws.js';
 
+/** What the access log line says of a request, filled in by the steps that learn it. */
+export interface RequestLog {
+  project?: string;
+  endpoint?: string;
+  keyId?: string;
+  upstreamMs?: number;
+  /** Time to the first byte of a streamed answer. */
+  ttftMs?: number;
+  promptTokens?: number;
+  completionTokens?: number;
+  /** The error catalogue code of an error answer. */
+  errorCode?: string;
+  /** Read while the connection is open (uWS refuses the peer address once the response is over). */
+  clientIp?: string;
+}
+
 /** uWS's `res.onData`, wrapped by the server so that nothing thrown in a handler escapes into uWS. */
 export type DataSource = (handler: (chunk: ArrayBuffer, isLast: boolean) => void) => void;
 
@@ -22,7 +38,7 @@ export class IncomingRequest {
   readonly startedAt: number;
   params: Readonly<Record<string, string>> = {};
   /** Set by route guards for the request log; never holds key values or prompt text. */
-  readonly log: { project?: string; endpoint?: string; upstreamMs?: number } = {};
+  readonly log: RequestLog = {};
   #aborted = false;
   #controller: AbortController | null = null;
   #abortListeners: (() => void)[] | null = null;

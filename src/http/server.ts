@@ -66,6 +66,8 @@ export interface HttpServerOptions {
    * callback would otherwise end the process.
    */
   onUnexpectedError(err: unknown, where: string, req: IncomingRequest | null): void;
+  /** The access log wants every client's address: read it at once, while uWS still has it. */
+  readonly logClientAddress?: boolean;
   /** WebSocket routes (src/http/ws.ts), registered before the catch-all HTTP handler. */
   readonly ws?: { readonly routes: readonly WsRouteDef[]; readonly maxPayloadBytes: number };
 }
@@ -113,6 +115,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       await route.handle({ req, reply, route, draining: drain.draining });
     } catch (err) {
       if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'handler', req);
+      req.log.errorCode = err instanceof GatewayError ? err.code : 'internal_error';
       req.discardBody();
       if (!reply.headWritten) reply.error(err);
       else reply.endStream();
@@ -137,6 +140,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     );
     inFlight += 1;
     opts.onStart?.(route.family);
+    if (opts.logClientAddress) req.log.clientIp = req.clientIp;
 
     let early: GatewayError | null = null;
     if (drain.draining && !route.servedWhileDraining) early = new GatewayError('service_draining', { headers: { Connection: 'close' } });

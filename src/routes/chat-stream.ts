@@ -66,6 +66,7 @@ export function streamTurn(
     pending += text;
     if (!firstWritten) {
       firstWritten = true;
+      t.req.log.ttftMs = performance.now() - t.req.startedAt;
       flush();
       return;
     }

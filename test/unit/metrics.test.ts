@@ -43,3 +43,25 @@ describe('request metrics, recorded as plain numbers and rendered at scrape', ()
     ]);
   });
 });
+
+describe('per-endpoint metrics', () => {
+  const chat = { project: 'proj_a', endpoint: 'chat', model: 'acme/chat' };
+  it('count requests by endpoint, model and status, tokens by kind, and time to first token', async () => {
+    const m = createMetrics(() => 0, () => 0);
+    m.endpointFinished(chat, 200, 0.01, 0.002);
+    m.endpointFinished(chat, 429, undefined, undefined);
+    m.tokensBilled(chat, 10, 5, 2);
+    m.tokensBilled(chat, 1, 1, 0);
+    expect(await lines(m, 'switchboard_endpoint_requests_total')).toEqual([
+      'switchboard_endpoint_requests_total{project="proj_a",endpoint="chat",model="acme/chat",status="200"} 1',
+      'switchboard_endpoint_requests_total{project="proj_a",endpoint="chat",model="acme/chat",status="429"} 1',
+    ]);
+    expect(await lines(m, 'switchboard_tokens_total')).toEqual([
+      'switchboard_tokens_total{project="proj_a",endpoint="chat",model="acme/chat",kind="prompt"} 11',
+      'switchboard_tokens_total{project="proj_a",endpoint="chat",model="acme/chat",kind="completion"} 6',
+      'switchboard_tokens_total{project="proj_a",endpoint="chat",model="acme/chat",kind="cached"} 2',
+    ]);
+    expect(await lines(m, 'switchboard_time_to_first_token_seconds_count')).toEqual(['switchboard_time_to_first_token_seconds_count{project="proj_a",endpoint="chat",model="acme/chat"} 1']);
+    expect(await lines(m, 'switchboard_endpoint_upstream_duration_seconds_count')).toEqual(['switchboard_endpoint_upstream_duration_seconds_count{project="proj_a",endpoint="chat",model="acme/chat"} 1']);
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * What an operator sees of traffic: the access log line and /metrics. Fields operators search by (key id,
+ * model, tokens, client address, error code, the path of an unmatched request) must be on the line.
+ */
+import { describe, expect, it } from 'vitest';
+import { PROJECT } from '../helpers/configs.js';
+import { useGatewaySuite } from '../helpers/suite.js';
+
+const suite = useGatewaySuite();
+
+type LogLine = Record<string, unknown>;
+
+/** The request line for `requestId`, polled for: logs are flushed every 250 ms. */
+async function logLineFor(requestId: string): Promise<LogLine> {
+  for (let i = 0; i < 100; i++) {
+    const line = suite.gw.stdout
+      .join('')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as LogLine)
+      .find((l) => l.msg === 'request' && l.request_id === requestId);
+    if (line) return line;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no request log line for ${requestId}; stderr: ${suite.gw.stderr.join("")}; stdout tail: ${suite.gw.stdout.join("").slice(-1500)}`);
+}
+
+const chatUrl = (): string => `${suite.gw.url}/${PROJECT}/chat/v1/chat/completions`;
+
+function post(url: string, key: string, body: unknown): Promise<Response> {
+  return fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+describe('the access log line', () => {
+  it('carries key id, model, tokens and client address for a served turn', async () => {
+    const res = await post(chatUrl(), suite.keys.full, { model: 'm', messages: [{ role: 'user', content: 'hello there' }] });
+    expect(res.status).toBe(200);
+    const usage = ((await res.json()) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+    const line = await logLineFor(res.headers.get('x-request-id') ?? '');
+    expect(line).toMatchObject({ status: 200, project: PROJECT, endpoint: 'chat', client_ip: '127.0.0.1', prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens });
+    expect(line.key_id).toEqual(expect.any(String));
+    expect(line.model).toEqual(expect.any(String));
+    expect(JSON.stringify(line)).not.toContain(suite.keys.full);
+  });
+
+  it('carries the time to first token of a stream', async () => {
+    const res = await post(chatUrl(), suite.keys.full, { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    await res.text();
+    const line = await logLineFor(res.headers.get('x-request-id') ?? '');
+    expect(line.ttft_ms).toEqual(expect.any(Number));
+  });
+
+  it('carries the error code of a refusal and the path of an unmatched request', async () => {
+    const refused = await post(chatUrl(), suite.keys.full, { model: 'm', messages: [], max_tokens: 0 });
+    expect(refused.status).toBe(400);
+    const code = ((await refused.json()) as { error: { code: string } }).error.code;
+    expect(await logLineFor(refused.headers.get('x-request-id') ?? '')).toMatchObject({ status: 400, error_code: code });
+
+    const lost = await fetch(`${suite.gw.url}/${PROJECT}/chat/chat/completions`, { method: 'POST' });
+    expect(lost.status).toBe(404);
+    expect(await logLineFor(lost.headers.get('x-request-id') ?? '')).toMatchObject({ status: 404, path: `/${PROJECT}/chat/chat/completions`, error_code: 'not_found' });
+  });
+});
+
+describe('/metrics', () => {
+  it('counts requests and tokens per endpoint and model', async () => {
+    await (await post(chatUrl(), suite.keys.full, { model: 'm', messages: [{ role: 'user', content: 'count me' }] })).text();
+    const text = await (await fetch(`${suite.gw.url}/metrics`)).text();
+    expect(text).toMatch(new RegExp(`switchboard_endpoint_requests_total\\{project="${PROJECT}",endpoint="chat",model="[^"]+",status="200"\\} \\d+`));
+    expect(text).toMatch(new RegExp(`switchboard_tokens_total\\{project="${PROJECT}",endpoint="chat",model="[^"]+",kind="prompt"\\} \\d+`));
+  });
+});
