@@ -88,6 +88,11 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
 
 function logDispatcherEvent(logger: Logger, event: DispatcherEvent): void {
   if (event.kind === 'resumed') logger.info({ deliveries: event.count }, 'webhooks: resuming deliveries left in flight by the previous process');
+  else if (event.kind === 'attempt') {
+    const fields = { delivery_id: event.deliveryId, webhook_id: event.webhookId, attempt: event.attempt, http_status: event.httpStatus, error: event.error ?? undefined, state: event.state };
+    if (event.ok) logger.info(fields, 'webhooks: delivery attempt succeeded');
+    else logger.warn(fields, 'webhooks: delivery attempt failed');
+  }
   else if (event.kind === 'failed_permanently') {
     logger.warn({ delivery_id: event.deliveryId, webhook_id: event.webhookId, error: event.error }, 'webhooks: delivery failed permanently');
   } else logger.error({ message: event.message }, 'webhooks: dispatcher error');

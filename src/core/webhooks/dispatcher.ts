@@ -50,6 +50,18 @@ export interface DispatcherDeps {
 
 export type DispatcherEvent =
   | { readonly kind: 'resumed'; readonly count: number }
+  | {
+      readonly kind: 'attempt';
+      readonly deliveryId: string;
+      readonly webhookId: string;
+      /** 1 for the first attempt. */
+      readonly attempt: number;
+      readonly ok: boolean;
+      readonly httpStatus: number | null;
+      readonly error: string | null;
+      /** What the delivery is now: delivered, retry scheduled (pending) or failed for good. */
+      readonly state: string;
+    }
   | { readonly kind: 'failed_permanently'; readonly deliveryId: string; readonly webhookId: string; readonly error: string | null }
   | { readonly kind: 'error'; readonly message: string };
 
@@ -137,6 +149,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   function settle(row: DueDelivery, outcome: AttemptOutcome): void {
     const result = resultOf(row, outcome, deps.now(), deps.retryScheduleMs);
+    report({
+      kind: 'attempt',
+      deliveryId: row.id,
+      webhookId: row.webhookId,
+      attempt: row.attemptCount + 1,
+      ok: outcome.ok,
+      httpStatus: outcome.httpStatus,
+      error: outcome.errorMessage,
+      state: 'state' in result ? result.state : 'released',
+    });
     if (result.state === 'failed') report({ kind: 'failed_permanently', deliveryId: row.id, webhookId: row.webhookId, error: outcome.errorMessage });
     queueResult(result);
   }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AttemptOutcome, DeliveryResult, DueDelivery, WebhookAttempt } from '../../../../src/core/webhooks/delivery.js';
-import { createDispatcher, type Dispatcher, type DispatchStore } from '../../../../src/core/webhooks/dispatcher.js';
+import { createDispatcher, type Dispatcher, type DispatcherEvent, type DispatchStore } from '../../../../src/core/webhooks/dispatcher.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../../../../src/core/webhooks/retry-schedule.js';
 
 interface Row {
@@ -97,7 +97,9 @@ afterEach(async () => {
 function start(store: DispatchStore, opts: { now?: () => number; send?: (a: WebhookAttempt) => Promise<AttemptOutcome>; maxInFlight?: number; perWebhook?: number; sign?: (n: number) => Promise<string[]> } = {}) {
   const signCalls: number[] = [];
   const sent: WebhookAttempt[] = [];
+  const events: DispatcherEvent[] = [];
   running = createDispatcher({
+    onEvent: (e) => events.push(e),
     store,
     sign: (items) => {
       signCalls.push(items.length);
@@ -115,10 +117,25 @@ function start(store: DispatchStore, opts: { now?: () => number; send?: (a: Webh
     flushMs: 1,
   });
   running.start();
-  return { signCalls, sent, dispatcher: running };
+  return { signCalls, sent, events, dispatcher: running };
 }
 
 describe('createDispatcher', () => {
+  it('reports every attempt, with its number, status and what the delivery is now (for the operator\'s log)', async () => {
+    const store = memoryStore([pending(1)]);
+    let calls = 0;
+    let clock = 1_000_000;
+    const { events } = start(store, { send: () => Promise.resolve(++calls === 1 ? refused : ok), now: () => clock });
+    await until(() => store.rows[0]?.attemptCount === 1);
+    clock += 24 * 3600 * 1000;
+    await until(() => store.rows[0]?.state === 'delivered');
+    const attempts = events.filter((e) => e.kind === 'attempt');
+    expect(attempts).toEqual([
+      { kind: 'attempt', deliveryId: 'del_1', webhookId: 'w1', attempt: 1, ok: false, httpStatus: 500, error: 'HTTP 500', state: 'pending' },
+      { kind: 'attempt', deliveryId: 'del_1', webhookId: 'w1', attempt: 2, ok: true, httpStatus: 200, error: null, state: 'delivered' },
+    ]);
+  });
+
   it('delivers every due row once and records it delivered with one attempt', async () => {
     const store = memoryStore([pending(1), pending(2, 'w2'), pending(3, 'w3')]);
     const { sent } = start(store);
