@@ -1,76 +1,181 @@
 /**
- * `switchboard keys create`: mints a key straight into the store, like the dashboard would (value
- * `svc_<project slug>_<token>`, no user). With --config the file is synced first so the project exists.
- * The rules are the management API's (core/auth/key-request.ts); only the error wording names flags.
+ * `switchboard keys ...`: create, generate, list, revoke, rotate, against the store a gateway serves (a
+ * running one notices the change within a second, store/catalog.ts). The rules are the management API's:
+ * creation through core/auth/key-request.ts, the key's wire form, status and the 24 h rotation grace from
+ * routes/management-keys.ts, the SQL from store/keys-repo.ts; only the wording names flags. Refusals the
+ * operator must fix (an unknown key, a store that does not exist) are ConfigErrors: exit 2.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import type { Config } from './config.js';
-import { ConfigError } from './config.js';
-import { KeyRequestError, mintKey, type KeyRequest } from './core/auth/key-request.js';
-import { createCatalog } from './store/catalog.js';
-import { syncConfig } from './store/config-sync.js';
-import { openDatabase } from './store/db.js';
-import { createKeysRepo } from './store/keys-repo.js';
+import { z } from 'zod';
+import { ConfigError, isoTimestamp, loadConfigFile, SCOPES, type Config } from './config.js';
+import { csv, parseCommandLine, parseFlags, UsageError } from './cli-flags.js';
+import { createKeyFromCli, listKeys, revokeKey, rotateKey, type CliStore, type WireKey } from './cli-keys-store.js';
+import { isWellFormedKey, mintKeyValue } from './core/auth/key-token.js';
 
-export interface CliKeyRequest extends KeyRequest {
-  readonly projectId: string;
-}
+export const KEYS_USAGE = `  switchboard keys create --project ID --scopes a,b [--config FILE | --db PATH] [--name TEXT]
+                          [--expires-at ISO8601] [--endpoint-id UUID] [--workspaces ws_a,ws_b]
+                          [--allowed-ips a,b] [--blocked-ips a,b] [--quota-requests N] [--quota-window SECONDS]
+  switchboard keys generate --project-slug SLUG | --project ID --config FILE
+  switchboard keys list --project ID (--config FILE | --db PATH) [--json]
+  switchboard keys revoke KEY_ID --project ID (--config FILE | --db PATH)
+  switchboard keys rotate KEY_ID --project ID (--config FILE | --db PATH)`;
 
-export interface CliStore {
-  readonly path: string;
-  /** Where the path came from (`--db`, the config file's storage.path), for the error message. */
-  readonly from: string;
-}
+const KEY_COMMANDS = ['create', 'generate', 'list', 'revoke', 'rotate'] as const;
 
-/** Wire field (head of the path) -> the flag that set it. */
-const FLAG_OF_FIELD: Record<string, string> = {
-  allowed_ips: '--allowed-ips',
-  blocked_ips: '--blocked-ips',
-  expires_at: '--expires-at',
-  endpoint_id: '--endpoint-id',
-  allowed_workspace_ids: '--workspaces',
-};
+/** The config's rule for project slugs (config.ts), which key values carry: `svc_<slug>_<token>`. */
+const PROJECT_SLUG = /^[a-z0-9][a-z0-9-]{0,39}$/;
 
-export function createKeyFromCli(config: Config | null, store: CliStore, r: CliKeyRequest) {
-  requireExistingStore(store);
-  const dbPath = store.path;
-  const db = openDatabase(dbPath);
-  try {
-    const now = Date.now();
-    if (config) syncConfig(db, config, now);
-    const catalog = createCatalog(db);
-    catalog.close();
-    const project = catalog.project(r.projectId);
-    if (!project) throw new ConfigError(`--project: no project ${r.projectId} in ${dbPath}`);
-    let minted;
-    try {
-      minted = mintKey(r, { project, endpoints: catalog.endpoints(project.id), workspaces: catalog.workspaces(project.id), now }, { source: 'cli', valueSegment: project.slug });
-    } catch (err) {
-      if (!(err instanceof KeyRequestError)) throw err;
-      const head = err.field.replace(/\[.*$/, '');
-      throw new ConfigError(`${FLAG_OF_FIELD[head] ?? head}: ${err.message}`);
-    }
-    createKeysRepo(db).insert(minted.record, minted.hash);
-    return { ...minted.record, value: minted.value };
-  } finally {
-    db.close();
+export async function keysCommand(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub === '--help' || sub === '-h' || sub === 'help') {
+    process.stdout.write(`usage:\n${KEYS_USAGE}\n`);
+    return;
   }
+  switch (sub) {
+    case 'create':
+      return create(rest);
+    case 'generate':
+      return generate(rest);
+    case 'list':
+      return list(rest);
+    case 'revoke':
+    case 'rotate':
+      return change(sub, rest);
+    default:
+      throw new UsageError(`unknown keys command ${JSON.stringify(sub ?? '')}: one of ${KEY_COMMANDS.join(', ')}`);
+  }
+}
+
+const STORE_FLAGS = { project: { type: 'string' }, config: { type: 'string' }, db: { type: 'string' } } as const;
+const projectFlag = z.string({ error: 'is required: the project id (proj_...)' });
+
+/** `--db` is from the working directory, like any path on a command line; storage.path is already from the config file's folder. */
+function storeOf(flags: { config?: string | undefined; db?: string | undefined }, verb: string): { config: Config | null; store: CliStore } {
+  if (!flags.config && !flags.db) throw new UsageError(`--config or --db is required: the store to ${verb}`);
+  const config = flags.config ? loadConfigFile(flags.config) : null;
+  const store = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: config?.storage.path ?? '', from: `storage.path in ${flags.config ?? ''}` };
+  return { config, store };
+}
+
+async function create(argv: string[]): Promise<void> {
+  const flags = parseFlags(
+    argv,
+    Object.fromEntries(
+      ['project', 'scopes', 'config', 'db', 'name', 'expires-at', 'endpoint-id', 'workspaces', 'allowed-ips', 'blocked-ips', 'quota-requests', 'quota-window'].map(
+        (f) => [f, { type: 'string' as const }],
+      ),
+    ),
+    z.object({
+      project: projectFlag,
+      scopes: csv.pipe(z.array(z.enum(SCOPES)).min(1, 'needs at least one scope')),
+      config: z.string().optional(),
+      db: z.string().optional(),
+      name: z.string().optional(),
+      'expires-at': isoTimestamp.optional(),
+      'endpoint-id': z.string().optional(),
+      workspaces: csv.pipe(z.array(z.string().regex(/^ws_[0-9a-f]+$/, 'must be ws_<hex>')).min(1)).optional(),
+      'allowed-ips': csv.optional(),
+      'blocked-ips': csv.optional(),
+      'quota-requests': z.coerce.number().int().min(0).optional(),
+      'quota-window': z.coerce.number().int().positive().optional(),
+    }),
+  );
+  const { config, store } = storeOf(flags, 'write the key into');
+  const created = createKeyFromCli(config, store, {
+    projectId: flags.project,
+    scopes: flags.scopes,
+    name: flags.name ?? null,
+    expiresAt: flags['expires-at'] ? Date.parse(flags['expires-at']) : null,
+    endpointId: flags['endpoint-id'] ?? null,
+    allowedWorkspaceIds: flags.workspaces ?? null,
+    allowedIps: flags['allowed-ips'] ?? [],
+    blockedIps: flags['blocked-ips'] ?? [],
+    quotaRequests: flags['quota-requests'] ?? 0,
+    quotaWindow: flags['quota-window'] ?? 60,
+  });
+  process.stderr.write(`created key ${created.id} (${created.scopes.join(', ')}) in ${created.projectId}; the value is shown once:\n`);
+  process.stdout.write(`${created.value}\n`);
 }
 
 /**
- * The key goes into the store a gateway serves, so the store must already exist: a path that names no
- * file is a mistake (a typo, a relative path from another folder), and a key minted into a new, empty
- * database is one no gateway accepts, while the command used to exit 0 (issue 19, defect 9).
+ * A fresh bootstrap key value for the config file's `keys:` list. Nothing is stored: the gateway stores
+ * its SHA-256 when it syncs the file.
  */
-function requireExistingStore(store: CliStore): void {
-  if (store.path === ':memory:') {
-    throw new ConfigError(`${store.from} is ":memory:", a store private to the gateway's process: keys create cannot write into it`);
+async function generate(argv: string[]): Promise<void> {
+  const flags = parseFlags(
+    argv,
+    { 'project-slug': { type: 'string' }, project: { type: 'string' }, config: { type: 'string' } },
+    z.object({
+      'project-slug': z.string().regex(PROJECT_SLUG, 'must be a project slug: lowercase letters, digits and dashes, at most 40').optional(),
+      project: z.string().optional(),
+      config: z.string().optional(),
+    }),
+  );
+  let slug = flags['project-slug'];
+  if (slug === undefined) {
+    if (!flags.project || !flags.config) throw new UsageError('--project-slug, or --project with --config, is required: the slug the value starts with');
+    const config = loadConfigFile(flags.config);
+    const project = config.projects.find((p) => p.id === flags.project);
+    if (!project) throw new ConfigError(`--project: ${flags.config} declares no project ${flags.project}`);
+    slug = project.slug;
+  } else if (flags.project !== undefined || flags.config !== undefined) {
+    throw new UsageError('--project-slug cannot be combined with --project or --config');
   }
-  if (!existsSync(store.path)) {
-    throw new ConfigError(
-      `${store.from}: no database at ${resolve(store.path)}; keys create writes into an existing store and never creates one ` +
-        '(check the path, or start the gateway on it once)',
+  const value = mintKeyValue(slug);
+  // The pattern the config file checks bootstrap keys against: what is printed must be accepted there.
+  if (!isWellFormedKey(value)) throw new ConfigError(`--project-slug: ${slug} does not make a valid key value`);
+  process.stderr.write(`a new key value for the project with slug ${slug}; add it under the project's keys: in the config file (only its SHA-256 is stored):\n`);
+  process.stdout.write(`${value}\n`);
+}
+
+async function list(argv: string[]): Promise<void> {
+  const flags = parseFlags(
+    argv,
+    { ...STORE_FLAGS, json: { type: 'boolean' } },
+    z.object({ project: projectFlag, config: z.string().optional(), db: z.string().optional(), json: z.boolean().optional() }),
+  );
+  const { store } = storeOf(flags, 'read the keys from');
+  const now = Date.now();
+  const keys = listKeys(store, flags.project, now);
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify({ object: 'list', data: keys }, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(`${keyTable(keys)}\n`);
+}
+
+const iso = (seconds: number | null): string => (seconds === null ? '-' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'));
+
+/** One line per key, aligned; never a value (only the prefix the API shows). */
+export function keyTable(keys: readonly WireKey[]): string {
+  const rows = [
+    ['ID', 'PREFIX', 'STATUS', 'SCOPES', 'SOURCE', 'CREATED', 'EXPIRES', 'OLD VALUE UNTIL', 'NAME'],
+    ...keys.map((k) => [k.id, k.prefix, k.status, k.scopes.join(','), k.source, iso(k.created_at), iso(k.expires_at), iso(k.previous_value_valid_until), k.name ?? '']),
+  ];
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+}
+
+async function change(verb: 'revoke' | 'rotate', argv: string[]): Promise<void> {
+  const { flags, positionals } = parseCommandLine(
+    argv,
+    STORE_FLAGS,
+    z.object({ project: projectFlag, config: z.string().optional(), db: z.string().optional() }),
+    1,
+    `key id (switchboard keys ${verb} KEY_ID ...)`,
+  );
+  const keyId = positionals[0] ?? '';
+  const { store } = storeOf(flags, `${verb} the key in`);
+  const now = Date.now();
+  if (verb === 'revoke') {
+    const { key, changed } = revokeKey(store, flags.project, keyId, now);
+    process.stdout.write(
+      changed ? `revoked ${key.id} (${key.prefix}...) in ${flags.project}: it gets 401 key_revoked from now on\n` : `${key.id} was already revoked (at ${iso(key.revoked_at)}); nothing changed\n`,
     );
+    return;
   }
+  const { key, value } = rotateKey(store, flags.project, keyId, now);
+  process.stderr.write(
+    `rotated ${key.id} in ${flags.project}: the previous value works until ${iso(key.previous_value_valid_until)}; the new value is shown once:\n`,
+  );
+  process.stdout.write(`${value}\n`);
 }
