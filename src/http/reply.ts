@@ -138,7 +138,12 @@ export class Reply {
   }
 
   error(err: unknown): void {
+    // An answer already given (perhaps still held by the body gate) must not gain a second header set.
+    if (!this.open) return;
     const e: GatewayError = toGatewayError(err);
+    // Every error says whether a retry can help (errors.ts `retryable`): clients that obey it stop
+    // re-sending 501s and deadline overruns, which their status rules would retry.
+    this.setHeader('x-should-retry', e.retryable ? 'true' : 'false');
     let close = false;
     if (e.headers) {
       for (const [k, v] of Object.entries(e.headers)) {

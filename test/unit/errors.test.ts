@@ -41,6 +41,64 @@ describe('ERROR_CATALOGUE', () => {
   });
 });
 
+/**
+ * SPEC "Execution surface errors", column Retryable, for the codes the catalogue holds (the others are
+ * not served yet). `x-should-retry` must agree with it.
+ */
+const EXEC_RETRYABLE: readonly [ErrorCode, boolean][] = [
+  ['invalid_body', false],
+  ['invalid_workspace_id', false],
+  ['workspace_not_found', false],
+  ['project_mismatch', false],
+  ['authentication_required', false],
+  ['payload_too_large', false],
+  ['scope_insufficient', false],
+  ['rate_limit_exceeded', true],
+  ['capacity_exceeded', true],
+  ['endpoint_restricted', false],
+  ['invalid_state', false],
+];
+
+describe('retry decisions (x-should-retry)', () => {
+  it.each(CODES)('gives %s a boolean retry decision', (code) => {
+    expect(typeof ERROR_CATALOGUE[code].retryable).toBe('boolean');
+  });
+
+  it.each(EXEC_RETRYABLE)('agrees with the SPEC exec table on %s (retryable: %s)', (code, retryable) => {
+    expect(ERROR_CATALOGUE[code].retryable).toBe(retryable);
+  });
+
+  // What a retry does, code by code (issue 21): clients retried 501s and 408s, each a new request or a new
+  // billed turn that could not succeed.
+  it.each<[ErrorCode, boolean, string]>([
+    ['not_implemented', false, 'stays unimplemented until a release ships the route'],
+    ['timeout', false, 'is a new billed turn against the same fixed tier deadline'],
+    ['endpoint_budget_exhausted', false, 'waits for the hour or day to roll over'],
+    ['workspace_budget_exhausted', false, 'waits for the hour or day to roll over'],
+    ['webhook_test_limit_exceeded', false, 'waits up to an hour'],
+    ['endpoint_unavailable', false, "waits for an operator to change the endpoint's status"],
+    ['token_rate_limit_exceeded', true, 'succeeds once the token window moves on (Retry-After 60)'],
+    ['service_draining', true, 'reaches another replica or the restarted one'],
+    ['internal_error', true, 'usually reaches a model server that has recovered'],
+    ['upstream_error', true, 'usually reaches a model server that has recovered'],
+  ])('decides %s -> %s: a retry %s', (code, retryable) => {
+    expect(ERROR_CATALOGUE[code].retryable).toBe(retryable);
+  });
+
+  it.each(CODES.filter((c) => ERROR_CATALOGUE[c].status < 500 && ERROR_CATALOGUE[c].status !== 429))(
+    'never tells a client to retry the 4xx %s unchanged',
+    (code) => {
+      expect(ERROR_CATALOGUE[code].retryable).toBe(false);
+    },
+  );
+
+  it('carries the decision on each GatewayError, internal_error included for anything unknown', () => {
+    expect(new GatewayError('rate_limit_exceeded').retryable).toBe(true);
+    expect(new GatewayError('not_implemented').retryable).toBe(false);
+    expect(toGatewayError(new Error('boom')).retryable).toBe(true);
+  });
+});
+
 describe('GatewayError', () => {
   it('takes status, type and default message from the catalogue', () => {
     const err = new GatewayError('workspace_not_found');

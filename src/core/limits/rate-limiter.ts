@@ -113,9 +113,11 @@ export class RateLimiter {
       // Both must free a slot; the one that frees later is the one to report.
       const byKey = quotaFull && (!projectFull || quotaWait > projectWait);
       const binding = (byKey ? quotaUse : projectUse) as Candidate;
+      // The binding counter is the one that frees later, so Reset and retry_after are the same number. A
+      // full counter's wait is in (0, window] (sliding-window.ts), so this is 1..60 s on a minute window.
       const retryAfterSeconds = Math.max(1, Math.ceil(Math.max(projectWait, quotaWait) / 1000));
       return {
-        view: { limit: binding.limit, remaining: 0, resetSeconds: Math.ceil((byKey ? quotaWait : projectWait) / 1000) },
+        view: { limit: binding.limit, remaining: 0, resetSeconds: retryAfterSeconds },
         refusal: {
           kind: 'requests',
           by: byKey ? 'key' : 'project',

@@ -1,14 +1,21 @@
 /**
  * A sliding-window counter: a ring of sub-buckets (docs/decisions.md "Rate limits: the algorithm").
  *
- * The window of W ms is cut into N buckets of W/N ms. The counter sums the current, partial bucket and
- * the N whole buckets before it, so a unit added at time t stays counted until the end of the bucket that
- * holds t + W: never less than W, at most W/N more. Hence:
+ * The window of W ms is cut into N buckets of W/N ms, and each bucket remembers the time of its latest
+ * unit. A bucket leaves the window W ms after that latest unit, so every unit in it is counted for at
+ * least W and at most W/N longer. Hence:
  *   - no interval of W ms ever holds more admitted units than the limit (no fixed-window double burst);
- *   - a unit is released at most W/N late (N = 600: 100 ms late on a 60 s window, 0.17% of it).
- * Memory is fixed (N + 1 doubles) whatever the limit, and every operation is O(1) amortized: the ring
- * only moves forward, one bucket per elapsed W/N, and an idle gap longer than the window clears it in one
- * fill. Time comes from the caller (the injectable clock); a clock that steps back is treated as standing.
+ *   - a unit is released at most W/N late (N = 600: 100 ms late on a 60 s window, 0.17% of it);
+ *   - the wait until the oldest bucket leaves is never more than W, since its latest unit is not in the
+ *     future. A refusal can therefore always say "retry in at most 60 s" and be right (issue 21: a bucket
+ *     that left at its grid end, W + W/N after its start, made the first 429 of a window say 61 s, which
+ *     the common clients refuse to wait for).
+ * A bucket's leaving time falls inside bucket index + N, so the ring holds N + 1 buckets: the N before
+ * the current one and the current one, the oldest of them dropped as soon as its time has come.
+ * Memory is fixed (2 x (N + 1) doubles) whatever the limit, and every operation is O(1) amortized: the
+ * ring only moves forward, one bucket per elapsed W/N, and an idle gap longer than the window clears it in
+ * one fill. Time comes from the caller (the injectable clock); a clock that steps back is treated as
+ * standing.
  */
 
 /** Buckets per window. */
@@ -18,17 +25,22 @@ export class SlidingWindowCounter {
   readonly windowMs: number;
   readonly #n: number;
   readonly #slots: Float64Array;
+  /** Per slot, the time of the latest unit added to it; meaningless while the slot holds 0. */
+  readonly #latest: Float64Array;
   /** Absolute index of the newest bucket (floor(t * N / W)). */
   #head = 0;
   /** Absolute index at or before the oldest non-empty counted bucket; only moves forward. */
   #tail = 0;
   #total = 0;
+  /** The latest time seen: a clock that steps back reads as this one. */
+  #now = -Infinity;
 
   constructor(windowMs: number, buckets = BUCKETS_PER_WINDOW) {
     if (!(windowMs > 0) || !Number.isInteger(buckets) || buckets < 1) throw new RangeError('window and buckets must be positive');
     this.windowMs = windowMs;
     this.#n = buckets;
     this.#slots = new Float64Array(buckets + 1);
+    this.#latest = new Float64Array(buckets + 1);
   }
 
   /** Units counted in the window ending now. */
@@ -42,39 +54,58 @@ export class SlidingWindowCounter {
     this.#advance(now);
     const slot = this.#head % this.#slots.length;
     this.#slots[slot] = (this.#slots[slot] ?? 0) + n;
+    this.#latest[slot] = this.#now;
     this.#total += n;
   }
 
-  /** Milliseconds until the oldest counted unit leaves the window (0 when nothing is counted). */
+  /**
+   * Milliseconds until the oldest counted unit leaves the window (0 when nothing is counted): at most the
+   * window, reached when the oldest bucket's latest unit was added at this very moment.
+   */
   msUntilOldestLeaves(now: number): number {
     this.#advance(now);
     if (this.#total <= 0) return 0;
     const size = this.#slots.length;
     while (this.#tail < this.#head && this.#slots[this.#tail % size] === 0) this.#tail += 1;
-    // Bucket i is counted while head <= i + N, so it leaves when the clock reaches bucket i + N + 1.
-    const leavesAt = Math.ceil(((this.#tail + this.#n + 1) * this.windowMs) / this.#n);
-    return Math.max(0, leavesAt - now);
+    return Math.max(0, (this.#latest[this.#tail % size] ?? 0) + this.windowMs - this.#now);
   }
 
   #advance(now: number): void {
+    // Only the passing of time releases anything (adds go to the newest bucket, never the oldest).
+    if (!(now > this.#now)) return;
+    this.#now = now;
     const index = Math.floor((now * this.#n) / this.windowMs);
     const head = this.#head;
-    if (index <= head) return;
-    const size = this.#slots.length;
-    if (index - head >= size) {
-      this.#slots.fill(0);
-      this.#total = 0;
-    } else {
-      // Each new bucket reuses the slot of the bucket that just left the window.
-      for (let i = head + 1; i <= index; i++) {
-        const slot = i % size;
-        this.#total -= this.#slots[slot] ?? 0;
-        this.#slots[slot] = 0;
+    const slots = this.#slots;
+    const size = slots.length;
+    if (index > head) {
+      if (index - head >= size) {
+        slots.fill(0);
+        this.#total = 0;
+      } else {
+        // Each new bucket reuses the slot of one whose time has passed (it left during its N-th successor).
+        for (let i = head + 1; i <= index; i++) {
+          const slot = i % size;
+          this.#total -= slots[slot] ?? 0;
+          slots[slot] = 0;
+        }
+        this.#clampDrift();
       }
-      // Guards against drift from adding and subtracting fractional units.
-      if (this.#total < 1e-9) this.#total = 0;
+      this.#head = index;
+      if (this.#tail < index - this.#n) this.#tail = index - this.#n;
     }
-    this.#head = index;
-    if (this.#tail < index - this.#n) this.#tail = index - this.#n;
+    // The oldest bucket in the ring leaves during the current one, once W has passed since its latest unit.
+    const oldest = (index + 1) % size;
+    const units = slots[oldest] ?? 0;
+    if (units !== 0 && (this.#latest[oldest] ?? 0) + this.windowMs <= now) {
+      this.#total -= units;
+      slots[oldest] = 0;
+      this.#clampDrift();
+    }
+  }
+
+  /** Guards against drift from adding and subtracting fractional units. */
+  #clampDrift(): void {
+    if (this.#total < 1e-9) this.#total = 0;
   }
 }

@@ -75,9 +75,10 @@ describe('RateLimiter.admit', () => {
     const refused = limiter.admit(p, key(), 'inference', T0 + 20);
     expect(refused.refusal).toMatchObject({ kind: 'requests', by: 'project', limit: 10, windowSeconds: 60 });
     expect(refused.view).toMatchObject({ limit: 10, remaining: 0 });
-    expect(refused.refusal?.retryAfterSeconds).toBe(61);
-    // The slot of the first request comes back after the window (plus at most one bucket).
-    expect(limiter.admit(p, key(), 'inference', T0 + 60_100).refusal).toBeNull();
+    expect(refused.refusal?.retryAfterSeconds).toBe(60);
+    // The slots come back one window after the latest request of their 100 ms bucket.
+    expect(limiter.admit(p, key(), 'inference', T0 + 60_008).refusal).not.toBeNull();
+    expect(limiter.admit(p, key(), 'inference', T0 + 60_009).refusal).toBeNull();
   });
 
   it('reports Reset as the seconds until the oldest counted request leaves', () => {
@@ -85,7 +86,7 @@ describe('RateLimiter.admit', () => {
     const p = project();
     limiter.admit(p, key(), 'inference', T0);
     const later = limiter.admit(p, key(), 'inference', T0 + 45_000);
-    expect(later.view?.resetSeconds).toBe(16);
+    expect(later.view?.resetSeconds).toBe(15);
   });
 
   it('omits every number for an unmetered project (limit 0) with no key quota', () => {
@@ -101,7 +102,7 @@ describe('RateLimiter.admit', () => {
     const views = [0, 1, 2].map((i) => limiter.admit(project(), k, 'inference', T0 + i).view);
     expect(views.map((v) => [v?.limit, v?.remaining])).toEqual([[3, 2], [3, 1], [3, 0]]);
     const refused = limiter.admit(project(), k, 'inference', T0 + 5);
-    expect(refused.refusal).toMatchObject({ kind: 'requests', by: 'key', limit: 3, windowSeconds: 10, retryAfterSeconds: 11 });
+    expect(refused.refusal).toMatchObject({ kind: 'requests', by: 'key', limit: 3, windowSeconds: 10, retryAfterSeconds: 10 });
     expect(limiter.admit(project(), k, 'inference', T0 + 10_020).refusal).toBeNull();
   });
 
@@ -151,6 +152,81 @@ describe('RateLimiter.admit', () => {
     const p = project({ requestsPerMinute: 67 });
     const admitted = Array.from({ length: 500 }, () => limiter.admit(p, key(), 'inference', T0)).filter((a) => !a.refusal).length;
     expect(admitted).toBe(100);
+  });
+});
+
+/**
+ * Issue 21: the first 429 of a window said Retry-After: 61 (the window's 100 ms buckets rounded past 60),
+ * which the AI SDK and the openai SDKs do not honour and LangChain fails on at once. A refusal on a minute
+ * window waits 1 to 60 s, says so in Retry-After, retry_after and RateLimit-Reset alike, and is right.
+ */
+describe('the 429 of a minute window', () => {
+  const free = project({ plan: 'free', requestsPerMinute: 1 }); // ceiling 3
+  const FIRST = T0 + 37; // off the 100 ms grid, as real requests are
+
+  function fillThenRefuse(offsetMs: number) {
+    const limiter = new RateLimiter();
+    for (let i = 0; i < 3; i++) expect(limiter.admit(free, key(), 'inference', FIRST).refusal).toBeNull();
+    const at = FIRST + offsetMs;
+    const refused = limiter.admit(free, key(), 'inference', at);
+    if (!refused.refusal) throw new Error('expected a refusal');
+    return { limiter, at, refusal: refused.refusal, view: refused.view };
+  }
+
+  it.each([0, 1, 50, 62, 63, 99, 100, 999, 1000, 1001, 30_000, 59_000, 59_001, 59_999])(
+    'refuses the 4th request of an empty window %i ms after the first with Retry-After = ceil of the true wait, at most 60',
+    (offsetMs) => {
+      const { refusal, view } = fillThenRefuse(offsetMs);
+      const expected = Math.ceil((60_000 - offsetMs) / 1000);
+      expect(refusal.retryAfterSeconds).toBe(expected);
+      expect(refusal.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      expect(refusal.retryAfterSeconds).toBeLessThanOrEqual(60);
+      expect(view).toEqual({ limit: 3, remaining: 0, resetSeconds: refusal.retryAfterSeconds });
+
+      const err = refusalError(refusal);
+      expect(err.headers).toEqual({ 'Retry-After': String(refusal.retryAfterSeconds) });
+      expect(err.toEnvelope().error).toMatchObject({ retry_after: refusal.retryAfterSeconds });
+      expect(err.retryable).toBe(true);
+    },
+  );
+
+  it.each([0, 1, 63, 999, 30_000, 59_999])('is right to say so: refused just before Retry-After, admitted at it (refused at +%i ms)', (offsetMs) => {
+    const { limiter, at, refusal } = fillThenRefuse(offsetMs);
+    const trueWaitMs = 60_000 - offsetMs;
+    expect(refusal.retryAfterSeconds * 1000 - trueWaitMs).toBeGreaterThanOrEqual(0);
+    expect(refusal.retryAfterSeconds * 1000 - trueWaitMs).toBeLessThan(1000);
+    // Refusals consume nothing, so probing does not move the answer.
+    expect(limiter.admit(free, key(), 'inference', at + trueWaitMs - 1).refusal?.kind).toBe('requests');
+    expect(limiter.admit(free, key(), 'inference', at + refusal.retryAfterSeconds * 1000).refusal).toBeNull();
+  });
+
+  it('waits for the oldest request of a spread-out window, never for the window from the refusal', () => {
+    const limiter = new RateLimiter();
+    for (const t of [FIRST, FIRST + 20_000, FIRST + 40_000]) limiter.admit(free, key(), 'inference', t);
+    expect(limiter.admit(free, key(), 'inference', FIRST + 40_000).refusal?.retryAfterSeconds).toBe(20);
+    expect(limiter.admit(free, key(), 'inference', FIRST + 59_999).refusal?.retryAfterSeconds).toBe(1);
+    const next = limiter.admit(free, key(), 'inference', FIRST + 60_000);
+    expect(next.refusal).toBeNull();
+    // Reset after an admission is bounded the same way: the next oldest leaves 20 s after the first.
+    expect(next.view).toMatchObject({ remaining: 0, resetSeconds: 20 });
+  });
+
+  it('reports RateLimit-Reset of at most 60 on the first request of an empty window', () => {
+    const view = new RateLimiter().admit(free, key(), 'inference', FIRST).view;
+    expect(view).toEqual({ limit: 3, remaining: 2, resetSeconds: 60 });
+  });
+
+  it('bounds a key quota refusal by the quota window, for both counters full', () => {
+    const limiter = new RateLimiter();
+    const k = key({ quotaRequests: 3, quotaWindow: 10 });
+    for (let i = 0; i < 3; i++) limiter.admit(free, k, 'inference', FIRST);
+    const refused = limiter.admit(free, k, 'inference', FIRST);
+    // Both are full; the project's minute frees later, so it binds, and the wait covers both.
+    expect(refused.refusal).toMatchObject({ by: 'project', retryAfterSeconds: 60 });
+    expect(refused.view?.resetSeconds).toBe(60);
+    const quotaOnly = new RateLimiter();
+    for (let i = 0; i < 3; i++) quotaOnly.admit(project(), k, 'inference', FIRST);
+    expect(quotaOnly.admit(project(), k, 'inference', FIRST).refusal).toMatchObject({ by: 'key', retryAfterSeconds: 10 });
   });
 });
 
