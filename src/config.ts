@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { KEY_VALUE_PATTERN } from './core/auth/key-token.js';
 import { ipOrCidrSchema } from './core/auth/ip-filter.js';
+import { PER_MILLION_DECIMALS, PER_SECOND_DECIMALS, priceProblem } from './core/usage/cost.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 const PROJECT_ID = /^proj_[A-Za-z0-9]+$/;
@@ -108,12 +109,40 @@ const limitsSchema = z.strictObject({
   conversation_items_requests_per_minute: z.number().int().min(0).default(600),
 });
 
-/** Token budgets (prompt + completion - cached): per UTC hour, per UTC day, and all-time. Omitted = no cap. */
+/**
+ * Budgets per UTC hour, per UTC day, and all-time, in tokens (prompt + completion - cached) and in money
+ * (US cents of the turns' recorded cost, from the endpoints' `prices`; an unpriced turn costs 0). Omitted = no cap.
+ */
 const budgetSchema = z.strictObject({
   hourly_tokens: z.number().int().positive().optional(),
   daily_tokens: z.number().int().positive().optional(),
   hard_cap_tokens: z.number().int().positive().optional(),
+  hourly_cents: z.number().int().positive().optional(),
+  daily_cents: z.number().int().positive().optional(),
+  hard_cap_cents: z.number().int().positive().optional(),
 });
+
+/** A price in USD, as a YAML number or a decimal string; exact (core/usage/cost.ts), so decimals are bounded. */
+const price = (decimals: number) =>
+  z.union([z.number(), z.string()]).superRefine((v, ctx) => {
+    const problem = priceProblem(v, decimals);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/**
+ * What an endpoint's turns cost, in USD (README "Usage and spend"): per million prompt tokens not from a
+ * cache, per million cached prompt tokens (default: the input price), per million completion tokens
+ * (reasoning included). Audio endpoints may price their audio side per second instead (transcription and
+ * realtime: the input; speech: the output), at the ledger's 10 audio tokens a second.
+ */
+const pricesSchema = z
+  .strictObject({
+    input_per_million: price(PER_MILLION_DECIMALS).optional(),
+    cached_input_per_million: price(PER_MILLION_DECIMALS).optional(),
+    output_per_million: price(PER_MILLION_DECIMALS).optional(),
+    audio_per_second: price(PER_SECOND_DECIMALS).optional(),
+  })
+  .refine((p) => Object.values(p).some((v) => v !== undefined), 'must set at least one price (0 for free)');
 
 /** Realtime endpoints (docs/realtime.md): where the audio goes and how segment mode cuts it. */
 const realtimeSchema = z.strictObject({
@@ -197,7 +226,29 @@ const endpointSchema = z.strictObject({
   router: routerProfileSchema.optional(),
   budget: budgetSchema.optional(),
   realtime: realtimeSchema.optional(),
-});
+  prices: pricesSchema.optional(),
+}).superRefine(checkEndpointPrices);
+
+const AUDIO_KINDS: ReadonlySet<string> = new Set(['transcription', 'speech', 'realtime']);
+
+/**
+ * Per-second audio prices only where a turn has an audio side; a money budget only on a priced endpoint
+ * (its turns would cost nothing, so the budget could never be reached).
+ */
+function checkEndpointPrices(
+  e: { kind: string; prices?: { audio_per_second?: unknown } | undefined; budget?: Record<string, unknown> | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  if (e.prices?.audio_per_second !== undefined && !AUDIO_KINDS.has(e.kind)) {
+    ctx.addIssue({ code: 'custom', path: ['prices', 'audio_per_second'], message: `applies to transcription, speech and realtime endpoints, not ${e.kind}` });
+  }
+  if (e.prices) return;
+  for (const field of ['hourly_cents', 'daily_cents', 'hard_cap_cents']) {
+    if (e.budget?.[field] !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['budget', field], message: 'needs prices on the endpoint: its turns cost nothing without them' });
+    }
+  }
+}
 
 const keySchema = z.strictObject({
   value: z.string().regex(KEY_VALUE_PATTERN, 'must be svc_<slug>_<43 base64url characters>'),

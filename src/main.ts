@@ -19,6 +19,9 @@ import { VERSION } from './version.js';
 import { realtimeHttpRoutes, realtimeRoutes, realtimeSettingsFrom } from './routes/realtime.js';
 import { endpointsRoutes } from './routes/endpoints.js';
 import { managementBudgetsRoutes } from './routes/management-budgets.js';
+import { managementUsageRoutes } from './routes/management-usage.js';
+import { pricingFromConfig } from './core/usage/pricing.js';
+import { createUsageReader } from './store/usage-reader.js';
 import { managementKeysRoutes } from './routes/management-keys.js';
 import { modelsRoutes } from './routes/models.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
@@ -105,7 +108,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const upstream = createUpstreamClient();
   // Each turn's usage row also charges the token limiter and the budgets, once, as it is recorded.
   const ledger = createUsageLedger(dbPath, (message) => logger.error({ message }, 'usage ledger write failed; will retry'));
-  const usage = chargingLedger(ledger, limits, budgets);
+  // The usage API's queries run on a thread of their own (store/usage-reader.ts).
+  const usageReader = createUsageReader(dbPath);
+  const usage = chargingLedger(ledger, limits, budgets, pricingFromConfig(config));
   const mediaFetcher = createMediaFetcher({
     policy: { allowPrivate: config.security.allow_private_targets, allowHttp: config.security.allow_http_targets },
     timeoutMs: config.media.fetch_timeout_ms,
@@ -139,6 +144,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...realtimeHttpRoutes(chatServices),
     ...managementKeysRoutes({ ...services, keys: createKeysRepo(db) }),
     ...managementBudgetsRoutes({ ...services, budgetsRepo }),
+    ...managementUsageRoutes({ ...services, usageReader }),
     ...webhooksRoutes({ ...services, webhooks: webhooks.manager }),
     ...testEventRoutes(config.testing.event_injection, webhooks.outbox),
   ];
@@ -184,6 +190,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await webhooks.close();
         await routing.close();
         await usage.close();
+        await usageReader.close();
         await upstream.close();
         await mediaFetcher.close();
         catalog.close();

@@ -75,15 +75,18 @@ export class RelaySession implements WsSession {
       const session = { ...parsed.update.raw, input_audio_transcription: { ...transcription, model: this.#io.ctx.endpoint.upstream.model } };
       // Fields around the session (other than its type) go up as the client sent them.
       text = JSON.stringify({ ...(JSON.parse(text) as Json), type: 'transcription_session.update', session });
-    } else if (parsed.pcm) this.#appended += parsed.pcm.length;
+    } else if (parsed.pcm) {
+      this.#appended += parsed.pcm.length;
+      this.#io.countAudio(parsed.pcm.length);
+    }
     else if (event.type === 'input_audio_buffer.clear') this.#appended = 0;
     this.#toUpstream(text);
   }
 
-  closed(code: number): void {
+  closed(code: number, reason: string): void {
     this.#closing = true;
     if (this.#upstream.readyState === WebSocket.OPEN || this.#upstream.readyState === WebSocket.CONNECTING) this.#upstream.close(1000);
-    this.#io.closed(code);
+    this.#io.closed(code, reason);
   }
 
   overflow(buffered: number): void {

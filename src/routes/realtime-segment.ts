@@ -60,9 +60,9 @@ export class SegmentSession implements WsSession {
     this.#handle(parsed.event, id);
   }
 
-  closed(code: number): void {
+  closed(code: number, reason: string): void {
     for (const a of this.#aborts) a.abort();
-    this.#io.closed(code);
+    this.#io.closed(code, reason);
   }
 
   overflow(buffered: number): void {
@@ -107,6 +107,7 @@ export class SegmentSession implements WsSession {
       return this.#io.error(new GatewayError('input_audio_buffer_full', { param: 'audio', message: `The input audio buffer would exceed ${max} bytes; commit or clear it. This append was dropped.` }), id);
     }
     this.#buffer.append(pcm);
+    this.#io.countAudio(pcm.length);
     if (!this.#vad) return;
     const prefix = Math.round(((this.#state.turnDetection?.prefix_padding_ms ?? 0) / 1000) * PCM16_RATE);
     for (const e of this.#vad.push(pcm)) {

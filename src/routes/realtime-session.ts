@@ -18,6 +18,9 @@ import { sendPastCap, type WsSocket } from '../http/ws.js';
 import { recordAudioUsage, type AudioAccount } from './audio-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
 
+/** The realtime audio format: 24 kHz, mono, 16-bit. */
+const PCM16_BYTES_PER_SECOND = 24_000 * 2;
+
 export interface RealtimeContext {
   readonly services: ChatServices;
   readonly endpoint: EndpointRecord;
@@ -91,6 +94,8 @@ export class SessionIo {
   #idle: NodeJS.Timeout;
   #outcome: Outcome | null = null;
   #recorded = false;
+  /** PCM16 bytes the client appended: the session's audio seconds in its end-of-session log line. */
+  #audioBytes = 0;
   #dialect: Dialect | null;
   /** `created` is sent before any client message: in the declared dialect, else the beta (the older default). */
   readonly #createdDialect: Dialect;
@@ -145,6 +150,11 @@ export class SessionIo {
     this.send(errorEvent(e, clientEventId));
   }
 
+  /** Audio the client appended (24 kHz mono PCM16). */
+  countAudio(bytes: number): void {
+    this.#audioBytes += bytes;
+  }
+
   /** Any client event: the session is alive. */
   touch(): void {
     this.#idle.refresh();
@@ -185,12 +195,27 @@ export class SessionIo {
   }
 
   /** Called once from the socket's close: the session's own row (no tokens; its duration and outcome). */
-  closed(code: number): void {
+  closed(code: number, reason = ''): void {
     clearTimeout(this.#idle);
     if (this.#recorded) return;
     this.#recorded = true;
     const outcome = this.#outcome ?? (code === 1000 || code === 1001 || code === 1005 ? 'completed' : 'aborted');
     recordAudioUsage(this.ctx.services, { requestId: this.ctx.requestId, endpoint: this.ctx.endpoint, account: this.ctx.account, route: 'realtime', outcome, usage: null, started: this.#started });
+    this.ctx.services.logger.info(
+      {
+        request_id: this.ctx.requestId,
+        session_id: this.id,
+        project: this.ctx.auth.project.id,
+        endpoint: this.ctx.endpoint.slug,
+        key_id: this.ctx.auth.key.id,
+        duration_ms: Math.round(performance.now() - this.#started),
+        audio_seconds: Math.round((this.#audioBytes / PCM16_BYTES_PER_SECOND) * 100) / 100,
+        close_code: code,
+        close_reason: reason || undefined,
+        outcome,
+      },
+      'realtime session ended',
+    );
   }
 
   #onIdle(): void {

@@ -2,6 +2,7 @@
 import type { Budgets } from '../core/limits/budgets.js';
 import type { RateLimiter } from '../core/limits/rate-limiter.js';
 import type { Catalog } from '../store/catalog.js';
+import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
 
@@ -9,6 +10,8 @@ export interface Services {
   readonly catalog: Catalog;
   readonly pool: WorkerPool;
   readonly metrics: Metrics;
+  /** For events that are not requests (a realtime session's end); requests are logged by the server. */
+  readonly logger: Logger;
   /** Unix milliseconds; injected so tests can move time. */
   readonly now: () => number;
   readonly isStoreOpen: () => boolean;

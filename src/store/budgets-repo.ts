@@ -1,6 +1,7 @@
 /**
- * Budgets set through the management API, and the spend the usage ledger already holds (read once at
- * start to rebuild the in-memory budget state; never on the request path).
+ * Budgets set through the management API (token and money caps), and the spend the usage ledger already
+ * holds, in tokens and nano-dollars (read once at start to rebuild the in-memory budget state; never on the
+ * request path).
  */
 import type { BudgetConfig, Config } from '../config.js';
 import { budgetWindowStarts, type BudgetCaps, type BudgetLevel, type Budgets, type BudgetSpend } from '../core/limits/budgets.js';
@@ -13,6 +14,9 @@ interface BudgetRow {
   hourly_tokens: number | null;
   daily_tokens: number | null;
   hard_cap_tokens: number | null;
+  hourly_cents: number | null;
+  daily_cents: number | null;
+  hard_cap_cents: number | null;
 }
 
 export interface StoredBudget {
@@ -25,25 +29,44 @@ export interface StoredBudget {
 export interface SpendRow extends BudgetSpend {
   readonly projectId: string;
   readonly targetId: string;
+  /** Nano-dollars of the priced turns. */
+  readonly nanos: BudgetSpend;
 }
 
 /** Tokens as the limiter counts them: prompt + completion - cached, never below zero per row. */
 const TOKENS = 'MAX(prompt_tokens + completion_tokens - cached_tokens, 0)';
+/** An unpriced turn (cost_nanos NULL) costs nothing against a money budget. */
+const NANOS = 'COALESCE(cost_nanos, 0)';
+
+interface SpendQueryRow {
+  project_id: string;
+  target_id: string;
+  hourly: number;
+  daily: number;
+  total: number;
+  hourly_nanos: number;
+  daily_nanos: number;
+  total_nanos: number;
+}
 
 export function createBudgetsRepo(db: Db) {
   const all = db.prepare<[], BudgetRow>('SELECT * FROM budgets');
   const upsert = db.prepare(`
-    INSERT INTO budgets (project_id, level, target_id, hourly_tokens, daily_tokens, hard_cap_tokens, updated_at)
-    VALUES (@projectId, @level, @targetId, @hourly, @daily, @hardCap, @now)
+    INSERT INTO budgets (project_id, level, target_id, hourly_tokens, daily_tokens, hard_cap_tokens, hourly_cents, daily_cents, hard_cap_cents, updated_at)
+    VALUES (@projectId, @level, @targetId, @hourly, @daily, @hardCap, @hourlyCents, @dailyCents, @hardCapCents, @now)
     ON CONFLICT (project_id, level, target_id) DO UPDATE SET hourly_tokens = excluded.hourly_tokens,
-      daily_tokens = excluded.daily_tokens, hard_cap_tokens = excluded.hard_cap_tokens, updated_at = excluded.updated_at`);
+      daily_tokens = excluded.daily_tokens, hard_cap_tokens = excluded.hard_cap_tokens, hourly_cents = excluded.hourly_cents,
+      daily_cents = excluded.daily_cents, hard_cap_cents = excluded.hard_cap_cents, updated_at = excluded.updated_at`);
   const remove = db.prepare('DELETE FROM budgets WHERE project_id = ? AND level = ? AND target_id = ?');
   const spendQuery = (column: 'endpoint_id' | 'workspace_id') =>
-    db.prepare<{ hourStart: number; dayStart: number }, { project_id: string; target_id: string; hourly: number; daily: number; total: number }>(`
+    db.prepare<{ hourStart: number; dayStart: number }, SpendQueryRow>(`
       SELECT project_id, ${column} AS target_id,
         SUM(CASE WHEN created_at >= @hourStart THEN ${TOKENS} ELSE 0 END) AS hourly,
         SUM(CASE WHEN created_at >= @dayStart THEN ${TOKENS} ELSE 0 END) AS daily,
-        SUM(${TOKENS}) AS total
+        SUM(${TOKENS}) AS total,
+        SUM(CASE WHEN created_at >= @hourStart THEN ${NANOS} ELSE 0 END) AS hourly_nanos,
+        SUM(CASE WHEN created_at >= @dayStart THEN ${NANOS} ELSE 0 END) AS daily_nanos,
+        SUM(${NANOS}) AS total_nanos
       FROM usage_events WHERE ${column} IS NOT NULL GROUP BY project_id, ${column}`);
   const byEndpoint = spendQuery('endpoint_id');
   const byWorkspace = spendQuery('workspace_id');
@@ -54,7 +77,14 @@ export function createBudgetsRepo(db: Db) {
         projectId: r.project_id,
         level: r.level,
         targetId: r.target_id,
-        caps: { hourlyTokens: r.hourly_tokens, dailyTokens: r.daily_tokens, hardCapTokens: r.hard_cap_tokens },
+        caps: {
+          hourlyTokens: r.hourly_tokens,
+          dailyTokens: r.daily_tokens,
+          hardCapTokens: r.hard_cap_tokens,
+          hourlyCents: r.hourly_cents,
+          dailyCents: r.daily_cents,
+          hardCapCents: r.hard_cap_cents,
+        },
       })),
     put(b: StoredBudget, now: number): void {
       upsert.run({
@@ -64,16 +94,26 @@ export function createBudgetsRepo(db: Db) {
         hourly: b.caps.hourlyTokens,
         daily: b.caps.dailyTokens,
         hardCap: b.caps.hardCapTokens,
+        hourlyCents: b.caps.hourlyCents ?? null,
+        dailyCents: b.caps.dailyCents ?? null,
+        hardCapCents: b.caps.hardCapCents ?? null,
         now,
       });
     },
     remove(projectId: string, level: BudgetLevel, targetId: string): boolean {
       return remove.run(projectId, level, targetId).changes > 0;
     },
-    /** Spend per endpoint or workspace since the start of the hour and day, and in total (one scan). */
+    /** Spend per endpoint or workspace since the start of the hour and day, and in total, in tokens and money (one scan). */
     spend(level: BudgetLevel, since: { hourStart: number; dayStart: number }): SpendRow[] {
       const rows = (level === 'endpoint' ? byEndpoint : byWorkspace).all(since);
-      return rows.map((r) => ({ projectId: r.project_id, targetId: r.target_id, hourly: r.hourly, daily: r.daily, total: r.total }));
+      return rows.map((r) => ({
+        projectId: r.project_id,
+        targetId: r.target_id,
+        hourly: r.hourly,
+        daily: r.daily,
+        total: r.total,
+        nanos: { hourly: r.hourly_nanos, daily: r.daily_nanos, total: r.total_nanos },
+      }));
     },
   };
 }
@@ -84,6 +124,9 @@ const capsOf = (b: BudgetConfig): BudgetCaps => ({
   hourlyTokens: b.hourly_tokens ?? null,
   dailyTokens: b.daily_tokens ?? null,
   hardCapTokens: b.hard_cap_tokens ?? null,
+  hourlyCents: b.hourly_cents ?? null,
+  dailyCents: b.daily_cents ?? null,
+  hardCapCents: b.hard_cap_cents ?? null,
 });
 
 /**
@@ -98,6 +141,6 @@ export function restoreBudgets(repo: BudgetsRepo, config: Config, budgets: Budge
   for (const b of repo.list()) budgets.setApiCaps(b.level, b.projectId, b.targetId, b.caps);
   const since = budgetWindowStarts(now);
   for (const level of ['endpoint', 'workspace'] as const) {
-    for (const row of repo.spend(level, since)) budgets.loadSpend(level, row.projectId, row.targetId, row, now);
+    for (const row of repo.spend(level, since)) budgets.loadSpend(level, row.projectId, row.targetId, row, now, row.nanos);
   }
 }

@@ -28,8 +28,27 @@ export interface UsageRow {
   readonly createdAt: number;
 }
 
+/**
+ * A row as stored: what the charging layer (charging-ledger.ts) adds to the route's row from the config at
+ * the moment of the turn.
+ */
+export interface LedgerRow extends UsageRow {
+  /** The endpoint's public model id; null when the endpoint is not in the config (it always is today). */
+  readonly model: string | null;
+  /** Nano-dollars (core/usage/cost.ts); null when the endpoint has no price. */
+  readonly costNanos: number | null;
+}
+
+/** What routes record through: one row per turn. */
 export interface UsageLedger {
   record(row: UsageRow): void;
+  /** Hands every queued row to the writer and resolves once they are stored; then stops the writer. */
+  close(): Promise<void>;
+}
+
+/** The writer under the charging layer: rows as stored. */
+export interface LedgerWriter {
+  record(row: LedgerRow): void;
   /** Hands every queued row to the writer and resolves once they are stored; then stops the writer. */
   close(): Promise<void>;
 }
@@ -37,11 +56,11 @@ export interface UsageLedger {
 const FLUSH_MS = 50;
 const BATCH_MAX = 512;
 
-export function createUsageLedger(dbPath: string, onError: (message: string) => void): UsageLedger {
+export function createUsageLedger(dbPath: string, onError: (message: string) => void): LedgerWriter {
   const writer = new Worker(new URL('./usage-writer-thread.js', import.meta.url), { workerData: { path: dbPath } });
   writer.unref();
   const packr = new Packr({ useRecords: true });
-  let queue: UsageRow[] = [];
+  let queue: LedgerRow[] = [];
   let timer: NodeJS.Timeout | null = null;
   let inFlight = 0;
   let idle: (() => void) | null = null;
@@ -49,7 +68,7 @@ export function createUsageLedger(dbPath: string, onError: (message: string) => 
   writer.on('message', (reply: WriterReply) => {
     if (reply.kind === 'failed') {
       onError(reply.message);
-      queue = [...(packr.unpack(reply.packed) as UsageRow[]), ...queue];
+      queue = [...(packr.unpack(reply.packed) as LedgerRow[]), ...queue];
       timer ??= setTimeout(flush, FLUSH_MS * 20);
     }
     if (reply.kind !== 'closed') {

@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { unpack } from 'msgpackr';
 import { yieldToEventLoop } from '../thread-priority.js';
 import { openDatabase, writeTransaction } from './db.js';
-import type { UsageRow } from './usage-ledger.js';
+import type { LedgerRow } from './usage-ledger.js';
 
 /** Rows travel msgpack-encoded in a transferred buffer: far cheaper than structured-cloning objects. */
 export type WriterMessage = { readonly kind: 'rows'; readonly packed: Uint8Array } | { readonly kind: 'close' };
@@ -20,7 +20,8 @@ export type WriterReply =
 const COLUMNS = [
   'requestId', 'projectId', 'workspaceId', 'endpointId', 'keyId', 'route', 'promptTokens', 'completionTokens',
   'cachedTokens', 'reasoningTokens', 'serviceTier', 'tierMultiplier', 'status', 'usageSource', 'latencyMs', 'createdAt',
-] as const satisfies readonly (keyof UsageRow)[];
+  'model', 'costNanos',
+] as const satisfies readonly (keyof LedgerRow)[];
 
 /** Rows per INSERT statement: one multi-row statement costs ~1 us a row less than one statement per row. */
 const ROWS_PER_STATEMENT = 32;
@@ -33,26 +34,27 @@ if (parentPort) {
   const db = openDatabase((workerData as { path: string }).path, 'NORMAL');
   const insertSql = (rows: number): string => `
     INSERT INTO usage_events (request_id, project_id, workspace_id, endpoint_id, key_id, route, prompt_tokens,
-      completion_tokens, cached_tokens, reasoning_tokens, service_tier, tier_multiplier, status, usage_source, latency_ms, created_at)
+      completion_tokens, cached_tokens, reasoning_tokens, service_tier, tier_multiplier, status, usage_source, latency_ms, created_at,
+      model, cost_nanos)
     VALUES ${Array.from({ length: rows }, () => `(${COLUMNS.map(() => '?').join(', ')})`).join(', ')}`;
   const insertOne = db.prepare(insertSql(1));
   const insertMany = db.prepare(insertSql(ROWS_PER_STATEMENT));
   // Argument arrays reused for every statement: binding row by row allocated an array per row.
   const manyArgs: unknown[] = new Array<unknown>(ROWS_PER_STATEMENT * COLUMNS.length);
   const oneArgs: unknown[] = new Array<unknown>(COLUMNS.length);
-  const bind = (row: UsageRow, args: unknown[], at: number): void => {
+  const bind = (row: LedgerRow, args: unknown[], at: number): void => {
     COLUMNS.forEach((column, c) => {
       args[at + c] = row[column];
     });
   };
-  const insertAll = writeTransaction(db, (rows: readonly UsageRow[]) => {
+  const insertAll = writeTransaction(db, (rows: readonly LedgerRow[]) => {
     let next = 0;
     for (; next + ROWS_PER_STATEMENT <= rows.length; next += ROWS_PER_STATEMENT) {
-      for (let r = 0; r < ROWS_PER_STATEMENT; r += 1) bind(rows[next + r] as UsageRow, manyArgs, r * COLUMNS.length);
+      for (let r = 0; r < ROWS_PER_STATEMENT; r += 1) bind(rows[next + r] as LedgerRow, manyArgs, r * COLUMNS.length);
       insertMany.run(manyArgs);
     }
     for (; next < rows.length; next += 1) {
-      bind(rows[next] as UsageRow, oneArgs, 0);
+      bind(rows[next] as LedgerRow, oneArgs, 0);
       insertOne.run(oneArgs);
     }
   });
@@ -63,7 +65,7 @@ if (parentPort) {
       return;
     }
     try {
-      const rows = unpack(message.packed) as UsageRow[];
+      const rows = unpack(message.packed) as LedgerRow[];
       insertAll(rows);
       port.postMessage({ kind: 'written', count: rows.length } satisfies WriterReply);
     } catch (err) {

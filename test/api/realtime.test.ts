@@ -285,3 +285,24 @@ describe('upgrade', () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upgrade_required');
   });
 });
+
+describe('the operator\'s view of a session', () => {
+  it('logs one line when a session ends: duration, audio seconds, close code and reason, outcome', async () => {
+    const c = await manualSession();
+    // One second of 24 kHz PCM16.
+    for (const chunk of chunks(silence(1000))) c.send(appendEvent(chunk));
+    c.close(1000, 'done here');
+    let line: Record<string, unknown> | undefined;
+    for (let i = 0; i < 100 && !line; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      line = gw.stdout
+        .join('')
+        .split('\n')
+        .filter((l) => l.includes('"realtime session ended"'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.close_reason === 'done here');
+    }
+    expect(line).toMatchObject({ project: PROJECT, endpoint: 'live', close_code: 1000, outcome: 'completed', audio_seconds: 1 });
+    expect(line?.duration_ms).toEqual(expect.any(Number));
+  });
+});

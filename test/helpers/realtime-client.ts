@@ -10,7 +10,7 @@ export interface RealtimeClient {
   /** Resolves with the first event of that type not yet taken (in arrival order). */
   next(type: string, timeoutMs?: number): Promise<ServerEvent>;
   closed(): Promise<{ code: number; reason: string }>;
-  close(): void;
+  close(code?: number, reason?: string): void;
 }
 
 export function openRealtime(url: string, opts: { key?: string; protocols?: string[]; headers?: Record<string, string> } = {}): Promise<RealtimeClient> {
@@ -43,7 +43,7 @@ export function openRealtime(url: string, opts: { key?: string; protocols?: stri
       });
     },
     closed: () => closed,
-    close: () => ws.close(),
+    close: (code?: number, reason?: string) => ws.close(code, reason),
   };
   return new Promise((resolve, reject) => {
     ws.addEventListener('open', () => resolve(client));

@@ -5,8 +5,13 @@ import { retryStrategy, tooManyRequests } from './limit-headers.js';
 
 const WINDOW_WORDS = { hourly: 'hourly', daily: 'daily', hardCap: 'hard-cap' } as const;
 
+const dollars = (cents: number): string => `$${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+
 export function budgetError(e: BudgetExhaustion): GatewayError {
-  const what = `The ${e.level}'s ${WINDOW_WORDS[e.window]} token budget (${e.capTokens} tokens) is spent (${e.spentTokens} used)`;
+  const what =
+    e.unit === 'tokens'
+      ? `The ${e.level}'s ${WINDOW_WORDS[e.window]} token budget (${e.cap} tokens) is spent (${e.spent} used)`
+      : `The ${e.level}'s ${WINDOW_WORDS[e.window]} spend budget (${dollars(e.cap)}) is spent (${dollars(e.spent)} used)`;
   const when = e.window === 'hardCap' ? 'it does not reset by itself; an operator can raise it' : `it resets in ${e.retryAfterSeconds} s`;
   return tooManyRequests(
     e.level === 'endpoint' ? 'endpoint_budget_exhausted' : 'workspace_budget_exhausted',

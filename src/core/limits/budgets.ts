@@ -1,25 +1,36 @@
 /**
- * Token budgets per endpoint and per workspace (docs/decisions.md "Budgets"): an hourly cap (UTC clock
- * hour), a daily cap (UTC day) and a hard cap (all-time spend). Spend is tracked in memory for every
- * endpoint and workspace, charged from the same per-turn event as the token limiter, and rebuilt from the
- * usage ledger at start; caps come from the config file, overridden by the management API.
+ * Budgets per endpoint and per workspace (docs/decisions.md "Budgets"): an hourly cap (UTC clock hour), a
+ * daily cap (UTC day) and a hard cap (all-time spend), each in tokens, in money (US cents of the turns'
+ * recorded cost; README "Usage and spend"), or both. Spend is tracked in memory for every endpoint and
+ * workspace, in tokens and in nano-dollars, charged from the same per-turn event as the token limiter, and
+ * rebuilt from the usage ledger at start; caps come from the config file, overridden by the management API.
  *
  * At or above 80% of a cap, responses carry `X-Service-Budget-Warning: <level>:<window>`; a spent cap
  * refuses the next request. Like the token limiter, a turn is charged after it completes, so the turn that
  * crosses a cap finishes and the next request is refused.
  */
 
+import { NANOS_PER_CENT, nanosToCents } from '../usage/cost.js';
+
 export type BudgetLevel = 'endpoint' | 'workspace';
 export const BUDGET_WINDOWS = ['hourly', 'daily', 'hardCap'] as const;
 export type BudgetWindow = (typeof BUDGET_WINDOWS)[number];
+/** Token caps are checked before money caps of the same window: the first spent one names the error. */
+export const BUDGET_UNITS = ['tokens', 'cents'] as const;
+export type BudgetUnit = (typeof BUDGET_UNITS)[number];
 
 /** A cap of null is no cap in that window. */
 export interface BudgetCaps {
   readonly hourlyTokens: number | null;
   readonly dailyTokens: number | null;
   readonly hardCapTokens: number | null;
+  /** Money caps in US cents. Optional so that a token-only budget (the management API's wire) needs no nulls. */
+  readonly hourlyCents?: number | null;
+  readonly dailyCents?: number | null;
+  readonly hardCapCents?: number | null;
 }
 
+/** Tokens, or nano-dollars. */
 export interface BudgetSpend {
   readonly hourly: number;
   readonly daily: number;
@@ -33,9 +44,12 @@ export interface BudgetThresholdEvent {
   /** Endpoint id (UUID) or workspace id (`ws_...`). */
   readonly targetId: string;
   readonly window: BudgetWindow;
+  readonly unit: BudgetUnit;
   readonly thresholdPercent: number;
-  readonly spentTokens: number;
-  readonly capTokens: number;
+  /** Tokens, or whole cents (halves up) for a money budget. */
+  readonly spent: number;
+  readonly cap: number;
+  /** From the exact spend (nano-dollars for money), two decimals. */
   readonly spendPercentage: number;
   /** Start of the hour or day (Unix ms); null for the hard cap. */
   readonly windowStart: number | null;
@@ -45,8 +59,10 @@ export interface BudgetThresholdEvent {
 export interface BudgetExhaustion {
   readonly level: BudgetLevel;
   readonly window: BudgetWindow;
-  readonly capTokens: number;
-  readonly spentTokens: number;
+  readonly unit: BudgetUnit;
+  /** Tokens, or whole cents (spend rounded halves up) for a money budget. */
+  readonly cap: number;
+  readonly spent: number;
   /** Until every spent budget of the request has reset. */
   readonly retryAfterSeconds: number;
 }
@@ -60,7 +76,10 @@ export interface BudgetVerdict {
 export interface BudgetDescription {
   readonly caps: BudgetCaps | null;
   readonly source: 'api' | 'config' | null;
+  /** Tokens. */
   readonly spend: BudgetSpend;
+  /** Nano-dollars of the priced turns (an unpriced turn costs 0). */
+  readonly spendNanos: BudgetSpend;
 }
 
 export const WARNING_PERCENT = 80;
@@ -69,7 +88,8 @@ const DAY_MS = 86_400_000;
 /** A hard cap never resets by itself: the hour is a polling interval for an operator raising the cap. */
 export const HARD_CAP_RETRY_AFTER_SECONDS = 3600;
 
-const NO_CAPS: BudgetCaps = { hourlyTokens: null, dailyTokens: null, hardCapTokens: null };
+const NO_CAPS: BudgetCaps = { hourlyTokens: null, dailyTokens: null, hardCapTokens: null, hourlyCents: null, dailyCents: null, hardCapCents: null };
+const NO_SPEND: BudgetSpend = { hourly: 0, daily: 0, total: 0 };
 
 interface BudgetState {
   readonly projectId: string;
@@ -83,16 +103,29 @@ interface BudgetState {
   dayId: number;
   daily: number;
   total: number;
-  /** Window id and cap for which the threshold event last fired, per window. */
-  fired: Record<BudgetWindow, string>;
+  /** Nano-dollars, in the same windows. */
+  hourlyNanos: number;
+  dailyNanos: number;
+  totalNanos: number;
+  /** Window id and cap for which the threshold event last fired, per unit and window. */
+  fired: Record<`${BudgetUnit}:${BudgetWindow}`, string>;
 }
 
 function hasCap(c: BudgetCaps | null | undefined): boolean {
-  return !!c && (c.hourlyTokens !== null || c.dailyTokens !== null || c.hardCapTokens !== null);
+  if (!c) return false;
+  return BUDGET_WINDOWS.some((w) => capOf(c, w, 'tokens') !== null || capOf(c, w, 'cents') !== null);
 }
 
-function capOf(c: BudgetCaps, w: BudgetWindow): number | null {
-  return w === 'hourly' ? c.hourlyTokens : w === 'daily' ? c.dailyTokens : c.hardCapTokens;
+/** The cap as written: tokens, or cents. */
+export function capOf(c: BudgetCaps, w: BudgetWindow, unit: BudgetUnit): number | null {
+  if (unit === 'tokens') return w === 'hourly' ? c.hourlyTokens : w === 'daily' ? c.dailyTokens : c.hardCapTokens;
+  return (w === 'hourly' ? c.hourlyCents : w === 'daily' ? c.dailyCents : c.hardCapCents) ?? null;
+}
+
+/** The cap in the unit spend is tracked in: tokens, or nano-dollars. */
+function capMeasure(c: BudgetCaps, w: BudgetWindow, unit: BudgetUnit): number | null {
+  const cap = capOf(c, w, unit);
+  return cap === null || unit === 'tokens' ? cap : cap * NANOS_PER_CENT;
 }
 
 export class Budgets {
@@ -118,24 +151,30 @@ export class Budgets {
     this.#update(this.#state(level, projectId, targetId), (s) => (s.apiCaps = caps));
   }
 
-  /** At start: spend rebuilt from the usage ledger for the current hour, day and all time. */
-  loadSpend(level: BudgetLevel, projectId: string, targetId: string, spend: BudgetSpend, now: number): void {
+  /** At start: spend rebuilt from the usage ledger for the current hour, day and all time (tokens, and nano-dollars). */
+  loadSpend(level: BudgetLevel, projectId: string, targetId: string, spend: BudgetSpend, now: number, spendNanos: BudgetSpend = NO_SPEND): void {
     const s = this.#state(level, projectId, targetId);
     s.hourId = Math.floor(now / HOUR_MS);
     s.dayId = Math.floor(now / DAY_MS);
     s.hourly = spend.hourly;
     s.daily = spend.daily;
     s.total = spend.total;
+    s.hourlyNanos = spendNanos.hourly;
+    s.dailyNanos = spendNanos.daily;
+    s.totalNanos = spendNanos.total;
     // Already past the threshold before this process started: the event was due then, not now.
     const caps = effectiveCaps(s);
-    if (caps) for (const w of BUDGET_WINDOWS) if (this.#over(s, caps, w)) s.fired[w] = this.#firedKey(s, caps, w);
+    if (!caps) return;
+    for (const unit of BUDGET_UNITS) {
+      for (const w of BUDGET_WINDOWS) if (this.#over(s, caps, w, unit)) s.fired[`${unit}:${w}`] = this.#firedKey(s, caps, w, unit);
+    }
   }
 
-  /** One turn's tokens (prompt + completion - cached), after the turn. */
-  charge(projectId: string, endpointId: string, workspaceId: string | null, tokens: number, now: number): void {
-    if (!(tokens > 0)) return;
-    this.#chargeState(this.#state('endpoint', projectId, endpointId), tokens, now);
-    if (workspaceId !== null) this.#chargeState(this.#state('workspace', projectId, workspaceId), tokens, now);
+  /** One turn's tokens (prompt + completion - cached) and cost (nano-dollars; 0 when unpriced), after the turn. */
+  charge(projectId: string, endpointId: string, workspaceId: string | null, tokens: number, now: number, costNanos = 0): void {
+    if (!(tokens > 0) && !(costNanos > 0)) return;
+    this.#chargeState(this.#state('endpoint', projectId, endpointId), tokens, costNanos, now);
+    if (workspaceId !== null) this.#chargeState(this.#state('workspace', projectId, workspaceId), tokens, costNanos, now);
   }
 
   /** The request path: null (nothing to say) unless a budget of the endpoint or workspace is near or at its cap. */
@@ -150,14 +189,21 @@ export class Budgets {
       if (!s || !caps) continue;
       this.#roll(s, now);
       for (const w of BUDGET_WINDOWS) {
-        const cap = capOf(caps, w);
-        if (cap === null) continue;
-        const spent = spentIn(s, w);
-        if (spent * 100 >= cap * WARNING_PERCENT) warnings.push(`${s.level}:${w}`);
-        if (spent >= cap) {
-          // The first budget spent names the error; the wait covers every spent budget.
-          const wait = Math.max(retryAfter(w, now), exhausted?.retryAfterSeconds ?? 0);
-          exhausted = { ...(exhausted ?? { level: s.level, window: w, capTokens: cap, spentTokens: spent }), retryAfterSeconds: wait };
+        let warned = false;
+        for (const unit of BUDGET_UNITS) {
+          const cap = capMeasure(caps, w, unit);
+          if (cap === null) continue;
+          const spent = spentIn(s, w, unit);
+          // One warning per window, whichever of its caps is near.
+          if (!warned && spent * 100 >= cap * WARNING_PERCENT) {
+            warnings.push(`${s.level}:${w}`);
+            warned = true;
+          }
+          if (spent >= cap) {
+            // The first budget spent names the error; the wait covers every spent budget.
+            const wait = Math.max(retryAfter(w, now), exhausted?.retryAfterSeconds ?? 0);
+            exhausted = { ...(exhausted ?? { level: s.level, window: w, unit, cap: capOf(caps, w, unit) ?? 0, spent: asWritten(spent, unit) }), retryAfterSeconds: wait };
+          }
         }
       }
     }
@@ -167,11 +213,16 @@ export class Budgets {
 
   describe(level: BudgetLevel, projectId: string, targetId: string, now: number): BudgetDescription {
     const s = this.#find(level, projectId, targetId);
-    if (!s) return { caps: null, source: null, spend: { hourly: 0, daily: 0, total: 0 } };
+    if (!s) return { caps: null, source: null, spend: NO_SPEND, spendNanos: NO_SPEND };
     this.#roll(s, now);
     const caps = effectiveCaps(s);
     const source = s.apiCaps !== undefined ? 'api' : s.configCaps ? 'config' : null;
-    return { caps: caps ?? (s.apiCaps !== undefined ? NO_CAPS : null), source, spend: { hourly: s.hourly, daily: s.daily, total: s.total } };
+    return {
+      caps: caps ?? (s.apiCaps !== undefined ? NO_CAPS : null),
+      source,
+      spend: { hourly: s.hourly, daily: s.daily, total: s.total },
+      spendNanos: { hourly: s.hourlyNanos, daily: s.dailyNanos, total: s.totalNanos },
+    };
   }
 
   #find(level: BudgetLevel, projectId: string, targetId: string): BudgetState | undefined {
@@ -194,7 +245,10 @@ export class Budgets {
         dayId: 0,
         daily: 0,
         total: 0,
-        fired: { hourly: '', daily: '', hardCap: '' },
+        hourlyNanos: 0,
+        dailyNanos: 0,
+        totalNanos: 0,
+        fired: { 'tokens:hourly': '', 'tokens:daily': '', 'tokens:hardCap': '', 'cents:hourly': '', 'cents:daily': '', 'cents:hardCap': '' },
       };
       byTarget.set(targetId, s);
     }
@@ -213,52 +267,60 @@ export class Budgets {
     if (hourId > s.hourId) {
       s.hourId = hourId;
       s.hourly = 0;
+      s.hourlyNanos = 0;
     }
     const dayId = Math.floor(now / DAY_MS);
     if (dayId > s.dayId) {
       s.dayId = dayId;
       s.daily = 0;
+      s.dailyNanos = 0;
     }
   }
 
-  #chargeState(s: BudgetState, tokens: number, now: number): void {
+  #chargeState(s: BudgetState, tokens: number, costNanos: number, now: number): void {
     this.#roll(s, now);
     s.hourly += tokens;
     s.daily += tokens;
     s.total += tokens;
+    s.hourlyNanos += costNanos;
+    s.dailyNanos += costNanos;
+    s.totalNanos += costNanos;
     const caps = effectiveCaps(s);
     if (!caps || !this.#listener) return;
-    for (const w of BUDGET_WINDOWS) {
-      if (!this.#over(s, caps, w)) continue;
-      const key = this.#firedKey(s, caps, w);
-      if (s.fired[w] === key) continue;
-      s.fired[w] = key;
-      this.#emit(s, caps, w, now);
+    for (const unit of BUDGET_UNITS) {
+      for (const w of BUDGET_WINDOWS) {
+        if (!this.#over(s, caps, w, unit)) continue;
+        const key = this.#firedKey(s, caps, w, unit);
+        if (s.fired[`${unit}:${w}`] === key) continue;
+        s.fired[`${unit}:${w}`] = key;
+        this.#emit(s, caps, w, unit, now);
+      }
     }
   }
 
-  #over(s: BudgetState, caps: BudgetCaps, w: BudgetWindow): boolean {
-    const cap = capOf(caps, w);
-    return cap !== null && spentIn(s, w) * 100 >= cap * WARNING_PERCENT;
+  #over(s: BudgetState, caps: BudgetCaps, w: BudgetWindow, unit: BudgetUnit): boolean {
+    const cap = capMeasure(caps, w, unit);
+    return cap !== null && spentIn(s, w, unit) * 100 >= cap * WARNING_PERCENT;
   }
 
   /** Fires again in a new hour or day, or after the cap changed; never twice for the same window and cap. */
-  #firedKey(s: BudgetState, caps: BudgetCaps, w: BudgetWindow): string {
+  #firedKey(s: BudgetState, caps: BudgetCaps, w: BudgetWindow, unit: BudgetUnit): string {
     const windowId = w === 'hourly' ? s.hourId : w === 'daily' ? s.dayId : 0;
-    return `${windowId}/${capOf(caps, w)}`;
+    return `${windowId}/${capOf(caps, w, unit)}`;
   }
 
-  #emit(s: BudgetState, caps: BudgetCaps, w: BudgetWindow, now: number): void {
-    const cap = capOf(caps, w) ?? 0;
-    const spent = spentIn(s, w);
+  #emit(s: BudgetState, caps: BudgetCaps, w: BudgetWindow, unit: BudgetUnit, now: number): void {
+    const cap = capMeasure(caps, w, unit) ?? 0;
+    const spent = spentIn(s, w, unit);
     const event: BudgetThresholdEvent = {
       projectId: s.projectId,
       level: s.level,
       targetId: s.targetId,
       window: w,
+      unit,
       thresholdPercent: WARNING_PERCENT,
-      spentTokens: spent,
-      capTokens: cap,
+      spent: asWritten(spent, unit),
+      cap: capOf(caps, w, unit) ?? 0,
       spendPercentage: cap > 0 ? Math.round((spent / cap) * 10_000) / 100 : 100,
       windowStart: w === 'hourly' ? s.hourId * HOUR_MS : w === 'daily' ? s.dayId * DAY_MS : null,
       at: now,
@@ -277,8 +339,15 @@ function effectiveCaps(s: BudgetState): BudgetCaps | null {
   return hasCap(caps) ? caps : null;
 }
 
-function spentIn(s: BudgetState, w: BudgetWindow): number {
-  return w === 'hourly' ? s.hourly : w === 'daily' ? s.daily : s.total;
+/** Tokens, or nano-dollars. */
+function spentIn(s: BudgetState, w: BudgetWindow, unit: BudgetUnit): number {
+  if (unit === 'tokens') return w === 'hourly' ? s.hourly : w === 'daily' ? s.daily : s.total;
+  return w === 'hourly' ? s.hourlyNanos : w === 'daily' ? s.dailyNanos : s.totalNanos;
+}
+
+/** Spend in the unit its cap is written in: tokens, or whole cents. */
+function asWritten(spent: number, unit: BudgetUnit): number {
+  return unit === 'tokens' ? spent : nanosToCents(spent);
 }
 
 function retryAfter(w: BudgetWindow, now: number): number {

@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
-import type { UsageRow } from '../../../src/store/usage-ledger.js';
+import type { LedgerRow } from '../../../src/store/usage-ledger.js';
 import { createUsageLedger } from '../../../dist/src/store/usage-ledger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'usage-ledger-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function row(i: number): UsageRow {
+function row(i: number): LedgerRow {
   return {
     requestId: `chatcmpl-${i}`,
     projectId: `proj_${i % 3}`,
@@ -33,6 +33,8 @@ function row(i: number): UsageRow {
     usageSource: i % 6 === 0 ? 'estimated' : 'upstream',
     latencyMs: i + 0.25,
     createdAt: 1_700_000_000_000 + i,
+    model: i % 4 === 0 ? null : `model-${i % 2}`,
+    costNanos: i % 5 === 0 ? null : i * 1_234_567,
   };
 }
 
@@ -67,6 +69,8 @@ describe('the usage ledger', () => {
       usageSource: s['usage_source'],
       latencyMs: s['latency_ms'],
       createdAt: s['created_at'],
+      model: s['model'],
+      costNanos: s['cost_nanos'],
     }))).toEqual(rows);
   });
 });

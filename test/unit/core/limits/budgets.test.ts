@@ -30,7 +30,7 @@ describe('Budgets', () => {
     budgets.charge('p', 'e', null, 20, T0);
     expect(budgets.check('p', 'e', null, T0 + 1000)).toEqual({
       warning: 'endpoint:hourly',
-      exhausted: { level: 'endpoint', window: 'hourly', capTokens: 100, spentTokens: 100, retryAfterSeconds: 3599 },
+      exhausted: { level: 'endpoint', window: 'hourly', unit: 'tokens', cap: 100, spent: 100, retryAfterSeconds: 3599 },
     });
   });
 
@@ -53,7 +53,7 @@ describe('Budgets', () => {
     budgets.charge('p', 'e', 'ws_1', 10, T0);
     expect(budgets.check('p', 'e', 'ws_1', T0)).toEqual({
       warning: 'endpoint:hourly, workspace:hardCap',
-      exhausted: { level: 'endpoint', window: 'hourly', capTokens: 10, spentTokens: 10, retryAfterSeconds: HARD_CAP_RETRY_AFTER_SECONDS },
+      exhausted: { level: 'endpoint', window: 'hourly', unit: 'tokens', cap: 10, spent: 10, retryAfterSeconds: HARD_CAP_RETRY_AFTER_SECONDS },
     });
   });
 
@@ -64,7 +64,12 @@ describe('Budgets', () => {
     expect(budgets.check('p', 'e', null, T0)?.exhausted).not.toBeNull();
     budgets.setApiCaps('endpoint', 'p', 'e', caps({ hardCapTokens: 1000 }));
     expect(budgets.check('p', 'e', null, T0)).toBeNull();
-    expect(budgets.describe('endpoint', 'p', 'e', T0)).toEqual({ caps: caps({ hardCapTokens: 1000 }), source: 'api', spend: { hourly: 10, daily: 10, total: 10 } });
+    expect(budgets.describe('endpoint', 'p', 'e', T0)).toEqual({
+      caps: caps({ hardCapTokens: 1000 }),
+      source: 'api',
+      spend: { hourly: 10, daily: 10, total: 10 },
+      spendNanos: { hourly: 0, daily: 0, total: 0 },
+    });
     budgets.setApiCaps('endpoint', 'p', 'e', caps({}));
     expect(budgets.describe('endpoint', 'p', 'e', T0)).toMatchObject({ caps: caps({}), source: 'api' });
     budgets.setApiCaps('endpoint', 'p', 'e', undefined);
@@ -87,12 +92,12 @@ describe('Budgets', () => {
     budgets.charge('p', 'e', null, 15, T0 + 1);
     budgets.charge('p', 'e', null, 50, T0 + 2);
     expect(events).toEqual([
-      { projectId: 'p', level: 'endpoint', targetId: 'e', window: 'hourly', thresholdPercent: 80, spentTokens: 85, capTokens: 100, spendPercentage: 85, windowStart: T0, at: T0 + 1 },
+      { projectId: 'p', level: 'endpoint', targetId: 'e', window: 'hourly', unit: 'tokens', thresholdPercent: 80, spent: 85, cap: 100, spendPercentage: 85, windowStart: T0, at: T0 + 1 },
     ]);
     budgets.charge('p', 'e', null, 90, T0 + HOUR);
     expect(events.map((e) => e.window)).toEqual(['hourly', 'hourly']);
     budgets.charge('p', 'e', null, 600, T0 + HOUR + 1);
-    expect(events.map((e) => `${e.window}:${e.spentTokens}`)).toEqual(['hourly:85', 'hourly:90', 'hardCap:825']);
+    expect(events.map((e) => `${e.window}:${e.spent}`)).toEqual(['hourly:85', 'hourly:90', 'hardCap:825']);
   });
 
   it('does not fire again after a restart for a threshold crossed before it', () => {
@@ -116,7 +121,7 @@ describe('Budgets', () => {
   });
 
   it('renders a spent budget as a 429 with retry_after and Retry-After', () => {
-    const err = budgetError({ level: 'workspace', window: 'daily', capTokens: 10, spentTokens: 12, retryAfterSeconds: 300 });
+    const err = budgetError({ level: 'workspace', window: 'daily', unit: 'tokens', cap: 10, spent: 12, retryAfterSeconds: 300 });
     expect(err.status).toBe(429);
     expect(err.toEnvelope().error).toMatchObject({ code: 'workspace_budget_exhausted', retry_after: 300, retry_strategy: { type: 'fixed', initial_delay_ms: 300_000 } });
     expect(err.headers).toEqual({ 'Retry-After': '300' });
@@ -124,5 +129,64 @@ describe('Budgets', () => {
 
   it('computes the UTC hour and day starts used to rebuild spend', () => {
     expect(budgetWindowStarts(T0 + 1234)).toEqual({ hourStart: T0, dayStart: T0 - 10 * HOUR });
+  });
+});
+
+describe('Budgets in money', () => {
+  const CENT = 10_000_000; // nano-dollars
+
+  it('warns at 80% of a cents cap and refuses once the recorded cost reaches it', () => {
+    const { budgets } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ dailyCents: 100 }));
+    // Tokens alone never count against a money cap.
+    budgets.charge('p', 'e', null, 1_000_000, T0, 79 * CENT);
+    expect(budgets.check('p', 'e', null, T0)).toBeNull();
+    budgets.charge('p', 'e', null, 1, T0, CENT);
+    expect(budgets.check('p', 'e', null, T0)).toEqual({ warning: 'endpoint:daily', exhausted: null });
+    budgets.charge('p', 'e', null, 1, T0, 20 * CENT + 4_999_999);
+    expect(budgets.check('p', 'e', null, T0)).toEqual({
+      warning: 'endpoint:daily',
+      // 100.4999999 cents, rounded halves up to whole cents.
+      exhausted: { level: 'endpoint', window: 'daily', unit: 'cents', cap: 100, spent: 100, retryAfterSeconds: 14 * 3600 },
+    });
+    expect(budgets.describe('endpoint', 'p', 'e', T0).spendNanos).toEqual({ hourly: 100 * CENT + 4_999_999, daily: 100 * CENT + 4_999_999, total: 100 * CENT + 4_999_999 });
+  });
+
+  it('warns once for a window with both caps, and names the token cap first when both are spent', () => {
+    const { budgets } = withEvents();
+    budgets.setConfigCaps('workspace', 'p', 'ws_1', caps({ hourlyTokens: 10, hourlyCents: 10 }));
+    budgets.charge('p', 'e', 'ws_1', 10, T0, 10 * CENT);
+    expect(budgets.check('p', 'e', 'ws_1', T0)).toEqual({
+      warning: 'workspace:hourly',
+      exhausted: { level: 'workspace', window: 'hourly', unit: 'tokens', cap: 10, spent: 10, retryAfterSeconds: 3600 },
+    });
+  });
+
+  it('fires a money threshold event in cents, apart from the token one of the same window', () => {
+    const { budgets, events } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hardCapTokens: 100, hardCapCents: 50 }));
+    budgets.charge('p', 'e', null, 85, T0, 41 * CENT + 4_000_000);
+    expect(events).toEqual([
+      { projectId: 'p', level: 'endpoint', targetId: 'e', window: 'hardCap', unit: 'tokens', thresholdPercent: 80, spent: 85, cap: 100, spendPercentage: 85, windowStart: null, at: T0 },
+      { projectId: 'p', level: 'endpoint', targetId: 'e', window: 'hardCap', unit: 'cents', thresholdPercent: 80, spent: 41, cap: 50, spendPercentage: 82.8, windowStart: null, at: T0 },
+    ]);
+    budgets.charge('p', 'e', null, 1, T0, CENT);
+    expect(events).toHaveLength(2);
+  });
+
+  it('rebuilds money spend at start without firing for a threshold crossed before it', () => {
+    const { budgets, events } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hardCapCents: 10 }));
+    budgets.loadSpend('endpoint', 'p', 'e', { hourly: 0, daily: 0, total: 5 }, T0, { hourly: 0, daily: 0, total: 9 * CENT });
+    budgets.charge('p', 'e', null, 1, T0, CENT / 2);
+    expect(events).toEqual([]);
+    budgets.charge('p', 'e', null, 1, T0, CENT / 2);
+    expect(budgets.check('p', 'e', null, T0)?.exhausted).toMatchObject({ unit: 'cents', cap: 10, spent: 10 });
+  });
+
+  it('says what a spent money budget was in dollars', () => {
+    const err = budgetError({ level: 'endpoint', window: 'hardCap', unit: 'cents', cap: 500, spent: 512, retryAfterSeconds: HARD_CAP_RETRY_AFTER_SECONDS });
+    expect(err.toEnvelope().error).toMatchObject({ code: 'endpoint_budget_exhausted', retry_after: HARD_CAP_RETRY_AFTER_SECONDS });
+    expect(err.message).toContain('hard-cap spend budget ($5.00) is spent ($5.12 used)');
   });
 });
