@@ -1,0 +1,136 @@
+/**
+ * `switchboard usage`: the usage and spend totals of one project, read from the store a gateway serves
+ * through the same query as `GET /{project}/v1/management/usage` (store/usage-totals.ts), printed as a
+ * table (or, with --json, as the API's list). It only reads: a store that does not exist is refused, never
+ * created (exit 2).
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError, isoTimestamp, loadConfigFile } from './config.js';
+import { parseFlags, UsageError } from './cli-flags.js';
+import { formatUsd } from './core/usage/cost.js';
+import { usageResultWire } from './routes/management-usage.js';
+import { DEFAULT_USAGE_RANGE_S } from './schemas/management-usage.js';
+import { openDatabase } from './store/db.js';
+import { createProjectsRepo } from './store/projects-repo.js';
+import { createUsageTotals, DAY_MS, USAGE_GROUPS, type UsageGroupBy, type UsageTotals } from './store/usage-totals.js';
+
+export const USAGE_USAGE = `  switchboard usage --project ID (--config FILE | --db PATH) [--since 24h|7d|ISO8601|UNIX_SECONDS]
+                    [--until ISO8601|UNIX_SECONDS] [--group-by ${USAGE_GROUPS.join('|')}] [--json]`;
+
+const DURATION = /^(\d{1,9})([mhd])$/;
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: DAY_MS } as const;
+const TIME_RULE = 'must be a duration back from now (30m, 24h, 7d), an ISO 8601 time with a zone, or Unix seconds';
+
+/** A point in time, in Unix ms: `24h` (before now), an ISO 8601 time, or Unix seconds. */
+function timeFlag(durationAllowed: boolean) {
+  return z.string().superRefine((s, ctx) => {
+    const ok = (durationAllowed && DURATION.test(s)) || /^\d{1,12}$/.test(s) || isoTimestamp.safeParse(s).success;
+    if (!ok) ctx.addIssue({ code: 'custom', message: durationAllowed ? TIME_RULE : TIME_RULE.replace('a duration back from now (30m, 24h, 7d), ', '') });
+  });
+}
+
+function toMs(flag: string, now: number): number {
+  const d = DURATION.exec(flag);
+  if (d) return now - Number(d[1]) * UNIT_MS[d[2] as keyof typeof UNIT_MS];
+  if (/^\d+$/.test(flag)) return Number(flag) * 1000;
+  return Date.parse(flag);
+}
+
+export async function usageCommand(argv: string[]): Promise<void> {
+  const flags = parseFlags(
+    argv,
+    {
+      project: { type: 'string' },
+      config: { type: 'string' },
+      db: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      'group-by': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    z.object({
+      project: z.string({ error: 'is required: the project id (proj_...)' }),
+      config: z.string().optional(),
+      db: z.string().optional(),
+      since: timeFlag(true).optional(),
+      until: timeFlag(false).optional(),
+      'group-by': z.enum(USAGE_GROUPS, `must be one of ${USAGE_GROUPS.join(', ')}`).default('day'),
+      json: z.boolean().optional(),
+    }),
+  );
+  if (!flags.config && !flags.db) throw new UsageError('--config or --db is required: the store to read the usage from');
+  const now = Date.now();
+  // The API's range: [since, until), until defaulting to the end of this second, since to 24 h before it.
+  const end = flags.until !== undefined ? toMs(flags.until, now) : (Math.floor(now / 1000) + 1) * 1000;
+  const start = flags.since !== undefined ? toMs(flags.since, now) : end - DEFAULT_USAGE_RANGE_S * 1000;
+  if (end <= start) throw new UsageError(`--until must be after --since (${new Date(start).toISOString()})`);
+
+  const config = flags.config ? loadConfigFile(flags.config) : null;
+  const store = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: config?.storage.path ?? '', from: `storage.path in ${flags.config ?? ''}` };
+  const items = readTotals(store, flags.project, { start, end, groupBy: flags['group-by'] });
+  if (flags.json) {
+    const data = items.map((t) => usageResultWire(flags['group-by'], t));
+    process.stdout.write(`${JSON.stringify({ object: 'list', group_by: flags['group-by'], start_time: Math.floor(start / 1000), end_time: Math.ceil(end / 1000), data, has_more: false }, null, 2)}\n`);
+    return;
+  }
+  process.stderr.write(`usage of ${flags.project} from ${iso(start)} to ${iso(end)}, by ${flags['group-by']}:\n`);
+  process.stdout.write(`${usageTable(flags['group-by'], items)}\n`);
+}
+
+function readTotals(store: { path: string; from: string }, projectId: string, range: { start: number; end: number; groupBy: UsageGroupBy }): UsageTotals[] {
+  if (store.path === ':memory:') throw new ConfigError(`${store.from} is ":memory:", a store private to the gateway's process: usage cannot read it`);
+  if (!existsSync(store.path)) {
+    throw new ConfigError(`${store.from}: no database at ${resolve(store.path)}; usage reads an existing store and never creates one (check the path)`);
+  }
+  const db = openDatabase(store.path);
+  try {
+    if (!createProjectsRepo(db).listProjects().some((p) => p.id === projectId)) throw new ConfigError(`--project: no project ${projectId} in ${store.path}`);
+    return createUsageTotals(db).page({ projectId, start: range.start, end: range.end, groupBy: range.groupBy, limit: null, after: null }).items;
+  } finally {
+    db.close();
+  }
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+const GROUP_HEADERS: Record<UsageGroupBy, string> = { day: 'DAY', key: 'KEY', endpoint: 'ENDPOINT', model: 'MODEL', workspace: 'WORKSPACE' };
+
+function groupCell(groupBy: UsageGroupBy, group: UsageTotals['group']): string {
+  if (group === null) return '(none)';
+  return groupBy === 'day' ? iso(Number(group)).slice(0, 10) : String(group);
+}
+
+/** One line per group and a TOTAL line, aligned: numbers to the right. Cost "-": no priced turn. */
+export function usageTable(groupBy: UsageGroupBy, items: readonly UsageTotals[]): string {
+  const cells = (t: Omit<UsageTotals, 'group'>, name: string): string[] => [
+    name,
+    String(t.requests),
+    String(t.promptTokens),
+    String(t.completionTokens),
+    String(t.promptTokens + t.completionTokens),
+    String(t.cachedTokens),
+    String(t.reasoningTokens),
+    t.costNanos === null ? '-' : formatUsd(t.costNanos),
+    String(t.unpricedRequests),
+  ];
+  const sum = (pick: (t: UsageTotals) => number): number => items.reduce((acc, t) => acc + pick(t), 0);
+  const priced = items.filter((t) => t.costNanos !== null);
+  const total = {
+    requests: sum((t) => t.requests),
+    promptTokens: sum((t) => t.promptTokens),
+    completionTokens: sum((t) => t.completionTokens),
+    cachedTokens: sum((t) => t.cachedTokens),
+    reasoningTokens: sum((t) => t.reasoningTokens),
+    costNanos: priced.length === 0 ? null : priced.reduce((acc, t) => acc + (t.costNanos ?? 0n), 0n),
+    unpricedRequests: sum((t) => t.unpricedRequests),
+  };
+  const rows = [
+    [GROUP_HEADERS[groupBy], 'REQUESTS', 'PROMPT', 'COMPLETION', 'TOTAL', 'CACHED', 'REASONING', 'COST_USD', 'UNPRICED'],
+    ...items.map((t) => cells(t, groupCell(groupBy, t.group))),
+    cells(total, 'TOTAL'),
+  ];
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
+}
