@@ -1,14 +1,16 @@
 /**
  * POST /{project}/{endpoint}/v1/chat/completions: authenticate, validate at the edge (everything SPEC
  * refuses is refused here, before the upstream sees anything), then hand one turn to the dispatcher.
- * The turn itself (shared with the semantic-router routes) is in chat-turn.ts.
+ * POST /{project}/v1/chat/completions: the same turn on the endpoint the body's `model` names (issue 20),
+ * so one client with base URL /{project}/v1 reaches every listed model; the body is read first because it
+ * holds the name. The turn itself (shared with the semantic-router routes) is in chat-turn.ts.
  */
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { parseChatBody, serveChatTurn } from './chat-turn.js';
-import { requireBudget, requireEndpoint, requireKey } from './guard.js';
+import { requireBudget, requireEndpoint, requireKey, requireModel } from './guard.js';
 
 export function assertServesChat(endpoint: EndpointRecord): void {
   if (endpoint.kind !== 'chat') {
@@ -36,6 +38,22 @@ export function chatCompletionsRoutes(services: ChatServices): RouteDef[] {
         assertServesChat(endpoint);
         requireBudget(ctx, services, auth, access);
         const body = await parseChatBody(req);
+        await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, ...body, route: 'chat' });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/:project/v1/chat/completions',
+      family: 'chat',
+      idPrefix: 'chatcmpl-',
+      handle: async (ctx) => {
+        const { req } = ctx;
+        const auth = requireKey(ctx, services, 'inference');
+        const body = await parseChatBody(req);
+        const access = requireModel(req, services, auth, { model: body.chat.model, kind: 'chat', route: '/v1/chat/completions' });
+        const { endpoint, workspaceId } = access;
+        assertServesChat(endpoint);
+        requireBudget(ctx, services, auth, access);
         await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, ...body, route: 'chat' });
       },
     },

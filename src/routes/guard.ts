@@ -7,6 +7,7 @@ import { authenticateKey, authorizeEndpoint, resolveWorkspace, type Authenticate
 import { budgetError } from '../core/limits/budget-errors.js';
 import { refusalError, writeRateLimitHeaders } from '../core/limits/limit-headers.js';
 import { limitClassOf } from '../core/limits/rate-limiter.js';
+import { NO_ALIASES, resolveModel, type EndpointKind } from '../core/models/resolve-model.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
@@ -86,6 +87,32 @@ export function requireEndpoint(req: IncomingRequest, services: Services, auth: 
   // new map per request, read through megamorphic lookups; seen with --log-ic).
   const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), endpoint });
   return { endpoint, workspaceId };
+}
+
+export interface ModelWanted {
+  /** The body's `model`. */
+  readonly model: string;
+  /** The endpoint kind the route serves. */
+  readonly kind: EndpointKind;
+  /** The public path after `/{project}`, for messages. */
+  readonly route: string;
+}
+
+/**
+ * Model-addressed routes (`/{project}/v1/...`): the endpoint the body's `model` names, among those this key
+ * reaches in the request's workspace (core/models/resolve-model.ts has the order and the tie-breaks). No
+ * alias table exists yet: the Models API plugs its own in here.
+ */
+export function requireModel(req: IncomingRequest, services: Services, auth: AuthenticatedKey, wanted: ModelWanted): EndpointAccess {
+  const { named, namedBy } = namedWorkspace(req);
+  const projectId = auth.project.id;
+  const access = resolveModel(
+    auth,
+    { model: wanted.model, kind: wanted.kind, route: wanted.route, named, namedBy },
+    { endpoints: services.catalog.endpoints(projectId), workspaces: services.catalog.workspaces(projectId), aliases: NO_ALIASES },
+  );
+  req.log.endpoint = access.endpoint.slug;
+  return access;
 }
 
 /**
