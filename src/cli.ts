@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { ConfigError, loadConfigFile } from './config.js';
 import { BACKUP_USAGE, backupCommand } from './cli-backup.js';
+import { CONFIG_USAGE, configCommand } from './cli-config.js';
 import { csv, parseFlags, port, UsageError } from './cli-flags.js';
 import { KEYS_USAGE, keysCommand } from './cli-keys.js';
 import { USAGE_USAGE, usageCommand } from './cli-usage.js';
@@ -25,6 +26,7 @@ const USAGE = `usage:
 ${KEYS_USAGE}
 ${USAGE_USAGE}
 ${BACKUP_USAGE}
+${CONFIG_USAGE}
   switchboard --help | --version`;
 
 async function serve(argv: string[]): Promise<void> {
@@ -103,6 +105,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'keys') return keysCommand(rest);
   if (command === 'usage') return usageCommand(rest);
   if (command === 'backup') return backupCommand(rest);
+  if (command === 'config') return configCommand(rest);
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return;

@@ -198,11 +198,54 @@ const modelSchema = z.strictObject({
   reasoning_budget: z.boolean().default(false),
 });
 
-const upstreamSchema = z.strictObject({
+/** One model server of an endpoint's pool (README "Upstream pools, health and failures"). */
+const upstreamServerSchema = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }),
-  model: z.string().min(1),
+  /** Default: the upstream's own api_key_env. */
   api_key_env: z.string().min(1).optional(),
+  /** Capacity relative to the pool's other servers: the choice divides a server's outstanding requests by it. */
+  weight: z.number().positive().max(1000).default(1),
 });
+
+/** Passive health of each server (src/upstream/server-health.ts). */
+const upstreamHealthSchema = z.strictObject({
+  /** Failures in a row (no connection, or 502/503/504) that take a server out. */
+  failure_threshold: z.number().int().min(1).max(100).default(3),
+  /** How long a server stays out before a probe (GET {base_url}/models) may bring it back. */
+  cooldown_ms: z.number().int().min(100).max(3_600_000).default(10_000),
+});
+
+/**
+ * Where an endpoint's turns go: one server (`base_url`) or a pool of servers of the same model
+ * (`servers`). Normalized so both read alike: `servers` always lists the pool (a server without its own
+ * api_key_env takes the upstream's) and `base_url` is the first server's, for its older readers (the
+ * realtime relay's default URL, the profile-embedding cache key).
+ */
+const upstreamSchema = z
+  .strictObject({
+    base_url: z.url({ protocol: /^https?$/ }).optional(),
+    servers: z.array(upstreamServerSchema).min(1).max(64).optional(),
+    model: z.string().min(1),
+    api_key_env: z.string().min(1).optional(),
+    health: upstreamHealthSchema.prefault({}),
+  })
+  .superRefine((u, ctx) => {
+    if (u.base_url === undefined && u.servers === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['base_url'], message: 'is required (or list the pool in upstream.servers)' });
+    }
+    if (u.base_url !== undefined && u.servers !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['servers'], message: 'cannot be set with upstream.base_url: list every server in servers' });
+    }
+    duplicates((u.servers ?? []).map((s) => s.base_url)).forEach((i) => ctx.addIssue({ code: 'custom', path: ['servers', i, 'base_url'], message: 'is a duplicate' }));
+  })
+  .transform((u) => {
+    const servers = (u.servers ?? [{ base_url: u.base_url ?? '', api_key_env: undefined, weight: 1 }]).map((s) => ({
+      base_url: s.base_url,
+      api_key_env: s.api_key_env ?? u.api_key_env,
+      weight: s.weight,
+    }));
+    return { base_url: servers[0]?.base_url ?? '', model: u.model, api_key_env: u.api_key_env, servers, health: u.health };
+  });
 
 const routerProfileSchema = z.strictObject({
   description: z.string().default(''),

@@ -105,7 +105,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     (err) => logger.error({ err }, 'budget threshold listener failed'),
   );
   const services: Services = { catalog, pool, metrics, now: clock.now, isStoreOpen: () => db.open, limits, budgets };
-  const upstream = createUpstreamClient();
+  // Every endpoint's pool of servers is built now, its API keys read from the environment once.
+  const upstream = createUpstreamClient({ projects: config.projects, now: clock.now, logger });
   // Each turn's usage row also charges the token limiter and the budgets, once, as it is recorded.
   const ledger = createUsageLedger(dbPath, (message) => logger.error({ message }, 'usage ledger write failed; will retry'));
   // The usage API's queries run on a thread of their own (store/usage-reader.ts).
@@ -124,7 +125,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
   const implemented: RouteDef[] = [
-    ...opsRoutes(services),
+    ...opsRoutes(services, upstream),
     ...testClockRoutes(clock),
     ...modelsRoutes(services),
     ...endpointsRoutes(services),
@@ -138,6 +139,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       decisionLog: routing.decisionLog,
       defaults: routing.defaults,
       routerId: routing.routerId,
+      upstream,
     }),
     ...managementWorkspacesRoutes({ ...services, workspaceRouting: routing.workspaces }),
     ...audioRoutes({ ...chatServices, audio: config.audio }),

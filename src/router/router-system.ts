@@ -57,14 +57,13 @@ const INDEXING_TIMEOUT_MS = 60_000;
 export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
   const { config, logger } = deps;
   const rc = config.semantic_router;
-  const apiKey = (name: string | undefined): string | null => (name ? (process.env[name] ?? null) : null);
   const similarity = createSimilarityPool();
   const indexes = createProfileIndexes({
     pool: deps.pool,
     similarity,
     cache: createEmbeddingCache(deps.db),
     embedTexts: (e, texts) =>
-      embed(deps.upstream, { baseUrl: e.upstream.base_url, apiKey: apiKey(e.upstream.api_key_env) }, texts, { model: e.upstream.model, timeoutMs: INDEXING_TIMEOUT_MS }),
+      embed(deps.upstream, e, texts, { model: e.upstream.model, timeoutMs: INDEXING_TIMEOUT_MS }),
     now: deps.now,
     hnsw: rc.hnsw,
     onError: (message, key) => logger.warn({ index: key, message }, 'semantic router: profile index build failed; routing fails open until it succeeds'),
@@ -85,7 +84,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     indexes,
     similarity,
     embedQuery: async (e, text, onAbort) => {
-      const [vector] = await embed(deps.upstream, { baseUrl: e.upstream.base_url, apiKey: apiKey(e.upstream.api_key_env) }, [text], {
+      const [vector] = await embed(deps.upstream, e, [text], {
         model: e.upstream.model,
         timeoutMs: rc.embedding_timeout_ms,
         onAbort,
@@ -98,6 +97,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     searchK: rc.search_k,
     indexWaitMs: rc.embedding_timeout_ms,
     now: deps.now,
+    upstreamHealthy: (endpointId) => deps.upstream.healthy(endpointId),
   });
   const decisionLog = createDecisionLog(deps.dbPath, (message) => logger.error({ message }, 'routing decision rows could not be written'));
   const decisions = createDecisionsRepo(deps.db, loadSecretBox(deps.dbPath, storedSealedValues(deps.db)));

@@ -6,6 +6,7 @@
  * is served. Nothing here runs SQL.
  */
 import { finishRoute, planRoute, type ClassifyPlan } from '../core/routing/decide.js';
+import { withHealthyUpstreams } from '../core/routing/eligibility.js';
 import { affinityKey, composeQuery, estimateInputTokens, requestNeeds, requestedOutput, type RoutedRequest } from '../core/routing/query.js';
 import { effectiveSettings, type DeploymentDefaults } from '../core/routing/settings.js';
 import type { RouteDecision, RouteInput, RouterSettings, Similarity, WorkspaceRouting } from '../core/routing/types.js';
@@ -49,6 +50,8 @@ export interface SemanticRouterDeps {
   /** How long a request may wait for its workspace's first profile index before failing open. */
   readonly indexWaitMs: number;
   readonly now: () => number;
+  /** Whether some upstream server of the endpoint takes requests now; absent: all are taken as healthy. */
+  readonly upstreamHealthy?: (endpointId: string) => boolean;
 }
 
 export interface SemanticRouter {
@@ -118,10 +121,11 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
     embeddingEndpoint,
     async route(r) {
       const now = deps.now();
-      const endpoints = deps.catalog
+      const serving = deps.catalog
         .endpoints(r.projectId)
         .filter((e) => e.kind === 'chat' && (r.workspaceId === null || e.workspaceIds.includes(r.workspaceId)))
         .filter((e) => r.keyEndpointId === null || e.id === r.keyEndpointId);
+      const endpoints = deps.upstreamHealthy ? withHealthyUpstreams(serving, deps.upstreamHealthy) : serving;
       const embedding = embeddingEndpoint(r.projectId, r.workspaceId);
       const conversation = affinityKey(r.conversationId, r.chat.messages);
       const input: RouteInput = {

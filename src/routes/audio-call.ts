@@ -29,11 +29,6 @@ export interface AudioAccount {
   readonly keyId: string;
 }
 
-function upstreamKey(endpoint: EndpointRecord): string | null {
-  const name = endpoint.upstream.api_key_env;
-  return name ? (process.env[name] ?? null) : null;
-}
-
 export function callUpstream(
   services: ChatServices,
   req: IncomingRequest,
@@ -49,10 +44,13 @@ export function callUpstream(
     controller.abort();
   }, deadlines.requestMs);
   const started = performance.now();
-  const response = services.upstream.post(
-    { baseUrl: endpoint.upstream.base_url, apiKey: upstreamKey(endpoint) },
-    { ...call, signal: controller, headersTimeoutMs: deadlines.requestMs + 1000, bodyTimeoutMs: deadlines.idleMs + 1000 },
-  );
+  const response = services.upstream.post(endpoint, {
+    ...call,
+    signal: controller,
+    headersTimeoutMs: deadlines.requestMs + 1000,
+    bodyTimeoutMs: deadlines.idleMs + 1000,
+    requestId: req.requestId,
+  });
   response.catch(() => undefined);
   return {
     response,

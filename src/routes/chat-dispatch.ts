@@ -1,6 +1,7 @@
 /**
- * One model turn against the endpoint's upstream: exactly one upstream request, a deadline, abort wiring,
- * response normalization (buffered or streamed chunk by chunk), and exactly one usage row.
+ * One model turn against the endpoint's upstream: exactly one upstream request that reaches a model (the
+ * client may first have tried a server it could not connect to), a deadline, abort wiring, response
+ * normalization (buffered or streamed chunk by chunk), and exactly one usage row.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../config.js';
@@ -58,11 +59,6 @@ function estimatePrompt(t: TurnRequest): number {
   return texts.reduce((n, s) => n + Math.ceil(Buffer.byteLength(s) / 4), fixedTokens);
 }
 
-function upstreamKey(endpoint: EndpointRecord): string | null {
-  const name = endpoint.upstream.api_key_env;
-  return name ? (process.env[name] ?? null) : null;
-}
-
 export async function dispatchTurn(services: ChatServices, t: TurnRequest): Promise<void> {
   const started = performance.now();
   const controller = new UpstreamAbort();
@@ -78,6 +74,8 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
     if (charged) return;
     charged = true;
     const u = usage ?? { promptTokens: outcome === 'completed' ? estimatePrompt(t) : 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' as const };
+    t.req.log.promptTokens = u.promptTokens;
+    t.req.log.completionTokens = u.completionTokens;
     services.usage.record({
       requestId: t.req.requestId,
       projectId: t.account.projectId,
@@ -99,10 +97,10 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
   };
 
   try {
-    const target = { baseUrl: t.endpoint.upstream.base_url, apiKey: upstreamKey(t.endpoint) };
-    // One literal for both kinds of turn: a spread of it plus `accept` made a new hidden class on every
-    // streamed turn (--log-ic). undici's own timeouts are only a backstop behind our deadline timers; one
-    // value for both lets the connection re-arm its timer instead of allocating a new one per phase.
+    // The endpoint is the target: the client picks one of its servers. One literal for both kinds of
+    // turn: a spread of it plus `accept` made a new hidden class on every streamed turn (--log-ic).
+    // undici's own timeouts are only a backstop behind our deadline timers; one value for both lets the
+    // connection re-arm its timer instead of allocating a new one per phase.
     const call = {
       path: '/chat/completions',
       body: t.body,
@@ -110,10 +108,11 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       accept: t.stream ? 'text/event-stream' : undefined,
       headersTimeoutMs: t.deadlines.requestMs + 1000,
       bodyTimeoutMs: t.deadlines.requestMs + 1000,
+      requestId: t.req.requestId,
     };
     let res: UpstreamResponse | BufferedResponse;
     try {
-      res = t.stream ? await services.upstream.post(target, call) : await services.upstream.exchange(target, call);
+      res = t.stream ? await services.upstream.post(t.endpoint, call) : await services.upstream.exchange(t.endpoint, call);
     } catch (err) {
       throw failure(t, timedOut, err);
     }

@@ -13,6 +13,7 @@ import type { SemanticRouter } from '../router/semantic-router.js';
 import { parseRuleCreate, parseRuleUpdate, parseSettingsPatch } from '../schemas/semantic-router.js';
 import type { DecisionLog } from '../store/decision-log.js';
 import type { DecisionsRepo } from '../store/decisions-repo.js';
+import type { PoolReport } from '../upstream/upstream-pool.js';
 import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
 import type { Services } from './services.js';
 
@@ -23,6 +24,23 @@ export interface RouterManagementServices extends Services {
   readonly decisionLog: DecisionLog;
   readonly defaults: DeploymentDefaults;
   readonly routerId: string;
+  /** Upstream server health, added to the health route (absent: the field is left out). */
+  readonly upstream?: { report(projectId: string): PoolReport[] };
+}
+
+/**
+ * The health route's addition to SPEC's fields: whether each endpoint of the project has an upstream
+ * server taking requests (the router skips those that have none). Counts, not addresses: the servers'
+ * URLs are the operator's (/readyz and the logs have them), not the project's.
+ */
+function upstreamHealth(reports: readonly PoolReport[]): Record<string, unknown>[] {
+  return reports.map((r) => ({
+    endpoint_id: r.endpoint_id,
+    endpoint_slug: r.endpoint,
+    healthy: r.healthy,
+    servers_up: r.servers.filter((s) => s.state === 'up').length,
+    servers_total: r.servers.length,
+  }));
 }
 
 /** SPEC "Other limits": decisions limit default 50, clamped to 1-200; non-numeric is 400 invalid_limit. */
@@ -97,7 +115,8 @@ export function managementSemanticRouterRoutes(services: RouterManagementService
       ctx.reply.json(200, { data: rows });
     }),
     route('GET', '/health', async (ctx, projectId) => {
-      ctx.reply.json(200, await health(projectId));
+      const upstream = services.upstream;
+      ctx.reply.json(200, upstream ? { ...(await health(projectId)), upstreams: upstreamHealth(upstream.report(projectId)) } : await health(projectId));
     }),
   ];
 }

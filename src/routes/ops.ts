@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
+import type { PoolReport } from '../upstream/upstream-pool.js';
 import type { Services } from './services.js';
 
 const advanceSchema = z.strictObject({ advance_ms: z.number().int().min(0) });
@@ -25,7 +26,12 @@ export function testClockRoutes(clock: Clock): RouteDef[] {
   ];
 }
 
-export function opsRoutes(services: Services): RouteDef[] {
+/**
+ * `upstream`: the state of every endpoint's upstream servers, reported by /readyz. It does not decide
+ * readiness: every replica shares the same model servers, so taking this one out of a load balancer
+ * because a model server is down would only move the same failures elsewhere.
+ */
+export function opsRoutes(services: Services, upstream?: { report(): PoolReport[] }): RouteDef[] {
   return [
     {
       method: 'GET',
@@ -44,7 +50,8 @@ export function opsRoutes(services: Services): RouteDef[] {
       handle: ({ reply, draining }) => {
         const checks = { store: services.isStoreOpen(), pool: services.pool.ready };
         const ready = checks.store && checks.pool && !draining;
-        reply.json(ready ? 200 : 503, { status: draining ? 'draining' : ready ? 'ready' : 'not_ready', checks });
+        const body = { status: draining ? 'draining' : ready ? 'ready' : 'not_ready', checks };
+        reply.json(ready ? 200 : 503, upstream ? { ...body, upstreams: upstream.report() } : body);
       },
     },
     {

@@ -1,40 +1,54 @@
 /**
- * The OpenAI-compatible upstream client: one undici Pool per origin, reused across requests (keep-alive),
- * `pool.request` rather than fetch (no WHATWG streams on the hot path: see BASELINE.md). Bodies are sent
- * as the exact bytes prepared by the route. The caller's AbortSignal aborts the upstream request at once.
+ * The OpenAI-compatible upstream client. A call names an endpoint; the endpoint is a pool of servers of
+ * one model (upstream-pool.ts): each request goes to the server with the fewest outstanding requests per
+ * unit of weight, servers that keep failing are taken out until a probe brings them back, and a request
+ * that failed while its connection was being opened (so before any byte of it was sent: no model saw it)
+ * is sent once more to another server of the pool. Nothing is retried once it may have reached a model:
+ * SPEC's one request, one model turn. Each failure becomes one operator log line naming the endpoint, the
+ * server and the cause, and the client error of upstream-errors.ts.
+ *
+ * One undici Pool per origin, shared by every endpoint that names it (keep-alive), `pool.request` or our
+ * own dispatch handler rather than fetch (no WHATWG streams on the hot path: see BASELINE.md). Bodies are
+ * the exact bytes prepared by the route. The caller's abort aborts the upstream request at once.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Pool, errors } from 'undici';
+import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
+import { BufferingHandler, type BufferedResponse } from './buffering-handler.js';
+import { probeModels } from './models-probe.js';
+import { isServerFailureStatus } from './server-health.js';
+import { causeOf, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from './upstream-errors.js';
+import { EndpointPool, resolveServers, type PoolDeps, type PoolReport, type PoolServer, type UpstreamEndpoint } from './upstream-pool.js';
 
-export interface UpstreamTarget {
+export type { BufferedResponse } from './buffering-handler.js';
+export type { UpstreamEndpoint } from './upstream-pool.js';
+
+/** One server outside any pool (no health, no failover): for a caller that has only a URL. */
+export interface DirectTarget {
   /** e.g. http://127.0.0.1:9100/v1 */
   readonly baseUrl: string;
   readonly apiKey: string | null;
 }
 
+/** An endpoint (its pool of servers), or one server by URL. */
+export type UpstreamTarget = UpstreamEndpoint | DirectTarget;
+
 export interface UpstreamCall {
   readonly path: string;
-  /** Exact bytes, or a stream (multipart uploads forwarded as they arrive). */
+  /** Exact bytes, or a stream (multipart uploads forwarded as they arrive; never retried: it is spent). */
   readonly body: Buffer | Readable;
   /** Default application/json. */
   readonly contentType?: string;
   readonly signal: AbortSignal | UpstreamAbort;
-  readonly accept?: string;
+  readonly accept?: string | undefined;
   /** undici idle timeouts; our own deadline timers are the ones that produce client-visible errors. */
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
+  /** Put on the operator's log line of a failure, to find the request's own line. */
+  readonly requestId?: string | undefined;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData;
-
-/** A whole upstream response, read into memory (non-streamed turns). */
-export interface BufferedResponse {
-  readonly statusCode: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-}
 
 /**
  * An abort trigger undici accepts in place of an AbortSignal: it calls `once('abort', fn)` and later
@@ -78,114 +92,215 @@ export interface UpstreamClient {
    * `pool.request`: no Readable body stream, no body-mixin promise (bench/RESULTS.md).
    */
   exchange(target: UpstreamTarget, call: UpstreamCall & { readonly body: Buffer; readonly signal: UpstreamAbort }): Promise<BufferedResponse>;
+  /** Whether some server of the endpoint takes requests now; true for an endpoint the client has not seen. */
+  healthy(endpointId: string): boolean;
+  /** Every endpoint pool's state (/readyz), or one project's. */
+  report(projectId?: string): PoolReport[];
   close(): Promise<void>;
 }
 
-interface Origin {
-  readonly pool: Pool;
-  readonly prefix: string;
+/** The part of the gateway's logger (pino) the client writes to. */
+export interface UpstreamLogger {
+  info(fields: object, msg: string): void;
+  warn(fields: object, msg: string): void;
+  error(fields: object, msg: string): void;
 }
 
-export function createUpstreamClient(): UpstreamClient {
-  const origins = new Map<string, Origin>();
+export interface UpstreamClientOptions {
+  /** The config's projects: every endpoint's pool is built, and its keys read from `env`, now. */
+  readonly projects?: readonly { readonly id: string; readonly endpoints: readonly Omit<UpstreamEndpoint, 'projectId'>[] }[];
+  readonly env?: NodeJS.ProcessEnv;
+  /** Unix ms; the gateway's clock, so a test can move cooldowns along. */
+  readonly now?: () => number;
+  readonly logger?: UpstreamLogger;
+  readonly probeTimeoutMs?: number;
+}
 
-  function originFor(baseUrl: string): Origin {
-    let origin = origins.get(baseUrl);
-    if (!origin) {
-      const url = new URL(baseUrl);
-      origin = {
-        pool: new Pool(url.origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
-        prefix: url.pathname.replace(/\/+$/, ''),
-      };
-      origins.set(baseUrl, origin);
+const SILENT: UpstreamLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
+  const env = options.env ?? process.env;
+  const now = options.now ?? Date.now;
+  const log = options.logger ?? SILENT;
+  const probeTimeoutMs = options.probeTimeoutMs ?? 2000;
+  const origins = new Map<string, Pool>();
+  const pools = new Map<string, EndpointPool>();
+  const direct = new Map<string, EndpointPool>();
+
+  function originPool(origin: string): Pool {
+    let pool = origins.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
+      origins.set(origin, pool);
     }
-    return origin;
+    return pool;
   }
 
-  function requestHeaders(target: UpstreamTarget, call: UpstreamCall): Record<string, string> {
+  const deps: PoolDeps = {
+    now,
+    async probe(server) {
+      const result = await probeModels(originPool(server.origin), server, probeTimeoutMs);
+      if (result.status !== null) return isServerFailureStatus(result.status) ? `HTTP ${result.status} from ${server.url}/models` : null;
+      return result.ok ? null : causeOf(result.error, server.origin);
+    },
+    onChange(pool, server, change) {
+      const fields = { ...where(pool, server), cause: server.health.lastFailure, consecutive_failures: server.health.failures };
+      if (change === 'back') log.info(fields, 'upstream server back in its pool: its probe answered');
+      else if (change === 'taken_out') log.warn({ ...fields, retry_in_ms: (server.health.retryAt ?? now()) - now() }, 'upstream server taken out of its pool after repeated failures');
+      else log.warn({ ...fields, retry_in_ms: (server.health.retryAt ?? now()) - now() }, 'upstream server still down: its probe failed');
+    },
+  };
+
+  function poolOf(endpoint: UpstreamEndpoint): EndpointPool {
+    const { servers, policy } = resolveServers(endpoint.upstream, env);
+    const pool = new EndpointPool({ id: endpoint.id, slug: endpoint.slug, projectId: endpoint.projectId }, servers, policy, deps);
+    for (const s of pool.servers) {
+      if (s.missingKeyEnv) log.warn({ ...where(pool, s), api_key_env: s.missingKeyEnv }, 'upstream api_key_env is not set: requests to this server go without an API key');
+    }
+    return pool;
+  }
+
+  for (const project of options.projects ?? []) {
+    for (const e of project.endpoints) pools.set(e.id, poolOf({ ...e, projectId: project.id }));
+  }
+
+  /** Endpoints not in the config the client was built with (a test, a bench) get their pool on first use. */
+  function poolFor(target: UpstreamTarget): EndpointPool {
+    if ('upstream' in target) {
+      let pool = pools.get(target.id);
+      if (!pool) pools.set(target.id, (pool = poolOf(target)));
+      return pool;
+    }
+    const key = `${target.baseUrl}\u0000${target.apiKey ?? ''}`;
+    let pool = direct.get(key);
+    if (!pool) {
+      const spec = { baseUrl: target.baseUrl, apiKey: target.apiKey, missingKeyEnv: null, weight: 1 };
+      direct.set(key, (pool = new EndpointPool({ id: '', slug: '', projectId: '' }, [spec], { failureThreshold: 3, cooldownMs: 10_000 }, deps)));
+    }
+    return pool;
+  }
+
+  function headersOf(server: PoolServer, call: UpstreamCall): Record<string, string> {
     const headers: Record<string, string> = { 'content-type': call.contentType ?? 'application/json' };
     if (call.accept) headers.accept = call.accept;
-    if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+    if (server.apiKey) headers.authorization = `Bearer ${server.apiKey}`;
     return headers;
+  }
+
+  /**
+   * One attempt on one server, with its outstanding count, health and log line. A failure to connect is
+   * returned as a NotSent (the caller may retry it elsewhere); any other failure is thrown as the client's
+   * error, except an abort (the deadline or the client), which is the caller's and is rethrown as it is.
+   */
+  async function attempt<T extends { readonly statusCode: number }>(pool: EndpointPool, server: PoolServer, call: UpstreamCall, send: (s: PoolServer) => Promise<T>, releaseOnBody: boolean): Promise<T | NotSent> {
+    let res: T;
+    try {
+      res = await send(server);
+    } catch (err) {
+      pool.release(server);
+      if (call.signal.aborted) throw err;
+      const cause = causeOf(err, server.origin);
+      pool.failed(server, cause);
+      if (sentNothing(err)) return new NotSent(transportFailure(err), cause);
+      log.error({ ...where(pool, server), cause, request_id: call.requestId }, 'upstream request failed after it was sent; not retried');
+      throw unreachableUpstream(transportFailure(err));
+    }
+    if (releaseOnBody) (res as unknown as UpstreamResponse).body.once('close', () => pool.release(server));
+    else pool.release(server);
+    const status = res.statusCode;
+    if (status < 400) {
+      server.health.succeeded();
+      return res;
+    }
+    const cause = `HTTP ${status} from ${server.url}${call.path}`;
+    pool.answered(server, status, cause);
+    if (status >= 500 || status === 401 || status === 403 || status === 404 || status === 408 || status === 429) {
+      const fields = { ...where(pool, server), cause, request_id: call.requestId };
+      if (status === 401 || status === 403 || status === 404) log.error(fields, 'upstream refused the request: check the endpoint upstream config');
+      else log.warn(fields, 'upstream answered with an error');
+    }
+    return res;
+  }
+
+  /** Picks a server (waiting for a running probe when none is in), attempts, and retries a NotSent once. */
+  async function dispatch<T extends { readonly statusCode: number }>(target: UpstreamTarget, call: UpstreamCall, send: (s: PoolServer) => Promise<T>, releaseOnBody: boolean): Promise<T> {
+    const pool = poolFor(target);
+    const first = pool.pick(null) ?? (await afterProbe(pool, call));
+    const result = await attempt(pool, first, call, send, releaseOnBody);
+    if (!(result instanceof NotSent)) return result;
+    // A spent stream body cannot be sent twice, and an aborted call is over.
+    const second = Buffer.isBuffer(call.body) && !call.signal.aborted ? pool.pick(first) : null;
+    log[second ? 'warn' : 'error'](
+      { ...where(pool, first), cause: result.cause, request_id: call.requestId, retried_on: second?.url },
+      second ? 'upstream server unreachable; retried on another server of the pool' : 'upstream server unreachable',
+    );
+    if (!second) throw unreachableUpstream(result.kind);
+    const retried = await attempt(pool, second, call, send, releaseOnBody);
+    if (!(retried instanceof NotSent)) return retried;
+    log.error({ ...where(pool, second), cause: retried.cause, request_id: call.requestId }, 'upstream server unreachable (the retry)');
+    throw unreachableUpstream(retried.kind);
+  }
+
+  async function afterProbe(pool: EndpointPool, call: UpstreamCall): Promise<PoolServer> {
+    const probing = pool.probeSettled();
+    if (probing) await probing;
+    const server = probing ? pool.pick(null) : null;
+    if (server) return server;
+    log.error({ ...where(pool, null), causes: pool.servers.map((s) => `${s.url}: ${s.health.lastFailure ?? 'none'}`), request_id: call.requestId }, 'no upstream server of the endpoint is taking requests');
+    throw noServerAvailable(pool.servers.length);
   }
 
   return {
     post(target, call) {
-      const origin = originFor(target.baseUrl);
-      return origin.pool.request({
-        method: 'POST',
-        path: origin.prefix + call.path,
-        headers: requestHeaders(target, call),
-        body: call.body,
-        signal: call.signal,
-        headersTimeout: call.headersTimeoutMs,
-        bodyTimeout: call.bodyTimeoutMs,
-      });
-    },
-    exchange(target, call) {
-      const origin = originFor(target.baseUrl);
-      return new Promise<BufferedResponse>((resolve, reject) => {
-        const options: Dispatcher.DispatchOptions = {
+      return dispatch(target, call, (server) =>
+        originPool(server.origin).request({
           method: 'POST',
-          path: origin.prefix + call.path,
-          headers: requestHeaders(target, call),
+          path: server.prefix + call.path,
+          headers: headersOf(server, call),
           body: call.body,
+          signal: call.signal,
           headersTimeout: call.headersTimeoutMs,
           bodyTimeout: call.bodyTimeoutMs,
-        };
-        origin.pool.dispatch(options, new BufferingHandler(call.signal, resolve, reject));
-      });
+        }),
+      true);
+    },
+    exchange(target, call) {
+      return dispatch(target, call, (server) =>
+        new Promise<BufferedResponse>((resolve, reject) => {
+          const options: Dispatcher.DispatchOptions = {
+            method: 'POST',
+            path: server.prefix + call.path,
+            headers: headersOf(server, call),
+            body: call.body,
+            headersTimeout: call.headersTimeoutMs,
+            bodyTimeout: call.bodyTimeoutMs,
+          };
+          originPool(server.origin).dispatch(options, new BufferingHandler(call.signal, resolve, reject));
+        }),
+      false);
+    },
+    healthy(endpointId) {
+      return pools.get(endpointId)?.healthy ?? true;
+    },
+    report(projectId) {
+      return [...pools.values()].filter((p) => projectId === undefined || p.endpoint.projectId === projectId).map((p) => p.report());
     },
     async close() {
-      await Promise.all([...origins.values()].map((o) => o.pool.close()));
+      await Promise.all([...origins.values()].map((o) => o.close()));
     },
   };
 }
 
-/** Collects one response; an abort of the turn aborts the request wherever it is (queued, sent or reading). */
-class BufferingHandler implements Dispatcher.DispatchHandler {
-  readonly #signal: UpstreamAbort;
-  readonly #resolve: (res: BufferedResponse) => void;
-  readonly #reject: (err: Error) => void;
-  #controller: Dispatcher.DispatchController | null = null;
-  #statusCode = 0;
-  #headers: IncomingHttpHeaders = {};
-  #chunks: Buffer[] = [];
-  #size = 0;
-  readonly #onAbort = (): void => {
-    this.#controller?.abort(new errors.RequestAbortedError());
-  };
+/** A connection that could not be opened: nothing was sent, so another server may take the request. */
+class NotSent {
+  constructor(
+    readonly kind: ReturnType<typeof transportFailure>,
+    readonly cause: string,
+  ) {}
+}
 
-  constructor(signal: UpstreamAbort, resolve: (res: BufferedResponse) => void, reject: (err: Error) => void) {
-    this.#signal = signal;
-    this.#resolve = resolve;
-    this.#reject = reject;
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller;
-    if (this.#signal.aborted) controller.abort(new errors.RequestAbortedError());
-    else this.#signal.on('abort', this.#onAbort);
-  }
-
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
-    this.#statusCode = statusCode;
-    this.#headers = headers;
-  }
-
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#chunks.push(chunk);
-    this.#size += chunk.length;
-  }
-
-  onResponseEnd(): void {
-    this.#signal.removeListener('abort', this.#onAbort);
-    const body = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks, this.#size);
-    this.#resolve({ statusCode: this.#statusCode, headers: this.#headers, body });
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#signal.removeListener('abort', this.#onAbort);
-    this.#reject(error);
-  }
+function where(pool: EndpointPool, server: PoolServer | null): Record<string, string> {
+  const fields: Record<string, string> = pool.endpoint.id ? { project: pool.endpoint.projectId, endpoint: pool.endpoint.slug, endpoint_id: pool.endpoint.id } : {};
+  if (server) fields.server = server.url;
+  return fields;
 }

@@ -103,3 +103,16 @@ export function applyEligibility(pool: readonly RouteEndpoint[], q: RouteQuery, 
 export function isEligible(e: RouteEndpoint, q: RouteQuery, videoInputEnabled: boolean): boolean {
   return filtersFor(q, videoInputEnabled).every((f) => f.keep === null || f.keep(e));
 }
+
+/**
+ * Upstream health (ours; SPEC's filters are silent on it): an endpoint none of whose upstream servers
+ * takes requests now (src/upstream/server-health.ts) is left out before the decision, like an inactive
+ * one, so rules, pins and classification choose among endpoints that can answer. When that would leave no
+ * active endpoint, every one is kept: the turn then fails with the upstream's own cause rather than a
+ * misleading 404 no_routable_endpoints. Allocates nothing while every upstream is healthy.
+ */
+export function withHealthyUpstreams<E extends Pick<RouteEndpoint, 'id' | 'status'>>(endpoints: readonly E[], healthy: (endpointId: string) => boolean): readonly E[] {
+  if (endpoints.every((e) => healthy(e.id))) return endpoints;
+  const kept = endpoints.filter((e) => healthy(e.id));
+  return kept.some((e) => e.status === 'active') ? kept : endpoints;
+}

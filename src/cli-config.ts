@@ -1,0 +1,26 @@
+/**
+ * `switchboard config check FILE`: the config validated as `serve` validates it (a bad field exits 2 with
+ * its path, from cli.ts), then every upstream server's models route tried with its key
+ * (upstream/config-check.ts): one line per server, exit 0 when all are OK and 1 otherwise.
+ */
+import { z } from 'zod';
+import { parseCommandLine, UsageError } from './cli-flags.js';
+import { loadConfigFile } from './config.js';
+import { checkUpstreams } from './upstream/config-check.js';
+
+export const CONFIG_USAGE = '  switchboard config check FILE [--timeout-ms N]   # validate, then GET /models on every upstream server';
+
+export async function configCommand(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'check') throw new UsageError(`unknown config command ${JSON.stringify(sub ?? '')}: only "config check FILE" exists`);
+  const { flags, positionals } = parseCommandLine(
+    rest,
+    { 'timeout-ms': { type: 'string' } },
+    z.object({ 'timeout-ms': z.coerce.number().int().min(100).max(60_000).optional() }),
+    1,
+    'config file',
+  );
+  const config = loadConfigFile(positionals[0] ?? '');
+  const ok = await checkUpstreams(config, { timeoutMs: flags['timeout-ms'] });
+  if (!ok) process.exitCode = 1;
+}
