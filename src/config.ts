@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { KEY_VALUE_PATTERN } from './core/auth/key-token.js';
 import { ipOrCidrSchema } from './core/auth/ip-filter.js';
+import { allowedTargetProblem } from './core/net/address-policy.js';
 import { PER_MILLION_DECIMALS, PER_SECOND_DECIMALS, priceProblem } from './core/usage/cost.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
@@ -54,8 +55,23 @@ const serverSchema = z.strictObject({
 const storageSchema = z.strictObject({ path: z.string().min(1).default('data/switchboard.db') });
 
 const securitySchema = z.strictObject({
+  /** Testing only: every private address becomes reachable. `allowed_targets` is the production way. */
   allow_private_targets: z.boolean().default(false),
   allow_http_targets: z.boolean().default(false),
+  /**
+   * Webhook receivers and image hosts on an internal network: host names (matched with the URL's host,
+   * case-insensitive) and addresses or CIDR ranges (matched with the address connected to) admitted
+   * although private. Everything else stays refused (core/net/address-policy.ts).
+   */
+  allowed_targets: z
+    .array(
+      z.string().superRefine((entry, ctx) => {
+        const problem = allowedTargetProblem(entry);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+    )
+    .max(256)
+    .default([]),
 });
 
 const poolSchema = z.strictObject({

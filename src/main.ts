@@ -15,6 +15,7 @@ import { chatCompletionsRoutes } from './routes/chat-completions.js';
 import { audioRoutes } from './routes/audio.js';
 import { createMediaResolver, mediaUserAgent } from './routes/chat-media.js';
 import { createMediaFetcher } from './upstream/media-fetcher.js';
+import { outboundPolicyOf } from './upstream/outbound-guard.js';
 import { VERSION } from './version.js';
 import { realtimeHttpRoutes, realtimeRoutes, realtimeSettingsFrom } from './routes/realtime.js';
 import { endpointsRoutes } from './routes/endpoints.js';
@@ -113,7 +114,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const usageReader = createUsageReader(dbPath);
   const usage = chargingLedger(ledger, limits, budgets, pricingFromConfig(config));
   const mediaFetcher = createMediaFetcher({
-    policy: { allowPrivate: config.security.allow_private_targets, allowHttp: config.security.allow_http_targets },
+    policy: outboundPolicyOf(config.security),
     timeoutMs: config.media.fetch_timeout_ms,
     maxBytes: config.media.max_image_bytes,
     maxRedirects: config.media.max_redirects,

@@ -15,7 +15,7 @@ import { loadSecretBox, storedSealedValues } from './store/secret-box.js';
 import { createDeliveriesList, createDeliveriesRepo } from './store/webhook-deliveries-repo.js';
 import { createOutbox, type StoreOutbox } from './store/webhook-outbox.js';
 import { createWebhooksRepo } from './store/webhooks-repo.js';
-import { checkOutboundUrl, type OutboundPolicy } from './upstream/outbound-guard.js';
+import { checkOutboundUrl, outboundPolicyOf, type OutboundPolicy } from './upstream/outbound-guard.js';
 import { createWebhookSender } from './upstream/webhook-sender.js';
 
 export interface WebhookSystem {
@@ -44,7 +44,7 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
   const settings = config.webhooks;
   // The first load at start: a key that cannot open what the store holds stops the start here, before listening.
   const box = loadSecretBox(dbPath, storedSealedValues(db));
-  const policy: OutboundPolicy = { allowPrivate: config.security.allow_private_targets, allowHttp: config.security.allow_http_targets };
+  const policy: OutboundPolicy = outboundPolicyOf(config.security);
   // The dispatcher enforces the per-endpoint share; several endpoints may share an origin, and undici must
   // not queue their requests behind its own per-origin cap (queue time would eat the attempt timeout).
   const sender = createWebhookSender({ policy, timeoutMs: settings.attempt_timeout_ms, connectionsPerOrigin: settings.max_in_flight });

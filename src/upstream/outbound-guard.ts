@@ -7,14 +7,26 @@
  *      connection is refused if any address is not allowed, so a name that resolved to a public address
  *      at creation cannot be re-pointed at 127.0.0.1 afterwards (DNS rebinding). net.connect skips
  *      `lookup` for address literals: `assertLiteralAllowed` covers those before the request.
+ * Both judge each address together with the URL's host, for the operator's `security.allowed_targets`.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { describeRange, parseIpLiteral, refusedRange, type Refusal } from '../core/net/address-policy.js';
+import type { Config } from '../config.js';
+import { describeRange, parseAllowedTargets, parseIpLiteral, refusedRange, type AllowedTargets, type Refusal } from '../core/net/address-policy.js';
 
 export interface OutboundPolicy {
   readonly allowPrivate: boolean;
   readonly allowHttp: boolean;
+  readonly allowedTargets?: AllowedTargets;
+}
+
+/** The policy the config's `security` block sets, for every outbound fetch (webhooks, images). */
+export function outboundPolicyOf(security: Config['security']): OutboundPolicy {
+  return {
+    allowPrivate: security.allow_private_targets,
+    allowHttp: security.allow_http_targets,
+    allowedTargets: parseAllowedTargets(security.allowed_targets),
+  };
 }
 
 export type UrlCheck = { readonly ok: true; readonly url: URL } | { readonly ok: false; readonly reason: string };
@@ -60,7 +72,7 @@ export async function checkOutboundUrl(raw: string, policy: OutboundPolicy, reso
   // WHATWG URL parsing has already normalized 0x7f.1, 2130706433 and friends to dotted decimal.
   const host = url.hostname;
   if (parseIpLiteral(host)) {
-    const range = refusedRange(host, policy);
+    const range = refusedRange(host, policy, host);
     return range ? { ok: false, reason: `must not target ${refusal(host, host, range)}` } : { ok: true, url };
   }
   let addresses: readonly LookupAddress[];
@@ -71,7 +83,7 @@ export async function checkOutboundUrl(raw: string, policy: OutboundPolicy, reso
   }
   if (addresses.length === 0) return { ok: false, reason: `has a host that does not resolve (${host})` };
   for (const a of addresses) {
-    const range = refusedRange(a.address, policy);
+    const range = refusedRange(a.address, policy, host);
     if (range) return { ok: false, reason: `must not target ${refusal(host, a.address, range)}` };
   }
   return { ok: true, url };
@@ -80,7 +92,7 @@ export async function checkOutboundUrl(raw: string, policy: OutboundPolicy, reso
 /** Throws when a URL's host is an address literal the policy refuses (connect-time `lookup` never sees those). */
 export function assertLiteralAllowed(url: URL, policy: OutboundPolicy): void {
   if (!parseIpLiteral(url.hostname)) return;
-  const range = refusedRange(url.hostname, policy);
+  const range = refusedRange(url.hostname, policy, url.hostname);
   if (range) throw new OutboundAddressError(`refused: ${refusal(url.hostname, url.hostname, range)}`);
 }
 
@@ -93,7 +105,7 @@ export function guardedLookup(policy: OutboundPolicy): LookupFunction {
         return;
       }
       for (const a of addresses) {
-        const range = refusedRange(a.address, policy);
+        const range = refusedRange(a.address, policy, hostname);
         if (range) {
           callback(new OutboundAddressError(`refused at connect: ${refusal(hostname, a.address, range)}`), '');
           return;

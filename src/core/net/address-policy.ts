@@ -14,12 +14,29 @@
  * attacker. The operator's `security.allow_private_targets` (local testing only) admits every address
  * except those that are never a single host: unspecified ("this network", which Linux connects to the
  * local host), broadcast and multicast, also when spelt as an IPv4-mapped IPv6 address.
+ *
+ * `security.allowed_targets` (webhook receivers and image hosts on an internal network) admits named
+ * targets instead of everything: a host entry admits every address of that URL host, a CIDR entry (or an
+ * address, a /32 or /128) every address inside it, whatever name led there. Both are refused the same
+ * four "never a single host" ranges as the testing switch: listing 0.0.0.0/0 must not open 0.0.0.0.
  */
 import ipaddr from 'ipaddr.js';
 
 export interface AddressPolicy {
   readonly allowPrivate: boolean;
+  /** Operator-listed targets admitted although not globally routable (parseAllowedTargets). */
+  readonly allowedTargets?: AllowedTargets;
 }
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+
+export interface AllowedTargets {
+  /** Lower-case host names, compared with the URL's host exactly. */
+  readonly hosts: ReadonlySet<string>;
+  readonly networks: readonly (readonly [network: Address, bits: number])[];
+}
+
+export const NO_ALLOWED_TARGETS: AllowedTargets = { hosts: new Set(), networks: [] };
 
 /** Why an address is refused; `describeRange` words each one, so a new name without wording does not compile. */
 export type RangeName =
@@ -153,18 +170,82 @@ export function classifyAddress(addr: ipaddr.IPv4 | ipaddr.IPv6): RangeName | nu
   return firstMatch(addr, V6_BLOCKS) ?? (addr.match(GLOBAL_UNICAST_V6) ? null : 'notGlobalUnicast');
 }
 
-/** null when the address may be reached; otherwise why not, e.g. "loopback". */
-export function refusedRange(address: string, policy: AddressPolicy): Refusal | null {
+/**
+ * null when the address may be reached; otherwise why not, e.g. "loopback". `host`: the URL's host the
+ * address was reached through (itself for an address literal), for the policy's host entries.
+ */
+export function refusedRange(address: string, policy: AddressPolicy, host?: string): Refusal | null {
   const addr = parseIpLiteral(address);
   if (!addr) return 'not an IP address';
   const range = classifyAddress(addr);
   if (range === null) return null;
-  if (!policy.allowPrivate) return range;
+  const admitted = policy.allowPrivate || (policy.allowedTargets !== undefined && isListed(addr, host, policy.allowedTargets));
+  if (!admitted) return range;
   if (NEVER.has(range)) return range;
   // ::ffff:0.0.0.0 connects to the local host just as 0.0.0.0 does: judge what a mapped address carries.
   if (range === 'ipv4Mapped' && addr instanceof ipaddr.IPv6) {
     const carried = classifyAddress(addr.toIPv4Address());
     if (carried !== null && NEVER.has(carried)) return carried;
+  }
+  return null;
+}
+
+/**
+ * A mapped ::ffff:a.b.c.d is matched as a.b.c.d, the address a socket reaches with it, so listing
+ * 10.0.0.0/8 admits both spellings of 10.1.2.3 and nothing else.
+ */
+function isListed(addr: Address, host: string | undefined, targets: AllowedTargets): boolean {
+  if (host !== undefined && targets.hosts.has(host.toLowerCase())) return true;
+  const reached = addr instanceof ipaddr.IPv6 && addr.isIPv4MappedAddress() ? addr.toIPv4Address() : addr;
+  return targets.networks.some(([network, bits]) => network.kind() === reached.kind() && reached.match(network, bits));
+}
+
+/** A host name as a URL spells it (what `new URL` leaves in hostname): letters, digits, dashes, dots. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/i;
+
+/** Why an `allowed_targets` entry cannot be used, or null; parseAllowedTargets accepts what this accepts. */
+export function allowedTargetProblem(entry: string): string | null {
+  const target = parseTarget(entry);
+  if (target === null) return 'must be a host name, an IP address or a CIDR range (10.0.0.0/8, hooks.internal, 192.168.1.5)';
+  if (typeof target === 'string') return null;
+  const [network, bits] = target;
+  const never = neverBlockHolding(network, bits);
+  return never ? `names only ${describeRange(never)}, which is never admitted` : null;
+}
+
+export function parseAllowedTargets(entries: readonly string[]): AllowedTargets {
+  const hosts = new Set<string>();
+  const networks: (readonly [Address, number])[] = [];
+  for (const entry of entries) {
+    const target = parseTarget(entry);
+    if (target === null) throw new Error(`allowed target ${JSON.stringify(entry)}: ${allowedTargetProblem(entry) ?? 'invalid'}`);
+    if (typeof target === 'string') hosts.add(target);
+    else networks.push(target);
+  }
+  return { hosts, networks };
+}
+
+/** A host name (lower-cased), or an address as a network of its own full length, or a CIDR range. */
+function parseTarget(entry: string): string | readonly [Address, number] | null {
+  const text = entry.trim();
+  if (text.includes('/')) {
+    const [address = '', bits = ''] = text.split('/');
+    const addr = parseIpLiteral(address);
+    const length = Number(bits);
+    if (!addr || !/^\d{1,3}$/.test(bits) || length > (addr.kind() === 'ipv4' ? 32 : 128)) return null;
+    return [addr, length];
+  }
+  const addr = parseIpLiteral(text);
+  if (addr) return [addr, addr.kind() === 'ipv4' ? 32 : 128];
+  // Digits and dots only would be a legacy address spelling (10.1, 0x0a.1) that URLs rewrite: not a name.
+  return HOST_NAME.test(text) && !/^[\d.]+$/.test(text) ? text.toLowerCase() : null;
+}
+
+/** The "never" block a whole range lies in (so listing it could admit nothing), or null. */
+function neverBlockHolding(network: Address, bits: number): RangeName | null {
+  const table: readonly Block<Address>[] = network instanceof ipaddr.IPv4 ? V4_BLOCKS : V6_BLOCKS;
+  for (const [block, blockBits, range] of table) {
+    if (NEVER.has(range) && bits >= blockBits && network.kind() === block.kind() && network.match(block, blockBits)) return range;
   }
   return null;
 }
