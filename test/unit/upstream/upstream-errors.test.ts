@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { causeOf, mapUpstreamError, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from '../../../src/upstream/upstream-errors.js';
+
+const errno = (code: string, extra: Record<string, unknown> = {}): Error => Object.assign(new Error(`${code} happened`), { code, ...extra });
+
+describe('mapUpstreamError', () => {
+  it.each([
+    [401, 500, 'internal_error', /refused the gateway's own credentials \(HTTP 401 from upstream\).*upstream API key/],
+    [403, 500, 'internal_error', /refused the gateway's own credentials \(HTTP 403 from upstream\)/],
+    [404, 500, 'internal_error', /no such route \(HTTP 404 from upstream\).*base URL is misconfigured/],
+    [503, 500, 'internal_error', /overloaded or unavailable \(HTTP 503 from upstream\)/],
+    [500, 500, 'internal_error', /failed \(HTTP 500 from upstream\)/],
+    [429, 429, 'capacity_exceeded', /overloaded \(HTTP 429 from upstream\); retry after 7 s/],
+    [504, 408, 'timeout', /timed out \(HTTP 504 from upstream\)/],
+    [400, 400, 'invalid_request', /rejected the request/],
+  ])('maps HTTP %i from upstream to %i %s with a message naming the cause', (upstream, status, code, message) => {
+    const e = mapUpstreamError(upstream, '{"error":{"message":"nope"}}', '7');
+    expect({ status: e.status, code: e.code }).toEqual({ status, code });
+    expect(e.message).toMatch(message);
+  });
+
+  it('keeps the 429 retry hint in the header and the body', () => {
+    const e = mapUpstreamError(429, '', '7');
+    expect(e.headers).toEqual({ 'Retry-After': '7' });
+    expect(e.extra).toEqual({ retry_after: 7 });
+  });
+
+  it('tells an unknown model apart from a wrong base URL on a 404', () => {
+    expect(mapUpstreamError(404, '{"error":{"code":"model_not_found","message":"The model `x` does not exist"}}', null).message).toMatch(/does not serve this endpoint's configured model/);
+  });
+
+  it('keeps recognized conditions: context overflow stays context_length_exceeded', () => {
+    expect(mapUpstreamError(400, '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}', null).code).toBe('context_length_exceeded');
+  });
+});
+
+describe('transport failures', () => {
+  it('retries only the errors that opening a connection raises', () => {
+    expect(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'].map((c) => sentNothing(errno(c)))).toEqual([true, true, true, true]);
+    expect(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'EHOSTUNREACH', 'UND_ERR_ABORTED'].map((c) => sentNothing(errno(c)))).toEqual([false, false, false, false, false]);
+    expect(sentNothing(new Error('no code'))).toBe(false);
+  });
+
+  it('names the cause the way an operator greps for it', () => {
+    expect(causeOf(errno('ECONNREFUSED', { address: '127.0.0.1', port: 19102 }), 'http://127.0.0.1:19102')).toBe('ECONNREFUSED 127.0.0.1:19102');
+    expect(causeOf(errno('ENOTFOUND', { hostname: 'models.internal' }), 'http://models.internal')).toBe('ENOTFOUND models.internal');
+    const aggregate = Object.assign(new AggregateError([errno('ECONNREFUSED', { address: '::1', port: 9 })]), { code: 'ECONNREFUSED' });
+    expect(causeOf(aggregate, 'http://localhost:9')).toBe('ECONNREFUSED ::1:9');
+    expect(causeOf(errno('UND_ERR_SOCKET'), 'http://h:1')).toBe('UND_ERR_SOCKET http://h:1 (UND_ERR_SOCKET happened)');
+  });
+
+  it('gives the client a 500 internal_error that says what failed, never the address', () => {
+    const refused = unreachableUpstream(transportFailure(errno('ECONNREFUSED')));
+    expect({ status: refused.status, code: refused.code }).toEqual({ status: 500, code: 'internal_error' });
+    expect(refused.message).toMatch(/could not be reached \(connection refused\)/);
+    expect(unreachableUpstream(transportFailure(errno('ENOTFOUND'))).message).toMatch(/host name does not resolve/);
+    expect(noServerAvailable(2).message).toMatch(/all 2 of its servers are out/);
+  });
+});
