@@ -24,7 +24,8 @@ import { managementUsageRoutes } from './routes/management-usage.js';
 import { pricingFromConfig } from './core/usage/pricing.js';
 import { createUsageReader } from './store/usage-reader.js';
 import { managementKeysRoutes } from './routes/management-keys.js';
-import { modelsRoutes } from './routes/models.js';
+import { modelsRoutes, routerModelsRoutes } from './routes/models.js';
+import { embeddingsRoutes } from './routes/embeddings.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
 import { opsRoutes, testClockRoutes } from './routes/ops.js';
 import type { Services } from './routes/services.js';
@@ -132,6 +133,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...endpointsRoutes(services),
     ...chatCompletionsRoutes(chatServices),
     ...semanticRouterChatRoutes({ ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId }),
+    ...routerModelsRoutes({ ...services, router: routing.router }),
+    ...embeddingsRoutes(chatServices),
     ...managementSemanticRouterRoutes({
       ...services,
       router: routing.router,

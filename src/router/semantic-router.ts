@@ -59,6 +59,12 @@ export interface SemanticRouter {
   settingsOf(projectId: string): RouterSettings;
   /** The embedding endpoint the router uses for a workspace, if the project has one. */
   embeddingEndpoint(projectId: string, workspaceId: string | null): EndpointRecord | null;
+  /**
+   * The endpoints a routed turn in the workspace may be dispatched to by classification: active generative
+   * endpoints serving it (every one when null), within an endpoint-bound key's reach, minus those the
+   * project excludes from routing. Catalog order.
+   */
+  routableEndpoints(projectId: string, workspaceId: string | null, keyEndpointId: string | null): EndpointRecord[];
   /** Builds every workspace's index in the background (at start), so first requests do not wait. */
   warm(projectIds: readonly string[]): void;
 }
@@ -119,6 +125,10 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
   return {
     settingsOf,
     embeddingEndpoint,
+    routableEndpoints(projectId, workspaceId, keyEndpointId) {
+      const excluded = new Set(settingsOf(projectId).excludedEndpointIds);
+      return indexed(projectId, workspaceId).filter((e) => (keyEndpointId === null || e.id === keyEndpointId) && !excluded.has(e.id));
+    },
     async route(r) {
       const now = deps.now();
       const serving = deps.catalog

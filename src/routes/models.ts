@@ -1,13 +1,23 @@
 /**
  * GET /{project}/v1/models, /{project}/v1/models/{model}, and the same under a direct endpoint path
- * (/{project}/{endpoint}/v1/models) so that an OpenAI client whose base URL is the endpoint can list too.
- * Items carry exactly SPEC's fields: id, object, created, owned_by.
+ * (/{project}/{endpoint}/v1/models) and under the router base URLs (/{project}/_semantic/router/v1/models,
+ * pinned: /{project}/{workspace}/_semantic/router/v1/models), so that an OpenAI client whose base URL is
+ * an endpoint or the router can list too. Items carry exactly SPEC's fields: id, object, created, owned_by.
  */
 import { GatewayError } from '../errors.js';
-import type { EndpointRecord } from '../core/records.js';
-import type { RouteDef } from '../http/server.js';
+import type { EndpointRecord, ProjectRecord } from '../core/records.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import type { SemanticRouter } from '../router/semantic-router.js';
 import { reachableEndpoints, requireEndpoint, requireKey } from './guard.js';
+import { routerWorkspace } from './semantic-router-chat.js';
 import type { Services } from './services.js';
+
+/**
+ * The model a client names on the router base URL to say "let the router choose": listed first there. The
+ * request's `model` is informational on every route (SPEC "What the service does" 2), so any name is
+ * served the same; this one is what a model picker should offer, and what exact_request_model rules see.
+ */
+export const ROUTED_MODEL_ID = 'auto';
 
 interface ModelItem {
   id: string;
@@ -28,10 +38,33 @@ export function modelItems(endpoints: readonly EndpointRecord[], ownedBy: string
   return [...byId.values()];
 }
 
+/** The router base URL's list: the routed pseudo-model, then the models a routed turn may be served by. */
+export function routerModelItems(project: ProjectRecord, routable: readonly EndpointRecord[]): ModelItem[] {
+  const routed: ModelItem = { id: ROUTED_MODEL_ID, object: 'model', created: Math.floor(project.createdAt / 1000), owned_by: project.id };
+  // Ids stay unique: a served model that happens to be called `auto` is the pseudo-model's namesake.
+  return [routed, ...modelItems(routable, project.id).filter((m) => m.id !== ROUTED_MODEL_ID)];
+}
+
 function findModel(items: ModelItem[], id: string): ModelItem {
   const item = items.find((m) => m.id === id);
   if (!item) throw new GatewayError('model_not_found', { param: 'model', message: `No model ${JSON.stringify(id)} is served in this project.` });
   return item;
+}
+
+/**
+ * The router base URLs: the workspace a routed turn with the same URL, key and headers would run in
+ * (semantic-router-chat.ts), and what the router may dispatch it to there.
+ */
+export function routerModelsRoutes(services: Services & { readonly router: SemanticRouter }): RouteDef[] {
+  const list = (ctx: RouteContext): ModelItem[] => {
+    const auth = requireKey(ctx, services, 'inference');
+    const { workspaceId } = routerWorkspace(ctx, services, auth);
+    return routerModelItems(auth.project, services.router.routableEndpoints(auth.project.id, workspaceId, auth.key.endpointId));
+  };
+  return ['/:project/_semantic/router/v1/models', '/:project/:workspace/_semantic/router/v1/models'].flatMap((base): RouteDef[] => [
+    { method: 'GET', pattern: base, family: 'models', handle: (ctx) => ctx.reply.json(200, { object: 'list', data: list(ctx) }) },
+    { method: 'GET', pattern: `${base}/*model`, family: 'models', handle: (ctx) => ctx.reply.json(200, findModel(list(ctx), ctx.req.params.model ?? '')) },
+  ]);
 }
 
 export function modelsRoutes(services: Services): RouteDef[] {

@@ -18,7 +18,6 @@ const PENDING: readonly (readonly [family: string, method: Method, pattern: stri
   ['router', 'POST', '/:project/:workspace/_semantic/router/v1/chat/completions'],
   ['router', 'POST', '/:project/_semantic/router/v1/chat/completions/multimodel'],
   ['router', 'POST', '/:project/_semantic/router/v1/responses'],
-  ['embeddings', 'POST', '/:project/:endpoint/v1/embeddings'],
   ['rerank', 'POST', '/:project/:endpoint/v1/rerank'],
   ['rerank', 'POST', '/:project/:endpoint/v1/score'],
   ['audio', 'POST', '/:project/:endpoint/v1/audio/transcriptions'],

@@ -4,8 +4,10 @@
  * router picks the endpoint (SPEC "Semantic router behaviour"), then the turn runs through the very same
  * code as a direct request (chat-turn.ts). X-Service-Routed-Model and X-Service-Routed-Endpoint are set
  * before the turn starts, so they are in the head of every dispatched response, streamed or not.
+ * The workspace resolution (`routerWorkspace`) is shared with the other routes of the router base URL
+ * (models.ts, embeddings.ts), which make it a complete OpenAI base URL (issue 21).
  */
-import { resolveWorkspace } from '../core/auth/authenticate.js';
+import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import { queryPreview } from '../core/routing/query.js';
 import type { RouteDef, RouteContext } from '../http/server.js';
 import { decisionRecord } from '../router/decision-row.js';
@@ -14,6 +16,7 @@ import type { DecisionLog } from '../store/decision-log.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { parseChatBody, serveChatTurn } from './chat-turn.js';
 import { namedWorkspace, requireBudget, requireKey } from './guard.js';
+import type { Services } from './services.js';
 
 export interface RouterChatServices extends ChatServices {
   readonly router: SemanticRouter;
@@ -21,11 +24,29 @@ export interface RouterChatServices extends ChatServices {
   readonly routerId: string;
 }
 
+export interface RouterWorkspace {
+  /** null: project-wide (a key with no user and no list, in a project without a default workspace). */
+  readonly workspaceId: string | null;
+  /** Who named it: `workspace_id` (path), `X-Workspace-Id`, `X-Service-Workspace`, or '' when nothing did. */
+  readonly namedBy: string;
+  /** Named by the request, or imposed by the key's workspace list: the request may reach nothing outside it. */
+  readonly confined: boolean;
+}
+
+/**
+ * The workspace every request on a router base URL runs in (chat, models, embeddings), so that a listing
+ * or an embedding made with the same URL, key and headers as a turn sees the turn's workspace.
+ */
+export function routerWorkspace(ctx: RouteContext, services: Services, auth: AuthenticatedKey): RouterWorkspace {
+  const { named, namedBy } = namedWorkspace(ctx.req);
+  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id) });
+  return { workspaceId, namedBy, confined: named !== null || auth.key.allowedWorkspaceIds !== null };
+}
+
 async function routedTurn(services: RouterChatServices, ctx: RouteContext): Promise<void> {
   const { req, reply } = ctx;
   const auth = requireKey(ctx, services, 'inference');
-  const { named, namedBy } = namedWorkspace(req);
-  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id) });
+  const { workspaceId, namedBy } = routerWorkspace(ctx, services, auth);
   const body = await parseChatBody(req);
   const started = performance.now();
   const { endpoint, decision } = await services.router.route({

@@ -26,6 +26,8 @@ interface State {
   lastItem: string | null;
   appended: number;
   events: number;
+  /** The `sim_close` query knob: end the socket with this code right after `created` (a failing upstream). */
+  closeWith: number;
 }
 
 const DEFAULT_TURN_DETECTION = { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 500 };
@@ -42,12 +44,17 @@ export function registerRealtime(app: TemplatedApp, open: (headers: Record<strin
       const entry = open(headers);
       entry.status = 101;
       const protocol = (headers['sec-websocket-protocol'] ?? '').split(',')[0]?.trim() ?? '';
+      const closeWith = Number(req.getQuery('sim_close') ?? '');
       const session = { id: 'sess_sim', object: 'realtime.transcription_session', input_audio_format: 'pcm16', input_audio_transcription: null, turn_detection: DEFAULT_TURN_DETECTION };
-      const state: State = { entry, protocol, chunks: [], bufferStart: 0, position: 0, speechStart: 0, vad: null, session, items: 0, lastItem: null, appended: 0, events: 0 };
+      const state: State = { entry, protocol, chunks: [], bufferStart: 0, position: 0, speechStart: 0, vad: null, session, items: 0, lastItem: null, appended: 0, events: 0, closeWith: Number.isInteger(closeWith) && closeWith >= 1000 ? closeWith : 0 };
       state.vad = vadFor(state);
       res.upgrade(state, headers['sec-websocket-key'] ?? '', protocol, headers['sec-websocket-extensions'] ?? '', context);
     },
-    open: (ws) => send(ws, { type: 'transcription_session.created', session: ws.getUserData().session }),
+    open: (ws) => {
+      send(ws, { type: 'transcription_session.created', session: ws.getUserData().session });
+      const code = ws.getUserData().closeWith;
+      if (code) ws.end(code, 'sim_close');
+    },
     message: (ws, message) => handle(ws, Buffer.from(message).toString('utf8')),
     close: (ws) => {
       const s = ws.getUserData();

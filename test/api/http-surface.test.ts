@@ -102,3 +102,9 @@ async function waitForLogLine(requestId: string): Promise<Record<string, unknown
   }
   throw new Error(`no log line for ${requestId}`);
 }
+
+describe('the testing clock route', () => {
+  it('refuses a body that is not {advance_ms: <non-negative integer>} with 400 invalid_body', async () => {
+    expectError(await call(`${suite.gw.url}/__test/clock`, { body: { advance_ms: -5 } }), 400, 'invalid_body', 'advance_ms');
+  });
+});

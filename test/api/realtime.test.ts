@@ -306,3 +306,24 @@ describe('the operator\'s view of a session', () => {
     expect(line?.duration_ms).toEqual(expect.any(Number));
   });
 });
+
+describe('errors a session can end or continue with', () => {
+  it('ends a relay session with an upstream_error event and 1011 when the model server drops it', async () => {
+    const c = await openRealtime(wsUrl('live-drop'), { key: keys.full });
+    const e = await c.next('error');
+    expectErrorEvent(e, 'upstream_error', null);
+    expect((await c.closed()).code).toBe(1011);
+  });
+
+  it('refuses an append past the buffer cap with input_audio_buffer_full, param audio, and keeps the session', async () => {
+    const c = await openRealtime(wsUrl('live-small'), { key: keys.full });
+    await c.next('transcription_session.created');
+    c.send({ type: 'transcription_session.update', session: { turn_detection: null } });
+    await c.next('transcription_session.updated');
+    c.send({ ...appendEvent(silence(150)), event_id: 'evt_big' });
+    expectErrorEvent(await c.next('error'), 'input_audio_buffer_full', 'audio', 'evt_big');
+    c.send({ type: 'input_audio_buffer.clear' });
+    await c.next('input_audio_buffer.cleared');
+    c.close();
+  });
+});

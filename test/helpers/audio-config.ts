@@ -10,6 +10,8 @@ export const SPEECH_ID = 'b2b2b2b2-b2b2-4b2b-8b2b-b2b2b2b2b2b2';
 export const SEGMENT_ID = 'c3c3c3c3-c3c3-4c3c-8c3c-c3c3c3c3c3c3';
 export const RELAY_ID = 'd4d4d4d4-d4d4-4d4d-8d4d-d4d4d4d4d4d4';
 export const IDLE_ID = 'e5e5e5e5-e5e5-4e5e-8e5e-e5e5e5e5e5e5';
+export const DROP_ID = 'b8b8b8b8-b8b8-4b8b-8b8b-b8b8b8b8b8b8';
+export const SMALL_BUFFER_ID = 'c9c9c9c9-c9c9-4c9c-8c9c-c9c9c9c9c9c9';
 export const VISION_ID = 'f6f6f6f6-f6f6-4f6f-8f6f-f6f6f6f6f6f6';
 export const AUDIO_CHAT_ID = 'a7a7a7a7-a7a7-4a7a-8a7a-a7a7a7a7a7a7';
 
@@ -37,6 +39,11 @@ export function audioTestConfig(upstream: string, keys: TestKeys, overrides: Con
     }),
     audioEndpoint(RELAY_ID, 'live-relay', 'realtime', upstream, 'sim-realtime', { realtime: { mode: 'relay' } }),
     audioEndpoint(IDLE_ID, 'live-idle', 'realtime', upstream, 'sim-whisper', { realtime: { mode: 'segment', idle_timeout_ms: 300 } }),
+    // A relay upstream that ends every session right after `created` (the simulator's sim_close knob).
+    audioEndpoint(DROP_ID, 'live-drop', 'realtime', upstream, 'sim-realtime', {
+      realtime: { mode: 'relay', upstream_ws_url: `${upstream.replace(/^http/, 'ws').replace(/\/+$/, '')}/realtime?sim_close=1011` },
+    }),
+    audioEndpoint(SMALL_BUFFER_ID, 'live-small', 'realtime', upstream, 'sim-whisper', { realtime: { mode: 'segment', max_buffer_bytes: 4800 } }),
     audioEndpoint(VISION_ID, 'vision', 'chat', upstream, 'sim-chat', { model: { id: 'model-vision', context_window: 65536, capabilities: ['vision'] } }),
     audioEndpoint(AUDIO_CHAT_ID, 'listener', 'chat', upstream, 'sim-chat', { model: { id: 'model-listener', context_window: 65536, capabilities: ['audio_input'] } }),
   );

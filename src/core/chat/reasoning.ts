@@ -23,7 +23,7 @@
  */
 import { REASONING_LEVELS, type ModelConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
-import type { ChatRequest, ReasoningEffort } from '../../schemas/chat-request.js';
+import type { ReasoningEffort } from '../../schemas/chat-request.js';
 
 type Level = (typeof REASONING_LEVELS)[number];
 
@@ -38,13 +38,25 @@ export interface ReasoningPlan {
   exclude: boolean;
 }
 
+/**
+ * The request fields this mapping reads: a chat request, or what the router keeps of one to test an
+ * endpoint's model without a turn (core/routing/eligibility.ts).
+ */
+export interface ReasoningOptions {
+  readonly reasoning_effort?: ReasoningEffort | undefined;
+  readonly reasoning?:
+    | { readonly effort?: ReasoningEffort | undefined; readonly enabled?: boolean | undefined; readonly max_tokens?: number | undefined; readonly exclude?: boolean | undefined }
+    | undefined;
+  readonly include_reasoning?: boolean | undefined;
+}
+
 /** Which request field carried the effort, so a refusal names what the client actually sent. */
 interface Requested {
   effort: ReasoningEffort;
   param: 'reasoning_effort' | 'reasoning.effort' | 'reasoning.enabled';
 }
 
-export function resolveReasoning(req: ChatRequest, model: ModelConfig): ReasoningPlan {
+export function resolveReasoning(req: ReasoningOptions, model: ModelConfig): ReasoningPlan {
   const requested = requestedEffort(req);
   const budget = req.reasoning?.max_tokens;
   const exclude = req.reasoning?.exclude ?? req.include_reasoning === false;
@@ -71,7 +83,7 @@ export function resolveReasoning(req: ChatRequest, model: ModelConfig): Reasonin
 }
 
 /** Reads the three ways of asking for an effort and refuses combinations that contradict each other. */
-function requestedEffort(req: ChatRequest): Requested | null {
+function requestedEffort(req: ReasoningOptions): Requested | null {
   const top = req.reasoning_effort;
   const nested = req.reasoning?.effort;
   const enabled = req.reasoning?.enabled;
@@ -94,7 +106,7 @@ function requestedEffort(req: ChatRequest): Requested | null {
   return null;
 }
 
-function refuseOnNonReasoningModel(req: ChatRequest): void {
+function refuseOnNonReasoningModel(req: ReasoningOptions): void {
   const sent: string[] = [];
   if (req.reasoning_effort !== undefined) sent.push('reasoning_effort');
   if (req.reasoning?.effort !== undefined) sent.push('reasoning.effort');

@@ -99,6 +99,7 @@ export function planRoute(input: RouteInput): RoutePlan {
     context_window: counts.context_window,
     tool_calling: counts.tool_calling,
     structured_output: counts.structured_output,
+    reasoning: counts.reasoning,
     excluded: routable.length - pool.length,
   });
 

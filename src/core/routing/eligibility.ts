@@ -1,9 +1,12 @@
 /**
  * SPEC behaviour 8: eligibility filters, in order: modality, context window, tool calling, structured
- * output. A filter that removes every remaining candidate refuses the request with the error a direct
- * route would give for the same body on any of them. Pure.
+ * output; then reasoning, ours (SPEC's list is silent on it; docs/decisions.md "Reasoning filter"): a
+ * turn that asks for reasoning would otherwise be routed to a model that refuses it with 400, although a
+ * model of the workspace could serve it. A filter that removes every remaining candidate refuses the
+ * request with the error a direct route would give for the same body on any of them. Pure.
  */
 import { GatewayError } from '../../errors.js';
+import { resolveReasoning, type ReasoningOptions } from '../chat/reasoning.js';
 import type { CandidateRow, FilterName, RouteEndpoint, RouteQuery } from './types.js';
 
 /** SPEC "Other limits": the output reserve when the caller sends no max_tokens. */
@@ -17,7 +20,8 @@ interface Filter {
   readonly name: FilterName;
   /** null: the filter does not apply to this request. */
   readonly keep: Test | null;
-  readonly refusal: () => GatewayError;
+  /** The error when the filter leaves nothing of `remaining` (the candidates it was given). */
+  readonly refusal: (remaining: readonly RouteEndpoint[]) => GatewayError;
 }
 
 export interface Eligibility {
@@ -73,7 +77,52 @@ function filtersFor(q: RouteQuery, videoInputEnabled: boolean): Filter[] {
           message: 'response_format json modes are not supported: no endpoint of this workspace supports structured output.',
         }),
     },
+    {
+      name: 'reasoning',
+      keep: n.reasoning ? reasoningTest(n.reasoning) : null,
+      refusal: (remaining) => reasoningRefusal(n.reasoning ?? {}, remaining),
+    },
   ];
+}
+
+/**
+ * An endpoint is kept when its model accepts the request's reasoning options exactly as a direct turn
+ * would (core/chat/reasoning.ts decides both, so they cannot drift): a model that reasons, a thinking
+ * budget only where the model can enforce one, `none` only where thinking can be turned off.
+ */
+function reasoningTest(options: ReasoningOptions): Test {
+  return (e) => reasoningError(options, e) === null;
+}
+
+function reasoningError(options: ReasoningOptions, e: RouteEndpoint): GatewayError | null {
+  try {
+    resolveReasoning(options, e.model);
+    return null;
+  } catch (err) {
+    if (err instanceof GatewayError) return err;
+    throw err;
+  }
+}
+
+/**
+ * What a direct turn on one of the candidates would answer, code and param unchanged. A model that
+ * reasons is asked first: its refusal names the values it does accept (unsupported_value lists its
+ * levels), which helps more than "this model does not reason". An invalid_request is about the request's
+ * own options (they contradict each other) and reads the same from every model: it goes out as it is.
+ */
+function reasoningRefusal(options: ReasoningOptions, remaining: readonly RouteEndpoint[]): GatewayError {
+  const asked = [...remaining.filter((e) => e.model.reasoning !== 'none'), ...remaining.filter((e) => e.model.reasoning === 'none')];
+  for (const e of asked) {
+    const err = reasoningError(options, e);
+    if (err === null) continue;
+    if (err.code === 'invalid_request') return err;
+    return new GatewayError(err.code, {
+      param: err.param,
+      message: `No endpoint of this workspace accepts the request's reasoning options. Endpoint ${e.slug}: ${err.message}`,
+    });
+  }
+  // Unreachable: the filter removed every candidate, so each has a refusal.
+  return new GatewayError('unsupported_parameter', { message: "No endpoint of this workspace accepts the request's reasoning options." });
 }
 
 function modalities(n: RouteQuery['needs']): string[] {
@@ -84,12 +133,12 @@ function modalities(n: RouteQuery['needs']): string[] {
 export function applyEligibility(pool: readonly RouteEndpoint[], q: RouteQuery, videoInputEnabled: boolean): Eligibility {
   let remaining = pool;
   const dropped: CandidateRow[] = [];
-  const counts: Record<FilterName, number> = { modality: 0, context_window: 0, tool_calling: 0, structured_output: 0 };
+  const counts: Record<FilterName, number> = { modality: 0, context_window: 0, tool_calling: 0, structured_output: 0, reasoning: 0 };
   for (const filter of filtersFor(q, videoInputEnabled)) {
     const keep = filter.keep;
     if (!keep) continue;
     const kept = remaining.filter((e) => keep(e));
-    if (kept.length === 0) throw filter.refusal();
+    if (kept.length === 0) throw filter.refusal(remaining);
     for (const e of remaining) {
       if (!kept.includes(e)) dropped.push({ endpoint_id: e.id, slug: e.slug, similarity: null, dropped_by: filter.name });
     }

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { inputOf, type ContextInput } from '../chat/context-window.js';
+import type { ReasoningOptions } from '../chat/reasoning.js';
 import type { RequestNeeds } from './types.js';
 
 export interface ThreadMessage {
@@ -13,7 +14,7 @@ export interface ThreadMessage {
   readonly tool_calls?: unknown;
 }
 
-export interface RoutedRequest extends ContextInput {
+export interface RoutedRequest extends ContextInput, ReasoningOptions {
   readonly messages: readonly ThreadMessage[];
   readonly tools?: readonly unknown[] | null | undefined;
   readonly response_format?: { readonly type?: string } | null | undefined;
@@ -93,7 +94,17 @@ export function requestNeeds(req: RoutedRequest): RequestNeeds {
     tools: toolsDeclared || toolHistory,
     toolsDeclared,
     structuredOutput: format === 'json_object' || format === 'json_schema',
+    reasoning: asksForReasoning(req) ? { reasoning_effort: req.reasoning_effort, reasoning: req.reasoning, include_reasoning: req.include_reasoning } : null,
   };
+}
+
+/**
+ * Options a model that does not reason refuses (core/chat/reasoning.ts). `exclude` and
+ * `include_reasoning` alone ask for nothing: every model accepts them.
+ */
+function asksForReasoning(req: ReasoningOptions): boolean {
+  const r = req.reasoning;
+  return req.reasoning_effort !== undefined || (r !== undefined && (r.effort !== undefined || r.enabled !== undefined || r.max_tokens !== undefined));
 }
 
 /**

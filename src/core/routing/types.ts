@@ -3,6 +3,7 @@
  * row", "Semantic router behaviour"). Everything here is plain data: the decision is a pure function of
  * it (decide.ts), so every rule of SPEC's order is unit-testable without HTTP, SQLite or a model.
  */
+import type { ReasoningOptions } from '../chat/reasoning.js';
 import type { EndpointRecord } from '../records.js';
 
 export type RoutingMode = 'semantic' | 'concrete';
@@ -47,6 +48,11 @@ export interface RequestNeeds {
   readonly toolsDeclared: boolean;
   /** response_format json_object or json_schema. */
   readonly structuredOutput: boolean;
+  /**
+   * The request's reasoning options when it asks for reasoning (reasoning_effort, reasoning.effort,
+   * reasoning.enabled or reasoning.max_tokens); absent or null when it does not.
+   */
+  readonly reasoning?: ReasoningOptions | null;
 }
 
 export interface RouteQuery {
@@ -85,7 +91,7 @@ export interface RouteInput {
 
 export type RouteReason = 'rule' | 'pinned' | 'concrete' | 'single_endpoint' | 'matched' | 'sticky' | 'fallback';
 export type FallbackReason = 'below_floor' | 'no_embedding_endpoint' | 'similarity_unavailable';
-export type FilterName = 'modality' | 'context_window' | 'tool_calling' | 'structured_output';
+export type FilterName = 'modality' | 'context_window' | 'tool_calling' | 'structured_output' | 'reasoning';
 export type DropReason = 'excluded' | FilterName | 'below_floor' | 'outranked' | 'switch_margin';
 
 export interface CandidateRow {
@@ -121,4 +127,4 @@ export interface RouteDecision {
 /** Scores from the similarity search: raw cosine per endpoint id; null when the embedding call failed. */
 export type Similarity = ReadonlyMap<string, number> | null;
 
-export const NO_FILTERED: FilteredOut = { excluded: 0, modality: 0, context_window: 0, tool_calling: 0, structured_output: 0 };
+export const NO_FILTERED: FilteredOut = { excluded: 0, modality: 0, context_window: 0, tool_calling: 0, structured_output: 0, reasoning: 0 };

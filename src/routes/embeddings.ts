@@ -1,0 +1,136 @@
+/**
+ * POST /{project}/{endpoint}/v1/embeddings on embedding endpoints, and the same body on the router base
+ * URLs (/{project}/_semantic/router/v1/embeddings and its workspace-pinned twin), which go to the project's
+ * embedding endpoint (core/embeddings/embedding-target.ts). Admission is chat's: key (inference scope and
+ * the request limiters), endpoint, kind and status, budget; then the body is validated at the edge, and
+ * one upstream call carries the client's bytes with only `model` replaced. One usage row per call (route
+ * `embeddings`, prompt tokens only), so token limits and budgets count embeddings too.
+ */
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { deadlinesFor } from '../core/chat/deadlines.js';
+import { clientEmbeddings, type ClientEmbeddings, type EmbeddingUsage } from '../core/embeddings/embedding-response.js';
+import { embeddingTarget } from '../core/embeddings/embedding-target.js';
+import { spliceTopLevel } from '../core/json-splice.js';
+import type { EndpointRecord } from '../core/records.js';
+import { GatewayError } from '../errors.js';
+import { parseJsonBody } from '../http/request.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import { parseEmbeddingsRequest, type EmbeddingsRequest } from '../schemas/embeddings.js';
+import { callUpstream } from './audio-call.js';
+import type { ChatServices, Outcome } from './chat-dispatch.js';
+import { requireBudget, requireEndpoint, requireKey, type EndpointAccess } from './guard.js';
+import { routerWorkspace } from './semantic-router-chat.js';
+
+/** Usage ledger label of every embeddings call, direct or through a router base URL (not a routed turn). */
+const ROUTE = 'embeddings';
+
+export function assertServesEmbeddings(endpoint: EndpointRecord): void {
+  if (endpoint.kind !== 'embedding') {
+    throw new GatewayError('invalid_request', {
+      message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/embeddings needs an embedding endpoint.`,
+    });
+  }
+  if (endpoint.status !== 'active') {
+    throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });
+  }
+}
+
+interface EmbeddingsBody {
+  readonly raw: Buffer;
+  readonly parsed: Record<string, unknown>;
+  readonly request: EmbeddingsRequest;
+}
+
+async function readBody(ctx: RouteContext): Promise<EmbeddingsBody> {
+  const raw = await ctx.req.body();
+  const parsed = parseJsonBody(raw);
+  const request = parseEmbeddingsRequest(parsed);
+  // The schema accepted a JSON object.
+  return { raw, parsed: parsed as Record<string, unknown>, request };
+}
+
+/** The direct route: the endpoint named by slug. */
+async function direct(services: ChatServices, ctx: RouteContext): Promise<void> {
+  const auth = requireKey(ctx, services, 'inference');
+  const access = requireEndpoint(ctx.req, services, auth);
+  assertServesEmbeddings(access.endpoint);
+  requireBudget(ctx, services, auth, access);
+  await serveEmbeddings(services, ctx, auth, access, await readBody(ctx));
+}
+
+/**
+ * The router base URL: the workspace resolved as for a routed turn, then the embedding endpoint within
+ * the key's reach. Its slug and model are reported as on routed turns (X-Service-Routed-*), since no
+ * path segment told the client which endpoint would answer.
+ */
+async function routerBase(services: ChatServices, ctx: RouteContext): Promise<void> {
+  const auth = requireKey(ctx, services, 'inference');
+  const scope = routerWorkspace(ctx, services, auth);
+  const access = embeddingTarget(auth.project.id, services.catalog.endpoints(auth.project.id), {
+    workspaceId: scope.workspaceId,
+    confined: scope.confined,
+    keyEndpointId: auth.key.endpointId,
+  });
+  ctx.req.log.endpoint = access.endpoint.slug;
+  requireBudget(ctx, services, auth, access);
+  const body = await readBody(ctx);
+  ctx.reply.setHeader('X-Service-Routed-Model', access.endpoint.model.id);
+  ctx.reply.setHeader('X-Service-Routed-Endpoint', access.endpoint.slug);
+  await serveEmbeddings(services, ctx, auth, access, body);
+}
+
+/** One upstream call under the tier's deadline, aborted with the client; exactly one usage row once it was made. */
+async function serveEmbeddings(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, access: EndpointAccess, body: EmbeddingsBody): Promise<void> {
+  const { req, reply } = ctx;
+  const { endpoint, workspaceId } = access;
+  const upstreamModel = JSON.stringify(endpoint.upstream.model);
+  const forwarded = spliceTopLevel(body.raw, new Map([['model', upstreamModel]])) ?? Buffer.from(JSON.stringify({ ...body.parsed, model: endpoint.upstream.model }));
+  const call = callUpstream(services, req, endpoint, { path: '/embeddings', body: forwarded }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const charge = (outcome: Outcome, usage: EmbeddingUsage | null): void => {
+    services.usage.record({
+      requestId: req.requestId,
+      projectId: auth.project.id,
+      workspaceId,
+      endpointId: endpoint.id,
+      keyId: auth.key.id,
+      route: ROUTE,
+      promptTokens: usage?.promptTokens ?? 0,
+      completionTokens: 0,
+      cachedTokens: 0,
+      reasoningTokens: null,
+      serviceTier: 'default',
+      tierMultiplier: 1,
+      status: outcome,
+      usageSource: usage?.source ?? 'estimated',
+      latencyMs: performance.now() - call.started,
+      createdAt: services.now(),
+    });
+  };
+  let answer: ClientEmbeddings;
+  try {
+    const res = await call.response;
+    if (res.statusCode >= 400) throw res;
+    // Read whole inside the deadline: a server that stalls mid-body times out like one that never answers.
+    const raw = Buffer.from(await res.body.arrayBuffer());
+    call.done();
+    req.log.upstreamMs = performance.now() - call.started;
+    answer = clientEmbeddings(raw, body.request.model, body.request.input);
+  } catch (err) {
+    const e = err instanceof GatewayError ? err : await call.failure(err);
+    call.done();
+    charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    if (req.aborted) return;
+    throw e;
+  }
+  reply.send(200, answer.body, 'application/json');
+  charge('completed', answer.usage);
+}
+
+export function embeddingsRoutes(services: ChatServices): RouteDef[] {
+  const family = 'embeddings';
+  return [
+    { method: 'POST', pattern: '/:project/:endpoint/v1/embeddings', family, handle: (ctx) => direct(services, ctx) },
+    { method: 'POST', pattern: '/:project/_semantic/router/v1/embeddings', family, handle: (ctx) => routerBase(services, ctx) },
+    { method: 'POST', pattern: '/:project/:workspace/_semantic/router/v1/embeddings', family, handle: (ctx) => routerBase(services, ctx) },
+  ];
+}
