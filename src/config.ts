@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { KEY_VALUE_PATTERN } from './core/auth/key-token.js';
 import { ipOrCidrSchema } from './core/auth/ip-filter.js';
 import { allowedTargetProblem } from './core/net/address-policy.js';
+import { checkDerivableIds, withDerivedIds, type ProjectWithIds } from './config-ids.js';
 import { PER_MILLION_DECIMALS, PER_SECOND_DECIMALS, priceProblem } from './core/usage/cost.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
@@ -268,8 +269,12 @@ const routerProfileSchema = z.strictObject({
   examples: z.array(z.string()).default([]),
 });
 
+/** A workspace named by its id or its name (an id-less workspace has no id to write); config-ids.ts. */
+const workspaceRef = z.string().min(1);
+
 const endpointSchema = z.strictObject({
-  id: z.string().regex(UUID, 'must be a UUID'),
+  /** Omitted: derived from the project id and the slug, the same at every start (config-ids.ts). */
+  id: z.string().regex(UUID, 'must be a UUID').optional(),
   slug: z
     .string()
     .regex(SLUG, 'must be lowercase letters, digits and dashes')
@@ -279,7 +284,7 @@ const endpointSchema = z.strictObject({
   tier: z.enum(ENDPOINT_TIERS),
   status: z.enum(ENDPOINT_STATUSES).default('active'),
   region: z.string().min(1).default('local'),
-  workspaces: z.array(z.string().regex(WORKSPACE_ID)).optional(),
+  workspaces: z.array(workspaceRef).optional(),
   model: modelSchema,
   upstream: upstreamSchema,
   router: routerProfileSchema.optional(),
@@ -318,8 +323,9 @@ const keySchema = z.strictObject({
   expires_at: isoTimestamp.optional(),
   quota_requests: z.number().int().min(0).default(0),
   quota_window: z.number().int().positive().default(60),
-  endpoint_id: z.string().regex(UUID, 'must be a UUID').optional(),
-  allowed_workspace_ids: z.array(z.string().regex(WORKSPACE_ID)).min(1, 'must not be empty').optional(),
+  /** An endpoint of the project by id or slug. */
+  endpoint_id: z.string().min(1).optional(),
+  allowed_workspace_ids: z.array(workspaceRef).min(1, 'must not be empty').optional(),
 });
 
 /**
@@ -349,7 +355,8 @@ const semanticRouterSchema = z.strictObject({
 });
 
 const workspaceSchema = z.strictObject({
-  id: z.string().regex(WORKSPACE_ID, 'must be ws_<hex>'),
+  /** Omitted: derived from the project id and the name, the same at every start (config-ids.ts). */
+  id: z.string().regex(WORKSPACE_ID, 'must be ws_<hex>').optional(),
   name: z.string().min(1),
   routing_mode: z.enum(['semantic', 'concrete']).nullable().default(null),
   zero_data_retention: z.boolean().default(false),
@@ -369,14 +376,16 @@ const projectSchemaBase = z.strictObject({
         tokens_per_minute: z.number().int().min(0).default(2_097_152),
       })
       .default({ requests_per_minute: 1024, tokens_per_minute: 2_097_152 }),
-    default_workspace: z.string().regex(WORKSPACE_ID).nullable().optional(),
+    default_workspace: workspaceRef.nullable().optional(),
     workspaces: z.array(workspaceSchema).default([]),
     endpoints: z.array(endpointSchema).default([]),
     keys: z.array(keySchema).default([]),
 });
-const projectSchema = projectSchemaBase.superRefine(checkProjectReferences);
+/** The project as written: endpoint and workspace ids may be missing (config-ids.ts fills them in). */
+export type DeclaredProject = z.infer<typeof projectSchemaBase>;
+const projectSchema = projectSchemaBase.superRefine(checkDerivableIds).transform(withDerivedIds).superRefine(checkProjectReferences);
 
-function checkProjectReferences(p: z.infer<typeof projectSchemaBase>, ctx: z.RefinementCtx): void {
+function checkProjectReferences(p: ProjectWithIds, ctx: z.RefinementCtx): void {
   const workspaceIds = new Set(p.workspaces.map((w) => w.id));
   const issue = (path: (string | number)[], message: string): void => {
     ctx.addIssue({ code: 'custom', path, message });
@@ -461,7 +470,7 @@ export const configSchema = z
     });
   });
 
-type ProjectConfigInput = z.infer<typeof projectSchemaBase>;
+type ProjectConfigInput = ProjectWithIds;
 
 export type Config = z.infer<typeof configSchema>;
 export type ProjectConfig = Config['projects'][number];
