@@ -1,0 +1,265 @@
+/**
+ * The operator's commands through the real CLI (issue 20): `backup` of a store a gateway is serving and
+ * writing to, a restore that starts, `keys generate | list | revoke | rotate` against a running gateway's
+ * store, and `--help` / `--version`.
+ */
+import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../../src/store/secret-box.js';
+import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { advanceClock, call, expectError } from '../helpers/http.js';
+import { runCli, startGatewayProcess, startSimulatorProcess, tempDir, writeConfig, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+
+const PUBLIC_URL = 'https://93.184.216.34/hooks';
+const KEY_VALUE = /^svc_test_[A-Za-z0-9_-]{43}$/;
+
+let sim: SimulatorProcess;
+let keys: TestKeys;
+let generated: string;
+let gw: GatewayProcess;
+let config: ReturnType<typeof testConfig>;
+
+beforeAll(async () => {
+  keys = makeKeys();
+  sim = await startSimulatorProcess();
+  // A value from `keys generate` is a bootstrap key the config accepts as printed.
+  const gen = await runCli(['keys', 'generate', '--project-slug', 'test']);
+  generated = gen.stdout.trim();
+  config = testConfig(sim.url, keys, { extraKeys: [{ value: generated, scopes: ['inference'], name: 'generated' }] });
+  gw = await startGatewayProcess(config);
+});
+
+afterAll(async () => {
+  await gw?.stop();
+  await sim?.stop();
+});
+
+const models = (key: string) => call(`${gw.url}/${PROJECT}/v1/models`, { key });
+const chat = (key: string) => call(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, { key, body: { model: 'model-chat', messages: [{ role: 'user', content: 'hi' }] } });
+
+async function createCliKey(): Promise<{ id: string; value: string }> {
+  const r = await runCli(['keys', 'create', '--project', PROJECT, '--scopes', 'inference', '--db', gw.dbPath]);
+  expect(r.code).toBe(0);
+  return { id: /created key (key_[0-9a-f]+)/.exec(r.stderr)?.[1] ?? '', value: r.stdout.trim() };
+}
+
+/** The gateway notices another process's writes within a second (data_version poll): wait for the answer. */
+async function eventually(check: () => Promise<number>, status: number): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while ((await check()) !== status) {
+    if (Date.now() > deadline) throw new Error(`no ${status} within 5 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('--help and --version', () => {
+  it.each([[['--help']], [['-h']], [['keys', '--help']], [['keys', 'rotate', '--help']], [['backup', '--help']], [['serve', '--help']]])(
+    'switchboard %j prints the usage and exits 0',
+    async (args) => {
+      const r = await runCli(args);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^usage:\n/);
+      expect(r.stderr).toBe('');
+    },
+  );
+
+  it('prints the version from package.json', async () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    const r = await runCli(['--version']);
+    expect(r).toMatchObject({ code: 0, stdout: `switchboard ${pkg.version}\n` });
+  });
+});
+
+describe('switchboard keys generate', () => {
+  it('prints a fresh svc_<slug>_<43> value a gateway accepts as a bootstrap key', async () => {
+    expect(generated).toMatch(KEY_VALUE);
+    expect((await models(generated)).status).toBe(200);
+    const again = await runCli(['keys', 'generate', '--project-slug', 'test']);
+    expect(again.stdout.trim()).not.toBe(generated);
+  });
+
+  it('takes the slug from the config with --project and --config', async () => {
+    const r = await runCli(['keys', 'generate', '--project', PROJECT, '--config', gw.configPath]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(KEY_VALUE);
+  });
+
+  it.each([
+    [[], '--project-slug, or --project with --config'],
+    [['--project-slug', 'Not_A_Slug'], '--project-slug: must be a project slug'],
+    [['--project', 'proj_nope', '--config', 'CONFIG'], 'declares no project proj_nope'],
+  ])('exits 2 for %j', async (args, message) => {
+    const r = await runCli(['keys', 'generate', ...args.map((a) => (a === 'CONFIG' ? gw.configPath : a))]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('switchboard keys list', () => {
+  it('lists every key of the project with id, prefix and status, never a value', async () => {
+    const r = await runCli(['keys', 'list', '--project', PROJECT, '--db', gw.dbPath]);
+    expect(r.code).toBe(0);
+    const [header, ...lines] = r.stdout.trim().split('\n');
+    expect(header).toMatch(/^ID\s+PREFIX\s+STATUS\s+SCOPES\s+SOURCE/);
+    expect(lines.length).toBeGreaterThanOrEqual(config.projects[0]?.keys.length ?? 0);
+    expect(r.stdout).toMatch(/generated$/m);
+    expect(r.stdout).toMatch(/\bexpired\b/);
+    for (const value of Object.values(keys)) expect(r.stdout).not.toContain(value);
+  });
+
+  it('prints the management API list body with --json', async () => {
+    const r = await runCli(['keys', 'list', '--project', PROJECT, '--config', gw.configPath, '--db', gw.dbPath, '--json']);
+    const body = JSON.parse(r.stdout) as { object: string; data: { object: string; prefix: string; status: string; source: string }[] };
+    expect(body.object).toBe('list');
+    expect(body.data.every((k) => k.object === 'api_key' && k.prefix.startsWith('svc_'))).toBe(true);
+    expect(body.data.find((k) => generated.startsWith(k.prefix))).toMatchObject({ status: 'active', source: 'config' });
+  });
+
+  it('exits 2 for a project the store does not hold', async () => {
+    const r = await runCli(['keys', 'list', '--project', 'proj_nope', '--db', gw.dbPath]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no project proj_nope');
+  });
+});
+
+describe('switchboard keys revoke and rotate', () => {
+  it('revokes a key for good: the running gateway answers 401 key_revoked, and a second revoke changes nothing', async () => {
+    const key = await createCliKey();
+    expect((await models(key.value)).status).toBe(200);
+    const r = await runCli(['keys', 'revoke', key.id, '--project', PROJECT, '--db', gw.dbPath]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`revoked ${key.id}`);
+    await eventually(async () => (await models(key.value)).status, 401);
+    expectError(await models(key.value), 401, 'key_revoked');
+    const again = await runCli(['keys', 'revoke', key.id, '--project', PROJECT, '--db', gw.dbPath]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('already revoked');
+    const rotate = await runCli(['keys', 'rotate', key.id, '--project', PROJECT, '--db', gw.dbPath]);
+    expect(rotate.code).toBe(2);
+    expect(rotate.stderr).toContain(`API key ${key.id} is revoked; only an active key can be rotated`);
+  });
+
+  it('exits 2 naming an unknown key, and without a key id', async () => {
+    const unknown = await runCli(['keys', 'revoke', 'key_000000000000000000000000', '--project', PROJECT, '--db', gw.dbPath]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('has no API key "key_000000000000000000000000"');
+    const missing = await runCli(['keys', 'rotate', '--project', PROJECT, '--db', gw.dbPath]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('key id');
+  });
+
+  // Last in this file's use of the gateway: it moves the gateway's clock a day forward.
+  it('rotates: a new value at once, the old one valid 24 h more (as the API rotates), then 401 key_revoked', async () => {
+    const key = await createCliKey();
+    const before = Math.floor(Date.now() / 1000);
+    const r = await runCli(['keys', 'rotate', key.id, '--project', PROJECT, '--db', gw.dbPath]);
+    expect(r.code).toBe(0);
+    const value = r.stdout.trim();
+    expect(value).toMatch(KEY_VALUE);
+    expect(r.stderr).toContain('the previous value works until');
+    await eventually(async () => (await models(value)).status, 200);
+    expect((await models(key.value)).status).toBe(200);
+    const listed = JSON.parse((await runCli(['keys', 'list', '--project', PROJECT, '--db', gw.dbPath, '--json'])).stdout) as {
+      data: { id: string; prefix: string; previous_value_valid_until: number | null }[];
+    };
+    const row = listed.data.find((k) => k.id === key.id);
+    expect(value.startsWith(row?.prefix ?? '-')).toBe(true);
+    expect(row?.previous_value_valid_until).toBeGreaterThanOrEqual(before + 86_400);
+    expect(row?.previous_value_valid_until).toBeLessThanOrEqual(before + 86_400 + 60);
+    await advanceClock(gw.url, 86_400_000 + 60_000);
+    expectError(await models(key.value), 401, 'key_revoked');
+    expect((await models(value)).status).toBe(200);
+  });
+});
+
+describe('switchboard backup', () => {
+  it('exits 2 for a store that does not exist, and writes nothing', async () => {
+    const to = join(tempDir(), 'out');
+    const r = await runCli(['backup', '--db', join(tempDir(), 'missing.db'), '--to', to]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no database at');
+    expect(existsSync(to)).toBe(false);
+    const viaConfig = writeConfig(tempDir(), { ...config, storage: { path: 'nothing-here.db' } });
+    const c = await runCli(['backup', '--config', viaConfig, '--to', to]);
+    expect(c.code).toBe(2);
+    expect(c.stderr).toContain(`storage.path in ${viaConfig}: no database at`);
+  });
+
+  it('copies a store while the gateway serves and writes, with a key file that opens its sealed values; the restored copy starts', async () => {
+    const created = await call(`${gw.url}/${PROJECT}/v1/webhooks`, { key: keys.full, body: { url: PUBLIC_URL, events: ['exec.completed'] } });
+    expect(created.status).toBe(201);
+    const webhook = created.body as { id: string; secret: string };
+    const cliKey = await createCliKey();
+    for (let i = 0; i < 5; i += 1) expect((await chat(keys.full)).status).toBe(200);
+    const usageRows = (path: string): number => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return (db.prepare('SELECT COUNT(*) AS n FROM usage_events').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    // The ledger writes in batches: wait until these turns are committed, so the copy must hold them.
+    const deadline = Date.now() + 5000;
+    while (usageRows(gw.dbPath) < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const committed = usageRows(gw.dbPath);
+    expect(committed).toBeGreaterThanOrEqual(5);
+
+    // Turns keep arriving (and the ledger keeps writing) while the backup runs.
+    let writing = true;
+    const load = (async () => {
+      let n = 0;
+      while (writing) {
+        await chat(keys.full);
+        n += 1;
+      }
+      return n;
+    })();
+    const to = join(tempDir(), 'backup-1');
+    let result;
+    try {
+      result = await runCli(['backup', '--db', gw.dbPath, '--to', to]);
+    } finally {
+      writing = false;
+    }
+    expect(await load).toBeGreaterThan(0);
+    expect(result.code).toBe(0);
+    const copy = join(to, 'switchboard.db');
+    expect(result.stdout).toContain(`wrote ${copy} (a consistent copy of ${gw.dbPath}`);
+    expect(result.stdout).toContain(`wrote ${copy}.key (its key file; checked: it opens the sealed values in the copy)`);
+    expect(readdirSync(to).sort()).toEqual(['switchboard.db', 'switchboard.db.key']);
+
+    const db = new Database(copy, { readonly: true });
+    try {
+      expect((db.prepare('SELECT COUNT(*) AS n FROM usage_events').get() as { n: number }).n).toBeGreaterThanOrEqual(committed);
+      expect(db.prepare('SELECT id FROM api_keys WHERE id = ?').get(cliKey.id)).toBeDefined();
+      const row = db.prepare('SELECT secret_sealed FROM webhook_endpoints WHERE id = ?').get(webhook.id) as { secret_sealed: string };
+      const box = createSecretBox(Buffer.from(readFileSync(`${copy}.key`, 'utf8').trim(), 'base64'));
+      expect(box.open(row.secret_sealed, webhook.id)).toBe(webhook.secret);
+    } finally {
+      db.close();
+    }
+
+    const again = await runCli(['backup', '--db', gw.dbPath, '--to', to]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already exists');
+
+    // Restore: the database and its key file, side by side under the name the gateway is given.
+    const restoredDir = tempDir();
+    const restored = join(restoredDir, 'restored.db');
+    copyFileSync(copy, restored);
+    copyFileSync(`${copy}.key`, `${restored}.key`);
+    const back = await startGatewayProcess(config, { dir: restoredDir, dbPath: restored });
+    try {
+      const got = await call(`${back.url}/${PROJECT}/v1/webhooks/${webhook.id}`, { key: keys.full });
+      expect(got.status).toBe(200);
+      expect((got.body as { url: string }).url).toBe(PUBLIC_URL);
+      expect((await call(`${back.url}/${PROJECT}/v1/models`, { key: cliKey.value })).status).toBe(200);
+    } finally {
+      expect(await back.stop()).toBe(0);
+    }
+  });
+});
