@@ -50,6 +50,18 @@ const serverSchema = z.strictObject({
   /** Operator escape hatch: run on uWS's pure-JS fallback instead of refusing to start. */
   allow_uws_fallback: z.boolean().default(false),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  /**
+   * GET /metrics: on the main listener by default. `port` serves it on a listener of its own instead (a
+   * scrape network apart from client traffic); `token_env` names an environment variable whose value a
+   * scraper must send as `Authorization: Bearer <value>`.
+   */
+  metrics: z
+    .strictObject({
+      host: z.string().min(1).optional(),
+      port: z.number().int().min(0).max(65535).optional(),
+      token_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+    })
+    .default({}),
 });
 
 /** A relative path is from the config file's folder (loadConfigFile), so every command finds the same store. */

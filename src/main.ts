@@ -2,13 +2,13 @@
  * Composition root: config -> store -> pool -> routes -> http.listen. Nothing else wires modules together.
  */
 import { createControllableClock, systemClock } from './clock.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { Budgets } from './core/limits/budgets.js';
 import { RateLimiter } from './core/limits/rate-limiter.js';
 import { createHttpServer, type CompletedRequest, type RouteDef } from './http/server.js';
 import { loadUws, UwsFallbackError } from './http/uws.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type EndpointLabels, type Metrics } from './metrics.js';
 import { createWorkerPool } from './pool/worker-pool.js';
 import type { ChatServices } from './routes/chat-dispatch.js';
 import { chatCompletionsRoutes } from './routes/chat-completions.js';
@@ -27,16 +27,16 @@ import { managementKeysRoutes } from './routes/management-keys.js';
 import { modelsRoutes, routerModelsRoutes } from './routes/models.js';
 import { embeddingsRoutes } from './routes/embeddings.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
-import { opsRoutes, testClockRoutes } from './routes/ops.js';
+import { metricsRoutes, opsRoutes, testClockRoutes } from './routes/ops.js';
 import type { Services } from './routes/services.js';
 import { createBudgetsRepo, restoreBudgets } from './store/budgets-repo.js';
-import { createCatalog } from './store/catalog.js';
+import { createCatalog, type Catalog } from './store/catalog.js';
 import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
 import { openDatabase } from './store/db.js';
 import { resolveStorePath } from './store/store-path.js';
 import { createKeysRepo } from './store/keys-repo.js';
-import { createUsageLedger } from './store/usage-ledger.js';
+import { createUsageLedger, type UsageLedger } from './store/usage-ledger.js';
 import { createUpstreamClient } from './upstream/upstream-client.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 import { testEventRoutes } from './routes/test-events.js';
@@ -106,14 +106,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
     (err) => logger.error({ err }, 'budget threshold listener failed'),
   );
-  const services: Services = { catalog, pool, metrics, now: clock.now, isStoreOpen: () => db.open, limits, budgets };
+  const services: Services = { catalog, pool, metrics, logger, now: clock.now, isStoreOpen: () => db.open, limits, budgets };
   // Every endpoint's pool of servers is built now, its API keys read from the environment once.
   const upstream = createUpstreamClient({ projects: config.projects, now: clock.now, logger });
   // Each turn's usage row also charges the token limiter and the budgets, once, as it is recorded.
   const ledger = createUsageLedger(dbPath, (message) => logger.error({ message }, 'usage ledger write failed; will retry'));
   // The usage API's queries run on a thread of their own (store/usage-reader.ts).
   const usageReader = createUsageReader(dbPath);
-  const usage = chargingLedger(ledger, limits, budgets, pricingFromConfig(config));
+  const usage = meteredLedger(chargingLedger(ledger, limits, budgets, pricingFromConfig(config)), metrics, catalog);
   const mediaFetcher = createMediaFetcher({
     policy: outboundPolicyOf(config.security),
     timeoutMs: config.media.fetch_timeout_ms,
@@ -154,6 +154,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...webhooksRoutes({ ...services, webhooks: webhooks.manager }),
     ...testEventRoutes(config.testing.event_injection, webhooks.outbox),
   ];
+  const metricsConfig = config.server.metrics;
+  const scrape = metricsRoutes(services, metricsToken(metricsConfig.token_env));
+  // With a port of its own, /metrics is served there only (a scrape network apart from client traffic).
+  const metricsServer =
+    metricsConfig.port === undefined
+      ? null
+      : createHttpServer({ uws, routes: scrape, maxBodyBytes: 0, production: false, trustProxy: false, onComplete: () => undefined, onUnexpectedError: (err) => logger.error({ err }, 'metrics listener: unexpected error') });
+  if (metricsServer === null) implemented.push(...scrape);
   const server = createHttpServer({
     uws,
     routes: [...implemented, ...notImplementedRoutes(services, implemented)],
@@ -166,17 +174,29 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     trustProxy: config.server.trust_proxy,
     tls: config.server.tls,
     onStart: (family) => metrics.requestStarted(family),
+    logClientAddress: logger.isLevelEnabled('info'),
     onUnexpectedError: (err, where, req) => {
       metrics.unexpectedError(where);
       logger.error({ err, where, request_id: req?.requestId, method: req?.method, path: req?.path }, 'unexpected error');
     },
     onComplete: (done) => {
-      metrics.requestFinished(done.family, done.status, done.durationMs / 1000, done.req.log.upstreamMs === undefined ? undefined : done.req.log.upstreamMs / 1000);
-      logRequest(logger, done);
+      const log = done.req.log;
+      const upstreamSeconds = log.upstreamMs === undefined ? undefined : log.upstreamMs / 1000;
+      metrics.requestFinished(done.family, done.status, done.durationMs / 1000, upstreamSeconds);
+      const endpoint = log.project !== undefined && log.endpoint !== undefined ? catalog.endpoint(log.project, log.endpoint) : null;
+      if (endpoint) {
+        metrics.endpointFinished({ project: endpoint.projectId, endpoint: endpoint.slug, model: endpoint.model.id }, done.status, upstreamSeconds, log.ttftMs === undefined ? undefined : log.ttftMs / 1000);
+      }
+      logRequest(logger, catalog, done);
     },
   });
   const host = options.host ?? config.server.host;
   const port = await server.listen(host, options.port ?? config.server.port);
+  if (metricsServer !== null) {
+    const metricsHost = metricsConfig.host ?? host;
+    const metricsPort = await metricsServer.listen(metricsHost, metricsConfig.port ?? 0);
+    logger.info({ url: `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${metricsPort}/metrics` }, 'metrics listening');
+  }
   webhooks.start();
   routing.start();
   const scheme = config.server.tls ? 'https' : 'http';
@@ -193,6 +213,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       closing ??= (async () => {
         logger.info({ inFlight: server.inFlight }, 'draining');
         await server.drain(config.server.drain_timeout_ms);
+        await metricsServer?.drain(0);
         await webhooks.close();
         await routing.close();
         await usage.close();
@@ -211,20 +232,63 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   };
 }
 
-function logRequest(logger: Logger, done: CompletedRequest): void {
+/** The scrape token, read once at start: a named variable that is not set is a configuration error. */
+function metricsToken(name: string | undefined): string | null {
+  if (name === undefined) return null;
+  const value = process.env[name];
+  if (!value) throw new ConfigError(`server.metrics.token_env: the environment variable ${name} is not set (or empty); /metrics would be open`);
+  return value;
+}
+
+/** Token counters per endpoint, from the one event every turn ends in (its usage row). */
+function meteredLedger(inner: UsageLedger, metrics: Metrics, catalog: Catalog): UsageLedger {
+  const labels = new Map<string, EndpointLabels>();
+  const labelsOf = (projectId: string, endpointId: string): EndpointLabels | undefined => {
+    let l = labels.get(endpointId);
+    if (!l) {
+      const e = catalog.endpoints(projectId).find((x) => x.id === endpointId);
+      if (e) labels.set(endpointId, (l = { project: e.projectId, endpoint: e.slug, model: e.model.id }));
+    }
+    return l;
+  };
+  return {
+    record(row) {
+      inner.record(row);
+      const l = labelsOf(row.projectId, row.endpointId);
+      if (l) metrics.tokensBilled(l, row.promptTokens, row.completionTokens, row.cachedTokens);
+    },
+    close: () => inner.close(),
+  };
+}
+
+const roundMs = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms * 100) / 100);
+
+/** One line per request, with what operators search by; never a key value or prompt text. */
+function logRequest(logger: Logger, catalog: Catalog, done: CompletedRequest): void {
   if (!logger.isLevelEnabled('info')) return;
   const { req } = done;
+  const log = req.log;
+  const model = log.project !== undefined && log.endpoint !== undefined ? catalog.endpoint(log.project, log.endpoint)?.model.id : undefined;
   logger.info(
     {
       request_id: req.requestId,
       method: req.method,
       family: done.family,
-      project: req.log.project,
-      endpoint: req.log.endpoint,
+      // Unmatched paths are the ones an operator needs to see (a client with a wrong base URL).
+      path: done.family === 'unmatched' ? req.path : undefined,
+      project: log.project,
+      endpoint: log.endpoint,
+      model,
+      key_id: log.keyId,
+      client_ip: log.clientIp,
       status: done.status,
+      error_code: log.errorCode,
       aborted: done.aborted || undefined,
-      latency_ms: Math.round(done.durationMs * 100) / 100,
-      upstream_ms: req.log.upstreamMs === undefined ? undefined : Math.round(req.log.upstreamMs * 100) / 100,
+      latency_ms: roundMs(done.durationMs),
+      upstream_ms: roundMs(log.upstreamMs),
+      ttft_ms: roundMs(log.ttftMs),
+      prompt_tokens: log.promptTokens,
+      completion_tokens: log.completionTokens,
     },
     'request',
   );

@@ -40,6 +40,7 @@ export function requireKey(ctx: RouteContext, services: Services, scope: Scope):
     services.catalog.project,
   );
   req.log.project = auth.project.id;
+  req.log.keyId = auth.key.id;
   const admission = services.limits.admit(auth.project, auth.key, limitClassOf(route.family, route.method, route.pattern), now);
   writeRateLimitHeaders(admission.view, (name, value) => reply.setHeader(name, value));
   if (admission.refusal) throw refusalError(admission.refusal);

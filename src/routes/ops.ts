@@ -1,4 +1,5 @@
 /** Unauthenticated operations routes: liveness, readiness, Prometheus metrics (and the test clock). */
+import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
@@ -54,13 +55,29 @@ export function opsRoutes(services: Services, upstream?: { report(): PoolReport[
         reply.json(ready ? 200 : 503, upstream ? { ...body, upstreams: upstream.report() } : body);
       },
     },
+  ];
+}
+
+/**
+ * GET /metrics, on the main listener or a listener of its own (server.metrics). With a token, a scrape
+ * must send `Authorization: Bearer <token>` (compared in constant time); the token is read once, at start.
+ */
+export function metricsRoutes(services: Services, token: string | null): RouteDef[] {
+  const expected = token === null ? null : Buffer.from(`Bearer ${token}`);
+  return [
     {
       method: 'GET',
       pattern: '/metrics',
       family: 'ops',
       plainHttpAllowed: true,
       servedWhileDraining: true,
-      handle: async ({ reply }) => {
+      handle: async ({ req, reply }) => {
+        if (expected !== null) {
+          const sent = Buffer.from(req.header('authorization') ?? '');
+          if (sent.length !== expected.length || !timingSafeEqual(sent, expected)) {
+            throw new GatewayError('authentication_required', { message: 'GET /metrics needs Authorization: Bearer <the token named by server.metrics.token_env>.' });
+          }
+        }
         const text = await services.metrics.registry.metrics();
         reply.send(200, text, services.metrics.registry.contentType);
       },

@@ -70,3 +70,33 @@ describe('/metrics', () => {
     expect(text).toMatch(new RegExp(`switchboard_tokens_total\\{project="${PROJECT}",endpoint="chat",model="[^"]+",kind="prompt"\\} \\d+`));
   });
 });
+
+describe('/metrics on a listener of its own, behind a token', () => {
+  it('serves /metrics only on its own port, only with the token, and not on the main port', async () => {
+    const { startGatewayProcess } = await import('../helpers/processes.js');
+    const { testConfig } = await import('../helpers/configs.js');
+    const gw = await startGatewayProcess(testConfig(suite.sim.url, suite.keys, { server: { metrics: { port: 0, token_env: 'SCRAPE_TOKEN' } } }), { env: { SCRAPE_TOKEN: 'scrape-secret' } });
+    try {
+      const url = /"url":"([^"]+\/metrics)","msg":"metrics listening"/.exec(gw.stdout.join(''))?.[1] ?? '';
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+      expect((await fetch(url)).status).toBe(401);
+      expect((await fetch(url, { headers: { authorization: 'Bearer wrong-secret' } })).status).toBe(401);
+      const ok = await fetch(url, { headers: { authorization: 'Bearer scrape-secret' } });
+      expect(ok.status).toBe(200);
+      expect(await ok.text()).toContain('switchboard_requests_total');
+      expect((await fetch(`${gw.url}/metrics`)).status).toBe(404);
+      expect(gw.stdout.join('')).not.toContain('scrape-secret');
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('refuses to start when the token variable is not set', async () => {
+    const { runCli, tempDir, writeConfig } = await import('../helpers/processes.js');
+    const { testConfig } = await import('../helpers/configs.js');
+    const dir = tempDir();
+    const res = await runCli(['serve', '--config', writeConfig(dir, testConfig(suite.sim.url, suite.keys, { server: { metrics: { token_env: 'UNSET_SCRAPE_TOKEN_X' } } })), '--port', '0', '--db', `${dir}/s.db`]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('UNSET_SCRAPE_TOKEN_X');
+  });
+});
