@@ -99,7 +99,8 @@ export function resolveServers(upstream: StoredUpstream, env: NodeJS.ProcessEnv)
   const policy = upstream.health ? { failureThreshold: upstream.health.failure_threshold, cooldownMs: upstream.health.cooldown_ms } : DEFAULT_POLICY;
   const listed = upstream.servers ?? [{ base_url: upstream.base_url, api_key_env: upstream.api_key_env, weight: 1 }];
   const servers = listed.map((s) => {
-    const apiKey = s.api_key_env ? (env[s.api_key_env] ?? null) : null;
+    // An empty variable is as good as none: no server takes an empty bearer token.
+    const apiKey = s.api_key_env ? env[s.api_key_env] || null : null;
     return { baseUrl: s.base_url, apiKey, missingKeyEnv: s.api_key_env && apiKey === null ? s.api_key_env : null, weight: s.weight };
   });
   return { servers, policy };

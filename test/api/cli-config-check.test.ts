@@ -1,0 +1,62 @@
+/** `switchboard config check FILE`: validation like serve, then one line per upstream server. */
+import { describe, expect, it } from 'vitest';
+import { makeKeys, testConfig } from '../helpers/configs.js';
+import { runCli, tempDir, writeConfig } from '../helpers/processes.js';
+import { useSimulator } from '../helpers/suite.js';
+
+const POOL_ID = 'f1000000-0000-4000-8000-000000000001';
+
+describe('switchboard config check', () => {
+  const s = useSimulator();
+
+  /** The test config cut to one project with one endpoint, whose upstream is `upstream`. */
+  function configWith(upstream: Record<string, unknown>): unknown {
+    const config = testConfig(s.sim.url, makeKeys());
+    const project = config.projects[0] as Record<string, unknown>;
+    const endpoint = { id: POOL_ID, slug: 'pool', name: 'Pool', kind: 'chat', tier: 'gpu', model: { id: 'm', context_window: 8192 }, upstream: { model: 'sim-chat', ...upstream } };
+    return { ...config, projects: [{ ...project, endpoints: [endpoint], keys: [] }] };
+  }
+
+  it('prints OK for every server that answers its models route, and exits 0', async () => {
+    const file = writeConfig(tempDir(), configWith({ servers: [{ base_url: s.sim.url }], api_key_env: 'SB_CHECK_KEY' }));
+    const res = await runCli(['config', 'check', file], { SB_CHECK_KEY: 'secret' });
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(new RegExp(`^OK +proj_test/pool ${s.sim.url}: GET /models: HTTP 200, \\d+ ms$`, 'm'));
+    expect(res.stdout).toMatch(/^1 of 1 upstream servers OK$/m);
+  });
+
+  it('prints the cause for each failing server and exits 1', async () => {
+    const origin = s.sim.url.replace(/\/v1$/, '');
+    const file = writeConfig(tempDir(), configWith({ servers: [{ base_url: s.sim.url }, { base_url: 'http://127.0.0.1:9/v1' }, { base_url: `${origin}/nope` }] }));
+    const res = await runCli(['config', 'check', file]);
+    expect(res.code).toBe(1);
+    const lines = res.stdout.trim().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^OK /);
+    expect(lines[1]).toBe('FAIL proj_test/pool http://127.0.0.1:9/v1: ECONNREFUSED 127.0.0.1:9');
+    expect(lines[2]).toBe(`FAIL proj_test/pool ${origin}/nope: HTTP 404 from ${origin}/nope/models`);
+    expect(lines[3]).toBe('1 of 3 upstream servers OK');
+  });
+
+  it('fails a server whose api_key_env is not set, even when it answers without a key', async () => {
+    const file = writeConfig(tempDir(), configWith({ base_url: s.sim.url, api_key_env: 'SB_CHECK_KEY_UNSET' }));
+    const res = await runCli(['config', 'check', file]);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toMatch(/^FAIL proj_test\/pool .*: api_key_env SB_CHECK_KEY_UNSET is not set \(GET \/models: HTTP 200, \d+ ms\)$/m);
+  });
+
+  it('exits 2 with the field path for an invalid config, like serve', async () => {
+    const file = writeConfig(tempDir(), configWith({ servers: [{ base_url: 'ftp://nope' }] }));
+    const res = await runCli(['config', 'check', file]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('projects[0].endpoints[0].upstream.servers[0].base_url');
+    expect(res.stdout).toBe('');
+  });
+
+  it('exits 2 on a missing file argument or an unknown config command', async () => {
+    expect((await runCli(['config', 'check'])).code).toBe(2);
+    const unknown = await runCli(['config', 'lint', 'x.yaml']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown config command "lint"/);
+  });
+});
