@@ -41,7 +41,7 @@ export class RelaySession implements WsSession {
   constructor(socket: WsSocket, ctx: RealtimeContext) {
     this.#io = new SessionIo(socket, ctx);
     this.#state = initialState(ctx);
-    const key = ctx.endpoint.upstream.api_key_env ? process.env[ctx.endpoint.upstream.api_key_env] : undefined;
+    const key = ctx.services.upstream.apiKey(ctx.endpoint);
     const headers: Record<string, string> = { 'openai-beta': 'realtime=v1' };
     if (key) headers.authorization = `Bearer ${key}`;
     this.#upstream = new WebSocket(relayUrl(ctx), { headers });

@@ -192,12 +192,10 @@ export class SegmentSession implements WsSession {
     if (this.#state.language) fields.push(['language', this.#state.language]);
     if (this.#state.prompt) fields.push(['prompt', this.#state.prompt]);
     const { body, contentType } = multipartBody(`switchboard-${s.itemId}`, fields, { name: 'file', filename: `${s.itemId}.wav`, contentType: 'audio/wav', data: pcm16ToWav(s.pcm, PCM16_RATE) });
-    const key = endpoint.upstream.api_key_env ? (process.env[endpoint.upstream.api_key_env] ?? null) : null;
     try {
-      const res = await services.upstream.post(
-        { baseUrl: endpoint.upstream.base_url, apiKey: key },
-        { path: '/audio/transcriptions', body, contentType, signal: abort, headersTimeoutMs: deadlines.requestMs, bodyTimeoutMs: deadlines.idleMs },
-      );
+      // The endpoint's pool: a segment goes to one of its servers, and to another only when the first
+      // could not even be connected to.
+      const res = await services.upstream.post(endpoint, { path: '/audio/transcriptions', body, contentType, signal: abort, headersTimeoutMs: deadlines.requestMs, bodyTimeoutMs: deadlines.idleMs });
       const text = await res.body.text();
       if (res.statusCode >= 400) throw mapUpstreamError(res.statusCode, text, null);
       const parsed = JSON.parse(text) as { text?: unknown; usage?: unknown };

@@ -92,6 +92,11 @@ export interface UpstreamClient {
    * `pool.request`: no Readable body stream, no body-mixin promise (bench/RESULTS.md).
    */
   exchange(target: UpstreamTarget, call: UpstreamCall & { readonly body: Buffer; readonly signal: UpstreamAbort }): Promise<BufferedResponse>;
+  /**
+   * The key resolved at config load for the endpoint's first server, for a caller that connects by
+   * itself (the realtime relay's WebSocket, to the URL derived from `upstream.base_url`).
+   */
+  apiKey(endpoint: UpstreamEndpoint): string | null;
   /** Whether some server of the endpoint takes requests now; true for an endpoint the client has not seen. */
   healthy(endpointId: string): boolean;
   /** Every endpoint pool's state (/readyz), or one project's. */
@@ -278,6 +283,9 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
           originPool(server.origin).dispatch(options, new BufferingHandler(call.signal, resolve, reject));
         }),
       false);
+    },
+    apiKey(endpoint) {
+      return poolFor(endpoint).servers[0]?.apiKey ?? null;
     },
     healthy(endpointId) {
       return pools.get(endpointId)?.healthy ?? true;
