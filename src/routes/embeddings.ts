@@ -1,10 +1,12 @@
 /**
  * POST /{project}/{endpoint}/v1/embeddings on embedding endpoints, and the same body on the router base
  * URLs (/{project}/_semantic/router/v1/embeddings and its workspace-pinned twin), which go to the project's
- * embedding endpoint (core/embeddings/embedding-target.ts). Admission is chat's: key (inference scope and
- * the request limiters), endpoint, kind and status, budget; then the body is validated at the edge, and
- * one upstream call carries the client's bytes with only `model` replaced. One usage row per call (route
- * `embeddings`, prompt tokens only), so token limits and budgets count embeddings too.
+ * embedding endpoint (core/embeddings/embedding-target.ts), and on the project base URL
+ * (/{project}/v1/embeddings), which goes to the endpoint the body's `model` names (issue 20,
+ * core/models/resolve-model.ts). Admission is chat's: key (inference scope and the request limiters),
+ * endpoint, kind and status, budget; then the body is validated at the edge, and one upstream call carries
+ * the client's bytes with only `model` replaced. One usage row per call (route `embeddings`, prompt tokens
+ * only), so token limits and budgets count embeddings too.
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { deadlinesFor } from '../core/chat/deadlines.js';
@@ -18,7 +20,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseEmbeddingsRequest, type EmbeddingsRequest } from '../schemas/embeddings.js';
 import { callUpstream } from './audio-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
-import { requireBudget, requireEndpoint, requireKey, type EndpointAccess } from './guard.js';
+import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
 import { routerWorkspace } from './semantic-router-chat.js';
 
 /** Usage ledger label of every embeddings call, direct or through a router base URL (not a routed turn). */
@@ -56,6 +58,16 @@ async function direct(services: ChatServices, ctx: RouteContext): Promise<void> 
   assertServesEmbeddings(access.endpoint);
   requireBudget(ctx, services, auth, access);
   await serveEmbeddings(services, ctx, auth, access, await readBody(ctx));
+}
+
+/** The project base URL: the body is read first, since its `model` names the endpoint. */
+async function byModel(services: ChatServices, ctx: RouteContext): Promise<void> {
+  const auth = requireKey(ctx, services, 'inference');
+  const body = await readBody(ctx);
+  const access = requireModel(ctx.req, services, auth, { model: body.request.model, kind: 'embedding', route: '/v1/embeddings' });
+  assertServesEmbeddings(access.endpoint);
+  requireBudget(ctx, services, auth, access);
+  await serveEmbeddings(services, ctx, auth, access, body);
 }
 
 /**
@@ -130,6 +142,7 @@ export function embeddingsRoutes(services: ChatServices): RouteDef[] {
   const family = 'embeddings';
   return [
     { method: 'POST', pattern: '/:project/:endpoint/v1/embeddings', family, handle: (ctx) => direct(services, ctx) },
+    { method: 'POST', pattern: '/:project/v1/embeddings', family, handle: (ctx) => byModel(services, ctx) },
     { method: 'POST', pattern: '/:project/_semantic/router/v1/embeddings', family, handle: (ctx) => routerBase(services, ctx) },
     { method: 'POST', pattern: '/:project/:workspace/_semantic/router/v1/embeddings', family, handle: (ctx) => routerBase(services, ctx) },
   ];

@@ -1,12 +1,13 @@
 /**
  * Issue 20, "one base URL for every model": the official `openai` client with base URL `/{project}/v1`
- * lists the models and calls each by name, as it would on any OpenAI-compatible server. The body's `model`
- * picks the endpoint (an id, an endpoint slug), within the key's reach; the listing and the route agree.
+ * lists the models and calls each by name (chat, streaming, embeddings), as it would on any
+ * OpenAI-compatible server. The body's `model` picks the endpoint (an id, an endpoint slug), within the
+ * key's reach; the listing and the route agree.
  */
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_ID, makeKeys, PROJECT, REASONER_ID, testConfig, WS_B, WS_DEFAULT } from '../helpers/configs.js';
+import { CHAT_ID, EMBED_ID, makeKeys, PROJECT, REASONER_ID, testConfig, WS_B, WS_DEFAULT } from '../helpers/configs.js';
 import { mintTestKey, startGatewayProcess, startSimulatorProcess } from '../helpers/processes.js';
 import { simRequests } from '../helpers/simulator-log.js';
 import { useProcesses } from '../helpers/suite.js';
@@ -90,10 +91,12 @@ interface ConfigEndpoint {
 
 const configEndpoints = (): ConfigEndpoint[] => suite.config.projects.flatMap((p) => p.endpoints as ConfigEndpoint[]);
 
-/** The ids of listed models the test config serves with an active chat endpoint. */
-function activeChatIds(ids: readonly string[]): string[] {
-  return ids.filter((id) => configEndpoints().some((e) => e.model.id === id && e.kind === 'chat' && (e.status ?? 'active') === 'active'));
+/** The ids of listed models the test config serves with an active endpoint of this kind. */
+function activeIds(ids: readonly string[], kind: string): string[] {
+  return ids.filter((id) => configEndpoints().some((e) => e.model.id === id && e.kind === kind && (e.status ?? 'active') === 'active'));
 }
+
+const activeChatIds = (ids: readonly string[]): string[] => activeIds(ids, 'chat');
 
 /** The endpoint and workspace a request was served and billed by (its usage row). */
 async function servedBy(requestId: string | null): Promise<{ endpoint: string; workspace: string | null }> {
@@ -172,6 +175,34 @@ describe('one client with base URL /{project}/v1', () => {
     const direct = await refusalOf(clientFor(suite.keys.full, { endpoint: 'paused' }).chat.completions.create(ask('model-paused')));
     expect({ status: byModel.status, code: byModel.code }).toEqual({ status: 503, code: 'endpoint_unavailable' });
     expect({ status: direct.status, code: direct.code }).toEqual({ status: byModel.status, code: byModel.code });
+  });
+
+  it('calls every listed embedding model by its id with embeddings.create, echoing the name', async () => {
+    const client = clientFor(suite.keys.full);
+    const embeddingIds = activeIds(await listIds(client), 'embedding');
+    expect(embeddingIds).toEqual(['model-embed']);
+    for (const id of embeddingIds) {
+      const { data, response } = await client.embeddings.create({ model: id, input: ['one base URL', 'every model'] }).withResponse();
+      expect(data.model).toBe(id);
+      expect(data.data).toHaveLength(2);
+      expect(data.data[0]?.embedding.length).toBeGreaterThan(0);
+      expect((await servedBy(response.headers.get('x-request-id'))).endpoint).toBe(EMBED_ID);
+    }
+  });
+
+  it('accepts an embedding endpoint\'s slug as the model name', async () => {
+    expect((await clientFor(suite.keys.full).embeddings.create({ model: 'embed', input: 'slug' })).model).toBe('embed');
+  });
+
+  it('refuses a chat model on embeddings with 400, param model, saying an embedding model is needed', async () => {
+    const err = await refusalOf(clientFor(suite.keys.full).embeddings.create({ model: 'model-chat', input: 'x' }));
+    expect({ status: err.status, code: err.code, param: err.param }).toEqual({ status: 400, code: 'invalid_request', param: 'model' });
+    expect(err.message).toMatch(/chat endpoint chat.*\/v1\/embeddings needs an embedding model/);
+  });
+
+  it('answers an unknown model on embeddings with 404 model_not_found', async () => {
+    const err = await refusalOf(clientFor(suite.keys.full).embeddings.create({ model: 'text-embedding-nope', input: 'x' }));
+    expect({ status: err.status, code: err.code, param: err.param }).toEqual({ status: 404, code: 'model_not_found', param: 'model' });
   });
 
   it('keeps the direct route\'s rule that the body\'s model is informational', async () => {

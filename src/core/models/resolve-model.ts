@@ -96,7 +96,7 @@ export function resolveModel(auth: AuthenticatedKey, request: ModelRequest, cata
   if (endpoint.kind !== request.kind) {
     throw new GatewayError('invalid_request', {
       param: 'model',
-      message: `Model ${JSON.stringify(request.model)} is served by ${endpoint.kind} endpoint ${endpoint.slug}; ${request.route} needs a ${request.kind} model.`,
+      message: `Model ${JSON.stringify(request.model)} is served by ${endpoint.kind} endpoint ${endpoint.slug}; ${request.route} needs ${/^[aeiou]/.test(request.kind) ? 'an' : 'a'} ${request.kind} model.`,
     });
   }
   return { endpoint, workspaceId: best.workspaceId };
