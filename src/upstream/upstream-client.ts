@@ -23,15 +23,8 @@ import { EndpointPool, resolveServers, type PoolDeps, type PoolReport, type Pool
 export type { BufferedResponse } from './buffering-handler.js';
 export type { UpstreamEndpoint } from './upstream-pool.js';
 
-/** One server outside any pool (no health, no failover): for a caller that has only a URL. */
-export interface DirectTarget {
-  /** e.g. http://127.0.0.1:9100/v1 */
-  readonly baseUrl: string;
-  readonly apiKey: string | null;
-}
-
-/** An endpoint (its pool of servers), or one server by URL. */
-export type UpstreamTarget = UpstreamEndpoint | DirectTarget;
+/** What a call names: an endpoint, whose pool of servers the client chooses from. */
+export type UpstreamTarget = UpstreamEndpoint;
 
 export interface UpstreamCall {
   readonly path: string;
@@ -130,7 +123,6 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   const probeTimeoutMs = options.probeTimeoutMs ?? 2000;
   const origins = new Map<string, Pool>();
   const pools = new Map<string, EndpointPool>();
-  const direct = new Map<string, EndpointPool>();
 
   function originPool(origin: string): Pool {
     let pool = origins.get(origin);
@@ -170,18 +162,9 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   }
 
   /** Endpoints not in the config the client was built with (a test, a bench) get their pool on first use. */
-  function poolFor(target: UpstreamTarget): EndpointPool {
-    if ('upstream' in target) {
-      let pool = pools.get(target.id);
-      if (!pool) pools.set(target.id, (pool = poolOf(target)));
-      return pool;
-    }
-    const key = `${target.baseUrl}\u0000${target.apiKey ?? ''}`;
-    let pool = direct.get(key);
-    if (!pool) {
-      const spec = { baseUrl: target.baseUrl, apiKey: target.apiKey, missingKeyEnv: null, weight: 1 };
-      direct.set(key, (pool = new EndpointPool({ id: '', slug: '', projectId: '' }, [spec], { failureThreshold: 3, cooldownMs: 10_000 }, deps)));
-    }
+  function poolFor(endpoint: UpstreamEndpoint): EndpointPool {
+    let pool = pools.get(endpoint.id);
+    if (!pool) pools.set(endpoint.id, (pool = poolOf(endpoint)));
     return pool;
   }
 
@@ -197,10 +180,10 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
    * returned as a NotSent (the caller may retry it elsewhere); any other failure is thrown as the client's
    * error, except an abort (the deadline or the client), which is the caller's and is rethrown as it is.
    */
-  async function attempt<T extends { readonly statusCode: number }>(pool: EndpointPool, server: PoolServer, call: UpstreamCall, send: (s: PoolServer) => Promise<T>, releaseOnBody: boolean): Promise<T | NotSent> {
+  async function attempt<T extends Answer>(pool: EndpointPool, server: PoolServer, call: UpstreamCall, send: Sender<T>): Promise<T | NotSent> {
     let res: T;
     try {
-      res = await send(server);
+      res = await send.send(server);
     } catch (err) {
       pool.release(server);
       if (call.signal.aborted) throw err;
@@ -210,8 +193,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       log.error({ ...where(pool, server), cause, request_id: call.requestId }, 'upstream request failed after it was sent; not retried');
       throw unreachableUpstream(transportFailure(err));
     }
-    if (releaseOnBody) (res as unknown as UpstreamResponse).body.once('close', () => pool.release(server));
-    else pool.release(server);
+    send.hold(res, () => pool.release(server));
     const status = res.statusCode;
     if (status < 400) {
       server.health.succeeded();
@@ -228,10 +210,10 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   }
 
   /** Picks a server (waiting for a running probe when none is in), attempts, and retries a NotSent once. */
-  async function dispatch<T extends { readonly statusCode: number }>(target: UpstreamTarget, call: UpstreamCall, send: (s: PoolServer) => Promise<T>, releaseOnBody: boolean): Promise<T> {
+  async function dispatch<T extends Answer>(target: UpstreamTarget, call: UpstreamCall, send: Sender<T>): Promise<T> {
     const pool = poolFor(target);
     const first = pool.pick(null) ?? (await afterProbe(pool, call));
-    const result = await attempt(pool, first, call, send, releaseOnBody);
+    const result = await attempt(pool, first, call, send);
     if (!(result instanceof NotSent)) return result;
     // A spent stream body cannot be sent twice, and an aborted call is over.
     const second = Buffer.isBuffer(call.body) && !call.signal.aborted ? pool.pick(first) : null;
@@ -240,7 +222,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       second ? 'upstream server unreachable; retried on another server of the pool' : 'upstream server unreachable',
     );
     if (!second) throw unreachableUpstream(result.kind);
-    const retried = await attempt(pool, second, call, send, releaseOnBody);
+    const retried = await attempt(pool, second, call, send);
     if (!(retried instanceof NotSent)) return retried;
     log.error({ ...where(pool, second), cause: retried.cause, request_id: call.requestId }, 'upstream server unreachable (the retry)');
     throw unreachableUpstream(retried.kind);
@@ -257,32 +239,37 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
 
   return {
     post(target, call) {
-      return dispatch(target, call, (server) =>
-        originPool(server.origin).request({
-          method: 'POST',
-          path: server.prefix + call.path,
-          headers: headersOf(server, call),
-          body: call.body,
-          signal: call.signal,
-          headersTimeout: call.headersTimeoutMs,
-          bodyTimeout: call.bodyTimeoutMs,
-        }),
-      true);
-    },
-    exchange(target, call) {
-      return dispatch(target, call, (server) =>
-        new Promise<BufferedResponse>((resolve, reject) => {
-          const options: Dispatcher.DispatchOptions = {
+      return dispatch(target, call, {
+        send: (server) =>
+          originPool(server.origin).request({
             method: 'POST',
             path: server.prefix + call.path,
             headers: headersOf(server, call),
             body: call.body,
+            signal: call.signal,
             headersTimeout: call.headersTimeoutMs,
             bodyTimeout: call.bodyTimeoutMs,
-          };
-          originPool(server.origin).dispatch(options, new BufferingHandler(call.signal, resolve, reject));
-        }),
-      false);
+          }),
+        // A streamed answer occupies its server until its body is read or dropped.
+        hold: (res, release) => res.body.once('close', release),
+      });
+    },
+    exchange(target, call) {
+      return dispatch(target, call, {
+        send: (server) =>
+          new Promise<BufferedResponse>((resolve, reject) => {
+            const options: Dispatcher.DispatchOptions = {
+              method: 'POST',
+              path: server.prefix + call.path,
+              headers: headersOf(server, call),
+              body: call.body,
+              headersTimeout: call.headersTimeoutMs,
+              bodyTimeout: call.bodyTimeoutMs,
+            };
+            originPool(server.origin).dispatch(options, new BufferingHandler(call.signal, resolve, reject));
+          }),
+        hold: (_res, release) => release(),
+      });
     },
     apiKey(endpoint) {
       return poolFor(endpoint).servers[0]?.apiKey ?? null;
@@ -299,6 +286,16 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   };
 }
 
+interface Answer {
+  readonly statusCode: number;
+}
+
+/** How one kind of call is sent to a server, and how long its answer keeps that server busy. */
+interface Sender<T extends Answer> {
+  send(server: PoolServer): Promise<T>;
+  hold(res: T, release: () => void): void;
+}
+
 /** A connection that could not be opened: nothing was sent, so another server may take the request. */
 class NotSent {
   constructor(
@@ -308,7 +305,7 @@ class NotSent {
 }
 
 function where(pool: EndpointPool, server: PoolServer | null): Record<string, string> {
-  const fields: Record<string, string> = pool.endpoint.id ? { project: pool.endpoint.projectId, endpoint: pool.endpoint.slug, endpoint_id: pool.endpoint.id } : {};
+  const fields: Record<string, string> = { project: pool.endpoint.projectId, endpoint: pool.endpoint.slug, endpoint_id: pool.endpoint.id };
   if (server) fields.server = server.url;
   return fields;
 }
