@@ -366,6 +366,16 @@ const semanticRouterSchema = z.strictObject({
     .prefault({}),
 });
 
+/** The execution surface's deployment settings (docs/exec.md). */
+const execSchema = z.strictObject({
+  /** An agent silent for this long goes offline (heartbeats every third of it). */
+  lease_ms: z.number().int().min(1000).default(30_000),
+  /** An invocation's timeout when the request names none (requests may name 1 ms to 1 h). */
+  default_timeout_ms: z.number().int().positive().max(3_600_000).default(60_000),
+  /** Output kept per invocation; the rest is dropped and `output_truncated` says so. */
+  output_cap_bytes: z.number().int().min(1024).default(64 * 1024),
+});
+
 const workspaceSchema = z.strictObject({
   /** Omitted: derived from the project id and the name, the same at every start (config-ids.ts). */
   id: z.string().regex(WORKSPACE_ID, 'must be ws_<hex>').optional(),
@@ -375,6 +385,18 @@ const workspaceSchema = z.strictObject({
   /** Operational workspaces run exec traffic; one may never be the project default (SPEC Authentication 10). */
   operational: z.boolean().default(false),
   budget: budgetSchema.optional(),
+  /** Execution surface (docs/exec.md): who approves destructive invocations, and what else needs approval. */
+  exec: z
+    .strictObject({
+      /** Tools that wait for an approval although their manifest risk is not `destructive`. */
+      approval_required_tools: z.array(z.string().min(1)).default([]),
+      /** Escalation stages: each stage's target has `timeout_ms` to decide before the next takes over. */
+      approval_chain: z
+        .array(z.strictObject({ target: z.string().min(1), timeout_ms: z.number().int().positive() }))
+        .min(1)
+        .default([{ target: 'operators', timeout_ms: 15 * 60 * 1000 }]),
+    })
+    .prefault({}),
 });
 
 const projectSchemaBase = z.strictObject({
@@ -453,6 +475,7 @@ export const configSchema = z
     media: mediaSchema.prefault({}),
     audio: audioSchema.prefault({}),
     semantic_router: semanticRouterSchema.prefault({}),
+    exec: execSchema.prefault({}),
     projects: z.array(projectSchema).default([]),
   })
   .superRefine((c, ctx) => {

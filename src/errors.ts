@@ -106,6 +106,29 @@ export const ERROR_CATALOGUE = {
   endpoint_unavailable: { status: 503, type: SERVER, message: 'The endpoint is not active.', retryable: false },
   // Another replica, or this one once restarted, will serve the same request.
   service_draining: { status: 503, type: SERVER, message: 'The server is shutting down.', retryable: true },
+  // The execution surface (SPEC "Execution surface errors"; docs/exec.md). Statuses and retryability are
+  // SPEC's; types are ours where SPEC shows none.
+  exec_tool_not_found: { status: 400, type: INVALID, message: 'No online agent offers this tool.', retryable: false },
+  tool_not_mcp_visible: { status: 400, type: INVALID, message: 'This tool is not exposed on the MCP-visible surface.', retryable: false },
+  missing_workspace_id: { status: 400, type: INVALID, message: 'Name the workspace (workspace_id).', retryable: false },
+  model_capability_missing: { status: 400, type: INVALID, message: "The workspace's model lacks a required capability.", retryable: false },
+  already_terminal: { status: 400, type: INVALID, message: 'The record is already in a terminal state.', retryable: false },
+  insufficient_quota: { status: 402, type: 'insufficient_quota', message: 'No remaining credit.', retryable: false },
+  billing_delinquent: { status: 402, type: PERMISSION, message: 'The account has an unpaid balance.', retryable: false },
+  cross_project_access: { status: 403, type: PERMISSION, message: "The API key touched another project's resource.", retryable: false },
+  invocation_not_found: { status: 404, type: NOT_FOUND, message: 'No such invocation in this project.', retryable: false },
+  approval_not_found: { status: 404, type: NOT_FOUND, message: 'No such approval in this project.', retryable: false },
+  agent_not_found: { status: 404, type: NOT_FOUND, message: 'No such execution agent in this project.', retryable: false },
+  join_key_not_found: { status: 404, type: NOT_FOUND, message: 'No such join key in this project.', retryable: false },
+  invocation_terminal: { status: 409, type: INVALID, message: 'The invocation already completed, failed or was cancelled.', retryable: false },
+  approval_not_pending: { status: 409, type: INVALID, message: 'The approval was already accepted, rejected or expired.', retryable: false },
+  exec_idempotency_conflict: { status: 409, type: INVALID, message: 'This Idempotency-Key was used with a different body.', retryable: false },
+  // SPEC: "cancelled" 499 also appears mid-stream inside the SSE error payload, with no type field there.
+  cancelled: { status: 499, type: INVALID, message: 'The invocation was cancelled.', retryable: false },
+  workspace_lookup_failed: { status: 500, type: SERVER, message: 'The workspace could not be resolved; retry.', retryable: true },
+  retriever_failed: { status: 502, type: SERVER, message: 'The retrieval backend failed.', retryable: true },
+  tool_executor_unavailable: { status: 503, type: SERVER, message: 'No agent is online for this tool.', retryable: true },
+  unavailable: { status: 503, type: SERVER, message: 'The execution backend is temporarily unable to serve.', retryable: true },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

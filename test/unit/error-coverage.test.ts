@@ -9,8 +9,29 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../src/errors.js';
 
 /** Codes that nothing can produce yet, each with what will. Keep this list short and honest. */
+const EXEC = 'the execution surface (issue 13, docs/exec.md)';
 const NOT_PRODUCED_YET: Partial<Record<ErrorCode, string>> = {
   key_inactive: 'keys of a deleted user: users come with the dashboard',
+  exec_tool_not_found: EXEC,
+  tool_not_mcp_visible: 'the MCP server (issue 23)',
+  missing_workspace_id: EXEC,
+  model_capability_missing: EXEC,
+  already_terminal: EXEC,
+  insufficient_quota: 'billing: no credit system exists',
+  billing_delinquent: 'billing: no credit system exists',
+  cross_project_access: EXEC,
+  invocation_not_found: EXEC,
+  approval_not_found: EXEC,
+  agent_not_found: EXEC,
+  join_key_not_found: EXEC,
+  invocation_terminal: EXEC,
+  approval_not_pending: EXEC,
+  exec_idempotency_conflict: EXEC,
+  cancelled: EXEC,
+  workspace_lookup_failed: 'workspace resolution is in memory and cannot fail transiently until a network store (issue 12)',
+  retriever_failed: 'no retrieval backend exists yet',
+  tool_executor_unavailable: EXEC,
+  unavailable: EXEC,
 };
 
 function testSources(dir: string): string[] {
