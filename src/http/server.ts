@@ -237,8 +237,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
 /** A 404 that says what the paths look like, and what is likely wrong with this one. */
 export function notFoundMessage(method: string, path: string): string {
   const shape =
-    'API paths look like /{project_id}/{endpoint_slug}/v1/chat/completions, /{project_id}/_semantic/router/v1/chat/completions ' +
-    'or /{project_id}/v1/models; GET /{project_id}/v1/endpoints lists a project\'s endpoint slugs.';
+    'API paths look like /{project_id}/v1/chat/completions (the body names the model), /{project_id}/{endpoint_slug}/v1/chat/completions, ' +
+    '/{project_id}/_semantic/router/v1/chat/completions or /{project_id}/v1/models; GET /{project_id}/v1/models lists the models.';
   const missingV1 = !path.split('/').includes('v1');
   return `No route matches ${method} ${path}${missingV1 ? ': the path has no /v1 segment' : ''}. ${shape}`;
 }
