@@ -146,7 +146,7 @@ async function list(argv: string[]): Promise<void> {
 const iso = (seconds: number | null): string => (seconds === null ? '-' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'));
 
 /** One line per key, aligned; never a value (only the prefix the API shows). */
-export function keyTable(keys: readonly WireKey[]): string {
+function keyTable(keys: readonly WireKey[]): string {
   const rows = [
     ['ID', 'PREFIX', 'STATUS', 'SCOPES', 'SOURCE', 'CREATED', 'EXPIRES', 'OLD VALUE UNTIL', 'NAME'],
     ...keys.map((k) => [k.id, k.prefix, k.status, k.scopes.join(','), k.source, iso(k.created_at), iso(k.expires_at), iso(k.previous_value_valid_until), k.name ?? '']),
