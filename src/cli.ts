@@ -29,6 +29,9 @@ ${BACKUP_USAGE}
 ${CONFIG_USAGE}
   switchboard --help | --version`;
 
+/** What `switchboard <command> --help` prints; commands not listed print the whole usage. */
+const COMMAND_USAGE: Readonly<Record<string, string>> = { keys: KEYS_USAGE, usage: USAGE_USAGE, backup: BACKUP_USAGE, config: CONFIG_USAGE };
+
 async function serve(argv: string[]): Promise<void> {
   const flags = parseFlags(
     argv,
@@ -96,8 +99,8 @@ function onShutdownSignal(close: () => Promise<void>): void {
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (rest.includes('--help') || rest.includes('-h')) {
-    const usage = command === 'keys' ? `usage:\n${KEYS_USAGE}` : command === 'backup' ? `usage:\n${BACKUP_USAGE}` : USAGE;
-    process.stdout.write(`${usage}\n`);
+    const own = command === undefined ? undefined : COMMAND_USAGE[command];
+    process.stdout.write(`${own === undefined ? USAGE : `usage:\n${own}`}\n`);
     return;
   }
   if (command === 'serve') return serve(rest);
