@@ -23,12 +23,24 @@ function capOf(c: BudgetCaps | null, w: BudgetWindow): number | null {
   return w === 'hourly' ? c.hourlyTokens : w === 'daily' ? c.dailyTokens : c.hardCapTokens;
 }
 
+/** A money cap in nano-dollars (the unit of the spend), or null. */
+function nanoCapOf(c: BudgetCaps | null, w: BudgetWindow): number | null {
+  const cents = !c ? null : w === 'hourly' ? c.hourlyCents : w === 'daily' ? c.dailyCents : c.hardCapCents;
+  return cents === null || cents === undefined ? null : cents * NANOS_PER_CENT;
+}
+
+const NANOS_PER_CENT = 10_000_000;
+const toCents = (nanos: number): number => nanos / NANOS_PER_CENT;
+
 export function budgetWire(level: BudgetLevel, targetId: string, d: BudgetDescription) {
   const spent = { hourly: d.spend.hourly, daily: d.spend.daily, hardCap: d.spend.total };
+  const spentNanos = { hourly: d.spendNanos.hourly, daily: d.spendNanos.daily, hardCap: d.spendNanos.total };
+  // A window is near or at its limit when either of its caps (tokens or money) is.
   const windows = (test: (spent: number, cap: number) => boolean): BudgetWindow[] =>
     BUDGET_WINDOWS.filter((w) => {
       const cap = capOf(d.caps, w);
-      return cap !== null && test(spent[w], cap);
+      const nanoCap = nanoCapOf(d.caps, w);
+      return (cap !== null && test(spent[w], cap)) || (nanoCap !== null && test(spentNanos[w], nanoCap));
     });
   return {
     object: 'budget' as const,
@@ -37,8 +49,19 @@ export function budgetWire(level: BudgetLevel, targetId: string, d: BudgetDescri
     hourly_tokens: d.caps?.hourlyTokens ?? null,
     daily_tokens: d.caps?.dailyTokens ?? null,
     hard_cap_tokens: d.caps?.hardCapTokens ?? null,
+    hourly_cents: d.caps?.hourlyCents ?? null,
+    daily_cents: d.caps?.dailyCents ?? null,
+    hard_cap_cents: d.caps?.hardCapCents ?? null,
     source: d.source,
-    spent: { hourly_tokens: d.spend.hourly, daily_tokens: d.spend.daily, total_tokens: d.spend.total },
+    spent: {
+      hourly_tokens: d.spend.hourly,
+      daily_tokens: d.spend.daily,
+      total_tokens: d.spend.total,
+      // Cents of the priced turns (unpriced turns cost 0), fractional: the ledger keeps nano-dollars.
+      hourly_cents: toCents(d.spendNanos.hourly),
+      daily_cents: toCents(d.spendNanos.daily),
+      total_cents: toCents(d.spendNanos.total),
+    },
     warning_windows: windows((s, cap) => s * 100 >= cap * WARNING_PERCENT),
     exhausted_windows: windows((s, cap) => s >= cap),
   };

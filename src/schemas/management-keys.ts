@@ -53,8 +53,9 @@ const createKeySchema = z.strictObject(
 const KEY_FIELDS = Object.keys(createKeySchema.shape);
 
 const capField = absentIfNull(integer('must be a positive integer number of tokens, or null for no cap', { min: 1 }));
+const centsField = absentIfNull(integer('must be a positive integer number of US cents, or null for no cap', { min: 1 }));
 const budgetSchema = z.strictObject(
-  { hourly_tokens: capField, daily_tokens: capField, hard_cap_tokens: capField },
+  { hourly_tokens: capField, daily_tokens: capField, hard_cap_tokens: capField, hourly_cents: centsField, daily_cents: centsField, hard_cap_cents: centsField },
   needs('must be a JSON object'),
 );
 const BUDGET_FIELDS = Object.keys(budgetSchema.shape);
@@ -89,5 +90,12 @@ export function parseCreateKey(body: unknown): KeyRequest {
 /** PUT .../budgets/...: the whole budget; an omitted or null cap is no cap in that window. */
 export function parseBudget(body: unknown): BudgetCaps {
   const b = parseStrict(budgetSchema, body, BUDGET_FIELDS);
-  return { hourlyTokens: b.hourly_tokens ?? null, dailyTokens: b.daily_tokens ?? null, hardCapTokens: b.hard_cap_tokens ?? null };
+  return {
+    hourlyTokens: b.hourly_tokens ?? null,
+    dailyTokens: b.daily_tokens ?? null,
+    hardCapTokens: b.hard_cap_tokens ?? null,
+    hourlyCents: b.hourly_cents ?? null,
+    dailyCents: b.daily_cents ?? null,
+    hardCapCents: b.hard_cap_cents ?? null,
+  };
 }

@@ -145,11 +145,22 @@ describe('a workspace budget set through the management API', () => {
     ['a cap of 0', `/endpoints/${PLAIN_ID}`, { hourly_tokens: 0 }, 400, 'invalid_request', 'hourly_tokens'],
     ['a fractional cap', `/endpoints/${PLAIN_ID}`, { daily_tokens: 2.5 }, 400, 'invalid_request', 'daily_tokens'],
     ['an unknown field', `/endpoints/${PLAIN_ID}`, { monthly_tokens: 5 }, 400, 'invalid_request', 'monthly_tokens'],
+    ['a money cap of 0 cents', `/endpoints/${PLAIN_ID}`, { hourly_cents: 0 }, 400, 'invalid_request', 'hourly_cents'],
     ['an unknown endpoint', '/endpoints/aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa', {}, 404, 'endpoint_not_found', null],
     ['a workspace id that is not ws_<hex>', '/workspaces/default', {}, 400, 'invalid_workspace_id', 'workspace_id'],
     ['an unknown workspace', '/workspaces/ws_0fff', {}, 404, 'workspace_not_found', 'workspace_id'],
   ])('refuses %s', async (_what, path, body, status, code, param) => {
     expectError(await call(budgetsUrl(path), { method: 'PUT', key: suite.keys.full, body: body as object }), status, code, param);
+  });
+
+  it('sets and shows money caps (US cents) beside token caps, with spend in cents', async () => {
+    const url = budgetsUrl(`/workspaces/${WS_B}`);
+    const put = await call(url, { method: 'PUT', key: suite.keys.full, body: { daily_tokens: 1000, daily_cents: 250, hard_cap_cents: 10_000 } });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ daily_tokens: 1000, hourly_cents: null, daily_cents: 250, hard_cap_cents: 10_000, source: 'api', spent: { daily_cents: 0 } });
+    const listed = (await call(budgetsUrl(), { key: suite.keys.full })).body as { data: Record<string, unknown>[] };
+    expect(listed.data.find((b) => b.target_id === WS_B)).toMatchObject({ daily_cents: 250 });
+    await call(url, { method: 'DELETE', key: suite.keys.full });
   });
 
   it('needs the management scope', async () => {
