@@ -16,11 +16,12 @@ import { migration003 } from './migrations/003-limits-keys.js';
 import { migration004 } from './migrations/004-webhooks.js';
 import { migration005 } from './migrations/005-router.js';
 import { migration006 } from './migrations/006-usage-cost.js';
+import { migration007 } from './migrations/007-exec-agents.js';
 
 export type Db = Database.Database;
 
 // Versions are positions in this list: a new migration is appended, never inserted.
-const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006];
+const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007];
 
 /**
  * How long a connection waits for another's write lock before SQLITE_BUSY. Every transaction that
