@@ -17,6 +17,7 @@ import { UwsFallbackError } from './http/uws.js';
 import { flushLogger, type Logger } from './log.js';
 import { startGateway } from './main.js';
 import { startSimulator } from './simulator/server.js';
+import { StoreTooNewError } from './store/db.js';
 import { SecretKeyError } from './store/secret-box.js';
 import { VERSION } from './version.js';
 
@@ -126,7 +127,7 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.exit(2);
   }
   // The operator must fix these before a start can succeed: a supervisor should not just restart.
-  if (err instanceof ConfigError || err instanceof UwsFallbackError || err instanceof SecretKeyError) {
+  if (err instanceof ConfigError || err instanceof UwsFallbackError || err instanceof SecretKeyError || err instanceof StoreTooNewError) {
     process.stderr.write(`switchboard: ${err.message}\n`);
     process.exit(2);
   }

@@ -92,10 +92,19 @@ export function writeTransaction<A extends unknown[], R>(db: Db, fn: (...args: A
 
 const schemaVersion = (db: Db): number => db.pragma('user_version', { simple: true }) as number;
 
-function requireKnownVersion(version: number): void {
-  if (version > MIGRATIONS.length) {
-    throw new Error(`the database schema (version ${version}) is newer than this build (${MIGRATIONS.length})`);
+/**
+ * A store migrated by a newer build. Migrations only go forward, so this build cannot know what the newer
+ * schema means: it refuses to start (exit 2, like a bad config: restarting cannot help).
+ */
+export class StoreTooNewError extends Error {
+  constructor(version: number) {
+    super(`the database schema (version ${version}) is newer than this build (${MIGRATIONS.length}): run the newer build, or restore a backup made before the upgrade`);
+    this.name = 'StoreTooNewError';
   }
+}
+
+function requireKnownVersion(version: number): void {
+  if (version > MIGRATIONS.length) throw new StoreTooNewError(version);
 }
 
 /**

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
@@ -148,5 +149,17 @@ describe('a store whose encrypted values its key cannot open', () => {
     } finally {
       await gw.stop();
     }
+  });
+});
+
+describe('a store migrated by a newer build', () => {
+  it('makes serve refuse to start with exit code 2 and a message naming both versions', async () => {
+    const dir = tempDir();
+    const db = new Database(`${dir}/future.db`);
+    db.pragma('user_version = 999');
+    db.close();
+    const res = await runCli(['serve', '--config', writeConfig(dir, testConfig('http://127.0.0.1:9/v1', makeKeys())), '--port', '0', '--db', `${dir}/future.db`]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/version 999\) is newer than this build/);
   });
 });
