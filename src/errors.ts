@@ -136,6 +136,11 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 export interface GatewayErrorOptions {
   message?: string;
   param?: string | null;
+  /**
+   * SPEC gives a code a second status on some routes: exec_tool_not_found is 400 as an invocation target
+   * and 404 on the tools catalog read. Otherwise the catalogue's status.
+   */
+  status?: number;
   /** Extra fields placed inside `error` (e.g. retry_after on 429s). */
   extra?: Record<string, unknown>;
   /** Extra response headers (e.g. Retry-After, Allow). */
@@ -157,7 +162,7 @@ export class GatewayError extends Error {
     super(options.message ?? spec.message);
     this.name = 'GatewayError';
     this.code = code;
-    this.status = spec.status;
+    this.status = options.status ?? spec.status;
     this.type = spec.type;
     this.retryable = spec.retryable;
     this.param = options.param ?? null;
