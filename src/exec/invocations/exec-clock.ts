@@ -1,0 +1,55 @@
+/**
+ * Time-driven transitions of the execution surface: invocation timeouts and approval escalations. Due
+ * times are stored and compared with the injected clock at every poll (no timer per invocation), as the
+ * webhook dispatcher does: a test that moves the clock (POST /__test/clock) sees the effect at the next
+ * poll, and a restart resumes the same deadlines.
+ */
+import { DUE_BATCH, type InvocationService } from './invocation-service.js';
+
+/** A poll stops after this many full batches; the rest waits for the next poll (the event loop runs). */
+const MAX_BATCHES = 20;
+
+export interface ExecClockOptions {
+  /** Real milliseconds between polls. */
+  readonly pollMs: number;
+  /** Every this many polls, queued invocations look for an agent again and expired Idempotency-Keys go. */
+  readonly sweepEvery: number;
+  readonly sweep: () => void;
+  readonly onError: (err: unknown) => void;
+}
+
+export class ExecClock {
+  readonly #service: InvocationService;
+  readonly #options: ExecClockOptions;
+  #timer: NodeJS.Timeout | null = null;
+  #polls = 0;
+
+  constructor(service: InvocationService, options: ExecClockOptions) {
+    this.#service = service;
+    this.#options = options;
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => this.poll(), this.#options.pollMs);
+    // The poll never keeps a process alive on its own (a CLI that opened the service, a test).
+    this.#timer.unref();
+  }
+
+  /** One poll: everything due now, in batches until none is left. */
+  poll(): void {
+    try {
+      for (let i = 0; i < MAX_BATCHES && this.#service.lapseDue() === DUE_BATCH; i++);
+      for (let i = 0; i < MAX_BATCHES && this.#service.expireDue() === DUE_BATCH; i++);
+      this.#polls += 1;
+      if (this.#polls % this.#options.sweepEvery === 0) this.#options.sweep();
+    } catch (err) {
+      this.#options.onError(err);
+    }
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}

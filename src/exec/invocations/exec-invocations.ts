@@ -1,0 +1,85 @@
+/**
+ * The invocations' half of the execution surface, assembled for the composition root (main.ts calls this
+ * once): the store on the gateway's connection (the outbox writes events there, inside the same
+ * transactions), the service, subscribed to the agent registry's reports, and its clock.
+ */
+import type { Config } from '../../config.js';
+import type { AgentRegistry } from '../../core/exec/agent-registry.js';
+import type { ApprovalPolicy } from '../../core/exec/approval-machine.js';
+import { invocationIds } from '../../core/exec/invocation-ids.js';
+import type { EventOutbox } from '../../core/webhooks/outbox.js';
+import type { Logger } from '../../log.js';
+import type { Db } from '../../store/db.js';
+import { ExecClock } from './exec-clock.js';
+import { createInvocationStore } from './invocation-store.js';
+import { InvocationService } from './invocation-service.js';
+
+/** Real time between the clock's polls: short, so a moved test clock shows its effect within a blink. */
+const POLL_MS = 100;
+/** Queued retries and the Idempotency-Key sweep: every 10 polls (a second). */
+const SWEEP_EVERY = 10;
+
+export interface ExecInvocations {
+  readonly service: InvocationService;
+  /** Fails what a previous process left dispatched, then starts the clock. */
+  start(): void;
+  close(): void;
+}
+
+export interface ExecInvocationsOptions {
+  readonly config: Config;
+  readonly db: Db;
+  readonly outbox: EventOutbox;
+  readonly registry: AgentRegistry;
+  readonly now: () => number;
+  readonly logger: Logger;
+}
+
+/** Approval settings by project and workspace, from the config file; a workspace it does not list gets the defaults. */
+export function approvalPolicies(config: Config): (projectId: string, workspaceId: string) => ApprovalPolicy {
+  const byWorkspace = new Map<string, ApprovalPolicy>();
+  for (const p of config.projects) {
+    for (const w of p.workspaces) {
+      byWorkspace.set(`${p.id}/${w.id}`, {
+        approvalRequiredTools: w.exec.approval_required_tools,
+        chain: w.exec.approval_chain.map((s) => ({ target: s.target, timeoutMs: s.timeout_ms })),
+      });
+    }
+  }
+  return (projectId, workspaceId) => byWorkspace.get(`${projectId}/${workspaceId}`) ?? DEFAULT_POLICY;
+}
+
+/** docs/exec.md "Approvals": one stage, target `operators`, 15 minutes (the config's own default). */
+export const DEFAULT_POLICY: ApprovalPolicy = { approvalRequiredTools: [], chain: [{ target: 'operators', timeoutMs: 15 * 60 * 1000 }] };
+
+export function createExecInvocations(options: ExecInvocationsOptions): ExecInvocations {
+  const { config, db, outbox, registry, now, logger } = options;
+  const store = createInvocationStore(db, outbox);
+  const service = new InvocationService({
+    store,
+    registry,
+    now,
+    ids: invocationIds,
+    policyOf: approvalPolicies(config),
+    outputCapBytes: config.exec.output_cap_bytes,
+  });
+  registry.subscribe(service);
+  const clock = new ExecClock(service, {
+    pollMs: POLL_MS,
+    sweepEvery: SWEEP_EVERY,
+    sweep: () => {
+      service.retryQueued();
+      store.dropExpiredKeys(now());
+    },
+    onError: (err) => logger.error({ err }, 'exec: the clock poll failed; retrying at the next poll'),
+  });
+  return {
+    service,
+    start() {
+      const failed = service.recover();
+      if (failed > 0) logger.warn({ invocations: failed }, 'exec: invocations dispatched before the restart failed (gateway_restarted)');
+      clock.start();
+    },
+    close: () => clock.stop(),
+  };
+}

@@ -1,0 +1,346 @@
+/**
+ * The invocations' use cases (docs/exec.md "Invocations", "Approvals", "Durability"): create, read,
+ * cancel, approve; dispatch through the agent registry; and what agents report (AgentReports). Decisions
+ * are the pure state machines' (core/exec); this module loads records, applies a transition, commits the
+ * new state with its events in one transaction, then tells the agent and the live readers.
+ *
+ * Output of a dispatched invocation is kept in memory (`#live`) as it arrives and written with the
+ * terminal state: one write per invocation, not one per chunk. A crash loses it, but a crash also fails
+ * the invocation (gateway_restarted), whose output could not be trusted to be whole anyway.
+ */
+import type { AgentOfflineReason, AgentRegistry, AgentReports } from '../../core/exec/agent-registry.js';
+import * as approvals from '../../core/exec/approval-machine.js';
+import type { Approval, ApprovalPolicy } from '../../core/exec/approval-machine.js';
+import type { ExecEvent } from '../../core/exec/exec-events.js';
+import { execEvents } from '../../core/exec/exec-events.js';
+import type { InvocationIds } from '../../core/exec/invocation-ids.js';
+import * as machine from '../../core/exec/invocation-machine.js';
+import type { Invocation, Transition } from '../../core/exec/invocation-machine.js';
+import { appendOutput, cappedOf, type CappedOutput } from '../../core/exec/output-cap.js';
+import { checkArguments } from '../../core/exec/tool-arguments.js';
+import { GatewayError } from '../../errors.js';
+import type { InvocationStore, Page, PageQuery } from './invocation-store.js';
+import { InvocationWatch, type WatchListener } from './invocation-watch.js';
+
+/** docs/exec.md: Idempotency-Keys are kept 24 hours. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Rows handled per store query by the clock's work and the queued retries. */
+export const DUE_BATCH = 100;
+
+export interface InvocationServiceDeps {
+  readonly store: InvocationStore;
+  readonly registry: AgentRegistry;
+  readonly now: () => number;
+  readonly ids: InvocationIds;
+  /** The workspace's approval settings (config `workspaces[].exec`, defaults for the others). */
+  readonly policyOf: (projectId: string, workspaceId: string) => ApprovalPolicy;
+  readonly outputCapBytes: number;
+}
+
+export interface CreateRequest {
+  readonly projectId: string;
+  readonly workspaceId: string;
+  readonly toolName: string;
+  readonly arguments: Record<string, unknown>;
+  readonly timeoutMs: number;
+  readonly idempotency: { readonly key: string; readonly bodyHash: string } | null;
+}
+
+export class InvocationService implements AgentReports {
+  readonly watch = new InvocationWatch();
+  readonly #deps: InvocationServiceDeps;
+  /** Output so far of dispatched and running invocations, by id. */
+  readonly #live = new Map<string, CappedOutput>();
+
+  constructor(deps: InvocationServiceDeps) {
+    this.#deps = deps;
+  }
+
+  /** 201 when created; a replay of the same Idempotency-Key and body returns the first (created: false). */
+  create(req: CreateRequest): { invocation: Invocation; created: boolean } {
+    const { store, registry, ids } = this.#deps;
+    const now = this.#deps.now();
+    if (req.idempotency) {
+      const held = store.idempotencyKey(req.projectId, req.idempotency.key, now);
+      if (held) return { invocation: this.#replay(held.bodyHash === req.idempotency.bodyHash ? held.invocationId : null), created: false };
+    }
+    const agent = registry.candidates(req.projectId, req.workspaceId, req.toolName)[0];
+    const tool = agent?.tools.get(req.toolName);
+    if (!tool) {
+      throw new GatewayError('exec_tool_not_found', {
+        param: 'tool_name',
+        message: `No online agent serving workspace ${req.workspaceId} offers a tool named ${JSON.stringify(req.toolName)}.`,
+      });
+    }
+    checkArguments(tool.name, tool.input_schema, req.arguments);
+    const policy = this.#deps.policyOf(req.projectId, req.workspaceId);
+    const id = ids.invocationId();
+    const approvalId = approvals.needsApproval(tool.risk, tool.name, policy) ? ids.approvalId() : null;
+    const inv = machine.createInvocation(
+      { id, projectId: req.projectId, workspaceId: req.workspaceId, toolName: tool.name, arguments: req.arguments, risk: tool.risk, timeoutMs: req.timeoutMs, approvalId },
+      now,
+    );
+    const requested =
+      approvalId === null
+        ? null
+        : approvals.requestApproval({ id: approvalId, projectId: req.projectId, invocationId: id, workspaceId: req.workspaceId, toolName: tool.name, risk: tool.risk, chain: policy.chain }, now);
+    const idem = req.idempotency ? { ...req.idempotency, expiresAt: now + IDEMPOTENCY_TTL_MS } : null;
+    const outcome = store.create(inv, requested?.approval ?? null, requested?.events ?? [], idem, now);
+    if (outcome.kind === 'conflict') return { invocation: this.#replay(null), created: false };
+    if (outcome.kind === 'replayed') return { invocation: this.#withLive(outcome.invocation), created: false };
+    return { invocation: inv.status === 'queued' ? this.#dispatch(inv) : inv, created: true };
+  }
+
+  #replay(invocationId: string | null): Invocation {
+    const inv = invocationId === null ? null : this.#deps.store.invocation(invocationId);
+    if (!inv) throw new GatewayError('exec_idempotency_conflict', { param: 'Idempotency-Key', message: 'This Idempotency-Key was used with a different body in the last 24 hours; send a new key.' });
+    return this.#withLive(inv);
+  }
+
+  /** 404 invocation_not_found for another project's id too (SPEC: not 403). */
+  get(projectId: string, id: string): Invocation {
+    const inv = this.#deps.store.invocation(id);
+    if (!inv || inv.projectId !== projectId) {
+      throw new GatewayError('invocation_not_found', { param: 'invocation_id', message: `Project ${projectId} has no invocation ${JSON.stringify(id.slice(0, 64))}.` });
+    }
+    return this.#withLive(inv);
+  }
+
+  /** Newest first; null when `after` names no invocation of the project. */
+  list(projectId: string, q: PageQuery): Page<Invocation> | null {
+    const page = this.#deps.store.listInvocations(projectId, q);
+    return page && { items: page.items.map((i) => this.#withLive(i)), hasMore: page.hasMore };
+  }
+
+  listApprovals(projectId: string, q: PageQuery): Page<Approval> | null {
+    return this.#deps.store.listApprovals(projectId, q);
+  }
+
+  cancel(projectId: string, id: string): Invocation {
+    const inv = this.get(projectId, id);
+    const t = machine.cancel(inv, this.#deps.now());
+    if (!t) throw new GatewayError('invocation_terminal', { param: 'invocation_id', message: `Invocation ${id} is already ${inv.status}; only a queued, pending or running invocation can be cancelled.` });
+    const approval = inv.approvalId === null ? null : this.#deps.store.approval(inv.approvalId);
+    const withdrawn = approval ? approvals.withdraw(approval, this.#deps.now()) : null;
+    this.#settle(inv, t, withdrawn);
+    return t.invocation;
+  }
+
+  /** A running reader: the invocation as it is now, then every change until it ends. */
+  follow(projectId: string, id: string, listener: WatchListener): { invocation: Invocation; stop: () => void } {
+    const invocation = this.get(projectId, id);
+    const stop = machine.isTerminal(invocation.status) ? () => undefined : this.watch.subscribe(id, listener);
+    return { invocation, stop };
+  }
+
+  approval(projectId: string, id: string): Approval {
+    const a = this.#deps.store.approval(id);
+    if (!a || a.projectId !== projectId) throw new GatewayError('approval_not_found', { param: 'approval_id', message: `Project ${projectId} has no approval ${JSON.stringify(id.slice(0, 64))}.` });
+    return a;
+  }
+
+  /** Accepted: the invocation is ready, and dispatched at once if an agent is there. */
+  accept(projectId: string, id: string, decidedBy: string): Approval {
+    const a = this.approval(projectId, id);
+    const now = this.#deps.now();
+    const t = approvals.accept(a, decidedBy, now) ?? notPending(a);
+    const inv = this.#deps.store.invocation(a.invocationId);
+    const ready = inv ? machine.approve(inv, now) : null;
+    this.#deps.store.commit(a.projectId, ready, t.approval, t.events);
+    if (ready) {
+      this.watch.publish(ready.id, { kind: 'status', status: ready.status });
+      this.#dispatch(ready);
+    }
+    return t.approval;
+  }
+
+  reject(projectId: string, id: string, decidedBy: string, reason: string | null): Approval {
+    const a = this.approval(projectId, id);
+    const now = this.#deps.now();
+    const t = approvals.reject(a, decidedBy, reason, now) ?? notPending(a);
+    const inv = this.#deps.store.invocation(a.invocationId);
+    const message = reason ? `The approval was rejected: ${reason}` : 'The approval was rejected.';
+    const failed = inv ? machine.fail(inv, 'approval_rejected', message, now, t.events) : null;
+    this.#settle(inv, failed ?? { invocation: null, events: t.events }, t.approval);
+    return t.approval;
+  }
+
+  // ---- dispatch ----
+
+  /** Sends a queued invocation to the least busy agent that takes it; stays queued when none does. */
+  #dispatch(inv: Invocation): Invocation {
+    const { registry, store } = this.#deps;
+    for (const agent of registry.candidates(inv.projectId, inv.workspaceId, inv.toolName)) {
+      const now = this.#deps.now();
+      const t = machine.dispatch(inv, agent.id, now);
+      if (!t) return inv;
+      const sent = registry.dispatch(agent.id, { invocationId: inv.id, toolName: inv.toolName, arguments: inv.arguments, timeoutMs: machine.remainingMs(inv, now) });
+      if (!sent) continue;
+      try {
+        store.commit(inv.projectId, t.invocation, null, t.events);
+      } catch (err) {
+        // Not recorded as dispatched: the agent must not run it behind our back.
+        registry.cancel(agent.id, inv.id);
+        throw err;
+      }
+      this.#live.set(inv.id, cappedOf('', false));
+      this.watch.publish(inv.id, { kind: 'status', status: t.invocation.status });
+      return t.invocation;
+    }
+    return inv;
+  }
+
+  #retrying = false;
+
+  /** Queued invocations look for an agent again (one came online, or the clock's periodic retry). */
+  retryQueued(): void {
+    if (this.#retrying) return;
+    this.#retrying = true;
+    try {
+      let after = 0;
+      for (;;) {
+        const batch = this.#deps.store.withStatus('queued', after, DUE_BATCH);
+        for (const { seq, invocation } of batch) {
+          after = seq;
+          this.#dispatch(invocation);
+        }
+        if (batch.length < DUE_BATCH) return;
+      }
+    } finally {
+      this.#retrying = false;
+    }
+  }
+
+  // ---- what agents report (AgentReports) ----
+
+  output(agentId: string, invocationId: string, data: string): void {
+    const current = this.#live.get(invocationId);
+    if (current === undefined) return;
+    const inv = this.#deps.store.invocation(invocationId);
+    if (!inv || inv.agentId !== agentId || machine.isTerminal(inv.status)) return;
+    const running = machine.markRunning(inv);
+    if (running) {
+      this.#deps.store.commit(inv.projectId, running, null, []);
+      this.watch.publish(invocationId, { kind: 'status', status: running.status });
+    }
+    this.#append(invocationId, current, data);
+  }
+
+  result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null }): void {
+    const current = this.#live.get(invocationId);
+    const inv = this.#deps.store.invocation(invocationId);
+    if (current === undefined || !inv || inv.agentId !== agentId) return;
+    // The result's `output`, when sent, is the last chunk (docs/exec.md protocol).
+    if (result.output) this.#append(invocationId, current, result.output);
+    const t = machine.finish(this.#withLive(inv), { exitCode: result.exitCode, error: result.error }, this.#deps.now());
+    if (t) this.#settle(inv, t, null);
+  }
+
+  offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): void {
+    const { store } = this.#deps;
+    const ids = new Set([...running, ...store.activeOfAgent(agentId).map((i) => i.id)]);
+    for (const id of ids) {
+      const inv = store.invocation(id);
+      if (!inv || inv.agentId !== agentId) continue;
+      const now = this.#deps.now();
+      const before = [execEvents.agentOffline({ invocationId: id, agentId, reason, at: now })];
+      const message = `The agent running the invocation went offline (${reason}).`;
+      const t = machine.fail(this.#withLive(inv), 'agent_offline', message, now, before);
+      if (t) this.#settle(inv, t, null);
+    }
+  }
+
+  online(_agentId: string): void {
+    this.retryQueued();
+  }
+
+  // ---- the clock (exec-clock.ts) ----
+
+  /** Timeouts whose deadline has come; the agent is told to stop. */
+  expireDue(limit = DUE_BATCH): number {
+    const due = this.#deps.store.dueInvocations(this.#deps.now(), limit);
+    for (const inv of due) {
+      const t = machine.timeOut(this.#withLive(inv), this.#deps.now());
+      if (t) this.#settle(inv, t, null);
+    }
+    return due.length;
+  }
+
+  /** Approval stages that lapsed: escalations, and expiries that fail their invocation. */
+  lapseDue(limit = DUE_BATCH): number {
+    const { store } = this.#deps;
+    const due = store.dueApprovals(this.#deps.now(), limit);
+    for (const a of due) {
+      const t = approvals.lapse(a, this.#deps.now());
+      if (!t) continue;
+      if (t.approval.state !== 'expired') {
+        store.commit(a.projectId, null, t.approval, t.events);
+        continue;
+      }
+      const inv = store.invocation(a.invocationId);
+      const expired = inv ? machine.fail(inv, 'approval_expired', 'Nobody decided on the approval before its escalation chain ran out.', this.#deps.now(), t.events) : null;
+      this.#settle(inv, expired ?? { invocation: null, events: t.events }, t.approval);
+    }
+    return due.length;
+  }
+
+  /**
+   * At start (docs/exec.md "Durability"): invocations a previous process had dispatched fail with
+   * gateway_restarted (their agent's result would come to a connection that no longer exists); queued
+   * ones and pending approvals resume, their deadlines on the stored clock times.
+   */
+  recover(): number {
+    const { store } = this.#deps;
+    let failed = 0;
+    for (const status of ['dispatched', 'running'] as const) {
+      let after = 0;
+      for (;;) {
+        const batch = store.withStatus(status, after, DUE_BATCH);
+        for (const { seq, invocation } of batch) {
+          after = seq;
+          const t = machine.fail(invocation, 'gateway_restarted', 'The gateway restarted while the invocation was running; its result cannot be known.', this.#deps.now());
+          if (t) store.commit(invocation.projectId, t.invocation, null, t.events);
+          failed += 1;
+        }
+        if (batch.length < DUE_BATCH) break;
+      }
+    }
+    return failed;
+  }
+
+  // ---- helpers ----
+
+  #append(invocationId: string, current: CappedOutput, data: string): void {
+    const { output, added } = appendOutput(current, data, this.#deps.outputCapBytes);
+    this.#live.set(invocationId, output);
+    if (added) this.watch.publish(invocationId, { kind: 'output', data: added });
+  }
+
+  /** The stored record with the output received so far. */
+  #withLive(inv: Invocation): Invocation {
+    const live = this.#live.get(inv.id);
+    return live && !machine.isTerminal(inv.status) ? { ...inv, output: live.text, outputTruncated: live.truncated } : inv;
+  }
+
+  /**
+   * Commits a transition that ends (or changes) an invocation, with the approval it touches; then stops
+   * the agent if it was running it, forgets its live output and tells the readers.
+   */
+  #settle(before: Invocation | null, t: Transition | { invocation: null; events: readonly ExecEvent[] }, approval: Approval | null): void {
+    const projectId = t.invocation?.projectId ?? approval?.projectId ?? before?.projectId ?? '';
+    this.#deps.store.commit(projectId, t.invocation, approval, t.events);
+    const inv = t.invocation;
+    if (!inv) return;
+    const wasOut = before !== null && (before.status === 'dispatched' || before.status === 'running');
+    if (machine.isTerminal(inv.status)) {
+      this.#live.delete(inv.id);
+      // A timeout or a cancel: the agent stops (a result or an offline agent needs no word).
+      if (wasOut && before?.agentId && (inv.error?.code === 'timeout' || inv.status === 'cancelled')) this.#deps.registry.cancel(before.agentId, inv.id);
+    }
+    this.watch.publish(inv.id, { kind: 'status', status: inv.status });
+  }
+}
+
+function notPending(a: Approval): never {
+  throw new GatewayError('approval_not_pending', { param: 'approval_id', message: `Approval ${a.id} is already ${a.state}.` });
+}

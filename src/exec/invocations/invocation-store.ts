@@ -1,0 +1,319 @@
+/**
+ * The SQL of invocations, approvals and Idempotency-Key records (migration 008). Every state change is
+ * written together with the events it emits, in one transaction (docs/exec.md "Events"): `commit` takes
+ * the records to save and the events, and the outbox writes the events on this same connection, inside
+ * the transaction (store/webhook-outbox.ts runs its own as a savepoint of ours).
+ */
+import type { ToolRisk } from '../../core/exec/agent-registry.js';
+import type { Approval, ApprovalStage, ApprovalState } from '../../core/exec/approval-machine.js';
+import type { ExecEvent } from '../../core/exec/exec-events.js';
+import { deadlineOf, type Invocation, type InvocationStatus } from '../../core/exec/invocation-machine.js';
+import type { EventOutbox } from '../../core/webhooks/outbox.js';
+import { writeTransaction, type Db } from '../../store/db.js';
+import { fromJson, toJson } from '../../store/json-column.js';
+
+interface InvocationRow {
+  seq: number;
+  id: string;
+  project_id: string;
+  workspace_id: string;
+  tool_name: string;
+  arguments: string;
+  status: string;
+  risk: string;
+  agent_id: string | null;
+  approval_id: string | null;
+  timeout_ms: number;
+  exit_code: number | null;
+  duration_ms: number | null;
+  output: string;
+  output_truncated: number;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: number;
+  ready_at: number | null;
+  dispatched_at: number | null;
+  completed_at: number | null;
+}
+
+interface ApprovalRow {
+  seq: number;
+  id: string;
+  project_id: string;
+  invocation_id: string;
+  workspace_id: string;
+  tool_name: string;
+  risk: string;
+  state: string;
+  chain: string;
+  stage: number;
+  stage_deadline_at: number | null;
+  decided_by: string | null;
+  reason: string | null;
+  created_at: number;
+  decided_at: number | null;
+}
+
+const toInvocation = (r: InvocationRow): Invocation => ({
+  id: r.id,
+  projectId: r.project_id,
+  workspaceId: r.workspace_id,
+  toolName: r.tool_name,
+  arguments: fromJson<Record<string, unknown>>(r.arguments),
+  status: r.status as InvocationStatus,
+  risk: r.risk as ToolRisk,
+  agentId: r.agent_id,
+  approvalId: r.approval_id,
+  timeoutMs: r.timeout_ms,
+  exitCode: r.exit_code,
+  durationMs: r.duration_ms,
+  output: r.output,
+  outputTruncated: r.output_truncated === 1,
+  error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
+  createdAt: r.created_at,
+  readyAt: r.ready_at,
+  dispatchedAt: r.dispatched_at,
+  completedAt: r.completed_at,
+});
+
+const toApproval = (r: ApprovalRow): Approval => ({
+  id: r.id,
+  projectId: r.project_id,
+  invocationId: r.invocation_id,
+  workspaceId: r.workspace_id,
+  toolName: r.tool_name,
+  risk: r.risk as ToolRisk,
+  state: r.state as ApprovalState,
+  chain: fromJson<ApprovalStage[]>(r.chain),
+  stage: r.stage,
+  stageDeadlineAt: r.stage_deadline_at,
+  decidedBy: r.decided_by,
+  reason: r.reason,
+  createdAt: r.created_at,
+  decidedAt: r.decided_at,
+});
+
+function invocationParams(inv: Invocation) {
+  return {
+    id: inv.id,
+    projectId: inv.projectId,
+    workspaceId: inv.workspaceId,
+    toolName: inv.toolName,
+    arguments: toJson(inv.arguments),
+    status: inv.status,
+    risk: inv.risk,
+    agentId: inv.agentId,
+    approvalId: inv.approvalId,
+    timeoutMs: inv.timeoutMs,
+    exitCode: inv.exitCode,
+    durationMs: inv.durationMs,
+    output: inv.output,
+    outputTruncated: inv.outputTruncated ? 1 : 0,
+    errorCode: inv.error?.code ?? null,
+    errorMessage: inv.error?.message ?? null,
+    createdAt: inv.createdAt,
+    readyAt: inv.readyAt,
+    deadlineAt: deadlineOf(inv),
+    dispatchedAt: inv.dispatchedAt,
+    completedAt: inv.completedAt,
+  };
+}
+
+function approvalParams(a: Approval) {
+  return {
+    id: a.id,
+    projectId: a.projectId,
+    invocationId: a.invocationId,
+    workspaceId: a.workspaceId,
+    toolName: a.toolName,
+    risk: a.risk,
+    state: a.state,
+    chain: toJson(a.chain),
+    stage: a.stage,
+    stageDeadlineAt: a.stageDeadlineAt,
+    decidedBy: a.decidedBy,
+    reason: a.reason,
+    createdAt: a.createdAt,
+    decidedAt: a.decidedAt,
+  };
+}
+
+export interface IdempotencyRecord {
+  readonly key: string;
+  readonly bodyHash: string;
+  /** When the key may name a new invocation (24 h after its first use). */
+  readonly expiresAt: number;
+}
+
+export type CreateOutcome =
+  | { readonly kind: 'created' }
+  | { readonly kind: 'replayed'; readonly invocation: Invocation }
+  | { readonly kind: 'conflict' };
+
+export interface PageQuery {
+  readonly limit: number;
+  /** The id of the last item of the previous page. */
+  readonly after: string | null;
+  /** An invocation's status or an approval's state. */
+  readonly status: string | null;
+  /** null: every workspace. */
+  readonly workspaceIds: readonly string[] | null;
+}
+
+export interface Page<T> {
+  readonly items: T[];
+  readonly hasMore: boolean;
+}
+
+/** A listing's filters as SQL conditions: the state column, and the workspaces the key may see. */
+function narrow(where: string[], params: unknown[], stateColumn: 'status' | 'state', q: PageQuery): void {
+  if (q.status !== null) {
+    where.push(`${stateColumn} = ?`);
+    params.push(q.status);
+  }
+  if (q.workspaceIds !== null) {
+    // An empty list matches nothing (IN (NULL) is never true).
+    where.push(`workspace_id IN (${q.workspaceIds.map(() => '?').join(', ') || 'NULL'})`);
+    params.push(...q.workspaceIds);
+  }
+}
+
+export type InvocationStore = ReturnType<typeof createInvocationStore>;
+
+export function createInvocationStore(db: Db, outbox: EventOutbox) {
+  const INV_COLUMNS = `seq, id, project_id, workspace_id, tool_name, arguments, status, risk, agent_id, approval_id, timeout_ms, exit_code,
+    duration_ms, output, output_truncated, error_code, error_message, created_at, ready_at, dispatched_at, completed_at`;
+  const APP_COLUMNS = 'seq, id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at';
+  const insertInvocation = db.prepare(`
+    INSERT INTO exec_invocations (id, project_id, workspace_id, tool_name, arguments, status, risk, agent_id, approval_id, timeout_ms, exit_code,
+      duration_ms, output, output_truncated, error_code, error_message, created_at, ready_at, deadline_at, dispatched_at, completed_at)
+    VALUES (@id, @projectId, @workspaceId, @toolName, @arguments, @status, @risk, @agentId, @approvalId, @timeoutMs, @exitCode,
+      @durationMs, @output, @outputTruncated, @errorCode, @errorMessage, @createdAt, @readyAt, @deadlineAt, @dispatchedAt, @completedAt)`);
+  const updateInvocation = db.prepare(`
+    UPDATE exec_invocations SET status = @status, agent_id = @agentId, exit_code = @exitCode, duration_ms = @durationMs, output = @output,
+      output_truncated = @outputTruncated, error_code = @errorCode, error_message = @errorMessage, ready_at = @readyAt, deadline_at = @deadlineAt,
+      dispatched_at = @dispatchedAt, completed_at = @completedAt
+    WHERE id = @id`);
+  const insertApproval = db.prepare(`
+    INSERT INTO exec_approvals (id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at)
+    VALUES (@id, @projectId, @invocationId, @workspaceId, @toolName, @risk, @state, @chain, @stage, @stageDeadlineAt, @decidedBy, @reason, @createdAt, @decidedAt)`);
+  const updateApproval = db.prepare(`
+    UPDATE exec_approvals SET state = @state, stage = @stage, stage_deadline_at = @stageDeadlineAt, decided_by = @decidedBy, reason = @reason,
+      decided_at = @decidedAt WHERE id = @id`);
+  const invocationById = db.prepare<[string], InvocationRow>(`SELECT ${INV_COLUMNS} FROM exec_invocations WHERE id = ?`);
+  const approvalById = db.prepare<[string], ApprovalRow>(`SELECT ${APP_COLUMNS} FROM exec_approvals WHERE id = ?`);
+  const seqOfInvocation = db.prepare<[string, string], { seq: number }>('SELECT seq FROM exec_invocations WHERE project_id = ? AND id = ?');
+  const seqOfApproval = db.prepare<[string, string], { seq: number }>('SELECT seq FROM exec_approvals WHERE project_id = ? AND id = ?');
+  const dueInvocations = db.prepare<[number, number], InvocationRow>(
+    `SELECT ${INV_COLUMNS} FROM exec_invocations WHERE deadline_at IS NOT NULL AND deadline_at <= ? ORDER BY deadline_at LIMIT ?`,
+  );
+  const dueApprovals = db.prepare<[number, number], ApprovalRow>(
+    `SELECT ${APP_COLUMNS} FROM exec_approvals WHERE state = 'pending' AND stage_deadline_at <= ? ORDER BY stage_deadline_at LIMIT ?`,
+  );
+  const withStatus = db.prepare<[string, number, number], InvocationRow>(
+    `SELECT ${INV_COLUMNS} FROM exec_invocations WHERE status = ? AND seq > ? ORDER BY seq LIMIT ?`,
+  );
+  const activeOfAgent = db.prepare<[string], InvocationRow>(
+    `SELECT ${INV_COLUMNS} FROM exec_invocations WHERE status IN ('dispatched', 'running') AND agent_id = ?`,
+  );
+  const keyRecord = db.prepare<[string, string], { body_hash: string; invocation_id: string; expires_at: number }>(
+    'SELECT body_hash, invocation_id, expires_at FROM exec_idempotency_keys WHERE project_id = ? AND key = ?',
+  );
+  const claimKey = db.prepare(`
+    INSERT INTO exec_idempotency_keys (project_id, key, body_hash, invocation_id, expires_at) VALUES (@projectId, @key, @bodyHash, @invocationId, @expiresAt)
+    ON CONFLICT (project_id, key) DO UPDATE SET body_hash = excluded.body_hash, invocation_id = excluded.invocation_id, expires_at = excluded.expires_at
+    WHERE exec_idempotency_keys.expires_at <= @now`);
+  const dropExpiredKeys = db.prepare('DELETE FROM exec_idempotency_keys WHERE expires_at <= ?');
+
+  const emit = (events: readonly ExecEvent[], projectId: string): void => {
+    for (const e of events) outbox.emit(projectId, e.type, e.data);
+  };
+
+  const save = (inv: Invocation | null, approval: Approval | null): void => {
+    if (inv) updateInvocation.run(invocationParams(inv));
+    if (approval) updateApproval.run(approvalParams(approval));
+  };
+
+  /**
+   * The new invocation (and its approval), unless the Idempotency-Key is already held: then the first
+   * invocation for the same body, a conflict for another. The key's primary key decides between
+   * concurrent POSTs, and the write lock (writeTransaction) orders processes sharing the file.
+   */
+  const createTx = writeTransaction(
+    db,
+    (inv: Invocation, approval: Approval | null, events: readonly ExecEvent[], idem: IdempotencyRecord | null, now: number): CreateOutcome => {
+      if (idem) {
+        const claimed = claimKey.run({ projectId: inv.projectId, key: idem.key, bodyHash: idem.bodyHash, invocationId: inv.id, expiresAt: idem.expiresAt, now }).changes;
+        if (claimed === 0) {
+          const held = keyRecord.get(inv.projectId, idem.key);
+          const first = held ? invocationById.get(held.invocation_id) : undefined;
+          if (!held || held.body_hash !== idem.bodyHash || !first) return { kind: 'conflict' };
+          return { kind: 'replayed', invocation: toInvocation(first) };
+        }
+      }
+      insertInvocation.run(invocationParams(inv));
+      if (approval) insertApproval.run(approvalParams(approval));
+      emit(events, inv.projectId);
+      return { kind: 'created' };
+    },
+  );
+
+  const commitTx = writeTransaction(db, (projectId: string, inv: Invocation | null, approval: Approval | null, events: readonly ExecEvent[]) => {
+    save(inv, approval);
+    emit(events, projectId);
+  });
+
+  const page = <R extends { seq: number }, T>(sql: string, params: unknown[], limit: number, map: (r: R) => T): Page<T> => {
+    const rows = db.prepare<unknown[], R>(sql).all(...params, limit + 1);
+    return { items: rows.slice(0, limit).map(map), hasMore: rows.length > limit };
+  };
+
+  return {
+    create: (inv: Invocation, approval: Approval | null, events: readonly ExecEvent[], idem: IdempotencyRecord | null, now: number): CreateOutcome =>
+      createTx(inv, approval, events, idem, now),
+    /** A held key, if it has not expired: to answer a replay before anything else is checked. */
+    idempotencyKey(projectId: string, key: string, now: number): { bodyHash: string; invocationId: string } | null {
+      const held = keyRecord.get(projectId, key);
+      return held && held.expires_at > now ? { bodyHash: held.body_hash, invocationId: held.invocation_id } : null;
+    },
+    /** Saves the records' new state and writes their events, atomically. */
+    commit(projectId: string, inv: Invocation | null, approval: Approval | null, events: readonly ExecEvent[]): void {
+      commitTx(projectId, inv, approval, events);
+    },
+    invocation(id: string): Invocation | null {
+      const r = invocationById.get(id);
+      return r ? toInvocation(r) : null;
+    },
+    approval(id: string): Approval | null {
+      const r = approvalById.get(id);
+      return r ? toApproval(r) : null;
+    },
+    /** Newest first; null when `after` names no invocation of the project. */
+    listInvocations(projectId: string, q: PageQuery): Page<Invocation> | null {
+      const before = q.after === null ? Number.MAX_SAFE_INTEGER : seqOfInvocation.get(projectId, q.after)?.seq;
+      if (before === undefined) return null;
+      const where = ['project_id = ?', 'seq < ?'];
+      const params: unknown[] = [projectId, before];
+      narrow(where, params, 'status', q);
+      return page<InvocationRow, Invocation>(`SELECT ${INV_COLUMNS} FROM exec_invocations WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`, params, q.limit, toInvocation);
+    },
+    listApprovals(projectId: string, q: PageQuery): Page<Approval> | null {
+      const before = q.after === null ? Number.MAX_SAFE_INTEGER : seqOfApproval.get(projectId, q.after)?.seq;
+      if (before === undefined) return null;
+      const where = ['project_id = ?', 'seq < ?'];
+      const params: unknown[] = [projectId, before];
+      narrow(where, params, 'state', q);
+      return page<ApprovalRow, Approval>(`SELECT ${APP_COLUMNS} FROM exec_approvals WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`, params, q.limit, toApproval);
+    },
+    /** Invocations whose deadline has come (queued, dispatched or running). */
+    dueInvocations: (now: number, limit: number): Invocation[] => dueInvocations.all(now, limit).map(toInvocation),
+    /** Pending approvals whose current stage has lapsed. */
+    dueApprovals: (now: number, limit: number): Approval[] => dueApprovals.all(now, limit).map(toApproval),
+    /** In creation order, from after `afterSeq`: for restart recovery and dispatch retries. */
+    withStatus(status: InvocationStatus, afterSeq: number, limit: number): { seq: number; invocation: Invocation }[] {
+      return withStatus.all(status, afterSeq, limit).map((r) => ({ seq: r.seq, invocation: toInvocation(r) }));
+    },
+    activeOfAgent: (agentId: string): Invocation[] => activeOfAgent.all(agentId).map(toInvocation),
+    dropExpiredKeys: (now: number): number => dropExpiredKeys.run(now).changes,
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * `/{project}/v1/exec/approvals...` (docs/exec.md "Approvals"): list, accept, reject. Scope `execution`;
+ * `decided_by` is the deciding key's id (keys have no users yet). Approval bodies are small: the
+ * management 16 KiB cap.
+ */
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import type { Approval } from '../core/exec/approval-machine.js';
+import { iso } from '../core/exec/exec-events.js';
+import { GatewayError } from '../errors.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import { parseAcceptApproval, parseRejectApproval, parseStateFilter } from '../schemas/exec-invocations.js';
+import { parsePageQuery } from '../schemas/webhooks.js';
+import type { ExecServices } from './exec-invocations.js';
+import { mayUseWorkspace, requireExecWorkspace } from './exec-workspace.js';
+import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+
+export function approvalWire(a: Approval) {
+  const stage = a.chain[a.stage];
+  return {
+    id: a.id,
+    object: 'exec.approval' as const,
+    project_id: a.projectId,
+    invocation_id: a.invocationId,
+    workspace_id: a.workspaceId,
+    tool_name: a.toolName,
+    risk: a.risk,
+    state: a.state,
+    /** 1-based, as `exec.approval_escalated` counts stages. */
+    stage: a.stage + 1,
+    target: stage?.target ?? null,
+    chain: a.chain.map((s) => ({ target: s.target, timeout_ms: s.timeoutMs })),
+    escalates_at: isoOrNull(a.stageDeadlineAt),
+    decided_by: a.decidedBy,
+    reason: a.reason,
+    created_at: iso(a.createdAt),
+    decided_at: isoOrNull(a.decidedAt),
+  };
+}
+
+export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
+  const { exec } = services;
+  const auth = (ctx: RouteContext): AuthenticatedKey => requireKey(ctx, services, 'execution');
+  const id = (ctx: RouteContext): string => ctx.req.params.approval ?? '';
+  const route = (method: RouteDef['method'], pattern: string, handle: RouteDef['handle']): RouteDef => ({
+    method,
+    pattern: `/:project/v1/exec/approvals${pattern}`,
+    family: 'exec',
+    bodyLimit: MANAGEMENT_BODY_LIMIT,
+    handle,
+  });
+  /** Another project's approval, or another workspace's for a confined key, is 404 approval_not_found. */
+  const visible = (a: AuthenticatedKey, approvalId: string): void => {
+    const approval = exec.approval(a.project.id, approvalId);
+    if (!mayUseWorkspace(a, approval.workspaceId)) {
+      throw new GatewayError('approval_not_found', { param: 'approval_id', message: `No approval ${approvalId} in the workspaces this API key may use.` });
+    }
+  };
+
+  return [
+    route('GET', '', (ctx) => {
+      const a = auth(ctx);
+      const query = ctx.req.searchParams();
+      const { limit, after } = parsePageQuery(query);
+      const state = parseStateFilter(query.get('state'));
+      const named = query.get('workspace_id');
+      const workspaceIds = named !== null ? [requireExecWorkspace(named, a, services)] : a.key.allowedWorkspaceIds;
+      const page = exec.listApprovals(a.project.id, { limit, after, status: state, workspaceIds });
+      if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no approval of this project: ${JSON.stringify(after)}.` });
+      ctx.reply.json(200, { object: 'list', data: page.items.map(approvalWire), has_more: page.hasMore });
+    }),
+    route('POST', '/:approval/accept', async (ctx) => {
+      const a = auth(ctx);
+      parseAcceptApproval(await ctx.req.body());
+      visible(a, id(ctx));
+      ctx.reply.json(200, approvalWire(exec.accept(a.project.id, id(ctx), a.key.id)));
+    }),
+    route('POST', '/:approval/reject', async (ctx) => {
+      const a = auth(ctx);
+      const { reason } = parseRejectApproval(await ctx.req.body());
+      visible(a, id(ctx));
+      ctx.reply.json(200, approvalWire(exec.reject(a.project.id, id(ctx), a.key.id, reason)));
+    }),
+  ];
+}

@@ -1,0 +1,114 @@
+/**
+ * `/{project}/v1/exec/invocations...` (docs/exec.md "Invocations"): create, list, read, cancel, and the
+ * events stream (exec-invocation-events.ts). Scope `execution` (SPEC Authentication 2): an inference-only
+ * key gets 403 scope_insufficient. Times on the wire are ISO 8601 strings, as SPEC's exec payloads.
+ */
+import { createHash } from 'node:crypto';
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { iso } from '../core/exec/exec-events.js';
+import type { Invocation } from '../core/exec/invocation-machine.js';
+import { GatewayError } from '../errors.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import type { InvocationService } from '../exec/invocations/invocation-service.js';
+import { canonicalJson, parseCancelInvocation, parseCreateInvocation, parseIdempotencyKey, parseStatusFilter } from '../schemas/exec-invocations.js';
+import { parsePageQuery } from '../schemas/webhooks.js';
+import { followInvocation } from './exec-invocation-events.js';
+import { mayUseWorkspace, requireExecWorkspace } from './exec-workspace.js';
+import { requireKey } from './guard.js';
+import type { Services } from './services.js';
+
+export interface ExecServices extends Services {
+  readonly exec: InvocationService;
+  /** config `exec.default_timeout_ms`: an invocation's timeout when the request names none. */
+  readonly execDefaultTimeoutMs: number;
+}
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+
+export function invocationWire(inv: Invocation) {
+  return {
+    id: inv.id,
+    object: 'exec.invocation' as const,
+    project_id: inv.projectId,
+    workspace_id: inv.workspaceId,
+    tool_name: inv.toolName,
+    arguments: inv.arguments,
+    status: inv.status,
+    risk: inv.risk,
+    agent_id: inv.agentId,
+    approval_id: inv.approvalId,
+    timeout_ms: inv.timeoutMs,
+    exit_code: inv.exitCode,
+    duration_ms: inv.durationMs,
+    output: inv.output,
+    output_truncated: inv.outputTruncated,
+    error: inv.error,
+    created_at: iso(inv.createdAt),
+    dispatched_at: isoOrNull(inv.dispatchedAt),
+    completed_at: isoOrNull(inv.completedAt),
+  };
+}
+
+/** The invocation, if this key may see it: another project's, or another workspace's for a confined key, is 404. */
+export function visibleInvocation(services: ExecServices, auth: AuthenticatedKey, id: string): Invocation {
+  const inv = services.exec.get(auth.project.id, id);
+  if (!mayUseWorkspace(auth, inv.workspaceId)) {
+    throw new GatewayError('invocation_not_found', { param: 'invocation_id', message: `No invocation ${id} in the workspaces this API key may use.` });
+  }
+  return inv;
+}
+
+export function execInvocationsRoutes(services: ExecServices): RouteDef[] {
+  const { exec } = services;
+  const auth = (ctx: RouteContext): AuthenticatedKey => requireKey(ctx, services, 'execution');
+  const id = (ctx: RouteContext): string => ctx.req.params.invocation ?? '';
+  const route = (method: RouteDef['method'], pattern: string, handle: RouteDef['handle']): RouteDef => ({
+    method,
+    pattern: `/:project/v1/exec/invocations${pattern}`,
+    family: 'exec',
+    handle,
+  });
+
+  return [
+    route('POST', '', async (ctx) => {
+      const a = auth(ctx);
+      const idempotencyKey = parseIdempotencyKey(ctx.req.header('idempotency-key'));
+      const { body, raw } = parseCreateInvocation(await ctx.req.body());
+      const workspaceId = requireExecWorkspace(body.workspace_id, a, services);
+      const { invocation, created } = exec.create({
+        projectId: a.project.id,
+        workspaceId,
+        toolName: body.tool_name,
+        arguments: body.arguments ?? {},
+        timeoutMs: body.timeout_ms ?? services.execDefaultTimeoutMs,
+        idempotency: idempotencyKey === null ? null : { key: idempotencyKey, bodyHash: createHash('sha256').update(canonicalJson(raw)).digest('hex') },
+      });
+      ctx.reply.json(created ? 201 : 200, invocationWire(invocation));
+    }),
+    route('GET', '', (ctx) => {
+      const a = auth(ctx);
+      const query = ctx.req.searchParams();
+      const { limit, after } = parsePageQuery(query);
+      const status = parseStatusFilter(query.get('status'));
+      const named = query.get('workspace_id');
+      const workspaceIds = named !== null ? [requireExecWorkspace(named, a, services)] : a.key.allowedWorkspaceIds;
+      const page = exec.list(a.project.id, { limit, after, status, workspaceIds });
+      if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no invocation of this project: ${JSON.stringify(after)}.` });
+      ctx.reply.json(200, { object: 'list', data: page.items.map(invocationWire), has_more: page.hasMore });
+    }),
+    route('GET', '/:invocation', (ctx) => {
+      ctx.reply.json(200, invocationWire(visibleInvocation(services, auth(ctx), id(ctx))));
+    }),
+    route('POST', '/:invocation/cancel', async (ctx) => {
+      const a = auth(ctx);
+      parseCancelInvocation(await ctx.req.body());
+      visibleInvocation(services, a, id(ctx));
+      ctx.reply.json(200, invocationWire(exec.cancel(a.project.id, id(ctx))));
+    }),
+    route('GET', '/:invocation/events', (ctx) => {
+      const a = auth(ctx);
+      visibleInvocation(services, a, id(ctx));
+      return followInvocation(ctx, exec, a.project.id, id(ctx));
+    }),
+  ];
+}
