@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { ConfigError, loadConfigFile } from './config.js';
+import { AGENT_USAGE, agentCommand } from './cli-agent.js';
 import { BACKUP_USAGE, backupCommand } from './cli-backup.js';
 import { CONFIG_USAGE, configCommand } from './cli-config.js';
 import { csv, parseFlags, port, UsageError } from './cli-flags.js';
@@ -28,10 +29,11 @@ ${KEYS_USAGE}
 ${USAGE_USAGE}
 ${BACKUP_USAGE}
 ${CONFIG_USAGE}
+${AGENT_USAGE}
   switchboard --help | --version`;
 
 /** What `switchboard <command> --help` prints; commands not listed print the whole usage. */
-const COMMAND_USAGE: Readonly<Record<string, string>> = { keys: KEYS_USAGE, usage: USAGE_USAGE, backup: BACKUP_USAGE, config: CONFIG_USAGE };
+const COMMAND_USAGE: Readonly<Record<string, string>> = { keys: KEYS_USAGE, usage: USAGE_USAGE, backup: BACKUP_USAGE, config: CONFIG_USAGE, agent: AGENT_USAGE };
 
 async function serve(argv: string[]): Promise<void> {
   const flags = parseFlags(
@@ -110,6 +112,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'usage') return usageCommand(rest);
   if (command === 'backup') return backupCommand(rest);
   if (command === 'config') return configCommand(rest);
+  if (command === 'agent') return agentCommand(rest);
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return;

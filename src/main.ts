@@ -47,6 +47,9 @@ import { createRouterSystem } from './router/router-system.js';
 import { managementSemanticRouterRoutes } from './routes/management-semantic-router.js';
 import { managementWorkspacesRoutes } from './routes/management-workspaces.js';
 import { semanticRouterChatRoutes } from './routes/semantic-router-chat.js';
+import { createAgentsSystem } from './exec/agents/agents-system.js';
+import { managementExecRoutes } from './routes/management-exec.js';
+import { execAgentsConnectHttpRoutes, execAgentsConnectRoutes } from './routes/exec-agents-connect.js';
 
 export interface GatewayOptions {
   readonly config: Config;
@@ -123,6 +126,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const chatServices: ChatServices = { ...services, upstream, usage, timeouts: config.timeouts, features: config.features, media: createMediaResolver(mediaFetcher, config.media) };
   const webhooks = createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger });
+  // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
+  const agents = createAgentsSystem({ db, outbox: webhooks.outbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   const routing = createRouterSystem({ config, db, dbPath, pool, upstream, catalog, now: clock.now, logger });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
@@ -153,6 +158,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...managementUsageRoutes({ ...services, usageReader }),
     ...webhooksRoutes({ ...services, webhooks: webhooks.manager }),
     ...testEventRoutes(config.testing.event_injection, webhooks.outbox),
+    ...managementExecRoutes({ ...services, agentsAdmin: agents.admin, agentRegistry: agents.registry }),
+    ...execAgentsConnectHttpRoutes(agents),
   ];
   const metricsConfig = config.server.metrics;
   const scrape = metricsRoutes(services, metricsToken(metricsConfig.token_env));
@@ -166,7 +173,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     uws,
     routes: [...implemented, ...notImplementedRoutes(services, implemented)],
     ws: {
-      routes: realtimeRoutes({ ...chatServices, realtimeSettings: realtimeSettingsFrom(new Map(config.projects.flatMap((p) => p.endpoints.map((e) => [e.id, e.realtime] as const)))) }),
+      routes: [
+        ...realtimeRoutes({ ...chatServices, realtimeSettings: realtimeSettingsFrom(new Map(config.projects.flatMap((p) => p.endpoints.map((e) => [e.id, e.realtime] as const)))) }),
+        ...execAgentsConnectRoutes(agents),
+      ],
       maxPayloadBytes: config.audio.realtime_max_message_bytes,
     },
     maxBodyBytes: config.server.max_body_bytes,
@@ -198,6 +208,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger.info({ url: `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${metricsPort}/metrics` }, 'metrics listening');
   }
   webhooks.start();
+  agents.start();
   routing.start();
   const scheme = config.server.tls ? 'https' : 'http';
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -214,6 +225,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         logger.info({ inFlight: server.inFlight }, 'draining');
         await server.drain(config.server.drain_timeout_ms);
         await metricsServer?.drain(0);
+        // The drain above closed the agents' sockets (they went offline); the lease timer is all that is left.
+        agents.close();
         await webhooks.close();
         await routing.close();
         await usage.close();

@@ -1,7 +1,8 @@
 /**
  * The event types a webhook may subscribe to (SPEC "Event types", plus the legacy budget alert of SPEC
  * "Budget alert deliveries"). Subscriptions name the full dotted type. `reserved` types are accepted and
- * never delivered (SPEC Events 6); `listed` types are delivered once their family's emitter lands.
+ * never delivered (SPEC Events 6); `listed` types are delivered once their family's emitter lands, and
+ * then marked `emitted` here (agent.* and join_key.*: src/exec/agents/agent-events.ts, docs/exec.md).
  */
 
 export type EventStatus = 'emitted' | 'reserved' | 'listed' | 'legacy';
@@ -22,13 +23,13 @@ export const EVENT_TYPES = {
   'exec.discovery_pending': 'reserved',
   'exec.workspace_created': 'reserved',
   'exec.workspace_budget_exhausted': 'reserved',
-  'agent.created': 'listed',
-  'agent.updated': 'listed',
-  'agent.deleted': 'listed',
-  'agent.enrolled': 'listed',
-  'agent.key_rotated': 'listed',
-  'join_key.created': 'listed',
-  'join_key.revoked': 'listed',
+  'agent.created': 'emitted',
+  'agent.updated': 'emitted',
+  'agent.deleted': 'emitted',
+  'agent.enrolled': 'emitted',
+  'agent.key_rotated': 'emitted',
+  'join_key.created': 'emitted',
+  'join_key.revoked': 'emitted',
   'batch.completed': 'listed',
   'batch.failed': 'listed',
   'batch.cancelled': 'listed',

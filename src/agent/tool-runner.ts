@@ -1,0 +1,89 @@
+/**
+ * Runs one invocation of a reference-agent tool: its argv filled from the arguments and spawned WITHOUT
+ * a shell, stdout and stderr streamed as text (decoded per stream, so a character split across chunks is
+ * not garbled) up to the tool's `output_cap_bytes`, then dropped. The child leads a process group of its
+ * own, so a timeout or a cancel stops what it started too: SIGTERM to the group, SIGKILL two seconds later.
+ * Exit codes follow the shell's conventions: 128 + n when killed by signal n, 127 when the program cannot
+ * be started, 2 when the arguments do not fill the template.
+ */
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { StringDecoder } from 'node:string_decoder';
+import type { AgentTool } from './agent-manifest.js';
+import { fillArgv, TemplateError } from './argv-template.js';
+
+export interface RunOutcome {
+  readonly exitCode: number;
+  readonly error: string | null;
+}
+
+export interface RunHandlers {
+  output(data: string): void;
+  done(outcome: RunOutcome): void;
+}
+
+export interface RunningTool {
+  /** Stops the child (and its group); `done` still follows. */
+  kill(reason: string): void;
+}
+
+const KILL_GRACE_MS = 2000;
+
+export function runTool(tool: AgentTool, args: Record<string, unknown>, timeoutMs: number, handlers: RunHandlers): RunningTool {
+  let argv: string[];
+  try {
+    argv = fillArgv(tool.command, args);
+  } catch (err) {
+    if (!(err instanceof TemplateError)) throw err;
+    queueMicrotask(() => handlers.done({ exitCode: 2, error: err.message }));
+    return { kill: () => undefined };
+  }
+  const [program = '', ...rest] = argv;
+  const child = spawn(program, rest, { shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let budget = tool.outputCapBytes;
+  let stopReason: string | null = null;
+  let finished = false;
+  let killTimer: NodeJS.Timeout | null = null;
+
+  const forward = (decoder: StringDecoder) => (chunk: Buffer) => {
+    if (budget <= 0) return;
+    const kept = chunk.length > budget ? chunk.subarray(0, budget) : chunk;
+    budget -= kept.length;
+    const text = decoder.write(kept);
+    if (text) handlers.output(text);
+  };
+  child.stdout.on('data', forward(new StringDecoder('utf8')));
+  child.stderr.on('data', forward(new StringDecoder('utf8')));
+
+  const signalGroup = (signal: NodeJS.Signals): void => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+    } catch {
+      // The group is gone already.
+    }
+  };
+  const kill = (reason: string): void => {
+    if (finished || stopReason !== null) return;
+    stopReason = reason;
+    signalGroup('SIGTERM');
+    killTimer = setTimeout(() => signalGroup('SIGKILL'), KILL_GRACE_MS);
+    killTimer.unref();
+  };
+  const timer = setTimeout(() => kill(`timed out after ${timeoutMs} ms`), timeoutMs);
+  timer.unref();
+
+  const finish = (outcome: RunOutcome): void => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    if (killTimer) clearTimeout(killTimer);
+    handlers.done(outcome);
+  };
+  child.on('error', (err) => finish({ exitCode: 127, error: `cannot run ${program}: ${err.message}` }));
+  child.on('close', (code, signal) => {
+    const exitCode = code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0);
+    const error = stopReason ?? (signal ? `killed by ${signal}` : null);
+    finish({ exitCode, error });
+  });
+  return { kill };
+}

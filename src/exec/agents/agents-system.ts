@@ -1,0 +1,115 @@
+/**
+ * The agents' side assembled for the composition root (main.ts calls this once): the store, the
+ * registry, enrollment, the management use cases, and the lease timer. The timer reads the injected
+ * clock, so a test gateway's `POST /__test/clock` expires leases without waiting; it ticks every tenth of
+ * the lease (at most every second), so an agent is offline at most that long after its lease ran out.
+ */
+import type { Logger } from '../../log.js';
+import type { Catalog } from '../../store/catalog.js';
+import { writeTransaction, type Db } from '../../store/db.js';
+import { createAgentsRepo } from '../../store/exec-agents-repo.js';
+import { createJoinKeysRepo } from '../../store/exec-join-keys-repo.js';
+import type { EventOutbox } from '../../core/webhooks/outbox.js';
+import type { WsSocket } from '../../http/ws.js';
+import type { ProjectRecord } from '../../core/records.js';
+import type { AgentEvent } from './agent-events.js';
+import { createAgentsAdmin, type AgentsAdmin } from './agents-admin.js';
+import { AgentSession } from './agent-session.js';
+import { authenticateAgentConnection } from './connect-auth.js';
+import { createEnrollment, type Credential } from './enrollment.js';
+import { createLocalAgentRegistry, type LocalAgentRegistry } from './local-agent-registry.js';
+
+export interface AgentsSystemOptions {
+  readonly db: Db;
+  readonly outbox: EventOutbox;
+  readonly catalog: Catalog;
+  readonly leaseMs: number;
+  readonly now: () => number;
+  readonly logger: Logger;
+}
+
+export interface AgentsSystem {
+  /** The seam the invocations' side dispatches through (src/core/exec/agent-registry.ts). */
+  readonly registry: LocalAgentRegistry;
+  readonly admin: AgentsAdmin;
+  readonly leaseMs: number;
+  /** Throws the GatewayError the upgrade is refused with. */
+  authenticate(authorization: string | undefined, projectRef: string): { project: ProjectRecord; credential: Credential };
+  openSession(socket: WsSocket, projectId: string, credential: Credential): AgentSession;
+  start(): void;
+  close(): void;
+}
+
+export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
+  const { db, outbox, catalog, leaseMs, now, logger } = options;
+  const agents = createAgentsRepo(db);
+  const joinKeys = createJoinKeysRepo(db);
+  const registry = createLocalAgentRegistry({
+    now,
+    leaseMs,
+    onReportError: (err) => logger.error({ err }, 'exec: an agent report subscriber failed'),
+    onOffline: (agentId, lastSeen) => {
+      try {
+        agents.lastSeen(agentId, lastSeen);
+      } catch (err) {
+        logger.error({ err, agent_id: agentId }, 'exec: could not record when the agent was last seen');
+      }
+      logger.info({ agent_id: agentId }, 'exec agent offline');
+    },
+  });
+  const transaction = <T>(fn: () => T): T => writeTransaction(db, fn)();
+  const emit = (projectId: string, e: AgentEvent): void => void outbox.emit(projectId, e.type, e.data);
+  const enroll = createEnrollment({
+    agents,
+    joinKeys,
+    isOnline: registry.isOnline,
+    workspaceIds: (projectId) => new Set(catalog.workspaces(projectId).keys()),
+    projectUuid: (projectId) => catalog.project(projectId)?.uuid ?? projectId,
+    transaction,
+    emit,
+    now,
+  });
+  const admin = createAgentsAdmin({ agents, joinKeys, registry, transaction, emit, now });
+  // Every open session: the tick closes those that have not enrolled within the lease.
+  const sessions = new Set<AgentSession>();
+  let timer: NodeJS.Timeout | null = null;
+
+  const tick = (): void => {
+    try {
+      const t = now();
+      for (const id of registry.expireLeases()) logger.warn({ agent_id: id, lease_ms: leaseMs }, 'exec agent lease expired');
+      for (const s of sessions) s.expireIfNotEnrolled(t);
+    } catch (err) {
+      logger.error({ err }, 'exec: the lease check failed');
+    }
+  };
+
+  return {
+    registry,
+    admin,
+    leaseMs,
+    authenticate: (authorization, projectRef) => authenticateAgentConnection({ agents, joinKeys, project: catalog.project }, authorization, projectRef),
+    openSession(socket, projectId, credential) {
+      const session = new AgentSession(socket, {
+        projectId,
+        credential,
+        enroll,
+        registry,
+        leaseMs,
+        now,
+        log: (level, fields, message) => logger[level](fields, message),
+        onClosed: (s) => sessions.delete(s),
+      });
+      sessions.add(session);
+      return session;
+    },
+    start() {
+      timer ??= setInterval(tick, Math.max(50, Math.min(1000, Math.floor(leaseMs / 10))));
+      timer.unref();
+    },
+    close() {
+      if (timer) clearInterval(timer);
+      timer = null;
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * The AgentRegistry of src/core/exec/agent-registry.ts, in memory: an agent is online while it holds a
+ * connection to this process and its lease runs (docs/exec.md "Leases"). Each connection is a `link`;
+ * a late callback of a replaced or closed link (its socket's close arriving after a lease expiry, say)
+ * finds another link or none and changes nothing.
+ *
+ * Reports to the invocations' side only name invocations this agent was dispatched and has not finished:
+ * an agent cannot report on another agent's invocations, nor after a cancel. A subscriber that throws is
+ * reported to `onReportError`, never into the agent's socket handling.
+ */
+import type { AgentOfflineReason, AgentRegistry, AgentReports, DispatchMessage, ExecTool, OnlineAgent } from '../../core/exec/agent-registry.js';
+import { CLOSE, gatewayMessages } from './protocol.js';
+
+export interface AgentLink {
+  /** false when the socket is closed (or was just closed for not reading). */
+  send(text: string): boolean;
+  close(code: number, reason: string): void;
+}
+
+export interface ConnectedAgent {
+  readonly id: string;
+  readonly projectId: string;
+  readonly registrationName: string;
+  readonly workspaceIds: readonly string[];
+  readonly tools: ReadonlyMap<string, ExecTool>;
+}
+
+export interface LocalAgentRegistryOptions {
+  readonly now: () => number;
+  readonly leaseMs: number;
+  readonly onReportError: (err: unknown) => void;
+  /** The agent went offline; `lastSeen` is its last message (persisted by the caller). */
+  readonly onOffline?: (agentId: string, lastSeen: number) => void;
+}
+
+export interface AgentResult {
+  readonly exitCode: number;
+  readonly output: string | null;
+  readonly error: string | null;
+}
+
+export interface LocalAgentRegistry extends AgentRegistry {
+  /** The agent enrolled on `link`; tells the subscribers it is online. */
+  attach(agent: ConnectedAgent, link: AgentLink): void;
+  isOnline(agentId: string): boolean;
+  /** The last message of an online agent, else null. */
+  lastSeen(agentId: string): number | null;
+  /** Any message refreshes the lease. */
+  touch(agentId: string, link: AgentLink): void;
+  setWorkspaces(agentId: string, workspaceIds: readonly string[]): void;
+  output(agentId: string, link: AgentLink, invocationId: string, data: string): void;
+  result(agentId: string, link: AgentLink, invocationId: string, result: AgentResult): void;
+  /** The link's socket closed. */
+  detach(agentId: string, link: AgentLink): void;
+  /** Takes the agent offline now and closes its socket (deleted, key rotated). */
+  disconnect(agentId: string, reason: AgentOfflineReason, closeCode: number, closeReason: string): void;
+  /** Agents silent for `leaseMs` go offline, their sockets closed with 4408; returns their ids. */
+  expireLeases(): string[];
+}
+
+interface Entry {
+  agent: ConnectedAgent;
+  readonly link: AgentLink;
+  readonly running: Set<string>;
+  lastSeen: number;
+}
+
+export function createLocalAgentRegistry(options: LocalAgentRegistryOptions): LocalAgentRegistry {
+  const { now, leaseMs } = options;
+  const entries = new Map<string, Entry>();
+  const subscribers: AgentReports[] = [];
+
+  const report = (f: (r: AgentReports) => void): void => {
+    for (const s of subscribers) {
+      try {
+        f(s);
+      } catch (err) {
+        options.onReportError(err);
+      }
+    }
+  };
+  const current = (agentId: string, link: AgentLink): Entry | null => {
+    const e = entries.get(agentId);
+    return e && e.link === link ? e : null;
+  };
+  const view = (e: Entry): OnlineAgent => ({ ...e.agent, running: e.running.size });
+  const serves = (e: Entry, workspaceId: string | null): boolean =>
+    workspaceId === null || e.agent.workspaceIds.length === 0 || e.agent.workspaceIds.includes(workspaceId);
+  const leastBusy = (a: Entry, b: Entry): number => a.running.size - b.running.size || (a.agent.id < b.agent.id ? -1 : 1);
+
+  function goOffline(e: Entry, reason: AgentOfflineReason): void {
+    entries.delete(e.agent.id);
+    const running = [...e.running];
+    e.running.clear();
+    options.onOffline?.(e.agent.id, e.lastSeen);
+    report((r) => r.offline(e.agent.id, reason, running));
+  }
+
+  return {
+    candidates(projectId, workspaceId, toolName) {
+      return [...entries.values()]
+        .filter((e) => e.agent.projectId === projectId && serves(e, workspaceId) && e.agent.tools.has(toolName))
+        .sort(leastBusy)
+        .map(view);
+    },
+    online(projectId, workspaceId) {
+      return [...entries.values()].filter((e) => e.agent.projectId === projectId && serves(e, workspaceId)).sort(leastBusy).map(view);
+    },
+    dispatch(agentId, message: DispatchMessage) {
+      const e = entries.get(agentId);
+      if (!e) return false;
+      if (!e.link.send(gatewayMessages.dispatch(message))) return false;
+      // The send may have closed the socket (a client not reading): then it is no longer this agent's.
+      if (entries.get(agentId) !== e) return false;
+      e.running.add(message.invocationId);
+      return true;
+    },
+    cancel(agentId, invocationId) {
+      const e = entries.get(agentId);
+      if (!e?.running.delete(invocationId)) return;
+      e.link.send(gatewayMessages.cancel(invocationId));
+    },
+    subscribe(reports) {
+      subscribers.push(reports);
+    },
+    attach(agent, link) {
+      entries.set(agent.id, { agent, link, running: new Set(), lastSeen: now() });
+      report((r) => r.online(agent.id));
+    },
+    isOnline: (agentId) => entries.has(agentId),
+    lastSeen: (agentId) => entries.get(agentId)?.lastSeen ?? null,
+    touch(agentId, link) {
+      const e = current(agentId, link);
+      if (e) e.lastSeen = Math.max(e.lastSeen, now());
+    },
+    setWorkspaces(agentId, workspaceIds) {
+      const e = entries.get(agentId);
+      if (e) e.agent = { ...e.agent, workspaceIds };
+    },
+    output(agentId, link, invocationId, data) {
+      const e = current(agentId, link);
+      if (e?.running.has(invocationId)) report((r) => r.output(agentId, invocationId, data));
+    },
+    result(agentId, link, invocationId, result) {
+      const e = current(agentId, link);
+      if (!e?.running.delete(invocationId)) return;
+      report((r) => r.result(agentId, invocationId, result));
+    },
+    detach(agentId, link) {
+      const e = current(agentId, link);
+      if (e) goOffline(e, 'disconnected');
+    },
+    disconnect(agentId, reason, closeCode, closeReason) {
+      const e = entries.get(agentId);
+      if (!e) return;
+      goOffline(e, reason);
+      e.link.close(closeCode, closeReason);
+    },
+    expireLeases() {
+      const t = now();
+      const expired = [...entries.values()].filter((e) => t - e.lastSeen >= leaseMs);
+      for (const e of expired) {
+        goOffline(e, 'lease_expired');
+        e.link.close(CLOSE.leaseExpired, `lease expired: no message for ${leaseMs} ms`);
+      }
+      return expired.map((e) => e.agent.id);
+    },
+  };
+}
