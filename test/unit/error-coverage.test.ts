@@ -22,8 +22,6 @@ const NOT_PRODUCED_YET: Partial<Record<ErrorCode, string>> = {
   cross_project_access: EXEC,
   invocation_not_found: EXEC,
   approval_not_found: EXEC,
-  agent_not_found: EXEC,
-  join_key_not_found: EXEC,
   invocation_terminal: EXEC,
   approval_not_pending: EXEC,
   exec_idempotency_conflict: EXEC,
