@@ -84,7 +84,7 @@ export interface UpstreamClient {
    * The same request with the response read whole. Dispatched with a handler of our own rather than
    * `pool.request`: no Readable body stream, no body-mixin promise (bench/RESULTS.md).
    */
-  exchange(target: UpstreamTarget, call: UpstreamCall & { readonly body: Buffer; readonly signal: UpstreamAbort }): Promise<BufferedResponse>;
+  exchange(target: UpstreamTarget, call: ExchangeCall): Promise<BufferedResponse>;
   /**
    * The key resolved at config load for the endpoint's first server, for a caller that connects by
    * itself (the realtime relay's WebSocket, to the URL derived from `upstream.base_url`).
@@ -168,32 +168,9 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     return pool;
   }
 
-  function headersOf(server: PoolServer, call: UpstreamCall): Record<string, string> {
-    const headers: Record<string, string> = { 'content-type': call.contentType ?? 'application/json' };
-    if (call.accept) headers.accept = call.accept;
-    if (server.apiKey) headers.authorization = `Bearer ${server.apiKey}`;
-    return headers;
-  }
-
-  /**
-   * One attempt on one server, with its outstanding count, health and log line. A failure to connect is
-   * returned as a NotSent (the caller may retry it elsewhere); any other failure is thrown as the client's
-   * error, except an abort (the deadline or the client), which is the caller's and is rethrown as it is.
-   */
-  async function attempt<T extends Answer>(pool: EndpointPool, server: PoolServer, call: UpstreamCall, send: Sender<T>): Promise<T | NotSent> {
-    let res: T;
-    try {
-      res = await send.send(server);
-    } catch (err) {
-      pool.release(server);
-      if (call.signal.aborted) throw err;
-      const cause = causeOf(err, server.origin);
-      pool.failed(server, cause);
-      if (sentNothing(err)) return new NotSent(transportFailure(err), cause);
-      log.error({ ...where(pool, server), cause, request_id: call.requestId }, 'upstream request failed after it was sent; not retried');
-      throw unreachableUpstream(transportFailure(err));
-    }
-    send.hold(res, () => pool.release(server));
+  /** The answer arrived: the server's health and outstanding count, and the log line of an error status. */
+  function answered<T extends Answer, C extends UpstreamCall>(pool: EndpointPool, server: PoolServer, call: C, sender: Sender<T, C>, res: T): T {
+    sender.hold(res, pool, server);
     const status = res.statusCode;
     if (status < 400) {
       server.health.succeeded();
@@ -209,23 +186,48 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     return res;
   }
 
-  /** Picks a server (waiting for a running probe when none is in), attempts, and retries a NotSent once. */
-  async function dispatch<T extends Answer>(target: UpstreamTarget, call: UpstreamCall, send: Sender<T>): Promise<T> {
-    const pool = poolFor(target);
+  /**
+   * A send failed: its log line, and what to do. `next` is the server to send to once more, when nothing
+   * was sent and another server of the pool can take the request (`mayRetry`: first attempts only);
+   * otherwise `error` is thrown: an abort (the deadline, or the client gone) as it is, for the caller to
+   * name, anything else as the client's error.
+   */
+  function failed(pool: EndpointPool, server: PoolServer, call: UpstreamCall, err: unknown, mayRetry: boolean): { error: unknown; next: PoolServer | null } {
+    pool.release(server);
+    if (call.signal.aborted) return { error: err, next: null };
+    const cause = causeOf(err, server.origin);
+    const error = unreachableUpstream(transportFailure(err));
+    pool.failed(server, cause);
+    const fields = { ...where(pool, server), cause, request_id: call.requestId };
+    if (!sentNothing(err)) {
+      log.error(fields, 'upstream request failed after it was sent; not retried');
+      return { error, next: null };
+    }
+    // A spent stream body cannot be sent twice.
+    const next = mayRetry && Buffer.isBuffer(call.body) ? pool.pick(server) : null;
+    if (next) log.warn({ ...fields, retried_on: next.url }, 'upstream server unreachable; retried on another server of the pool');
+    else log.error(mayRetry ? fields : { ...fields, retry: true }, 'upstream server unreachable');
+    return { error, next };
+  }
+
+  /** Picks a server (waiting for a running probe when none is in) and sends; one that sent nothing is sent once more. */
+  async function dispatch<T extends Answer, C extends UpstreamCall>(endpoint: UpstreamEndpoint, call: C, sender: Sender<T, C>): Promise<T> {
+    const pool = poolFor(endpoint);
     const first = pool.pick(null) ?? (await afterProbe(pool, call));
-    const result = await attempt(pool, first, call, send);
-    if (!(result instanceof NotSent)) return result;
-    // A spent stream body cannot be sent twice, and an aborted call is over.
-    const second = Buffer.isBuffer(call.body) && !call.signal.aborted ? pool.pick(first) : null;
-    log[second ? 'warn' : 'error'](
-      { ...where(pool, first), cause: result.cause, request_id: call.requestId, retried_on: second?.url },
-      second ? 'upstream server unreachable; retried on another server of the pool' : 'upstream server unreachable',
-    );
-    if (!second) throw unreachableUpstream(result.kind);
-    const retried = await attempt(pool, second, call, send);
-    if (!(retried instanceof NotSent)) return retried;
-    log.error({ ...where(pool, second), cause: retried.cause, request_id: call.requestId }, 'upstream server unreachable (the retry)');
-    throw unreachableUpstream(retried.kind);
+    let res: T;
+    try {
+      res = await sender.send(originPool(first.origin), first, call);
+    } catch (err) {
+      const { error, next } = failed(pool, first, call, err, true);
+      if (next === null) throw error;
+      try {
+        res = await sender.send(originPool(next.origin), next, call);
+      } catch (again) {
+        throw failed(pool, next, call, again, false).error;
+      }
+      return answered(pool, next, call, sender, res);
+    }
+    return answered(pool, first, call, sender, res);
   }
 
   async function afterProbe(pool: EndpointPool, call: UpstreamCall): Promise<PoolServer> {
@@ -238,39 +240,8 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   }
 
   return {
-    post(target, call) {
-      return dispatch(target, call, {
-        send: (server) =>
-          originPool(server.origin).request({
-            method: 'POST',
-            path: server.prefix + call.path,
-            headers: headersOf(server, call),
-            body: call.body,
-            signal: call.signal,
-            headersTimeout: call.headersTimeoutMs,
-            bodyTimeout: call.bodyTimeoutMs,
-          }),
-        // A streamed answer occupies its server until its body is read or dropped.
-        hold: (res, release) => res.body.once('close', release),
-      });
-    },
-    exchange(target, call) {
-      return dispatch(target, call, {
-        send: (server) =>
-          new Promise<BufferedResponse>((resolve, reject) => {
-            const options: Dispatcher.DispatchOptions = {
-              method: 'POST',
-              path: server.prefix + call.path,
-              headers: headersOf(server, call),
-              body: call.body,
-              headersTimeout: call.headersTimeoutMs,
-              bodyTimeout: call.bodyTimeoutMs,
-            };
-            originPool(server.origin).dispatch(options, new BufferingHandler(call.signal, resolve, reject));
-          }),
-        hold: (_res, release) => release(),
-      });
-    },
+    post: (endpoint, call) => dispatch(endpoint, call, POST),
+    exchange: (endpoint, call) => dispatch(endpoint, call, EXCHANGE),
     apiKey(endpoint) {
       return poolFor(endpoint).servers[0]?.apiKey ?? null;
     },
@@ -291,18 +262,51 @@ interface Answer {
 }
 
 /** How one kind of call is sent to a server, and how long its answer keeps that server busy. */
-interface Sender<T extends Answer> {
-  send(server: PoolServer): Promise<T>;
-  hold(res: T, release: () => void): void;
+interface Sender<T extends Answer, C extends UpstreamCall> {
+  send(origin: Pool, server: PoolServer, call: C): Promise<T>;
+  hold(res: T, pool: EndpointPool, server: PoolServer): void;
 }
 
-/** A connection that could not be opened: nothing was sent, so another server may take the request. */
-class NotSent {
-  constructor(
-    readonly kind: ReturnType<typeof transportFailure>,
-    readonly cause: string,
-  ) {}
+type ExchangeCall = UpstreamCall & { readonly body: Buffer; readonly signal: UpstreamAbort };
+
+function headersOf(server: PoolServer, call: UpstreamCall): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': call.contentType ?? 'application/json' };
+  if (call.accept) headers.accept = call.accept;
+  if (server.apiKey) headers.authorization = `Bearer ${server.apiKey}`;
+  return headers;
 }
+
+/** Streamed answers: undici's body stream; the server stays busy until that body is read or dropped. */
+const POST: Sender<UpstreamResponse, UpstreamCall> = {
+  send: (origin, server, call) =>
+    origin.request({
+      method: 'POST',
+      path: server.prefix + call.path,
+      headers: headersOf(server, call),
+      body: call.body,
+      signal: call.signal,
+      headersTimeout: call.headersTimeoutMs,
+      bodyTimeout: call.bodyTimeoutMs,
+    }),
+  hold: (res, pool, server) => void res.body.once('close', () => pool.release(server)),
+};
+
+/** Whole answers, read by our own dispatch handler: the server is free once the answer is in. */
+const EXCHANGE: Sender<BufferedResponse, ExchangeCall> = {
+  send: (origin, server, call) =>
+    new Promise<BufferedResponse>((resolve, reject) => {
+      const options: Dispatcher.DispatchOptions = {
+        method: 'POST',
+        path: server.prefix + call.path,
+        headers: headersOf(server, call),
+        body: call.body,
+        headersTimeout: call.headersTimeoutMs,
+        bodyTimeout: call.bodyTimeoutMs,
+      };
+      origin.dispatch(options, new BufferingHandler(call.signal, resolve, reject));
+    }),
+  hold: (_res, pool, server) => pool.release(server),
+};
 
 function where(pool: EndpointPool, server: PoolServer | null): Record<string, string> {
   const fields: Record<string, string> = { project: pool.endpoint.projectId, endpoint: pool.endpoint.slug, endpoint_id: pool.endpoint.id };

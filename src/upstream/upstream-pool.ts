@@ -109,6 +109,8 @@ export function resolveServers(upstream: StoredUpstream, env: NodeJS.ProcessEnv)
 export class EndpointPool {
   readonly servers: readonly PoolServer[];
   #cursor = 0;
+  /** Servers not up: while none is, a pick looks for no due probe (the hot path). */
+  #out = 0;
   readonly #probes = new Set<Promise<void>>();
 
   constructor(
@@ -125,7 +127,7 @@ export class EndpointPool {
    * `exclude`: the server a retry must avoid. Starts any probe that has come due.
    */
   pick(exclude: PoolServer | null): PoolServer | null {
-    this.#startDueProbes();
+    if (this.#out > 0) this.#startDueProbes();
     const i = chooseServer(this.servers, this.#cursor, exclude === null ? -1 : exclude.index);
     const server = this.servers[i];
     if (!server) return null;
@@ -147,6 +149,7 @@ export class EndpointPool {
   /** It could not be reached, dropped the connection, or answered 502/503/504. */
   failed(server: PoolServer, cause: string): void {
     const change = server.health.failed(this.deps.now(), cause);
+    if (change === 'taken_out') this.#out += 1;
     if (change) this.deps.onChange(this, server, change);
   }
 
@@ -191,6 +194,7 @@ export class EndpointPool {
       if (server.health.state !== 'down' || !server.health.probeDue(this.deps.now())) continue;
       const probing: Promise<void> = this.deps.probe(server).then((failure) => {
         const change = failure === null ? server.health.probeSucceeded() : server.health.probeFailed(this.deps.now(), failure);
+        if (change === 'back') this.#out -= 1;
         if (change) this.deps.onChange(this, server, change);
         this.#probes.delete(probing);
       });
