@@ -50,6 +50,10 @@ import { semanticRouterChatRoutes } from './routes/semantic-router-chat.js';
 import { createAgentsSystem } from './exec/agents/agents-system.js';
 import { managementExecRoutes } from './routes/management-exec.js';
 import { execAgentsConnectHttpRoutes, execAgentsConnectRoutes } from './routes/exec-agents-connect.js';
+import { createExecInvocations } from './exec/invocations/exec-invocations.js';
+import { execInvocationsRoutes } from './routes/exec-invocations.js';
+import { execApprovalsRoutes } from './routes/exec-approvals.js';
+import { execToolsRoutes } from './routes/exec-tools.js';
 
 export interface GatewayOptions {
   readonly config: Config;
@@ -128,6 +132,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const webhooks = createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger });
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   const agents = createAgentsSystem({ db, outbox: webhooks.outbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
+  // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
+  const execInvocations = createExecInvocations({ config, db, outbox: webhooks.outbox, registry: agents.registry, now: clock.now, logger });
+  const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms };
   const routing = createRouterSystem({ config, db, dbPath, pool, upstream, catalog, now: clock.now, logger });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
@@ -160,6 +167,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...testEventRoutes(config.testing.event_injection, webhooks.outbox),
     ...managementExecRoutes({ ...services, agentsAdmin: agents.admin, agentRegistry: agents.registry }),
     ...execAgentsConnectHttpRoutes(agents),
+    ...execInvocationsRoutes(execServices),
+    ...execApprovalsRoutes(execServices),
+    ...execToolsRoutes({ ...services, agents: agents.registry }),
   ];
   const metricsConfig = config.server.metrics;
   const scrape = metricsRoutes(services, metricsToken(metricsConfig.token_env));
@@ -201,6 +211,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
   const host = options.host ?? config.server.host;
+  // Before listening: what a previous process left dispatched fails (gateway_restarted) before any agent
+  // can connect and be handed work that recovery would then fail.
+  execInvocations.start();
   const port = await server.listen(host, options.port ?? config.server.port);
   if (metricsServer !== null) {
     const metricsHost = metricsConfig.host ?? host;
@@ -227,6 +240,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await metricsServer?.drain(0);
         // The drain above closed the agents' sockets (they went offline); the lease timer is all that is left.
         agents.close();
+        execInvocations.close();
         await webhooks.close();
         await routing.close();
         await usage.close();

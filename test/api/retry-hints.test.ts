@@ -27,7 +27,8 @@ const suite = useGatewaySuite({
 });
 
 const models = (): string => `${suite.gw.url}/${PROJECT}/v1/models`;
-const invocations = (): string => `${suite.gw.url}/${PROJECT}/v1/exec/invocations`;
+/** A family that has not landed: 501 not_implemented. */
+const unbuilt = (): string => `${suite.gw.url}/${PROJECT}/v1/batches`;
 
 beforeEach(async () => {
   await advanceClock(suite.gw.url, 61_000);
@@ -63,7 +64,7 @@ describe('x-should-retry: false where a retry cannot help', () => {
   });
 
   it('says false on the 501 of an unbuilt route', async () => {
-    const res = await call(invocations(), { key: execKey, body: {} });
+    const res = await call(unbuilt(), { key: execKey, body: {} });
     expectError(res, 501, 'not_implemented');
     expect(shouldRetry(res)).toBe('false');
   });
@@ -120,7 +121,7 @@ describe('the official openai SDK', () => {
 
   it('sends the 501 of an unbuilt route exactly once with maxRetries: 2', async () => {
     const { client, requests } = countingClient(`${suite.gw.url}/${PROJECT}/v1`, execKey);
-    const failure = await client.post('/exec/invocations', { body: {} }).then(
+    const failure = await client.post('/batches', { body: {} }).then(
       () => null,
       (err: unknown) => err,
     );
