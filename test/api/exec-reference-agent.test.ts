@@ -1,0 +1,159 @@
+/**
+ * The reference agent (`switchboard agent`) against a real gateway, both real processes: enrollment from
+ * a YAML manifest, the stored agent key, a killed agent (SIGKILL) going offline, the same command started
+ * again reconnecting as the same agent, a frozen agent (SIGSTOP) losing its lease on the gateway's clock
+ * and reconnecting on its own once it runs again, and the refusals that end it.
+ */
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeKeys, PROJECT, testConfig } from '../helpers/configs.js';
+import { advanceClock, call } from '../helpers/http.js';
+import { startAgentProcess, type AgentProcess } from '../helpers/exec-agents.js';
+import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+
+const keys = makeKeys();
+let sim: SimulatorProcess;
+let gw: GatewayProcess;
+const LEASE_MS = 30_000;
+const agents: AgentProcess[] = [];
+
+const MANIFEST = {
+  description: 'test runner',
+  tools: {
+    say: {
+      command: ['printf', '%s', '{{text}}'],
+      risk: 'read',
+      description: 'Prints the text',
+      mcp_visible: true,
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    },
+    wipe: { command: ['rm', '-r', '--', '{{path}}'], risk: 'destructive', input_schema: { type: 'object', properties: { path: { type: 'string' } } } },
+  },
+};
+
+beforeAll(async () => {
+  sim = await startSimulatorProcess();
+  const config = testConfig(sim.url, keys, { limits: { management_requests_per_minute: 100_000 } });
+  gw = await startGatewayProcess({ ...config, exec: { lease_ms: LEASE_MS } });
+});
+
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop('SIGKILL')));
+});
+
+afterAll(async () => {
+  await gw?.stop();
+  await sim?.stop();
+});
+
+const mgmt = (path: string): string => `${gw.url}/${PROJECT}/v1/management/exec${path}`;
+const connectUrl = (): string => `${gw.url.replace(/^http/, 'ws')}/${PROJECT}/v1/exec/agents/connect`;
+type AgentWire = { id: string; status: string; registration_name: string; description: string | null; tools: { name: string }[] };
+
+async function joinKey(): Promise<{ id: string; value: string }> {
+  const res = await call(mgmt('/join-keys'), { key: keys.full, body: { name: 'reference agents' } });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; value: string };
+}
+
+function manifestFile(): string {
+  const path = join(tempDir(), 'tools.yaml');
+  writeFileSync(path, stringify(MANIFEST));
+  return path;
+}
+
+function agent(args: string[], env: NodeJS.ProcessEnv = {}): AgentProcess {
+  const a = startAgentProcess(['--url', connectUrl(), ...args], env);
+  agents.push(a);
+  return a;
+}
+
+async function status(id: string): Promise<string> {
+  const res = await call(mgmt(`/agents/${id}`), { key: keys.full });
+  return (res.body as AgentWire).status;
+}
+
+describe('reference agent against the gateway', () => {
+  it('enrolls from its manifest with a join key, keeps the agent key next to the manifest (0600), and is listed online with its tools', async () => {
+    const key = await joinKey();
+    const manifest = manifestFile();
+    const a = agent(['--join-key', key.value, '--manifest', manifest, '--name', 'ref-1']);
+    const [, id] = await a.waitFor(/enrolled as (agt_[0-9a-f]{24})/);
+    const res = await call(mgmt(`/agents/${id}`), { key: keys.full });
+    expect(res.body).toMatchObject({ registration_name: 'ref-1', description: 'test runner', status: 'online' });
+    expect((res.body as AgentWire).tools.map((t) => t.name)).toEqual(['say', 'wipe']);
+    expect(statSync(`${manifest}.agent-key`).mode & 0o777).toBe(0o600);
+  });
+
+  it('goes offline at once when killed (SIGKILL); the same command started again reconnects as the same agent with the stored key', async () => {
+    const key = await joinKey();
+    const manifest = manifestFile();
+    const args = ['--join-key', key.value, '--manifest', manifest, '--name', 'ref-killed'];
+    const first = agent(args);
+    const [, id = ''] = await first.waitFor(/enrolled as (agt_[0-9a-f]{24})/);
+    expect(await status(id)).toBe('online');
+    await first.stop('SIGKILL');
+    await expect.poll(() => status(id), { timeout: 3000 }).toBe('offline');
+
+    const second = agent(args);
+    await second.waitFor(new RegExp(`connected with the agent key[\\s\\S]*enrolled as ${id}`));
+    expect(await status(id)).toBe('online');
+    expect(second.stdout.join('')).not.toContain('agent key stored');
+  });
+
+  it('loses its lease while frozen (SIGSTOP, the gateway clock moved past lease_ms) and, running again, reconnects with its agent key', async () => {
+    const key = await joinKey();
+    const a = agent(['--manifest', manifestFile(), '--name', 'ref-frozen'], { SWITCHBOARD_JOIN_KEY: key.value });
+    const [, id = ''] = await a.waitFor(/enrolled as (agt_[0-9a-f]{24})/);
+    a.proc.kill('SIGSTOP');
+    // A heartbeat already on the wire must land before the clock moves.
+    await new Promise((r) => setTimeout(r, 200));
+    await advanceClock(gw.url, LEASE_MS + 1000);
+    await expect.poll(() => status(id), { timeout: 3000 }).toBe('offline');
+    const from = a.stdout.join('').length;
+    a.proc.kill('SIGCONT');
+    await a.waitFor(/disconnected \(4408 lease expired/, from);
+    await a.waitFor(new RegExp(`connected with the agent key[\\s\\S]*enrolled as ${id}`), from);
+    expect(await status(id)).toBe('online');
+  });
+
+  it('exits 1 with the refusal when its name is held by an agent online (agent_name_in_use)', async () => {
+    const key = await joinKey();
+    const first = agent(['--join-key', key.value, '--manifest', manifestFile(), '--name', 'ref-twin']);
+    await first.waitFor(/enrolled as agt_/);
+    const second = agent(['--join-key', key.value, '--manifest', manifestFile(), '--name', 'ref-twin']);
+    expect(await second.exited).toBe(1);
+    expect(second.stdout.join('')).toContain('gateway error agent_name_in_use');
+    expect(second.stderr.join('')).toContain('(4400 agent_name_in_use)');
+  });
+
+  it('exits 1 when the upgrade refuses its key (a revoked join key), without storing anything', async () => {
+    const key = await joinKey();
+    expect((await call(mgmt(`/join-keys/${key.id}`), { key: keys.full, method: 'DELETE' })).status).toBe(200);
+    const manifest = manifestFile();
+    const a = agent(['--join-key', key.value, '--manifest', manifest]);
+    expect(await a.exited).toBe(1);
+    expect(a.stderr.join('')).toMatch(/refused the join key \(401\): The join key jk_[0-9a-f]{24} was revoked/);
+    expect(existsSync(`${manifest}.agent-key`)).toBe(false);
+  });
+
+  it('exits 1 when deleted while connected (4403)', async () => {
+    const key = await joinKey();
+    const a = agent(['--join-key', key.value, '--manifest', manifestFile(), '--name', 'ref-deleted']);
+    const [, id] = await a.waitFor(/enrolled as (agt_[0-9a-f]{24})/);
+    expect((await call(mgmt(`/agents/${id}`), { key: keys.full, method: 'DELETE' })).status).toBe(200);
+    expect(await a.exited).toBe(1);
+    expect(a.stderr.join('')).toContain('(4403 agent deleted)');
+  });
+
+  it('refuses to start on a manifest the gateway would refuse, naming the field (exit 2)', async () => {
+    const path = join(tempDir(), 'bad.yaml');
+    writeFileSync(path, stringify({ tools: { say: { command: ['printf', '{{text}}'], risk: 'read', input_schema: { type: 'object', properties: { text: { type: 'strin' } } } } } }));
+    const a = agent(['--join-key', `sjk_${'A'.repeat(43)}`, '--manifest', path]);
+    expect(await a.exited).toBe(2);
+    expect(a.stderr.join('')).toContain('exec_manifest_invalid');
+    expect(a.stderr.join('')).toContain('manifest.tools[0].input_schema (say)');
+  });
+});
