@@ -4,16 +4,18 @@
  * again reconnecting as the same agent, a frozen agent (SIGSTOP) losing its lease on the gateway's clock
  * and reconnecting on its own once it runs again, and the refusals that end it.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig } from '../helpers/configs.js';
+import { makeKeys, PROJECT, testConfig, WS_DEFAULT } from '../helpers/configs.js';
 import { advanceClock, call } from '../helpers/http.js';
 import { startAgentProcess, type AgentProcess } from '../helpers/exec-agents.js';
-import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { mintTestKey, startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
 const keys = makeKeys();
+const EXEC_KEY = mintTestKey('test');
 let sim: SimulatorProcess;
 let gw: GatewayProcess;
 const LEASE_MS = 30_000;
@@ -30,12 +32,14 @@ const MANIFEST = {
       input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     },
     wipe: { command: ['rm', '-r', '--', '{{path}}'], risk: 'destructive', input_schema: { type: 'object', properties: { path: { type: 'string' } } } },
+    list: { command: ['ls', '--', '{{path}}'], risk: 'read', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+    nap: { command: ['sleep', '{{seconds}}'], risk: 'write', input_schema: { type: 'object', properties: { seconds: { type: 'string' } }, required: ['seconds'] } },
   },
 };
 
 beforeAll(async () => {
   sim = await startSimulatorProcess();
-  const config = testConfig(sim.url, keys, { limits: { management_requests_per_minute: 100_000 } });
+  const config = testConfig(sim.url, keys, { limits: { management_requests_per_minute: 100_000 }, extraKeys: [{ value: EXEC_KEY, scopes: ['execution'] }] });
   gw = await startGatewayProcess({ ...config, exec: { lease_ms: LEASE_MS } });
 });
 
@@ -83,7 +87,7 @@ describe('reference agent against the gateway', () => {
     const [, id] = await a.waitFor(/enrolled as (agt_[0-9a-f]{24})/);
     const res = await call(mgmt(`/agents/${id}`), { key: keys.full });
     expect(res.body).toMatchObject({ registration_name: 'ref-1', description: 'test runner', status: 'online' });
-    expect((res.body as AgentWire).tools.map((t) => t.name)).toEqual(['say', 'wipe']);
+    expect((res.body as AgentWire).tools.map((t) => t.name)).toEqual(['say', 'wipe', 'list', 'nap']);
     expect(statSync(`${manifest}.agent-key`).mode & 0o777).toBe(0o600);
   });
 
@@ -155,5 +159,65 @@ describe('reference agent against the gateway', () => {
     expect(await a.exited).toBe(2);
     expect(a.stderr.join('')).toContain('exec_manifest_invalid');
     expect(a.stderr.join('')).toContain('manifest.tools[0].input_schema (say)');
+  });
+});
+
+type Invocation = { id: string; status: string; output: string; exit_code: number | null; agent_id: string | null; error: { code: string } | null };
+const invocations = (path = ''): string => `${gw.url}/${PROJECT}/v1/exec/invocations${path}`;
+
+async function invoke(tool: string, args: Record<string, unknown>): Promise<Invocation> {
+  const res = await call(invocations(), { key: EXEC_KEY, body: { workspace_id: WS_DEFAULT, tool_name: tool, arguments: args } });
+  expect(res.status).toBe(201);
+  return res.body as Invocation;
+}
+
+async function settled(id: string): Promise<Invocation> {
+  let inv: Invocation | null = null;
+  await expect
+    .poll(async () => {
+      inv = (await call(invocations(`/${id}`), { key: EXEC_KEY })).body as Invocation;
+      return ['completed', 'failed', 'cancelled'].includes(inv.status);
+    }, { timeout: 10_000 })
+    .toBe(true);
+  return inv as unknown as Invocation;
+}
+
+describe('invocations run by the reference agent (both halves of the surface, real processes)', () => {
+  it('completes an invocation: the agent runs the argv with the argument and its stdout is the output', async () => {
+    const key = await joinKey();
+    const a = agent(['--join-key', key.value, '--manifest', manifestFile(), '--name', 'ref-runner']);
+    const [, agentId] = await a.waitFor(/enrolled as (agt_[0-9a-f]{24})/);
+    const inv = await invoke('say', { text: 'hello from printf; $(not a shell)' });
+    const done = await settled(inv.id);
+    expect(done).toMatchObject({ status: 'completed', exit_code: 0, agent_id: agentId, output: 'hello from printf; $(not a shell)', error: null });
+  });
+
+  it('fails an invocation whose command exits non-zero (non_zero_exit), with stderr as output', async () => {
+    const key = await joinKey();
+    const a = agent(['--join-key', key.value, '--manifest', manifestFile(), '--name', 'ref-failing']);
+    await a.waitFor(/enrolled as agt_/);
+    const done = await settled((await invoke('list', { path: '/nonexistent-dir-xyz' })).id);
+    expect(done).toMatchObject({ status: 'failed', exit_code: 2, error: { code: 'non_zero_exit' } });
+    expect(done.output).toContain('/nonexistent-dir-xyz');
+  });
+
+  it('a cancel through the API reaches the agent, which kills the command', async () => {
+    const key = await joinKey();
+    const a = agent(['--join-key', key.value, '--manifest', manifestFile(), '--name', 'ref-cancel']);
+    await a.waitFor(/enrolled as agt_/);
+    const sleeping = (): number => {
+      try {
+        return execFileSync('pgrep', ['-f', '^sleep 41.5$']).toString().trim().split('\n').filter(Boolean).length;
+      } catch {
+        return 0;
+      }
+    };
+    const inv = await invoke('nap', { seconds: '41.5' });
+    await expect.poll(sleeping, { timeout: 5000 }).toBe(1);
+    const res = await call(invocations(`/${inv.id}/cancel`), { key: EXEC_KEY, method: 'POST' });
+    expect(res.status).toBe(200);
+    expect((res.body as Invocation).status).toBe('cancelled');
+    await expect.poll(sleeping, { timeout: 5000 }).toBe(0);
+    await a.waitFor(new RegExp(`cancel ${inv.id}`));
   });
 });
