@@ -8,7 +8,8 @@
  * clock's poll reads both through partial indexes holding only the live rows.
  *
  * Idempotency keys are their own table, not a unique column of invocations: a key is kept 24 hours and
- * may then name a new invocation. Its primary key is what decides between concurrent identical POSTs.
+ * may then name a new invocation. Its primary key is what decides between concurrent identical POSTs;
+ * expired keys are swept through the `expires_at` index.
  */
 export const migration008 = `
 CREATE TABLE exec_invocations (
@@ -67,4 +68,5 @@ CREATE TABLE exec_idempotency_keys (
   expires_at INTEGER NOT NULL,
   PRIMARY KEY (project_id, key)
 );
+CREATE INDEX exec_idempotency_keys_expiry ON exec_idempotency_keys(expires_at);
 `;
