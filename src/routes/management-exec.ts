@@ -2,7 +2,8 @@
  * `/{project}/v1/management/exec/...` (docs/exec.md "Management routes"): join keys and execution
  * agents. Management scope and rate limit, 16 KiB bodies. A join key's value and an agent key appear
  * once, in the create and rotate-key responses (`Cache-Control: no-store`). Times are ISO 8601 strings,
- * as in SPEC's exec payloads; `project_id` is the project's UUID, as in `exec.agent_enrolled`.
+ * as in SPEC's exec payloads; `project_id` is the project's `proj_` id, as on invocations (only the
+ * `exec.agent_enrolled` event carries the UUID, SPEC's payload).
  */
 import type { AgentsAdmin } from '../exec/agents/agents-admin.js';
 import type { LocalAgentRegistry } from '../exec/agents/local-agent-registry.js';
@@ -24,14 +25,14 @@ export function joinKeyWire(k: JoinKeyRecord, value?: string) {
   return { id: k.id, object: 'exec.join_key' as const, name: k.name, ...(value === undefined ? {} : { value }), created_at: iso(k.createdAt), revoked_at: iso(k.revokedAt) };
 }
 
-export function agentWire(a: AgentRecord, projectUuid: string, registry: LocalAgentRegistry) {
+export function agentWire(a: AgentRecord, registry: LocalAgentRegistry) {
   const online = a.deletedAt === null && registry.isOnline(a.id);
   return {
     id: a.id,
     object: 'exec.agent' as const,
     registration_name: a.registrationName,
     description: a.description,
-    project_id: projectUuid,
+    project_id: a.projectId,
     workspace_ids: a.workspaceIds,
     status: online ? ('online' as const) : ('offline' as const),
     manifest_hash: a.manifestHash,
@@ -53,7 +54,7 @@ export function managementExecRoutes(services: ExecManagementServices): RouteDef
     handle: (ctx) => handle(ctx, requireKey(ctx, services, 'management')),
   });
   const agentId = (ctx: RouteContext): string => ctx.req.params.agent ?? '';
-  const agent = (a: AgentRecord, { project }: AuthenticatedKey) => agentWire(a, project.uuid, registry);
+  const agent = (a: AgentRecord) => agentWire(a, registry);
 
   return [
     route('POST', '/join-keys', async (ctx, { project }) => {
@@ -69,10 +70,10 @@ export function managementExecRoutes(services: ExecManagementServices): RouteDef
       ctx.reply.json(200, joinKeyWire(admin.revokeJoinKey(project.id, ctx.req.params.joinKey ?? '')));
     }),
     route('GET', '/agents', (ctx, auth) => {
-      ctx.reply.json(200, { object: 'list', data: admin.listAgents(auth.project.id).map((a) => agent(a, auth)) });
+      ctx.reply.json(200, { object: 'list', data: admin.listAgents(auth.project.id).map((a) => agent(a)) });
     }),
     route('GET', '/agents/:agent', (ctx, auth) => {
-      ctx.reply.json(200, agent(admin.getAgent(auth.project.id, agentId(ctx)), auth));
+      ctx.reply.json(200, agent(admin.getAgent(auth.project.id, agentId(ctx))));
     }),
     route('PATCH', '/agents/:agent', async (ctx, auth) => {
       const body = parsePatchAgent(execBody(await ctx.req.body()));
@@ -81,7 +82,7 @@ export function managementExecRoutes(services: ExecManagementServices): RouteDef
         ...(body.description === undefined ? {} : { description: body.description }),
         ...(body.workspace_ids === undefined ? {} : { workspaceIds: body.workspace_ids }),
       };
-      ctx.reply.json(200, agent(admin.updateAgent(auth.project.id, agentId(ctx), patch), auth));
+      ctx.reply.json(200, agent(admin.updateAgent(auth.project.id, agentId(ctx), patch)));
     }),
     route('DELETE', '/agents/:agent', (ctx, { project }) => {
       const deleted = admin.deleteAgent(project.id, agentId(ctx));

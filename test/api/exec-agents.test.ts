@@ -220,7 +220,7 @@ describe('enrollment', () => {
     const [execEnrolled] = await eventsOf('exec.agent_enrolled', { agent_id: enrolled.agent_id });
     const uuid = projectUuid();
     expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    expect(agent.project_id).toBe(uuid);
+    expect(agent.project_id).toBe(PROJECT);
     expect(execEnrolled?.data).toEqual({ agent_id: enrolled.agent_id, registration_name: 'builder-1', project_id: uuid, manifest_hash: hash, enrolled_at: agent.enrolled_at });
     const [created] = await eventsOf('agent.created', { agent_id: enrolled.agent_id });
     expect(created?.data).toMatchObject({ registration_name: 'builder-1', join_key_id: key.id, workspace_ids: [WS_B] });
