@@ -115,7 +115,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
   const services: Services = { catalog, pool, metrics, logger, now: clock.now, isStoreOpen: () => db.open, limits, budgets };
   // Every endpoint's pool of servers is built now, its API keys read from the environment once.
-  const upstream = createUpstreamClient({ projects: config.projects, now: clock.now, logger });
+  const upstream = createUpstreamClient({
+    projects: config.projects,
+    now: clock.now,
+    logger,
+    onUpstreamError: (endpoint, cause) => metrics.upstreamError(endpoint.projectId, endpoint.slug, cause),
+  });
   // Each turn's usage row also charges the token limiter and the budgets, once, as it is recorded.
   const ledger = createUsageLedger(dbPath, (message) => logger.error({ message }, 'usage ledger write failed; will retry'));
   // The usage API's queries run on a thread of their own (store/usage-reader.ts).

@@ -14,6 +14,8 @@ export interface Metrics {
   /** A request an endpoint served (configured endpoints only: bounded label values). */
   endpointFinished(endpoint: EndpointLabels, status: number, upstreamSeconds: number | undefined, ttftSeconds: number | undefined): void;
   tokensBilled(endpoint: EndpointLabels, prompt: number, completion: number, cached: number): void;
+  /** An upstream failure of an endpoint, by class of cause (upstream-client.ts UpstreamErrorClass). */
+  upstreamError(project: string, endpoint: string, cause: string): void;
 }
 
 export interface EndpointLabels {
@@ -110,6 +112,12 @@ export function createMetrics(poolQueueSize: () => number, poolUtilization: () =
     },
   });
 
+  const upstreamErrors = new Counter({
+    name: 'switchboard_upstream_errors_total',
+    help: 'Upstream failures per endpoint, by cause: unreachable, failed_after_send, no_server, refused (401/403/404), overloaded (429/503), http_4xx, http_5xx.',
+    labelNames: ['project', 'endpoint', 'cause'] as const,
+    registers: [registry],
+  });
   const unexpected = new Counter({
     name: 'switchboard_unexpected_errors_total',
     help: 'Exceptions that were not gateway errors (bugs), by where they were caught; each is logged with its stack.',
@@ -121,6 +129,10 @@ export function createMetrics(poolQueueSize: () => number, poolUtilization: () =
     registry,
     unexpectedError(where) {
       unexpected.inc({ where });
+    },
+    upstreamError(project, endpoint, cause) {
+      // Failures are rare next to requests: prom-client's labelled inc is fine here.
+      upstreamErrors.inc({ project, endpoint, cause });
     },
     requestStarted(name) {
       inFlightCounts.set(name, (inFlightCounts.get(name) ?? 0) + 1);

@@ -112,6 +112,21 @@ export interface UpstreamClientOptions {
   readonly now?: () => number;
   readonly logger?: UpstreamLogger;
   readonly probeTimeoutMs?: number;
+  /** Each upstream failure, by a bounded class of cause (for a metric; the log line has the detail). */
+  onUpstreamError?(endpoint: { readonly projectId: string; readonly slug: string }, cause: UpstreamErrorClass): void;
+}
+
+/**
+ * What failed, in a few words a metric label can hold: the server could not be reached (nothing was sent),
+ * failed after the request was sent, no server of the pool was taking requests, or answered with an error
+ * status (refused: 401/403/404, the gateway's own configuration; overloaded: 429/503; else a 4xx or 5xx).
+ */
+export type UpstreamErrorClass = 'unreachable' | 'failed_after_send' | 'no_server' | 'refused' | 'overloaded' | 'http_4xx' | 'http_5xx';
+
+function statusClass(status: number): UpstreamErrorClass {
+  if (status === 401 || status === 403 || status === 404) return 'refused';
+  if (status === 429 || status === 503) return 'overloaded';
+  return status >= 500 ? 'http_5xx' : 'http_4xx';
 }
 
 const SILENT: UpstreamLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -178,6 +193,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     }
     const cause = `HTTP ${status} from ${server.url}${call.path}`;
     pool.answered(server, status, cause);
+    options.onUpstreamError?.(pool.endpoint, statusClass(status));
     if (status >= 500 || status === 401 || status === 403 || status === 404 || status === 408 || status === 429) {
       const fields = { ...where(pool, server), cause, request_id: call.requestId };
       if (status === 401 || status === 403 || status === 404) log.error(fields, 'upstream refused the request: check the endpoint upstream config');
@@ -199,6 +215,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     const error = unreachableUpstream(transportFailure(err));
     pool.failed(server, cause);
     const fields = { ...where(pool, server), cause, request_id: call.requestId };
+    options.onUpstreamError?.(pool.endpoint, sentNothing(err) ? 'unreachable' : 'failed_after_send');
     if (!sentNothing(err)) {
       log.error(fields, 'upstream request failed after it was sent; not retried');
       return { error, next: null };
@@ -236,6 +253,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     const server = probing ? pool.pick(null) : null;
     if (server) return server;
     log.error({ ...where(pool, null), causes: pool.servers.map((s) => `${s.url}: ${s.health.lastFailure ?? 'none'}`), request_id: call.requestId }, 'no upstream server of the endpoint is taking requests');
+    options.onUpstreamError?.(pool.endpoint, 'no_server');
     throw noServerAvailable(pool.servers.length);
   }
 

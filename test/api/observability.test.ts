@@ -3,7 +3,8 @@
  * model, tokens, client address, error code, the path of an unmatched request) must be on the line.
  */
 import { describe, expect, it } from 'vitest';
-import { PROJECT } from '../helpers/configs.js';
+import { PROJECT, testConfig } from '../helpers/configs.js';
+import { runCli, startGatewayProcess, tempDir, writeConfig } from '../helpers/processes.js';
 import { useGatewaySuite } from '../helpers/suite.js';
 
 const suite = useGatewaySuite();
@@ -73,8 +74,6 @@ describe('/metrics', () => {
 
 describe('/metrics on a listener of its own, behind a token', () => {
   it('serves /metrics only on its own port, only with the token, and not on the main port', async () => {
-    const { startGatewayProcess } = await import('../helpers/processes.js');
-    const { testConfig } = await import('../helpers/configs.js');
     const gw = await startGatewayProcess(testConfig(suite.sim.url, suite.keys, { server: { metrics: { port: 0, token_env: 'SCRAPE_TOKEN' } } }), { env: { SCRAPE_TOKEN: 'scrape-secret' } });
     try {
       const url = /"url":"([^"]+\/metrics)","msg":"metrics listening"/.exec(gw.stdout.join(''))?.[1] ?? '';
@@ -92,11 +91,23 @@ describe('/metrics on a listener of its own, behind a token', () => {
   });
 
   it('refuses to start when the token variable is not set', async () => {
-    const { runCli, tempDir, writeConfig } = await import('../helpers/processes.js');
-    const { testConfig } = await import('../helpers/configs.js');
     const dir = tempDir();
     const res = await runCli(['serve', '--config', writeConfig(dir, testConfig(suite.sim.url, suite.keys, { server: { metrics: { token_env: 'UNSET_SCRAPE_TOKEN_X' } } })), '--port', '0', '--db', `${dir}/s.db`]);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('UNSET_SCRAPE_TOKEN_X');
+  });
+});
+
+describe('upstream failures in /metrics', () => {
+  it('counts them per endpoint by cause', async () => {
+    const down = await startGatewayProcess(testConfig('http://127.0.0.1:9/v1', suite.keys));
+    try {
+      const res = await post(`${down.url}/${PROJECT}/chat/v1/chat/completions`, suite.keys.full, { model: 'm', messages: [{ role: 'user', content: 'x' }] });
+      expect(res.status).toBe(500);
+      const text = await (await fetch(`${down.url}/metrics`)).text();
+      expect(text).toMatch(new RegExp(`switchboard_upstream_errors_total\\{project="${PROJECT}",endpoint="chat",cause="(unreachable|no_server)"\\} \\d+`));
+    } finally {
+      await down.stop();
+    }
   });
 });
