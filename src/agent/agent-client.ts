@@ -3,7 +3,10 @@
  * agent key when it has one (else the join key), enroll, heartbeat every third of the lease, run what is
  * dispatched, and reconnect with backoff (1 s, doubling, at most 30 s; back to 1 s once enrolled) when the
  * connection ends, unless the gateway said retrying cannot help: a refused key on the upgrade (401/403),
- * or a close for a protocol error, a rotated key or a deleted agent (4400, 4401, 4403). Invocations still
+ * or a close for a protocol error, a rotated key or a deleted agent (4400, 4401, 4403). One exception:
+ * `agent_name_in_use` on a reconnect after this run enrolled is the agent's own previous connection, which
+ * the gateway has not seen end yet (a half-open TCP connection holds until its lease runs out), so it is
+ * retried with the same backoff. Invocations still
  * running when the connection ends are killed: the gateway has failed them already (agent_offline).
  */
 import WebSocket from 'ws';
@@ -41,6 +44,8 @@ export function startAgentClient(o: AgentClientOptions): AgentClient {
   let ws: WebSocket | null = null;
   let retryTimer: NodeJS.Timeout | null = null;
   let heartbeat: NodeJS.Timeout | null = null;
+  let enrolledOnce = false;
+  let lastError: string | null = null;
   const running = new Map<string, RunningTool>();
 
   const send = (socket: WebSocket, message: Record<string, unknown>): void => {
@@ -90,6 +95,7 @@ export function startAgentClient(o: AgentClientOptions): AgentClient {
         o.storeAgentKey(m.agent_key);
       }
       delay = FIRST_DELAY_MS;
+      enrolledOnce = true;
       const leaseMs = typeof m.lease_ms === 'number' ? m.lease_ms : 30_000;
       heartbeat = setInterval(() => send(socket, { type: 'heartbeat' }), Math.max(100, Math.floor(leaseMs / 3)));
       o.log(`enrolled as ${String(m.agent_id)} (lease ${leaseMs} ms)`);
@@ -102,11 +108,15 @@ export function startAgentClient(o: AgentClientOptions): AgentClient {
         o.log(`cancel ${id}`);
         run.kill('cancelled');
       }
-    } else if (m.type === 'error') o.log(`gateway error ${String(m.code)}: ${String(m.message)}`);
+    } else if (m.type === 'error') {
+      lastError = String(m.code);
+      o.log(`gateway error ${String(m.code)}: ${String(m.message)}`);
+    }
   }
 
   function connect(): void {
     retryTimer = null;
+    lastError = null;
     const key = agentKey ?? o.joinKey ?? '';
     const socket = new WebSocket(o.url, { headers: { authorization: `Bearer ${key}` }, handshakeTimeout: 10_000 });
     ws = socket;
@@ -147,7 +157,8 @@ export function startAgentClient(o: AgentClientOptions): AgentClient {
         return scheduleReconnect();
       }
       o.log(`disconnected (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
-      if (FINAL_CLOSES.has(code)) o.fatal(`the gateway closed the connection for good (${code} ${reason.toString()})`);
+      if (code === CLOSE.protocolError && lastError === 'agent_name_in_use' && enrolledOnce) scheduleReconnect();
+      else if (FINAL_CLOSES.has(code)) o.fatal(`the gateway closed the connection for good (${code} ${reason.toString()})`);
       else scheduleReconnect();
     });
   }

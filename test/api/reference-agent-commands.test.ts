@@ -41,6 +41,8 @@ interface Connection {
 let server: WebSocketServer;
 /** While set, upgrades are refused with 503 (a gateway that is draining or restarting). */
 let refuseUpgrades = false;
+/** While set, an enroll is answered agent_name_in_use (the gateway still holds the agent's old connection). */
+let nameInUse = false;
 const connections: Connection[] = [];
 const connectionWaiters: (() => void)[] = [];
 let agent: AgentProcess;
@@ -52,7 +54,10 @@ function accept(ws: WebSocket, req: IncomingMessage): void {
   ws.on('message', (data) => {
     const m = JSON.parse(data.toString()) as AgentMessage;
     messages.push(m);
-    if (m.type === 'enroll') {
+    if (m.type === 'enroll' && nameInUse) {
+      ws.send(JSON.stringify({ type: 'error', code: 'agent_name_in_use', message: 'Agent agt_000000000000000000000001 (runner-1) is already connected.' }));
+      ws.close(4400, 'agent_name_in_use');
+    } else if (m.type === 'enroll') {
       // The first connection enrolls with the join key and is given an agent key, later ones must use it.
       const first = req.headers.authorization === `Bearer ${JOIN_KEY}`;
       ws.send(JSON.stringify({ type: 'enrolled', agent_id: 'agt_000000000000000000000001', ...(first ? { agent_key: AGENT_KEY } : {}), lease_ms: 3000 }));
@@ -240,6 +245,19 @@ describe('reference agent: reconnecting', () => {
       'reconnecting in 4 s',
     ]);
     await (await connection(before)).next((m) => m.type === 'enroll');
+  });
+
+  it('retries agent_name_in_use on a reconnect (its own connection the gateway has not seen end), with the backoff', async () => {
+    const from = agent.stdout.join('').length;
+    const before = connections.length;
+    nameInUse = true;
+    current().ws.close(1001, 'gateway restarting');
+    await agent.waitFor(/gateway error agent_name_in_use[\s\S]*reconnecting in 2 s/, from);
+    nameInUse = false;
+    const mark = agent.stdout.join('').length;
+    await (await connection(before + 1)).next((m) => m.type === 'enroll');
+    await agent.waitFor(/enrolled as agt_/, mark);
+    expect(agent.proc.exitCode).toBeNull();
   });
 
   it('exits 1 when a close says retrying cannot help (4403: deleted)', async () => {
