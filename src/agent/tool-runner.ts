@@ -4,7 +4,8 @@
  * not garbled) up to the tool's `output_cap_bytes`, then dropped. The child leads a process group of its
  * own, so a timeout or a cancel stops what it started too: SIGTERM to the group, SIGKILL two seconds later.
  * Exit codes follow the shell's conventions: 128 + n when killed by signal n, 127 when the program cannot
- * be started, 2 when the arguments do not fill the template.
+ * be started, 2 when the arguments do not fill the template. Commands inherit the agent's environment
+ * minus its own keys (SWITCHBOARD_JOIN_KEY, SWITCHBOARD_AGENT_KEY): a tool must not be able to print them.
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
@@ -28,6 +29,13 @@ export interface RunningTool {
 }
 
 const KILL_GRACE_MS = 2000;
+const AGENT_SECRETS = ['SWITCHBOARD_JOIN_KEY', 'SWITCHBOARD_AGENT_KEY'];
+
+function commandEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of AGENT_SECRETS) delete env[name];
+  return env;
+}
 
 export function runTool(tool: AgentTool, args: Record<string, unknown>, timeoutMs: number, handlers: RunHandlers): RunningTool {
   let argv: string[];
@@ -39,7 +47,7 @@ export function runTool(tool: AgentTool, args: Record<string, unknown>, timeoutM
     return { kill: () => undefined };
   }
   const [program = '', ...rest] = argv;
-  const child = spawn(program, rest, { shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(program, rest, { shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: commandEnv() });
   let budget = tool.outputCapBytes;
   let stopReason: string | null = null;
   let finished = false;

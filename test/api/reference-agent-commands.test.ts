@@ -26,6 +26,7 @@ const MANIFEST = {
     nap: { command: ['sleep', '{{seconds}}'], risk: 'write', timeout_ms: 400, input_schema: { type: 'object', properties: { seconds: { type: 'string' } } } },
     long_nap: { command: ['sleep', '{{seconds}}'], risk: 'write', input_schema: { type: 'object', properties: { seconds: { type: 'string' } } } },
     fail: { command: ['false'], risk: 'read' },
+    env: { command: ['printenv'], risk: 'read' },
     missing: { command: ['/nonexistent/program-xyz'], risk: 'read' },
   },
 };
@@ -169,6 +170,14 @@ describe('reference agent: running commands', () => {
     expect(outputOf(id)).toContain('does-not-exist');
     const failed = dispatch('fail', {});
     expect(await resultOf(failed)).toMatchObject({ exit_code: 1 });
+  });
+
+  it("runs commands without the agent's own keys in their environment", async () => {
+    const id = dispatch('env', {});
+    await resultOf(id);
+    expect(outputOf(id)).toContain('PATH=');
+    expect(outputOf(id)).not.toContain('SWITCHBOARD_JOIN_KEY');
+    expect(outputOf(id)).not.toContain(JOIN_KEY);
   });
 
   it('stops sending output past output_cap_bytes', async () => {
