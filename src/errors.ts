@@ -145,6 +145,12 @@ export interface GatewayErrorOptions {
   extra?: Record<string, unknown>;
   /** Extra response headers (e.g. Retry-After, Allow). */
   headers?: Record<string, string>;
+  /**
+   * Overrides the catalogue's retry decision for this one error, where the same code covers a passing and a
+   * lasting condition: an internal_error from a model server that refused the gateway's own credentials
+   * fails until an operator acts, one from an unreachable server may pass.
+   */
+  retryable?: boolean;
 }
 
 export class GatewayError extends Error {
@@ -164,7 +170,7 @@ export class GatewayError extends Error {
     this.code = code;
     this.status = options.status ?? spec.status;
     this.type = spec.type;
-    this.retryable = spec.retryable;
+    this.retryable = options.retryable ?? spec.retryable;
     this.param = options.param ?? null;
     this.extra = options.extra;
     this.headers = options.headers;

@@ -50,7 +50,9 @@ export function mapUpstreamError(status: number, body: string, retryAfter: strin
     });
   }
   if (status === 408 || status === 504) return new GatewayError('timeout', { message: `The model server timed out (HTTP ${status} from upstream).` });
-  return new GatewayError('internal_error', { message: failedMessage(status, code, message) });
+  // 401/403/404 from the model server are the gateway's own configuration: no retry fixes them.
+  const lasting = status === 401 || status === 403 || status === 404;
+  return new GatewayError('internal_error', { message: failedMessage(status, code, message), ...(lasting ? { retryable: false } : {}) });
 }
 
 /** The 500s: what the operator must fix, or what passes by itself. */

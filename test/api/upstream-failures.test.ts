@@ -57,6 +57,8 @@ describe('upstream failures', () => {
     const res = await chat('chat', { sim: { error_status: 401 } });
     expectError(res, 500, 'internal_error');
     expect(errorOf(res).message).toMatch(/refused the gateway's own credentials \(HTTP 401 from upstream\)/);
+    // The gateway's own configuration: no client retry can fix it.
+    expect(res.headers.get('x-should-retry')).toBe('false');
     expect(await lineFor(res.headers.get('x-request-id'))).toMatchObject({
       level: ERROR,
       project: PROJECT,
