@@ -183,7 +183,7 @@ describe('the store connections', () => {
         const full = join(folder, name);
         return statSync(full).isDirectory() ? files(full) : full.endsWith('.ts') ? [full] : [];
       });
-    const offenders = files(src).filter((f) => f !== join(src, 'store/db.ts') && /\.transaction\(/.test(readFileSync(f, 'utf8')));
+    const offenders = files(src).filter((f) => f !== join(src, 'store/db.ts') && /\b\w*[dD][bB]\.transaction\(/.test(readFileSync(f, 'utf8')));
     expect(offenders).toEqual([]);
   });
 });
