@@ -50,7 +50,8 @@ import { semanticRouterChatRoutes } from './routes/semantic-router-chat.js';
 import { createAgentsSystem } from './exec/agents/agents-system.js';
 import { managementExecRoutes } from './routes/management-exec.js';
 import { execAgentsConnectHttpRoutes, execAgentsConnectRoutes } from './routes/exec-agents-connect.js';
-import { createExecInvocations } from './exec/invocations/exec-invocations.js';
+import { approvalPolicies, createExecInvocations } from './exec/invocations/exec-invocations.js';
+import { createChatToolRunner } from './exec/invocations/chat-tool-runner.js';
 import { execInvocationsRoutes } from './routes/exec-invocations.js';
 import { execApprovalsRoutes } from './routes/exec-approvals.js';
 import { execToolsRoutes } from './routes/exec-tools.js';
@@ -133,13 +134,23 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxRedirects: config.media.max_redirects,
     userAgent: mediaUserAgent(VERSION, config.media),
   });
-  const chatServices: ChatServices = { ...services, upstream, usage, timeouts: config.timeouts, features: config.features, media: createMediaResolver(mediaFetcher, config.media) };
   const webhooks = createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger });
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   const agents = createAgentsSystem({ db, outbox: webhooks.outbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   const execInvocations = createExecInvocations({ config, db, outbox: webhooks.outbox, registry: agents.registry, now: clock.now, logger });
   const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms };
+  // The chat tool bridge (x_exec, docs/exec.md "Chat tool bridge") runs tools through the same invocations service.
+  const execTools = createChatToolRunner({ service: execInvocations.service, registry: agents.registry, policyOf: approvalPolicies(config), timeoutMs: config.exec.default_timeout_ms });
+  const chatServices: ChatServices = {
+    ...services,
+    upstream,
+    usage,
+    timeouts: config.timeouts,
+    features: config.features,
+    media: createMediaResolver(mediaFetcher, config.media),
+    execTools,
+  };
   const routing = createRouterSystem({ config, db, dbPath, pool, upstream, catalog, now: clock.now, logger });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 

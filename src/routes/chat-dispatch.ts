@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../config.js';
 import { inputOf, type ContextInput } from '../core/chat/context-window.js';
 import type { Deadlines } from '../core/chat/deadlines.js';
+import type { ExecToolRunner } from '../core/chat/exec-bridge.js';
 import { normalizeCompletion } from '../core/chat/normalize-completion.js';
 import type { TurnContext, TurnUsage } from '../core/chat/turn-context.js';
 import type { EndpointRecord } from '../core/records.js';
@@ -27,6 +28,8 @@ export interface ChatServices extends Services {
   readonly features: Config['features'];
   /** Server-side image fetching for image_url parts (routes/chat-media.ts); absent: URLs pass as sent. */
   readonly media?: MediaResolver;
+  /** The execution tools a chat request with `x_exec: true` may use (chat-exec-bridge.ts); absent: none. */
+  readonly execTools?: ExecToolRunner;
 }
 
 export interface TurnRequest {
@@ -145,7 +148,7 @@ function isBuffered(res: UpstreamResponse | BufferedResponse): res is BufferedRe
   return Buffer.isBuffer(res.body);
 }
 
-function upstreamRefusal(status: number, headers: IncomingHttpHeaders, text: string): GatewayError {
+export function upstreamRefusal(status: number, headers: IncomingHttpHeaders, text: string): GatewayError {
   const retryAfter = headers['retry-after'];
   return mapUpstreamError(status, text, typeof retryAfter === 'string' ? retryAfter : null);
 }

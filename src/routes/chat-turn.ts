@@ -21,6 +21,7 @@ import type { ContentPart } from '../schemas/chat-message.js';
 import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
 import { planSpeech, projectAudioEndpoint, speakAnswers, transcribeAudioParts, withoutAudioOutput, type AudioTurn } from './chat-audio.js';
 import { dispatchTurn, type ChatServices } from './chat-dispatch.js';
+import { execOptIn, serveBridgedTurn } from './chat-exec-bridge.js';
 
 export interface ChatBody {
   /** The client's bytes, forwarded with only `model` replaced. */
@@ -51,8 +52,12 @@ export interface ChatTurnInput extends ChatBody {
 
 /** Capability checks, reasoning mapping, tier, context window, then exactly one upstream turn. */
 export async function serveChatTurn(services: ChatServices, input: ChatTurnInput): Promise<void> {
-  const { ctx, auth, endpoint, workspaceId, raw, parsed, chat } = input;
+  const { ctx, auth, endpoint, workspaceId, chat } = input;
   const { req, reply } = ctx;
+  // x_exec (docs/exec.md "Chat tool bridge") is opt-in: every other request pays this one property check.
+  const exec = input.parsed.x_exec === undefined ? null : execOptIn(input.parsed, auth, workspaceId, chat, services.execTools);
+  const raw = exec ? exec.raw : input.raw;
+  const parsed = exec ? exec.parsed : input.parsed;
   const workspace = workspaceId ? services.catalog.workspaces(auth.project.id).get(workspaceId) : undefined;
   checkCapabilities(chat, {
     model: endpoint.model,
@@ -87,6 +92,21 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
     splitInlineThink: augmentationFlag(req.headers, 'x-service-augment-reasoning-normalization'),
     adjustedEffort,
   };
+  const deadlines = deadlinesFor(endpoint.tier, services.timeouts, chat.reasoning_effort !== undefined && chat.reasoning_effort !== null);
+  if (exec?.on && services.execTools && exec.workspaceId !== null) {
+    return serveBridgedTurn(services, services.execTools, {
+      req,
+      reply,
+      endpoint,
+      base: JSON.parse(body.toString('utf8')) as Record<string, unknown>,
+      stream: chat.stream === true,
+      includeUsage: chat.stream_options?.include_usage === true,
+      turn,
+      deadlines,
+      account: { projectId: auth.project.id, workspaceId: exec.workspaceId, keyId: auth.key.id, multiplier: tier.multiplier },
+      route: input.route,
+    });
+  }
   await dispatchTurn(services, {
     req,
     reply,
@@ -94,7 +114,7 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
     body,
     stream: chat.stream === true,
     turn,
-    deadlines: deadlinesFor(endpoint.tier, services.timeouts, chat.reasoning_effort !== undefined && chat.reasoning_effort !== null),
+    deadlines,
     promptEstimate: verdict.inputTokens,
     // Named fields, not a spread of audio.account: V8 gave the spread copy a new hidden class on every
     // request (read through megamorphic lookups in the ledger row; seen with --log-ic).
