@@ -10,7 +10,7 @@ import { INVOCATION_STATUSES, type InvocationStatus } from '../core/exec/invocat
 import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import { integer } from './fields.js';
-import { describe, issueToGatewayError, needs } from './issues.js';
+import { describe, needs, parseStrictBody } from './issues.js';
 
 /** docs/exec.md "Concepts": tool names. */
 export const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
@@ -45,30 +45,19 @@ function jsonOf(buf: Buffer, emptyAs: unknown): unknown {
   }
 }
 
-function parse<T>(schema: z.ZodType<T>, body: unknown, fields: readonly string[]): T {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const first = result.error.issues[0];
-  if (first?.code === 'unrecognized_keys') {
-    const key = first.keys[0] ?? '';
-    throw new GatewayError('invalid_body', { param: key, message: `${key} is not a field of this request; the fields are ${fields.join(', ')}.` });
-  }
-  const e = issueToGatewayError(result.error.issues, body);
-  throw new GatewayError('invalid_body', { param: e.param, message: e.message });
-}
 
 export function parseCreateInvocation(buf: Buffer): { body: CreateInvocationBody; raw: unknown } {
   const raw = jsonOf(buf, undefined);
-  return { body: parse(createSchema, raw, ['workspace_id', 'tool_name', 'arguments', 'timeout_ms']), raw };
+  return { body: parseStrictBody(createSchema, raw, ['workspace_id', 'tool_name', 'arguments', 'timeout_ms'], { code: 'invalid_body' }), raw };
 }
 
 /** Accept takes no fields: an empty body or `{}`. */
 export function parseAcceptApproval(buf: Buffer): void {
-  parse(z.strictObject({}, needs('must be a JSON object')), jsonOf(buf, {}), []);
+  parseStrictBody(z.strictObject({}, needs('must be a JSON object')), jsonOf(buf, {}), [], { code: 'invalid_body' });
 }
 
 export function parseRejectApproval(buf: Buffer): { reason: string | null } {
-  const body = parse(rejectSchema, jsonOf(buf, {}), ['reason']);
+  const body = parseStrictBody(rejectSchema, jsonOf(buf, {}), ['reason'], { code: 'invalid_body' });
   return { reason: body.reason ?? null };
 }
 

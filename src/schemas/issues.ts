@@ -118,3 +118,33 @@ export function describe(value: unknown): string {
   if (typeof value === 'object') return 'an object';
   return String(value);
 }
+
+/**
+ * A request body checked against a strict object schema: the data, or the GatewayError for its first
+ * issue. An unknown field is named with the fields there are. `code` is the catalogue code the route
+ * family answers with (`invalid_request` on management routes, `invalid_body` on the execution surface,
+ * SPEC's code there).
+ */
+export function parseStrictBody<T>(
+  schema: z.ZodType<T>,
+  body: unknown,
+  fields: readonly string[],
+  options: { readonly code?: 'invalid_request' | 'invalid_body'; readonly mapping?: IssueMapping } = {},
+): T {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const code = options.code ?? 'invalid_request';
+  const first = result.error.issues[0];
+  if (first?.code === 'unrecognized_keys') {
+    const key = String(first.keys[0] ?? '');
+    throw new GatewayError(code, { param: key, message: `${key} is not a field of this request; the fields are ${fields.join(', ')}.` });
+  }
+  const e = issueToGatewayError(result.error.issues, body, options.mapping);
+  return throwAs(code, e);
+}
+
+/** The issue's own code stays (unsupported_parameter, ...); only the generic one becomes the family's. */
+function throwAs(code: 'invalid_request' | 'invalid_body', e: GatewayError): never {
+  if (e.code === 'invalid_request' && code !== 'invalid_request') throw new GatewayError(code, { param: e.param, message: e.message });
+  throw e;
+}

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
-import { issueToGatewayError, needs } from './issues.js';
+import { needs, parseStrictBody } from './issues.js';
 
 export const MAX_JOIN_KEY_NAME = 128;
 export const MAX_AGENT_DESCRIPTION = 1024;
@@ -46,20 +46,9 @@ export function execBody(buf: Buffer): unknown {
   }
 }
 
-function parse<T>(schema: z.ZodType<T>, body: unknown, fields: readonly string[]): T {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const first = result.error.issues[0];
-  if (first?.code === 'unrecognized_keys') {
-    const key = first.keys[0] ?? '';
-    throw new GatewayError('invalid_body', { param: key, message: `${key} is not a field of this request; the fields are ${fields.join(', ')}.` });
-  }
-  const err = issueToGatewayError(result.error.issues, body);
-  throw new GatewayError('invalid_body', { param: err.param, message: err.message });
-}
 
-export const parseCreateJoinKey = (body: unknown): CreateJoinKeyBody => parse(createJoinKeySchema, body, ['name']);
-export const parsePatchAgent = (body: unknown): PatchAgentBody => parse(patchAgentSchema, body, ['description', 'workspace_ids']);
+export const parseCreateJoinKey = (body: unknown): CreateJoinKeyBody => parseStrictBody(createJoinKeySchema, body, ['name'], { code: 'invalid_body' });
+export const parsePatchAgent = (body: unknown): PatchAgentBody => parseStrictBody(patchAgentSchema, body, ['description', 'workspace_ids'], { code: 'invalid_body' });
 
 /** Each id's form (400 invalid_workspace_id) then its existence in the project (404 workspace_not_found). */
 export function checkWorkspaceIds(ids: readonly string[], known: ReadonlyMap<string, unknown>, projectId: string): void {

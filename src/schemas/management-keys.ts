@@ -6,9 +6,8 @@ import { z } from 'zod';
 import { isoTimestamp, SCOPES } from '../config.js';
 import type { KeyRequest } from '../core/auth/key-request.js';
 import type { BudgetCaps } from '../core/limits/budgets.js';
-import { GatewayError } from '../errors.js';
 import { absentIfNull, integer, string } from './fields.js';
-import { issueToGatewayError, needs } from './issues.js';
+import { needs, parseStrictBody } from './issues.js';
 
 const MAX_NAME = 256;
 const MAX_IP_ENTRIES = 100;
@@ -60,20 +59,10 @@ const budgetSchema = z.strictObject(
 );
 const BUDGET_FIELDS = Object.keys(budgetSchema.shape);
 
-function parseStrict<T>(schema: z.ZodType<T>, body: unknown, fields: readonly string[]): T {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const first = result.error.issues[0];
-  if (first?.code === 'unrecognized_keys') {
-    const key = first.keys[0] ?? '';
-    throw new GatewayError('invalid_request', { param: key, message: `${key} is not a field of this request; the fields are ${fields.join(', ')}.` });
-  }
-  throw issueToGatewayError(result.error.issues, body);
-}
 
 /** POST .../api-keys: SPEC's key table, with its defaults (scopes [inference], quota 0 per 60 s). */
 export function parseCreateKey(body: unknown): KeyRequest {
-  const b = parseStrict(createKeySchema, body, KEY_FIELDS);
+  const b = parseStrictBody(createKeySchema, body, KEY_FIELDS);
   return {
     name: b.name ?? null,
     scopes: b.scopes ?? ['inference'],
@@ -89,7 +78,7 @@ export function parseCreateKey(body: unknown): KeyRequest {
 
 /** PUT .../budgets/...: the whole budget; an omitted or null cap is no cap in that window. */
 export function parseBudget(body: unknown): BudgetCaps {
-  const b = parseStrict(budgetSchema, body, BUDGET_FIELDS);
+  const b = parseStrictBody(budgetSchema, body, BUDGET_FIELDS);
   return {
     hourlyTokens: b.hourly_tokens ?? null,
     dailyTokens: b.daily_tokens ?? null,

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { isEventType } from '../core/webhooks/event-types.js';
 import { GatewayError } from '../errors.js';
 import { absentIfNull, boolean, metadataField } from './fields.js';
-import { addIssue, describe, issueToGatewayError, needs } from './issues.js';
+import { addIssue, describe, needs, parseStrictBody } from './issues.js';
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 512;
@@ -65,23 +65,13 @@ export type UpdateWebhookBody = z.infer<typeof updateSchema>;
 
 const OPAQUE = new Set(['metadata']);
 
-function parse<T>(schema: z.ZodType<T>, body: unknown, allowed: readonly string[]): T {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const first = result.error.issues[0];
-  if (first?.code === 'unrecognized_keys') {
-    const key = first.keys[0] ?? '';
-    throw new GatewayError('invalid_request', { param: key, message: `${key} is not a field of this request; the fields are ${allowed.join(', ')}.` });
-  }
-  throw issueToGatewayError(result.error.issues, body, { opaque: OPAQUE });
-}
 
 export function parseCreateWebhook(body: unknown): CreateWebhookBody {
-  return parse(createSchema, body, ['url', 'events', 'description', 'metadata']);
+  return parseStrictBody(createSchema, body, ['url', 'events', 'description', 'metadata'], { mapping: { opaque: OPAQUE } });
 }
 
 export function parseUpdateWebhook(body: unknown): UpdateWebhookBody {
-  return parse(updateSchema, body, ['url', 'events', 'description', 'is_active', 'metadata']);
+  return parseStrictBody(updateSchema, body, ['url', 'events', 'description', 'is_active', 'metadata'], { mapping: { opaque: OPAQUE } });
 }
 
 const DEFAULT_PAGE = 20;
