@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 const url = (slug: string, route: string): string => `${gw.url}/${PROJECT}/${slug}/v1/audio/${route}`;
-const wav = (text: string): Blob => new Blob([pcm16ToWav(Buffer.concat([silence(50), speak(text), silence(50)]), SPEECH_SAMPLE_RATE)], { type: 'audio/wav' });
+const wav = (text: string): Blob => new Blob([new Uint8Array(pcm16ToWav(Buffer.concat([silence(50), speak(text), silence(50)]), SPEECH_SAMPLE_RATE))], { type: 'audio/wav' });
 
 function form(fields: Record<string, string>, file: Blob | null = wav('hello world'), fileFirst = true): FormData {
   const f = new FormData();
@@ -121,7 +121,7 @@ describe('POST /v1/audio/transcriptions', () => {
   });
 
   it('returns 413 payload_too_large once a chunked upload grows past the cap', async () => {
-    const big = new Blob([pcm16ToWav(Buffer.alloc(UPLOAD_CAP + 1024), SPEECH_SAMPLE_RATE)], { type: 'audio/wav' });
+    const big = new Blob([new Uint8Array(pcm16ToWav(Buffer.alloc(UPLOAD_CAP + 1024), SPEECH_SAMPLE_RATE))], { type: 'audio/wav' });
     const encoded = new Response(form({ model: 'm' }, big));
     const type = encoded.headers.get('content-type') ?? '';
     const bytes = new Uint8Array(await encoded.arrayBuffer());

@@ -55,7 +55,8 @@ describe('an upstream pool of two servers, one killed mid-load', () => {
     keys = makeKeys();
     [simA, simB] = await Promise.all([startSimulatorProcess(), simulatorOnFixedPort()]);
     const config = testConfig(simA.url, keys);
-    const chat = config.projects[0]?.endpoints.find((e) => e.id === CHAT_ID) as { upstream: unknown };
+    const chat = config.projects[0].endpoints.find((e) => e.id === CHAT_ID);
+    if (!chat) throw new Error('test config has no chat endpoint');
     chat.upstream = { model: 'sim-chat', servers: [{ base_url: simA.url }, { base_url: simB.url }], health: { failure_threshold: 3, cooldown_ms: COOLDOWN_MS } };
     gw = await startGatewayProcess(config);
   });

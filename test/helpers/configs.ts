@@ -51,7 +51,37 @@ export function makeKeys(): TestKeys {
   };
 }
 
-function endpoint(id: string, slug: string, upstream: string, extra: Record<string, unknown> = {}) {
+/** An endpoint of a test config: the fields tests read or rewrite; builders may set any other config field. */
+export interface TestEndpoint {
+  id: string;
+  slug: string;
+  kind: string;
+  [field: string]: unknown;
+}
+
+/** A key of a test config: `value` is the secret; scopes, IP lists, expiry and the like are free-form. */
+export interface TestKey {
+  value: string;
+  [field: string]: unknown;
+}
+
+/** PROJECT and OTHER_PROJECT as testConfig builds them. */
+export interface TestProject {
+  id: string;
+  slug: string;
+  workspaces: Record<string, unknown>[];
+  endpoints: TestEndpoint[];
+  keys: TestKey[];
+  [field: string]: unknown;
+}
+
+/** testConfig's result: PROJECT, OTHER_PROJECT, then any `extraProjects` as given. */
+export interface TestConfig {
+  projects: [TestProject, TestProject, ...Record<string, unknown>[]];
+  [field: string]: unknown;
+}
+
+function endpoint(id: string, slug: string, upstream: string, extra: Record<string, unknown> = {}): TestEndpoint {
   return {
     id,
     slug,
@@ -74,7 +104,7 @@ export interface ConfigOverrides {
   /** For PROJECT: plan, `rate_limit`, extra keys, and budgets by endpoint slug or workspace id. */
   plan?: 'free' | 'paid';
   rateLimit?: { requests_per_minute?: number; tokens_per_minute?: number };
-  extraKeys?: Record<string, unknown>[];
+  extraKeys?: TestKey[];
   budgets?: { endpoints?: Record<string, Record<string, number>>; workspaces?: Record<string, Record<string, number>> };
   /** Top-level `semantic_router` (deployment defaults of the router). */
   semanticRouter?: Record<string, unknown>;
@@ -91,7 +121,7 @@ function withBudgets<T extends Record<string, unknown>>(items: T[], by: 'slug' |
   });
 }
 
-export function testConfig(upstream: string, keys: TestKeys, overrides: ConfigOverrides = {}) {
+export function testConfig(upstream: string, keys: TestKeys, overrides: ConfigOverrides = {}): TestConfig {
   return {
     server: { host: '127.0.0.1', port: 0, region: 'local', ...overrides.server },
     testing: { controllable_clock: !overrides.server?.production, ...overrides.testing },

@@ -56,7 +56,10 @@ function endpoint(servers: string[], threshold = 3): UpstreamEndpoint {
   };
 }
 
-const call = (body: Buffer | Readable = Buffer.from('{"x":1}')) => ({ path: '/chat/completions', body, signal: new UpstreamAbort(), headersTimeoutMs: 5000, bodyTimeoutMs: 5000, requestId: 'req_1' });
+/** A call with `body`, by default a small JSON Buffer (the only body exchange() takes: its type keeps the Buffer). */
+function call<B extends Buffer | Readable = Buffer>(body?: B) {
+  return { path: '/chat/completions', body: body ?? Buffer.from('{"x":1}'), signal: new UpstreamAbort(), headersTimeoutMs: 5000, bodyTimeoutMs: 5000, requestId: 'req_1' };
+}
 
 describe('createUpstreamClient', () => {
   let live: Awaited<ReturnType<typeof listen>>;

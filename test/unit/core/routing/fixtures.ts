@@ -43,7 +43,7 @@ export function settings(extra: Partial<RouterSettings> = {}): RouterSettings {
   };
 }
 
-export function query(extra: Partial<RouteQuery> & { needs?: Partial<RouteQuery['needs']> } = {}): RouteQuery {
+export function query(extra: Partial<Omit<RouteQuery, 'needs'>> & { needs?: Partial<RouteQuery['needs']> } = {}): RouteQuery {
   const { needs, ...rest } = extra;
   return {
     text: 'Please integrate x squared',
