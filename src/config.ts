@@ -129,6 +129,8 @@ const webhooksSchema = z.strictObject({
   per_endpoint_in_flight: z.number().int().min(1).max(256).default(16),
   /** How often the dispatcher looks for due deliveries (emissions also wake it at once). */
   poll_interval_ms: z.number().int().min(10).max(60_000).default(250),
+  /** Delivery records that reached an end, and events none still needs, are deleted after this; 0 keeps them. */
+  retention_days: z.number().int().min(0).max(3650).default(30),
 });
 
 /** SPEC "Management API rate limit": deployment-wide ceilings per project, per minute, no burst. */
@@ -136,6 +138,16 @@ const limitsSchema = z.strictObject({
   management_requests_per_minute: z.number().int().min(0).default(60),
   files_requests_per_minute: z.number().int().min(0).default(600),
   conversation_items_requests_per_minute: z.number().int().min(0).default(600),
+});
+
+/** Files and uploads (docs/decisions.md "Files and uploads"): byte caps. */
+const filesSchema = z.strictObject({
+  /** One POST /v1/files body's file; 413 past it. */
+  max_bytes: z.number().int().positive().default(512 * 1024 * 1024),
+  /** One upload part (POST /v1/uploads/{id}/parts); 413 past it. */
+  max_part_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+  /** An upload's declared `bytes` (the assembled file). */
+  max_upload_bytes: z.number().int().positive().default(8 * 1024 * 1024 * 1024),
 });
 
 /**
@@ -474,6 +486,7 @@ export const configSchema = z
     webhooks: webhooksSchema.prefault({}),
     media: mediaSchema.prefault({}),
     audio: audioSchema.prefault({}),
+    files: filesSchema.prefault({}),
     semantic_router: semanticRouterSchema.prefault({}),
     exec: execSchema.prefault({}),
     projects: z.array(projectSchema).default([]),
@@ -521,6 +534,7 @@ export type RealtimeConfig = z.infer<typeof realtimeSchema>;
 export const REALTIME_DEFAULTS: RealtimeConfig = realtimeSchema.parse({});
 export type MediaConfig = Config['media'];
 export type AudioConfig = Config['audio'];
+export type FilesConfig = Config['files'];
 export type SemanticRouterConfig = Config['semantic_router'];
 
 /** A config problem the operator must fix; the CLI prints it and exits 2. */

@@ -13,6 +13,7 @@ import type { WorkerPool } from './pool/worker-pool.js';
 import { openDatabase, type Db } from './store/db.js';
 import { loadSecretBox, storedSealedValues } from './store/secret-box.js';
 import { createDeliveriesList, createDeliveriesRepo } from './store/webhook-deliveries-repo.js';
+import { createWebhookRetention } from './store/webhook-retention.js';
 import { createOutbox, type StoreOutbox } from './store/webhook-outbox.js';
 import { createWebhooksRepo } from './store/webhooks-repo.js';
 import { checkOutboundUrl, outboundPolicyOf, type OutboundPolicy } from './upstream/outbound-guard.js';
@@ -38,6 +39,8 @@ export interface WebhookSystemOptions {
 
 /** How long shutdown waits for attempts in flight before cutting them (they are resent at the next start). */
 const CLOSE_WAIT_MS = 2000;
+const DAY_MS = 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
 
 export function createWebhookSystem(options: WebhookSystemOptions): WebhookSystem {
   const { config, db, dbPath, pool, now, logger } = options;
@@ -73,12 +76,35 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
     now,
   });
 
+  // Retention: hourly, off the request path (small batches with the loop free between them).
+  const retention = settings.retention_days > 0 ? createWebhookRetention(db, settings.retention_days * DAY_MS) : null;
+  let pruning: Promise<unknown> = Promise.resolve();
+  const prune = (): void => {
+    if (!retention) return;
+    pruning = retention.prune(now()).then(
+      (n) => {
+        if (n.deliveries + n.events > 0) logger.info({ deliveries: n.deliveries, events: n.events, retention_days: settings.retention_days }, 'webhooks: pruned history past its retention');
+      },
+      (err: unknown) => logger.error({ err }, 'webhooks: pruning history failed; will retry'),
+    );
+  };
+  let pruneTimer: NodeJS.Timeout | null = null;
+
   return {
     manager,
     outbox,
     dispatcher,
-    start: () => dispatcher.start(),
+    start: () => {
+      dispatcher.start();
+      if (retention) {
+        pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
+        pruneTimer.unref();
+        setImmediate(prune);
+      }
+    },
     async close() {
+      if (pruneTimer) clearInterval(pruneTimer);
+      await pruning;
       await dispatcher.close(CLOSE_WAIT_MS);
       await sender.close();
       if (dispatchDb !== db) dispatchDb.close();
