@@ -13,6 +13,7 @@ import type { Reply } from '../http/reply.js';
 import { UpstreamAbort, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
+import { errorText } from '../upstream/answer-cap.js';
 
 export interface AudioCall {
   readonly response: Promise<UpstreamResponse>;
@@ -63,7 +64,7 @@ export function callUpstream(
       if (err instanceof GatewayError) return err;
       const res = err as Partial<UpstreamResponse> | undefined;
       if (res && typeof res.statusCode === 'number' && res.body) {
-        const text = await res.body.text().catch(() => '');
+        const text = await errorText(res.body);
         const retryAfter = res.headers?.['retry-after'];
         return mapUpstreamError(res.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
       }

@@ -21,6 +21,7 @@ import type { IncomingRequest } from '../http/request.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
 import { callUpstream, recordAudioUsage, type AudioAccount, type AudioCall } from './audio-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
+import { readCapped } from '../upstream/answer-cap.js';
 
 type Json = Record<string, unknown>;
 
@@ -130,7 +131,7 @@ async function transcribeOne(services: ChatServices, turn: AudioTurn, endpoint: 
   const record = (outcome: Outcome, usage: ReturnType<typeof transcriptionUsage> | null): void =>
     recordAudioUsage(services, { requestId: `${req.requestId}:${at}`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.started });
   try {
-    const text = await bodyOf(call, (res) => res.body.text());
+    const text = (await bodyOf(call, (res) => readCapped(res.body))).toString('utf8');
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -225,7 +226,7 @@ async function speakOne(services: ChatServices, plan: SpeechPlan, turn: AudioTur
   const record = (outcome: Outcome, usage: ReturnType<typeof speechUsage> | null): void =>
     recordAudioUsage(services, { requestId: `${req.requestId}:choices[${choice}].message.audio`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.started });
   try {
-    const audio = await bodyOf(call, readCapped);
+    const audio = await bodyOf(call, (res) => readCapped(res.body, MAX_SPEECH_BYTES));
     record('completed', speechUsage(input, null));
     return audio;
   } catch (err) {
@@ -240,17 +241,3 @@ async function speakOne(services: ChatServices, plan: SpeechPlan, turn: AudioTur
   }
 }
 
-async function readCapped(res: Awaited<AudioCall['response']>): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of res.body) {
-    const buf = chunk as Buffer;
-    total += buf.length;
-    if (total > MAX_SPEECH_BYTES) {
-      res.body.destroy();
-      throw new GatewayError('internal_error', { message: `The speech server sent more than ${MAX_SPEECH_BYTES} bytes for one message.` });
-    }
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks);
-}

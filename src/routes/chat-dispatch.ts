@@ -20,6 +20,7 @@ import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-erro
 import type { MediaResolver } from './chat-media.js';
 import { streamTurn } from './chat-stream.js';
 import type { Services } from './services.js';
+import { errorText } from '../upstream/answer-cap.js';
 
 export interface ChatServices extends Services {
   readonly upstream: UpstreamClient;
@@ -32,9 +33,15 @@ export interface ChatServices extends Services {
   readonly execTools?: ExecToolRunner;
 }
 
+/**
+ * What a turn writes its answer through: the route's Reply, or a stand-in that translates the chat answer
+ * into another API's shape on its way out (routes/responses-reply.ts).
+ */
+export type TurnReply = Pick<Reply, 'open' | 'setHeader' | 'json' | 'beginStream' | 'write' | 'onWritable' | 'endStream' | 'onDrainDeadline'>;
+
 export interface TurnRequest {
   readonly req: IncomingRequest;
-  readonly reply: Reply;
+  readonly reply: TurnReply;
   readonly endpoint: EndpointRecord;
   readonly body: Buffer;
   readonly stream: boolean;
@@ -125,7 +132,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       const completing = bufferedTurn(services, t, res.body, charge);
       if (completing) await completing;
     } else {
-      if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, await res.body.text().catch(() => ''));
+      if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, await errorText(res.body));
       await streamTurn(t, res, controller, () => timedOut, charge, () => estimatePrompt(t));
     }
   } catch (err) {

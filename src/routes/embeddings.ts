@@ -22,6 +22,7 @@ import { callUpstream } from './audio-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
 import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
 import { routerWorkspace } from './semantic-router-chat.js';
+import { readCapped } from '../upstream/answer-cap.js';
 
 /** Usage ledger label of every embeddings call, direct or through a router base URL (not a routed turn). */
 const ROUTE = 'embeddings';
@@ -123,7 +124,7 @@ async function serveEmbeddings(services: ChatServices, ctx: RouteContext, auth: 
     const res = await call.response;
     if (res.statusCode >= 400) throw res;
     // Read whole inside the deadline: a server that stalls mid-body times out like one that never answers.
-    const raw = Buffer.from(await res.body.arrayBuffer());
+    const raw = await readCapped(res.body);
     call.done();
     req.log.upstreamMs = performance.now() - call.started;
     answer = clientEmbeddings(raw, body.request.model, body.request.input);

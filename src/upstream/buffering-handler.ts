@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { errors, type Dispatcher } from 'undici';
+import { answerTooLarge, MAX_ANSWER_BYTES } from './answer-cap.js';
 
 /** A whole upstream response, read into memory (non-streamed turns). */
 export interface BufferedResponse {
@@ -50,9 +51,17 @@ export class BufferingHandler implements Dispatcher.DispatchHandler {
     this.#headers = headers;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#chunks.push(chunk);
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#size += chunk.length;
+    if (this.#size > MAX_ANSWER_BYTES) {
+      // Stop reading and fail the turn; undici reports the abort through onResponseError, ignored then.
+      this.#chunks = [];
+      this.#signal.removeListener('abort', this.#onAbort);
+      this.#reject(answerTooLarge(MAX_ANSWER_BYTES));
+      controller.abort(new errors.RequestAbortedError());
+      return;
+    }
+    this.#chunks.push(chunk);
   }
 
   onResponseEnd(): void {
