@@ -16,6 +16,7 @@ import type { WsSession, WsSocket } from '../http/ws.js';
 import { UpstreamAbort } from '../upstream/upstream-client.js';
 import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
 import { applyUpdate, CLIENT_DEFAULT_THRESHOLD, initialState, PCM16_RATE, sessionObject, SessionIo, type RealtimeContext, type SessionState } from './realtime-session.js';
+import { readCapped } from '../upstream/answer-cap.js';
 
 type Result = { readonly ok: true; readonly text: string; readonly usage: AudioUsage } | { readonly ok: false; readonly error: GatewayError };
 
@@ -196,7 +197,7 @@ export class SegmentSession implements WsSession {
       // The endpoint's pool: a segment goes to one of its servers, and to another only when the first
       // could not even be connected to.
       const res = await services.upstream.post(endpoint, { path: '/audio/transcriptions', body, contentType, signal: abort, headersTimeoutMs: deadlines.requestMs, bodyTimeoutMs: deadlines.idleMs });
-      const text = await res.body.text();
+      const text = (await readCapped(res.body)).toString('utf8');
       if (res.statusCode >= 400) throw mapUpstreamError(res.statusCode, text, null);
       const parsed = JSON.parse(text) as { text?: unknown; usage?: unknown };
       const transcript = typeof parsed.text === 'string' ? parsed.text.trim() : '';
