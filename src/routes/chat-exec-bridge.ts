@@ -32,11 +32,10 @@ import type { TurnContext, TurnUsage } from '../core/chat/turn-context.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
-import type { Reply } from '../http/reply.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
 import { UpstreamAbort } from '../upstream/upstream-client.js';
 import { unreachableUpstream } from '../upstream/upstream-errors.js';
-import { upstreamRefusal, type ChatServices, type Outcome } from './chat-dispatch.js';
+import { upstreamRefusal, type ChatServices, type Outcome, type TurnReply } from './chat-dispatch.js';
 
 type Json = Record<string, unknown>;
 
@@ -78,7 +77,7 @@ export function execOptIn(parsed: Json, auth: AuthenticatedKey, workspaceId: str
 
 export interface BridgeInput {
   readonly req: IncomingRequest;
-  readonly reply: Reply;
+  readonly reply: TurnReply;
   readonly endpoint: EndpointRecord;
   /** The upstream body as a direct turn would send it (model replaced, clamps applied), without x_exec. */
   readonly base: Json;

@@ -20,7 +20,7 @@ import type { RouteContext } from '../http/server.js';
 import type { ContentPart } from '../schemas/chat-message.js';
 import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
 import { planSpeech, projectAudioEndpoint, speakAnswers, transcribeAudioParts, withoutAudioOutput, type AudioTurn } from './chat-audio.js';
-import { dispatchTurn, type ChatServices } from './chat-dispatch.js';
+import { dispatchTurn, type ChatServices, type TurnReply } from './chat-dispatch.js';
 import { execOptIn, serveBridgedTurn } from './chat-exec-bridge.js';
 
 export interface ChatBody {
@@ -48,12 +48,15 @@ export interface ChatTurnInput extends ChatBody {
   readonly workspaceId: string | null;
   /** Usage ledger label: `chat` on direct routes, `router` on semantic-router routes. */
   readonly route: 'chat' | 'router';
+  /** Answers through this instead of ctx.reply (the Responses API translates the chat answer on its way out). */
+  readonly reply?: TurnReply;
 }
 
 /** Capability checks, reasoning mapping, tier, context window, then exactly one upstream turn. */
 export async function serveChatTurn(services: ChatServices, input: ChatTurnInput): Promise<void> {
   const { ctx, auth, endpoint, workspaceId, chat } = input;
-  const { req, reply } = ctx;
+  const { req } = ctx;
+  const reply = input.reply ?? ctx.reply;
   // x_exec (docs/exec.md "Chat tool bridge") is opt-in: every other request pays this one property check.
   const exec = input.parsed.x_exec === undefined ? null : execOptIn(input.parsed, auth, workspaceId, chat, services.execTools);
   const raw = exec ? exec.raw : input.raw;

@@ -8,10 +8,12 @@
  * (models.ts, embeddings.ts), which make it a complete OpenAI base URL (issue 21).
  */
 import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
+import type { EndpointRecord } from '../core/records.js';
 import { queryPreview } from '../core/routing/query.js';
 import type { RouteDef, RouteContext } from '../http/server.js';
 import { decisionRecord } from '../router/decision-row.js';
 import type { SemanticRouter } from '../router/semantic-router.js';
+import type { ChatRequest } from '../schemas/chat-request.js';
 import type { DecisionLog } from '../store/decision-log.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { parseChatBody, serveChatTurn } from './chat-turn.js';
@@ -43,17 +45,19 @@ export function routerWorkspace(ctx: RouteContext, services: Services, auth: Aut
   return { workspaceId, namedBy, confined: named !== null || auth.key.allowedWorkspaceIds !== null };
 }
 
-async function routedTurn(services: RouterChatServices, ctx: RouteContext): Promise<void> {
+/**
+ * The router's choice for one parsed turn: route, budget, the routed headers and the decision row. Shared
+ * with the Responses API's semantic route (responses.ts), which routes the chat turn it translates to.
+ */
+export async function routeChatTurn(services: RouterChatServices, ctx: RouteContext, auth: AuthenticatedKey, workspace: RouterWorkspace, chat: ChatRequest): Promise<EndpointRecord> {
   const { req, reply } = ctx;
-  const auth = requireKey(ctx, services, 'inference');
-  const { workspaceId, namedBy } = routerWorkspace(ctx, services, auth);
-  const body = await parseChatBody(req);
+  const { workspaceId, namedBy } = workspace;
   const started = performance.now();
   const { endpoint, decision } = await services.router.route({
     projectId: auth.project.id,
     workspaceId,
     keyEndpointId: auth.key.endpointId,
-    chat: body.chat,
+    chat,
     // SPEC: the affinity key, on router routes only (direct routes never read it).
     conversationId: req.header('x-conversation-id'),
     onAbort: (listener) => req.onAbort(listener),
@@ -71,7 +75,7 @@ async function routedTurn(services: RouterChatServices, ctx: RouteContext): Prom
         projectId: auth.project.id,
         workspaceId,
         createdAt: services.now(),
-        preview: queryPreview(body.chat.messages),
+        preview: queryPreview(chat.messages),
         routerId: services.routerId,
         clientMode: namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
         userAgent: req.header('user-agent') ?? null,
@@ -82,7 +86,15 @@ async function routedTurn(services: RouterChatServices, ctx: RouteContext): Prom
       endpoint,
     ),
   );
-  await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, ...body, route: 'router' });
+  return endpoint;
+}
+
+async function routedTurn(services: RouterChatServices, ctx: RouteContext): Promise<void> {
+  const auth = requireKey(ctx, services, 'inference');
+  const workspace = routerWorkspace(ctx, services, auth);
+  const body = await parseChatBody(ctx.req);
+  const endpoint = await routeChatTurn(services, ctx, auth, workspace, body.chat);
+  await serveChatTurn(services, { ctx, auth, endpoint, workspaceId: workspace.workspaceId, ...body, route: 'router' });
 }
 
 export function semanticRouterChatRoutes(services: RouterChatServices): RouteDef[] {

@@ -1,0 +1,168 @@
+/**
+ * A Responses API request as ONE chat completion turn, and the chat answer back as a Response object
+ * (docs/decisions.md "Responses and conversations"). Only what the request says is translated: nothing is
+ * added to the turn beyond the mapping of each field.
+ */
+import { GatewayError } from '../../errors.js';
+import type { ResponseRequest } from '../../schemas/responses-request.js';
+import { chatMessages, type Item, type NewId } from './input-items.js';
+
+/** The chat body of the turn: `context` (replayed chain or conversation items) then the new input. */
+export function chatBodyOf(request: ResponseRequest, context: readonly Item[], input: readonly Item[]): Record<string, unknown> {
+  const messages: Item[] = [];
+  if (request.instructions) messages.push({ role: 'system', content: request.instructions });
+  messages.push(...chatMessages(context), ...chatMessages(input));
+  const body: Record<string, unknown> = { model: request.model, messages };
+  if (request.tools && request.tools.length > 0) body.tools = request.tools.map(chatTool);
+  if (request.tool_choice !== undefined) body.tool_choice = chatToolChoice(request.tool_choice);
+  if (request.parallel_tool_calls !== undefined && request.parallel_tool_calls !== null) body.parallel_tool_calls = request.parallel_tool_calls;
+  if (request.max_output_tokens !== undefined && request.max_output_tokens !== null) body.max_tokens = request.max_output_tokens;
+  if (request.temperature !== undefined && request.temperature !== null) body.temperature = request.temperature;
+  if (request.top_p !== undefined && request.top_p !== null) body.top_p = request.top_p;
+  if (request.reasoning?.effort) body.reasoning_effort = request.reasoning.effort;
+  const format = request.text?.format;
+  if (format && format.type !== 'text') body.response_format = chatFormat(format);
+  if (request.user !== undefined) body.user = request.user;
+  if (request.stream) {
+    body.stream = true;
+    // The Response's usage needs the turn's usage chunk.
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}
+
+function chatTool(tool: Record<string, unknown>, i: number): Record<string, unknown> {
+  if (tool.type !== 'function') {
+    throw new GatewayError('unsupported_value', { param: `tools[${i}].type`, message: `tools[${i}].type ${JSON.stringify(tool.type)} is not supported; only function tools are.` });
+  }
+  if (typeof tool.name !== 'string') throw new GatewayError('invalid_request', { param: `tools[${i}].name`, message: `tools[${i}].name must be a string.` });
+  const fn: Record<string, unknown> = { name: tool.name };
+  if (tool.description !== undefined && tool.description !== null) fn.description = tool.description;
+  if (tool.parameters !== undefined && tool.parameters !== null) fn.parameters = tool.parameters;
+  if (tool.strict !== undefined && tool.strict !== null) fn.strict = tool.strict;
+  return { type: 'function', function: fn };
+}
+
+function chatToolChoice(choice: NonNullable<ResponseRequest['tool_choice']>): unknown {
+  if (typeof choice === 'string') return choice;
+  if (choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
+  throw new GatewayError('unsupported_value', { param: 'tool_choice', message: 'tool_choice must be auto, none, required or {type: "function", name}.' });
+}
+
+function chatFormat(format: Record<string, unknown>): Record<string, unknown> {
+  if (format.type === 'json_object') return { type: 'json_object' };
+  if (format.type === 'json_schema') {
+    const schema: Record<string, unknown> = { name: format.name, schema: format.schema };
+    if (format.description !== undefined) schema.description = format.description;
+    if (format.strict !== undefined && format.strict !== null) schema.strict = format.strict;
+    return { type: 'json_schema', json_schema: schema };
+  }
+  throw new GatewayError('unsupported_value', { param: 'text.format.type', message: 'text.format.type must be text, json_object or json_schema.' });
+}
+
+export interface ResponseUsage {
+  readonly input_tokens: number;
+  readonly input_tokens_details: { cached_tokens: number };
+  readonly output_tokens: number;
+  readonly output_tokens_details: { reasoning_tokens: number };
+  readonly total_tokens: number;
+}
+
+/** A chat `usage` object as the Response's usage. */
+export function responseUsage(usage: unknown): ResponseUsage | null {
+  if (!usage || typeof usage !== 'object') return null;
+  const u = usage as Record<string, unknown>;
+  const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+  const input = num(u.prompt_tokens);
+  const output = num(u.completion_tokens);
+  const cached = num((u.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens);
+  const reasoning = num((u.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens);
+  return { input_tokens: input, input_tokens_details: { cached_tokens: cached }, output_tokens: output, output_tokens_details: { reasoning_tokens: reasoning }, total_tokens: input + output };
+}
+
+export function messageItem(id: string, text: string, status: string): Item {
+  return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+}
+
+export function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Item {
+  return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
+}
+
+export interface TurnOutput {
+  readonly output: Item[];
+  readonly usage: ResponseUsage | null;
+  /** `length`: the answer stopped at max_output_tokens (status `incomplete`). */
+  readonly finishReason: string | null;
+}
+
+/** The output items of a non-streamed chat completion: the message (text or refusal), then function calls. */
+export function outputOfCompletion(completion: Record<string, unknown>, newId: NewId): TurnOutput {
+  const choices = Array.isArray(completion.choices) ? (completion.choices as Item[]) : [];
+  const choice = choices[0] ?? {};
+  const message = (choice.message ?? {}) as Item;
+  const output: Item[] = [];
+  if (typeof message.refusal === 'string' && message.refusal !== '') {
+    output.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: message.refusal }] });
+  } else if (typeof message.content === 'string' && message.content !== '') {
+    output.push(messageItem(newId('msg_'), message.content, 'completed'));
+  }
+  const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as Item[]) : [];
+  for (const call of calls) {
+    const fn = (call.function ?? {}) as Item;
+    output.push(functionCallItem(newId('fc_'), String(call.id ?? ''), String(fn.name ?? ''), String(fn.arguments ?? ''), 'completed'));
+  }
+  return { output, usage: responseUsage(completion.usage), finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null };
+}
+
+export interface ResponseHeader {
+  readonly id: string;
+  readonly createdAt: number;
+  readonly model: string;
+  readonly request: ResponseRequest;
+  readonly store: boolean;
+  readonly conversationId: string | null;
+}
+
+export interface ResponseState {
+  readonly status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
+  readonly output: readonly Item[];
+  readonly usage: ResponseUsage | null;
+  readonly error: { code: string; message: string } | null;
+}
+
+/** The Response object (`object: "response"`) as the SDK parses it. */
+export function responseObject(h: ResponseHeader, s: ResponseState): Record<string, unknown> {
+  const r = h.request;
+  return {
+    id: h.id,
+    object: 'response',
+    created_at: h.createdAt,
+    status: s.status,
+    background: false,
+    error: s.error,
+    incomplete_details: s.status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    instructions: r.instructions ?? null,
+    max_output_tokens: r.max_output_tokens ?? null,
+    model: h.model,
+    output: s.output,
+    parallel_tool_calls: r.parallel_tool_calls ?? true,
+    previous_response_id: r.previous_response_id ?? null,
+    conversation: h.conversationId ? { id: h.conversationId } : null,
+    reasoning: { effort: r.reasoning?.effort ?? null, summary: null },
+    store: h.store,
+    temperature: r.temperature ?? 1,
+    text: { format: r.text?.format ?? { type: 'text' } },
+    tool_choice: r.tool_choice ?? 'auto',
+    tools: r.tools ?? [],
+    top_p: r.top_p ?? 1,
+    truncation: r.truncation ?? 'disabled',
+    usage: s.usage,
+    user: r.user ?? null,
+    metadata: r.metadata ?? {},
+  };
+}
+
+/** Status from the chat finish reason. */
+export function statusOf(finishReason: string | null): 'completed' | 'incomplete' {
+  return finishReason === 'length' ? 'incomplete' : 'completed';
+}

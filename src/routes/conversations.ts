@@ -1,0 +1,116 @@
+/**
+ * The Conversations API (issue 14; OpenAI's shapes, for `client.conversations.*`):
+ *   POST /{project}/v1/conversations                      create (items?, metadata?)
+ *   GET | POST | DELETE /{project}/v1/conversations/{id}  retrieve, update metadata, delete
+ *   GET | POST /{project}/v1/conversations/{id}/items     list (limit, after, order), add
+ *   GET | DELETE /{project}/v1/conversations/{id}/items/{item}
+ * Control-plane routes (SPEC Limits); adding items draws from its own counter (limitClassOf).
+ */
+import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
+import { canonicalItems } from '../core/responses/input-items.js';
+import { GatewayError } from '../errors.js';
+import { parseJsonBody } from '../http/request.js';
+import { newRequestId } from '../http/request-id.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import { parseConversationCreate, parseConversationUpdate, parseItemsCreate } from '../schemas/responses-request.js';
+import type { ConversationRecord, ConversationsRepo } from '../store/conversations-repo.js';
+import { MANAGEMENT_BODY_LIMIT, namedWorkspace, requireKey } from './guard.js';
+import { listPage, parseListQuery, reaches } from './item-list.js';
+import type { Services } from './services.js';
+
+/** OpenAI adds at most 20 items per request (create or items.create). */
+export const MAX_ITEMS_PER_REQUEST = 20;
+
+export interface ConversationsServices extends Services {
+  readonly conversations: ConversationsRepo;
+}
+
+function conversationObject(c: ConversationRecord): Record<string, unknown> {
+  return { id: c.id, object: 'conversation', created_at: Math.floor(c.createdAt / 1000), metadata: c.metadata };
+}
+
+async function jsonBody(ctx: RouteContext): Promise<unknown> {
+  const raw = await ctx.req.body();
+  return raw.length === 0 ? {} : parseJsonBody(raw);
+}
+
+function checkItemCount(count: number): void {
+  if (count > MAX_ITEMS_PER_REQUEST) {
+    throw new GatewayError('invalid_request', { param: 'items', message: `items holds ${count} items; at most ${MAX_ITEMS_PER_REQUEST} may be added per request.` });
+  }
+}
+
+export function conversationsRoutes(services: ConversationsServices): RouteDef[] {
+  const repo = services.conversations;
+  const find = (ctx: RouteContext, auth: AuthenticatedKey): ConversationRecord => {
+    const id = ctx.req.params.conversation ?? '';
+    const found = repo.get(auth.project.id, id);
+    if (!found || !reaches(auth, found.workspaceId)) throw new GatewayError('conversation_not_found', { message: `No conversation ${JSON.stringify(id)} in this project.` });
+    return found;
+  };
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey, body: unknown) => void): RouteDef => ({
+    method,
+    pattern,
+    family: 'conversations',
+    bodyLimit: MANAGEMENT_BODY_LIMIT * 4,
+    handle: async (ctx) => {
+      const auth = requireKey(ctx, services, 'inference');
+      const body = await jsonBody(ctx);
+      handle(ctx, auth, body);
+    },
+  });
+  return [
+    route('POST', '/:project/v1/conversations', (ctx, auth, body) => {
+      const request = parseConversationCreate(body);
+      const { named, namedBy } = namedWorkspace(ctx.req);
+      const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id) });
+      if (workspaceId !== null && services.catalog.workspaces(auth.project.id).get(workspaceId)?.zeroDataRetention) {
+        throw new GatewayError('retention_not_permitted', { message: 'A conversation stores its items, which a zero-data-retention workspace does not permit.' });
+      }
+      const items = canonicalItems(request.items ?? [], 'items', newRequestId);
+      checkItemCount(items.length);
+      const conversation: ConversationRecord = { id: newRequestId('conv_'), projectId: auth.project.id, workspaceId, metadata: request.metadata ?? {}, createdAt: services.now() };
+      repo.create(conversation, items);
+      ctx.reply.json(200, conversationObject(conversation));
+    }),
+    route('GET', '/:project/v1/conversations/:conversation', (ctx, auth) => ctx.reply.json(200, conversationObject(find(ctx, auth)))),
+    route('POST', '/:project/v1/conversations/:conversation', (ctx, auth, body) => {
+      const found = find(ctx, auth);
+      const { metadata } = parseConversationUpdate(body);
+      repo.updateMetadata(auth.project.id, found.id, metadata);
+      ctx.reply.json(200, conversationObject({ ...found, metadata }));
+    }),
+    route('DELETE', '/:project/v1/conversations/:conversation', (ctx, auth) => {
+      const found = find(ctx, auth);
+      repo.delete(auth.project.id, found.id);
+      ctx.reply.json(200, { id: found.id, object: 'conversation.deleted', deleted: true });
+    }),
+    route('GET', '/:project/v1/conversations/:conversation/items', (ctx, auth) => {
+      const found = find(ctx, auth);
+      const query = parseListQuery(ctx.req);
+      const page = repo.listItems(found.id, query);
+      if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no item of this conversation: ${JSON.stringify(query.after)}.` });
+      ctx.reply.json(200, listPage(page.items, page.hasMore));
+    }),
+    route('POST', '/:project/v1/conversations/:conversation/items', (ctx, auth, body) => {
+      const found = find(ctx, auth);
+      const items = canonicalItems(parseItemsCreate(body).items, 'items', newRequestId);
+      checkItemCount(items.length);
+      repo.addItems(found.id, items, services.now());
+      ctx.reply.json(200, listPage(items, false));
+    }),
+    route('GET', '/:project/v1/conversations/:conversation/items/:item', (ctx, auth) => {
+      const found = find(ctx, auth);
+      const item = repo.getItem(found.id, ctx.req.params.item ?? '');
+      if (!item) throw new GatewayError('conversation_item_not_found', { message: `Conversation ${found.id} has no item ${JSON.stringify(ctx.req.params.item ?? '')}.` });
+      ctx.reply.json(200, item);
+    }),
+    route('DELETE', '/:project/v1/conversations/:conversation/items/:item', (ctx, auth) => {
+      const found = find(ctx, auth);
+      if (!repo.deleteItem(found.id, ctx.req.params.item ?? '')) {
+        throw new GatewayError('conversation_item_not_found', { message: `Conversation ${found.id} has no item ${JSON.stringify(ctx.req.params.item ?? '')}.` });
+      }
+      ctx.reply.json(200, conversationObject(found));
+    }),
+  ];
+}

@@ -1,0 +1,116 @@
+/**
+ * The reply a Responses API turn answers through: the chat path (chat-turn.ts) writes a chat completion
+ * or chat SSE chunks into it, and it writes the Response object or the Responses streaming events to the
+ * client. `finish` (store the response, append to the conversation, emit the event) runs before the
+ * terminal answer is written, so a client that retrieves the response right after reading it finds it.
+ */
+import type { Item, NewId } from '../core/responses/input-items.js';
+import { ResponseStreamTranslator, type ResponseEvent } from '../core/responses/stream-events.js';
+import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type ResponseState } from '../core/responses/translate.js';
+import type { Reply } from '../http/reply.js';
+import { SseDecoder } from '../upstream/sse-decoder.js';
+import type { TurnReply } from './chat-dispatch.js';
+
+export type FinishResponse = (state: ResponseState, body: Record<string, unknown>) => void;
+
+function frame(event: ResponseEvent): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export class ResponsesReply implements TurnReply {
+  readonly #reply: Reply;
+  readonly #header: ResponseHeader;
+  readonly #newId: NewId;
+  readonly #finish: FinishResponse;
+  readonly #translator: ResponseStreamTranslator;
+  readonly #decoder = new SseDecoder();
+  #done = false;
+
+  constructor(reply: Reply, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
+    this.#reply = reply;
+    this.#header = header;
+    this.#newId = newId;
+    this.#finish = finish;
+    this.#translator = new ResponseStreamTranslator(newId);
+  }
+
+  get open(): boolean {
+    return this.#reply.open;
+  }
+
+  /** Whether the Response reached its end (completed, incomplete or failed). */
+  get finished(): boolean {
+    return this.#done;
+  }
+
+  setHeader(name: string, value: string): void {
+    this.#reply.setHeader(name, value);
+  }
+
+  /** The non-streamed chat completion: answered as the Response object. */
+  json(status: number, body: unknown): void {
+    const completion = (body ?? {}) as Record<string, unknown>;
+    const turn = outputOfCompletion(completion, this.#newId);
+    const state: ResponseState = { status: statusOf(turn.finishReason), output: turn.output, usage: turn.usage, error: null };
+    const response = responseObject(this.#header, state);
+    this.#done = true;
+    this.#finish(state, response);
+    this.#reply.json(status, response);
+  }
+
+  beginStream(status: number, contentType: string): void {
+    this.#reply.beginStream(status, contentType);
+    const snapshot = responseObject(this.#header, { status: 'in_progress', output: [], usage: null, error: null });
+    this.#reply.write(this.#translator.start(snapshot).map(frame).join(''));
+  }
+
+  /** Chat SSE text (possibly several frames): translated frame by frame. */
+  write(chunk: string | Buffer): boolean {
+    let out = '';
+    for (const event of this.#decoder.push(chunk.toString())) {
+      if (this.#done) break;
+      out += this.#translate(event.data);
+    }
+    return out === '' ? true : this.#reply.write(out);
+  }
+
+  #translate(data: string): string {
+    if (data === '[DONE]') return this.#end(null);
+    let chunk: Record<string, unknown>;
+    try {
+      chunk = JSON.parse(data) as Record<string, unknown>;
+    } catch {
+      return '';
+    }
+    if (chunk.error && typeof chunk.error === 'object') {
+      const e = chunk.error as Item;
+      return this.#end({ code: typeof e.code === 'string' ? e.code : 'internal_error', message: typeof e.message === 'string' ? e.message : 'The model turn failed.' });
+    }
+    return this.#translator.chunk(chunk).map(frame).join('');
+  }
+
+  /** Closes the open items and writes the terminal event; `error` set: response.failed. */
+  #end(error: { code: string; message: string } | null): string {
+    this.#done = true;
+    const { events, result } = this.#translator.finish();
+    const state: ResponseState = error ? { status: 'failed', output: result.output, usage: result.usage, error } : { status: result.status, output: result.output, usage: result.usage, error: null };
+    const response = responseObject(this.#header, state);
+    this.#finish(state, response);
+    const type = state.status === 'failed' ? 'response.failed' : state.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+    return [...events, this.#translator.terminal(type, response)].map(frame).join('');
+  }
+
+  onWritable(handler: () => void): void {
+    this.#reply.onWritable(handler);
+  }
+
+  endStream(): void {
+    // A stream cut before the chat path's [DONE] or error frame (the client left, or the connection failed).
+    if (!this.#done && this.#reply.open) this.#reply.write(this.#end({ code: 'internal_error', message: 'The model stream ended before it was complete.' }));
+    this.#reply.endStream();
+  }
+
+  onDrainDeadline(handler: () => void): void {
+    this.#reply.onDrainDeadline(handler);
+  }
+}

@@ -1,0 +1,73 @@
+/** The Responses API translation, pure: items to chat messages, and chat stream chunks to Response events. */
+import { describe, expect, it } from 'vitest';
+import { canonicalItems, chatMessages } from '../../../../src/core/responses/input-items.js';
+import { ResponseStreamTranslator } from '../../../../src/core/responses/stream-events.js';
+
+let n = 0;
+const newId = (prefix: string): string => `${prefix}${++n}`;
+
+describe('input items', () => {
+  it('joins consecutive function calls onto one assistant message and keeps images as image_url parts', () => {
+    const items = canonicalItems(
+      [
+        { role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image_url: 'https://example.com/a.png' }] },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'calling' }] },
+        { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+        { type: 'function_call', call_id: 'c2', name: 'g', arguments: '{"a":1}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'one' },
+      ],
+      'input',
+      newId,
+    );
+    expect(chatMessages(items)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'auto' } }] },
+      {
+        role: 'assistant',
+        content: 'calling',
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } },
+          { id: 'c2', type: 'function', function: { name: 'g', arguments: '{"a":1}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'one' },
+    ]);
+  });
+
+  it('names the offending item in param', () => {
+    expect(() => canonicalItems([{ type: 'item_reference', id: 'x' }], 'input', newId)).toThrow(expect.objectContaining({ code: 'unsupported_value', param: 'input[0].type' }));
+  });
+});
+
+describe('stream translation', () => {
+  it('closes the text item before a function call opens, and numbers events from 0', () => {
+    const t = new ResponseStreamTranslator(newId);
+    const events = [
+      ...t.start({ id: 'resp_1' }),
+      ...t.chunk({ choices: [{ index: 0, delta: { content: 'Hi' } }] }),
+      ...t.chunk({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', function: { name: 'f', arguments: '{"a"' } }] } }] }),
+      ...t.chunk({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }, finish_reason: 'tool_calls' }] }),
+      ...t.chunk({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } }),
+    ];
+    const { events: closing, result } = t.finish();
+    const all = [...events, ...closing, t.terminal('response.completed', {})];
+    expect(all.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
+    expect(result.output).toMatchObject([{ type: 'message', content: [{ text: 'Hi' }] }, { type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{"a":1}' }]);
+    expect(result.usage).toEqual({ input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 7 });
+  });
+});
