@@ -72,10 +72,9 @@ export const ERROR_CATALOGUE = {
   workspace_not_found: { status: 404, type: NOT_FOUND, message: 'No such workspace in this project.', retryable: false },
   api_key_not_found: { status: 404, type: NOT_FOUND, message: 'No such API key in this project.', retryable: false },
   webhook_not_found: { status: 404, type: NOT_FOUND, message: 'No such webhook endpoint in this project.', retryable: false },
-  response_not_found: { status: 404, type: NOT_FOUND, message: 'No such stored response in this project.', retryable: false },
-  conversation_not_found: { status: 404, type: NOT_FOUND, message: 'No such conversation in this project.', retryable: false },
-  conversation_item_not_found: { status: 404, type: NOT_FOUND, message: 'No such item in this conversation.', retryable: false },
   rule_not_found: { status: 404, type: NOT_FOUND, message: 'No such routing rule in this project.', retryable: false },
+  file_not_found: { status: 404, type: NOT_FOUND, message: 'No such file in this project.', retryable: false },
+  upload_not_found: { status: 404, type: NOT_FOUND, message: 'No such upload in this project.', retryable: false },
   // SPEC "Chat and routing errors": the router found nothing to serve the turn.
   rule_endpoint_not_found: { status: 404, type: NOT_FOUND, message: "The routing rule's endpoint cannot serve this request.", retryable: false },
   no_routable_endpoints: { status: 404, type: NOT_FOUND, message: 'This workspace has no routable endpoints.', retryable: false },

@@ -55,10 +55,9 @@ import { createChatToolRunner } from './exec/invocations/chat-tool-runner.js';
 import { execInvocationsRoutes } from './routes/exec-invocations.js';
 import { execApprovalsRoutes } from './routes/exec-approvals.js';
 import { execToolsRoutes } from './routes/exec-tools.js';
-import { responsesRoutes } from './routes/responses.js';
-import { conversationsRoutes } from './routes/conversations.js';
-import { createResponsesRepo } from './store/responses-repo.js';
-import { createConversationsRepo } from './store/conversations-repo.js';
+import { filesRoutes } from './routes/files.js';
+import { uploadsRoutes } from './routes/uploads.js';
+import { createFilesStore } from './store/files-store.js';
 
 export interface GatewayOptions {
   readonly config: Config;
@@ -139,6 +138,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     userAgent: mediaUserAgent(VERSION, config.media),
   });
   const webhooks = createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger });
+  // Files and uploads (issue 14): bytes under the store's files/ folder, rows and file.* events in SQLite.
+  const filesServices = { ...services, files: createFilesStore(db, store.filesDir, webhooks.outbox, clock.now), filesConfig: config.files };
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   const agents = createAgentsSystem({ db, outbox: webhooks.outbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
@@ -158,9 +159,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const routing = createRouterSystem({ config, db, dbPath, pool, upstream, catalog, now: clock.now, logger });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
-  // Responses and conversations (issue 14): rows, conversation items and their events in SQLite.
-  const conversations = createConversationsRepo(db, webhooks.outbox);
-  const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   const implemented: RouteDef[] = [
     ...opsRoutes(services, upstream),
     ...testClockRoutes(clock),
@@ -193,8 +191,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...execInvocationsRoutes(execServices),
     ...execApprovalsRoutes(execServices),
     ...execToolsRoutes({ ...services, agents: agents.registry }),
-    ...responsesRoutes({ ...routerChatServices, responses: createResponsesRepo(db, webhooks.outbox), conversations }),
-    ...conversationsRoutes({ ...services, conversations }),
+    ...filesRoutes(filesServices),
+    ...uploadsRoutes(filesServices),
   ];
   const metricsConfig = config.server.metrics;
   const scrape = metricsRoutes(services, metricsToken(metricsConfig.token_env));

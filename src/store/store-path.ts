@@ -7,21 +7,26 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface StorePath {
   readonly path: string;
+  /** Where uploaded files' bytes live (store/files-store.ts): `files/` next to the database, or a temp folder. */
+  readonly filesDir: string;
   /** Deletes the temporary store; a no-op for a real path. */
   discard(): void;
 }
 
 export function resolveStorePath(configured: string): StorePath {
-  if (configured !== ':memory:') return { path: configured, discard: () => undefined };
+  if (configured !== ':memory:') return { path: configured, filesDir: join(dirname(configured), 'files'), discard: () => undefined };
   const path = join(tmpdir(), `switchboard-memory-${process.pid}-${randomBytes(4).toString('hex')}.db`);
+  const filesDir = `${path}.files`;
   return {
     path,
+    filesDir,
     discard() {
       for (const suffix of ['', '-wal', '-shm', '.key']) rmSync(path + suffix, { force: true });
+      rmSync(filesDir, { recursive: true, force: true });
     },
   };
 }

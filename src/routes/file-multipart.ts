@@ -1,0 +1,83 @@
+/**
+ * A multipart body holding one file field (Files: `file`; upload parts: `data`) and text fields, with the
+ * file streamed to a temp file as it arrives (FilesStore.writeTemp), never buffered whole: busboy waits for
+ * the disk, BodyStream pauses the socket. Text fields may come before or after the file; they are checked
+ * by the caller once the body is in, and the temp file is removed when anything fails.
+ */
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import { GatewayError } from '../errors.js';
+import { FilesRefusal, type FilesStore, type TempFile } from '../store/files-store.js';
+
+export interface ReceivedFile {
+  readonly fields: Readonly<Record<string, string>>;
+  readonly temp: TempFile;
+  readonly filename: string;
+}
+
+const LIMITS = { files: 1, fields: 16, parts: 17, fieldSize: 64 * 1024, headerPairs: 64 };
+
+const invalid = (param: string | null, message: string): GatewayError => new GatewayError('invalid_request', { param, message });
+
+export function filesError(err: unknown): unknown {
+  if (err instanceof FilesRefusal && err.reason === 'too_large') return new GatewayError('payload_too_large', { message: err.message });
+  return err;
+}
+
+export function receiveFile(files: FilesStore, source: Readable, contentType: string | undefined, fileField: string, maxBytes: number): Promise<ReceivedFile> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: { 'content-type': contentType ?? '' }, limits: LIMITS });
+    } catch {
+      reject(invalid(null, `The body must be multipart/form-data with a boundary, holding the file in a field named ${fileField}.`));
+      return;
+    }
+    const fields: Record<string, string> = {};
+    let written: Promise<TempFile> | null = null;
+    let filename = '';
+    let failure: unknown = null;
+    const fail = (err: unknown): void => {
+      if (failure) return;
+      failure = filesError(err);
+      source.unpipe(parser);
+      source.resume();
+      // A temp file already being written is removed once its write settles.
+      void written?.then((t) => files.discardTemp(t), () => undefined);
+      reject(failure);
+    };
+    parser.on('field', (name, value, info) => {
+      if (info.valueTruncated) return fail(invalid(name, `${name} is longer than ${LIMITS.fieldSize} bytes.`));
+      fields[name] = value;
+    });
+    parser.on('file', (name, stream, info) => {
+      if (name !== fileField || written) {
+        stream.resume();
+        return fail(invalid(name, `${name} is not expected here; send the file in one field named ${fileField}.`));
+      }
+      filename = info.filename || fileField;
+      written = files.writeTemp(stream, maxBytes);
+      written.catch((err: unknown) => {
+        stream.resume();
+        fail(err);
+      });
+    });
+    parser.on('filesLimit', () => fail(invalid(fileField, 'Only one file may be uploaded.')));
+    parser.on('fieldsLimit', () => fail(invalid(null, `At most ${LIMITS.fields} fields may be sent.`)));
+    parser.on('partsLimit', () => fail(invalid(null, `At most ${LIMITS.parts} parts may be sent.`)));
+    parser.on('error', (err: Error) => fail(invalid(null, `The multipart body is malformed: ${err.message}`)));
+    parser.on('close', () => {
+      if (failure) return;
+      if (!written) return fail(invalid(fileField, `${fileField} is required: send the bytes as a multipart file field named ${fileField}.`));
+      written.then(
+        (temp) => {
+          if (failure) files.discardTemp(temp);
+          else resolve({ fields, temp, filename });
+        },
+        () => undefined,
+      );
+    });
+    source.on('error', (err) => fail(err instanceof GatewayError ? err : invalid(null, 'The upload was interrupted.')));
+    source.pipe(parser);
+  });
+}

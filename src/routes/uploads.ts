@@ -1,0 +1,118 @@
+/**
+ * Uploads API (issue 14; OpenAI shapes): a file larger than one request, sent as parts. POST
+ * /{project}/v1/uploads ({filename, purpose, bytes, mime_type}), .../parts (multipart `data`, streamed to
+ * disk), .../complete ({part_ids, md5?}: the parts in that order become a file, `file.uploaded`),
+ * .../cancel. An upload expires an hour after creation (injected clock). Control-plane counter, scope
+ * `inference` like files.
+ */
+import { fileObject, partObject, uploadObject, type UploadMeta } from '../core/files/file-objects.js';
+import { GatewayError } from '../errors.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import { parseCompleteUpload, parseCreateUpload } from '../schemas/files.js';
+import { FilesRefusal } from '../store/files-store.js';
+import { filesError, receiveFile } from './file-multipart.js';
+import { MULTIPART_SLACK, type FilesServices } from './files.js';
+import { requireKey } from './guard.js';
+
+/** `part_ids` of up to 10,000 parts. */
+const JSON_BODY_LIMIT = 1024 * 1024;
+
+function refusal(err: unknown): unknown {
+  if (!(err instanceof FilesRefusal)) return filesError(err);
+  switch (err.reason) {
+    case 'not_pending':
+      return new GatewayError('invalid_state', { message: err.message });
+    case 'bad_parts':
+      return new GatewayError('invalid_request', { param: 'part_ids', message: err.message });
+    case 'byte_mismatch':
+      return new GatewayError('invalid_request', { param: 'part_ids', message: err.message });
+    case 'md5_mismatch':
+      return new GatewayError('invalid_request', { param: 'md5', message: err.message });
+    case 'too_large':
+      return filesError(err);
+  }
+}
+
+export function uploadsRoutes(services: FilesServices): RouteDef[] {
+  const { files } = services;
+  const config = services.filesConfig;
+
+  const uploadOf = (ctx: RouteContext, projectId: string): UploadMeta => {
+    const id = ctx.req.params.upload ?? '';
+    const upload = files.getUpload(projectId, id);
+    if (!upload) throw new GatewayError('upload_not_found', { param: 'upload_id', message: `No upload ${JSON.stringify(id.slice(0, 80))} in this project.` });
+    return upload;
+  };
+  const render = (upload: UploadMeta): Record<string, unknown> => uploadObject(upload, services.now(), upload.fileId === null ? null : files.get(upload.projectId, upload.fileId));
+
+  return [
+    {
+      method: 'POST',
+      pattern: '/:project/v1/uploads',
+      family: 'uploads',
+      bodyLimit: JSON_BODY_LIMIT,
+      handle: async (ctx) => {
+        const auth = requireKey(ctx, services, 'inference');
+        const body = parseCreateUpload(await ctx.req.json(), config.max_upload_bytes);
+        ctx.reply.json(200, render(files.createUpload(auth.project.id, body)));
+        // Expired uploads' parts go when the next upload begins: no timer on the injected clock needed.
+        files.sweepExpired().catch((err: unknown) => services.logger.error({ err }, 'expired uploads sweep failed'));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/:project/v1/uploads/:upload/parts',
+      family: 'uploads',
+      streamBody: true,
+      bodyLimit: config.max_part_bytes + MULTIPART_SLACK,
+      handle: async (ctx) => {
+        const auth = requireKey(ctx, services, 'inference');
+        const upload = uploadOf(ctx, auth.project.id);
+        const status = uploadObject(upload, services.now(), null).status;
+        if (status !== 'pending') throw new GatewayError('invalid_state', { message: `Upload ${upload.id} is ${String(status)}; parts are accepted while it is pending.` });
+        const source = ctx.req.bodyStream();
+        if (!source) throw new GatewayError('internal_error');
+        const got = await receiveFile(files, source, ctx.req.header('content-type'), 'data', config.max_part_bytes);
+        try {
+          ctx.reply.json(200, partObject(await files.addPart(auth.project.id, upload, got.temp)));
+        } catch (err) {
+          files.discardTemp(got.temp);
+          throw refusal(err);
+        }
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/:project/v1/uploads/:upload/complete',
+      family: 'uploads',
+      bodyLimit: JSON_BODY_LIMIT,
+      handle: async (ctx) => {
+        const auth = requireKey(ctx, services, 'inference');
+        const upload = uploadOf(ctx, auth.project.id);
+        const body = parseCompleteUpload(await ctx.req.json());
+        try {
+          const done = await files.complete(auth.project.id, upload, body.partIds, body.md5);
+          ctx.reply.json(200, { ...uploadObject(done.upload, services.now(), done.file), file: fileObject(done.file) });
+        } catch (err) {
+          throw refusal(err);
+        }
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/:project/v1/uploads/:upload/cancel',
+      family: 'uploads',
+      bodyLimit: JSON_BODY_LIMIT,
+      handle: async (ctx) => {
+        const auth = requireKey(ctx, services, 'inference');
+        const upload = uploadOf(ctx, auth.project.id);
+        await ctx.req.body();
+        try {
+          ctx.reply.json(200, render(await files.cancel(auth.project.id, upload)));
+        } catch (err) {
+          throw refusal(err);
+        }
+      },
+    },
+  ];
+}
