@@ -55,6 +55,10 @@ import { createChatToolRunner } from './exec/invocations/chat-tool-runner.js';
 import { execInvocationsRoutes } from './routes/exec-invocations.js';
 import { execApprovalsRoutes } from './routes/exec-approvals.js';
 import { execToolsRoutes } from './routes/exec-tools.js';
+import { responsesRoutes } from './routes/responses.js';
+import { conversationsRoutes } from './routes/conversations.js';
+import { createResponsesRepo } from './store/responses-repo.js';
+import { createConversationsRepo } from './store/conversations-repo.js';
 import { filesRoutes } from './routes/files.js';
 import { uploadsRoutes } from './routes/uploads.js';
 import { createFilesStore } from './store/files-store.js';
@@ -159,6 +163,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const routing = createRouterSystem({ config, db, dbPath, pool, upstream, catalog, now: clock.now, logger });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
+  // Responses and conversations (issue 14): rows, conversation items and their events in SQLite.
+  const conversations = createConversationsRepo(db, webhooks.outbox);
+  const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   const implemented: RouteDef[] = [
     ...opsRoutes(services, upstream),
     ...testClockRoutes(clock),
@@ -191,6 +198,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...execInvocationsRoutes(execServices),
     ...execApprovalsRoutes(execServices),
     ...execToolsRoutes({ ...services, agents: agents.registry }),
+    ...responsesRoutes({ ...routerChatServices, responses: createResponsesRepo(db, webhooks.outbox), conversations }),
+    ...conversationsRoutes({ ...services, conversations }),
     ...filesRoutes(filesServices),
     ...uploadsRoutes(filesServices),
   ];

@@ -18,12 +18,13 @@ import { migration005 } from './migrations/005-router.js';
 import { migration006 } from './migrations/006-usage-cost.js';
 import { migration007 } from './migrations/007-exec-agents.js';
 import { migration008 } from './migrations/008-exec-invocations.js';
-import { migration009 } from './migrations/009-files.js';
+import { migration009 as responsesMigration } from './migrations/009-responses.js';
+import { migration010 } from './migrations/010-files.js';
 
 export type Db = Database.Database;
 
 // Versions are positions in this list: a new migration is appended, never inserted.
-const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, migration009];
+const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, responsesMigration, migration010];
 
 /**
  * How long a connection waits for another's write lock before SQLITE_BUSY. Every transaction that

@@ -5,7 +5,7 @@
  * rows until the upload completes, is cancelled or expires; the part's bytes are a file named after its id.
  * Expired uploads are found through the partial index of pending ones (FilesStore.sweepExpired).
  */
-export const migration009 = `
+export const migration010 = `
 CREATE TABLE files (
   seq INTEGER PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
