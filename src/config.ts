@@ -141,6 +141,14 @@ const limitsSchema = z.strictObject({
 });
 
 /** Files and uploads (docs/decisions.md "Files and uploads"): byte caps. */
+/** Batches (issue 14, docs/decisions.md "Batches"). */
+const batchesSchema = z.strictObject({
+  /** Batch lines in flight at once, across every batch of the gateway: live requests keep the rest of the upstream. */
+  concurrency: z.number().int().positive().max(256).default(4),
+  /** Lines one input file may hold (OpenAI's cap). */
+  max_lines: z.number().int().positive().default(50_000),
+});
+
 const filesSchema = z.strictObject({
   /** One POST /v1/files body's file; 413 past it. */
   max_bytes: z.number().int().positive().default(512 * 1024 * 1024),
@@ -489,6 +497,7 @@ export const configSchema = z
     files: filesSchema.prefault({}),
     semantic_router: semanticRouterSchema.prefault({}),
     exec: execSchema.prefault({}),
+    batches: batchesSchema.prefault({}),
     projects: z.array(projectSchema).default([]),
   })
   .superRefine((c, ctx) => {

@@ -60,6 +60,11 @@ import { conversationsRoutes } from './routes/conversations.js';
 import { createResponsesRepo } from './store/responses-repo.js';
 import { createConversationsRepo } from './store/conversations-repo.js';
 import { filesRoutes } from './routes/files.js';
+import { batchesRoutes } from './routes/batches.js';
+import { createBatchLineRunner } from './routes/batch-line-runner.js';
+import { createBatchSystem } from './batches/batch-system.js';
+import { batchFilesOf } from './batches/batch-files.js';
+import { createBatchesRepo } from './store/batches-repo.js';
 import { uploadsRoutes } from './routes/uploads.js';
 import { createFilesStore } from './store/files-store.js';
 
@@ -161,6 +166,19 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     execTools,
   };
   const routing = createRouterSystem({ config, db, dbPath, pool, upstream, catalog, now: clock.now, logger });
+  // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
+  const batchesRepo = createBatchesRepo(db, webhooks.outbox);
+  const batchFiles = batchFilesOf(filesServices.files);
+  const keysRepo = createKeysRepo(db);
+  const batches = createBatchSystem({
+    repo: batchesRepo,
+    files: batchFiles,
+    runner: createBatchLineRunner(chatServices, (projectId, keyId) => keysRepo.findInProject(projectId, keyId)),
+    concurrency: config.batches.concurrency,
+    maxLines: config.batches.max_lines,
+    now: clock.now,
+    logger,
+  });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
   // Responses and conversations (issue 14): rows, conversation items and their events in SQLite.
@@ -201,6 +219,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...responsesRoutes({ ...routerChatServices, responses: createResponsesRepo(db, webhooks.outbox), conversations }),
     ...conversationsRoutes({ ...services, conversations }),
     ...filesRoutes(filesServices),
+    ...batchesRoutes({ ...services, batches, batchesRepo, batchFiles }),
     ...uploadsRoutes(filesServices),
   ];
   const metricsConfig = config.server.metrics;
@@ -255,6 +274,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   webhooks.start();
   agents.start();
   routing.start();
+  batches.start();
   const scheme = config.server.tls ? 'https' : 'http';
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   logger.info({ url, region: config.server.region, production: config.server.production }, 'switchboard listening');
@@ -270,6 +290,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         logger.info({ inFlight: server.inFlight }, 'draining');
         await server.drain(config.server.drain_timeout_ms);
         await metricsServer?.drain(0);
+        // Lines in flight finish and are recorded (each has its tier's deadline); no new line starts.
+        await batches.close();
         // The drain above closed the agents' sockets (they went offline); the lease timer is all that is left.
         agents.close();
         execInvocations.close();

@@ -17,9 +17,9 @@ describe('routing errors', () => {
   });
 
   it('answers a known family that has not landed with 501 not_implemented after authenticating', async () => {
-    const url = `${suite.gw.url}/${PROJECT}/v1/batches`;
-    expectError(await call(url), 401, 'authentication_required');
-    expectError(await call(url, { key: suite.keys.full }), 501, 'not_implemented');
+    const url = `${suite.gw.url}/${PROJECT}/_semantic/router/v1/chat/completions/multimodel`;
+    expectError(await call(url, { method: 'POST', body: {} }), 401, 'authentication_required');
+    expectError(await call(url, { method: 'POST', key: suite.keys.full, body: {} }), 501, 'not_implemented');
   });
 });
 

@@ -28,7 +28,7 @@ const suite = useGatewaySuite({
 
 const models = (): string => `${suite.gw.url}/${PROJECT}/v1/models`;
 /** A family that has not landed: 501 not_implemented. */
-const unbuilt = (): string => `${suite.gw.url}/${PROJECT}/v1/batches`;
+const unbuilt = (): string => `${suite.gw.url}/${PROJECT}/_semantic/router/v1/chat/completions/multimodel`;
 
 beforeEach(async () => {
   await advanceClock(suite.gw.url, 61_000);
@@ -120,8 +120,8 @@ describe('the official openai SDK', () => {
   }
 
   it('sends the 501 of an unbuilt route exactly once with maxRetries: 2', async () => {
-    const { client, requests } = countingClient(`${suite.gw.url}/${PROJECT}/v1`, execKey);
-    const failure = await client.post('/batches', { body: {} }).then(
+    const { client, requests } = countingClient(`${suite.gw.url}/${PROJECT}/_semantic/router/v1`, execKey);
+    const failure = await client.post('/chat/completions/multimodel', { body: {} }).then(
       () => null,
       (err: unknown) => err,
     );

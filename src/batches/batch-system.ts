@@ -1,0 +1,189 @@
+/**
+ * Batches in the background (issue 14, docs/decisions.md "Batches"): validation of the input file, the
+ * scheduler that runs lines at bounded concurrency through the live dispatch path, finalization into an
+ * output and an error file, cancellation, expiry, and the resume rule at start.
+ *
+ * Every line's outcome is committed before the scheduler moves on; the claim (state `running`) is
+ * committed before the line is dispatched. So after a crash a line was either never sent (pending: it
+ * runs now) or sent at most once (running: it is failed "interrupted", never sent again).
+ */
+import { parseBatchLine, splitJsonl, type BatchEndpoint } from '../core/batches/batch-lines.js';
+import { eventOf, type BatchStatus } from '../core/batches/batch-machine.js';
+import { createBatchScheduler, type BatchScheduler, type ClaimedLine, type LineRun } from '../core/batches/batch-scheduler.js';
+import type { Logger } from '../log.js';
+import type { BatchLineRunner } from '../routes/batch-line-runner.js';
+import type { BatchesRepo, BatchRow, BatchEvent } from '../store/batches-repo.js';
+import { batchObject, isSuccess, resultLine } from './batch-object.js';
+
+/** What batches need of the files API: read a `batch` file, write the output and error files. */
+export interface BatchFiles {
+  /** The file's purpose; null: no such file in the project. */
+  purposeOf(projectId: string, fileId: string): Promise<string | null>;
+  /** null: no such file in the project. */
+  read(projectId: string, fileId: string): Promise<{ purpose: string; content: string } | null>;
+  /** Returns the new file's id. */
+  create(projectId: string, filename: string, purpose: string, content: Buffer): Promise<string>;
+}
+
+export interface BatchSystemOptions {
+  readonly repo: BatchesRepo;
+  readonly files: BatchFiles;
+  readonly runner: BatchLineRunner;
+  readonly concurrency: number;
+  /** Lines a batch may hold (OpenAI: 50,000). */
+  readonly maxLines: number;
+  readonly now: () => number;
+  readonly logger: Logger;
+}
+
+const EXPIRED_CODE = 'batch_expired';
+
+export const INTERRUPTED = 'The gateway stopped while this line was in flight; it was not run again (each line is run at most once).';
+
+export function createBatchSystem(o: BatchSystemOptions) {
+  const { repo } = o;
+  const busy = new Set<string>();
+  let sweepTimer: NodeJS.Timeout | null = null;
+
+  const eventFor = (row: BatchRow): BatchEvent | null => {
+    const type = eventOf(row.status);
+    return type ? { type, data: batchObject(row, repo.counts(row.id)) } : null;
+  };
+
+  async function runLine(claimed: ClaimedLine): Promise<LineRun> {
+    const batch = repo.get(claimed.batchId);
+    const line = repo.line(claimed.batchId, claimed.index);
+    if (!batch || !line || line.body === null) return { kind: 'settled' };
+    try {
+      const result = await o.runner.run({
+        projectId: batch.project_id,
+        keyId: batch.key_id,
+        workspaceNamed: batch.workspace_named,
+        workspaceNamedBy: batch.workspace_named_by,
+        url: batch.endpoint as BatchEndpoint,
+        body: Buffer.from(line.body),
+      });
+      if (result.kind === 'deferred') {
+        repo.defer(claimed.batchId, claimed.index, o.now() + result.retryAfterMs);
+        return { kind: 'deferred', retryAfterMs: result.retryAfterMs };
+      }
+      repo.settle(claimed.batchId, claimed.index, { kind: 'answered', statusCode: result.statusCode, requestId: result.requestId, body: result.body });
+    } catch (err) {
+      o.logger.error({ err, batch: claimed.batchId, line: claimed.index }, 'batch line failed');
+      repo.settle(claimed.batchId, claimed.index, { kind: 'error', code: 'internal_error', message: 'The gateway failed to run this line.' });
+    }
+    return { kind: 'settled' };
+  }
+
+  const scheduler: BatchScheduler = createBatchScheduler({
+    concurrency: o.concurrency,
+    claim: () => repo.claim(o.now()),
+    run: runLine,
+    afterLine: (line) => void advance(line.batchId),
+    onError: (err) => o.logger.error({ err }, 'batch scheduler error'),
+    setTimer: (fn, ms) => setTimeout(fn, ms).unref(),
+    clearTimer: (h) => clearTimeout(h as NodeJS.Timeout),
+  });
+
+  /** Validates a batch: its lines stored (invalid ones already answered), or the batch failed. */
+  async function validate(row: BatchRow): Promise<void> {
+    const file = await o.files.read(row.project_id, row.input_file_id).catch(() => null);
+    const fail = (code: string, message: string): void => {
+      repo.setErrors(row.id, { object: 'list', data: [{ code, message, param: 'input_file_id', line: null }] });
+      repo.move(row.id, ['validating'], 'failed', o.now(), eventFor);
+    };
+    if (!file) return fail('invalid_file', `The input file ${row.input_file_id} could not be read.`);
+    if (file.purpose !== 'batch') return fail('invalid_file', `The input file ${row.input_file_id} has purpose ${file.purpose}, not batch.`);
+    const texts = splitJsonl(file.content);
+    if (texts.length === 0) return fail('empty_file', 'The input file has no lines.');
+    if (texts.length > o.maxLines) return fail('too_many_requests', `The input file has ${texts.length} lines; a batch may hold ${o.maxLines}.`);
+    const seen = new Set<string>();
+    const lines = texts.map((t) => parseBatchLine(t, row.endpoint as BatchEndpoint, seen));
+    // Cancelled while the file was read: the batch stays cancelling and is finalized with no lines.
+    if (repo.get(row.id)?.status !== 'validating') return;
+    repo.validated(row.id, lines, o.now());
+  }
+
+  /** Moves a batch on when its lines allow: validation, expiry, finalization, a cancel's end. */
+  async function advance(id: string): Promise<void> {
+    if (busy.has(id)) return;
+    busy.add(id);
+    try {
+      const row = repo.get(id);
+      if (!row) return;
+      if (row.status === 'validating') {
+        await validate(row);
+        scheduler.wake();
+        return;
+      }
+      const counts = repo.counts(id);
+      if (row.status === 'in_progress') {
+        const expired = row.expires_at <= o.now();
+        if (!expired && counts.pending > 0) return;
+        if (counts.running > 0) return;
+        if (expired) repo.expirePending(id, 'The batch expired before this line was run.');
+        repo.move(id, ['in_progress'], 'finalizing', o.now());
+        await finalize(id, expired ? 'expired' : 'completed');
+      } else if (row.status === 'finalizing') {
+        // Stopped while finalizing: expiry left its mark on the lines it failed.
+        await finalize(id, repo.doneLines(id).some((l) => l.error_code === EXPIRED_CODE) ? 'expired' : 'completed');
+      } else if (row.status === 'cancelling' && counts.running === 0) {
+        await finalize(id, 'cancelled');
+      }
+    } catch (err) {
+      o.logger.error({ err, batch: id }, 'batch could not move on; retried at the next sweep');
+    } finally {
+      busy.delete(id);
+    }
+  }
+
+  /** Writes the output and error files (only those with lines), then the terminal state and its event. */
+  async function finalize(id: string, to: 'completed' | 'expired' | 'cancelled'): Promise<void> {
+    const row = repo.get(id);
+    if (!row) return;
+    const done = repo.doneLines(id);
+    const ok = done.filter(isSuccess).map((l) => resultLine(id, l));
+    const bad = done.filter((l) => !isSuccess(l)).map((l) => resultLine(id, l));
+    const write = (lines: string[], name: string): Promise<string | null> =>
+      lines.length === 0 ? Promise.resolve(null) : o.files.create(row.project_id, `${id}_${name}.jsonl`, 'batch_output', Buffer.from(`${lines.join('\n')}\n`));
+    const outputId = await write(ok, 'output');
+    const errorId = await write(bad, 'error');
+    repo.setFiles(id, outputId, errorId);
+    const from: BatchStatus[] = to === 'cancelled' ? ['cancelling'] : ['finalizing'];
+    repo.move(id, from, to, o.now(), eventFor);
+  }
+
+  /** Every live batch, once: what start resumes and what the minute sweep catches (expiry). */
+  function sweep(): void {
+    for (const row of repo.live()) void advance(row.id);
+    scheduler.wake();
+  }
+
+  return {
+    scheduler,
+    objectOf: (row: BatchRow) => batchObject(row, repo.counts(row.id)),
+    /** A new batch: validated in the background. */
+    created(id: string): void {
+      setImmediate(() => void advance(id));
+    },
+    /** validating | in_progress -> cancelling; lines in flight finish (each answered once), the rest never run. */
+    cancel(id: string): boolean {
+      const moved = repo.move(id, ['validating', 'in_progress'], 'cancelling', o.now());
+      if (moved) setImmediate(() => void advance(id));
+      return moved;
+    },
+    /** The resume rule, then every live batch moves on. */
+    start(): void {
+      const interrupted = repo.interruptRunning(INTERRUPTED);
+      if (interrupted > 0) o.logger.warn({ lines: interrupted }, 'batch lines in flight at the last stop were failed "interrupted" (run at most once)');
+      sweep();
+      sweepTimer = setInterval(sweep, 60_000).unref();
+    },
+    async close(): Promise<void> {
+      if (sweepTimer) clearInterval(sweepTimer);
+      await scheduler.close();
+    },
+  };
+}
+
+export type BatchSystem = ReturnType<typeof createBatchSystem>;
