@@ -126,10 +126,10 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   const raw = Buffer.from(JSON.stringify(chatBody));
   try {
     await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, raw, parsed: chatBody, chat, route: how === 'router' ? 'router' : 'chat', reply });
-  } catch (err) {
-    // Refused before or by the model: the client gets the error envelope; subscribers get response.failed.
+  } finally {
+    // Refused before or by the model (the client gets the error envelope), or a stream the client left:
+    // no Response reached its end, and subscribers get response.failed.
     if (!reply.finished) services.responses.finish({ projectId: auth.project.id, responseId: header.id, failed: true, store: null, conversation: null });
-    throw err;
   }
 }
 

@@ -15,7 +15,7 @@
  * (a reader that has the file open keeps its bytes even across a delete, POSIX semantics).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -23,6 +23,7 @@ import { pipeline } from 'node:stream/promises';
 import type { EventOutbox } from '../core/webhooks/outbox.js';
 import { fileObject, UPLOAD_TTL_MS, uploadStatusAt, type FileMeta, type PartMeta, type UploadMeta } from '../core/files/file-objects.js';
 import { writeTransaction, type Db } from './db.js';
+import { sweepLeftovers } from './files-sweep.js';
 
 /** Why a files operation was refused; routes map reasons to catalogue codes. */
 export class FilesRefusal extends Error {
@@ -114,7 +115,7 @@ export function createFilesStore(db: Db, dir: string, outbox: EventOutbox, now: 
   const partsDir = join(dir, 'parts');
   mkdirSync(tmpDir, { recursive: true });
   mkdirSync(partsDir, { recursive: true });
-  sweep(db, dir, tmpDir, partsDir);
+  sweepLeftovers(db, dir, tmpDir, partsDir);
 
   const q = {
     insertFile: db.prepare('INSERT INTO files (id, project_id, filename, purpose, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -317,31 +318,4 @@ async function fsyncPath(path: string): Promise<void> {
   } finally {
     await handle.close();
   }
-}
-
-/** Another gateway on the same store may be writing right now: only leftovers older than these go. */
-const TEMP_MAX_AGE_MS = 60 * 60 * 1000;
-const ORPHAN_MAX_AGE_MS = 10 * 60 * 1000;
-
-/**
- * At start: temp files are writes a crash interrupted; a `file-` name without a row was renamed into
- * place just before a crash, its row never inserted; a part file without a row likewise. Ages are the
- * disk's (wall clock), not the injected clock's.
- */
-function sweep(db: Db, dir: string, tmpDir: string, partsDir: string): void {
-  const wall = Date.now();
-  const old = (path: string, age: number): boolean => {
-    try {
-      return wall - statSync(path).mtimeMs > age;
-    } catch {
-      return false;
-    }
-  };
-  for (const name of readdirSync(tmpDir)) if (old(join(tmpDir, name), TEMP_MAX_AGE_MS)) rmSync(join(tmpDir, name), { force: true });
-  const hasFile = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM files WHERE id = ?');
-  for (const name of readdirSync(dir)) {
-    if (name.startsWith('file-') && !hasFile.get(name) && old(join(dir, name), ORPHAN_MAX_AGE_MS)) rmSync(join(dir, name), { force: true });
-  }
-  const hasPart = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM upload_parts WHERE id = ?');
-  for (const name of readdirSync(partsDir)) if (!hasPart.get(name) && old(join(partsDir, name), ORPHAN_MAX_AGE_MS)) rmSync(join(partsDir, name), { force: true });
 }

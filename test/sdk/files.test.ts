@@ -82,11 +82,12 @@ describe('files through the openai client', () => {
   });
 
   it('emits file.uploaded and file.deleted with the file object', async () => {
-    const before = receiver.received.length;
     const file = await client.files.create({ file: await toFile(Buffer.from('{"a":1}\n'), 'e.jsonl'), purpose: 'user_data' });
     await client.files.delete(file.id);
-    const got = (await receiver.waitFor(before + 2)).slice(before).map((d) => d.body);
-    const byType = new Map(got.map((b) => [b.type, b.data as Record<string, unknown>]));
+    // Deliveries of earlier tests' files may still be arriving: pick this file's two by id.
+    const mine = () => receiver.received.map((d) => d.body).filter((b) => (b.data as Record<string, unknown>).id === file.id);
+    await expect.poll(() => mine().length, { timeout: 10_000 }).toBe(2);
+    const byType = new Map(mine().map((b) => [b.type, b.data as Record<string, unknown>]));
     expect(byType.get('file.uploaded')).toMatchObject({ id: file.id, object: 'file', bytes: 8, purpose: 'user_data', filename: 'e.jsonl' });
     expect(byType.get('file.deleted')).toMatchObject({ id: file.id, deleted: true });
   });

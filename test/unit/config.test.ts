@@ -237,6 +237,7 @@ describe('webhooks and event injection', () => {
       max_in_flight: 64,
       per_endpoint_in_flight: 16,
       poll_interval_ms: 250,
+      retention_days: 30,
     });
   });
 
