@@ -84,6 +84,8 @@ export const ERROR_CATALOGUE = {
   method_not_allowed: { status: 405, type: INVALID, message: 'This method is not allowed on this path.', retryable: false },
   // 409 (SPEC exec table): a transition the record's state does not allow, e.g. rotating a revoked key.
   invalid_state: { status: 409, type: INVALID, message: "This change is not allowed in the record's current state.", retryable: false },
+  // 409 (Models API, docs/decisions.md): an alias may not take a served model id or an existing alias's.
+  model_exists: { status: 409, type: INVALID, message: 'A model or model alias with this id already exists in this project.', retryable: false },
   // 408 / 413 / 426.
   upgrade_required: { status: 426, type: INVALID, message: 'This route is a WebSocket: send an upgrade request (GET with Upgrade: websocket).', retryable: false },
   // The tier deadline is not client-configurable (SPEC Limits): the same request is a new billed turn that

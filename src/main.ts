@@ -26,6 +26,10 @@ import { createUsageReader } from './store/usage-reader.js';
 import { managementKeysRoutes } from './routes/management-keys.js';
 import { modelsRoutes, routerModelsRoutes } from './routes/models.js';
 import { embeddingsRoutes } from './routes/embeddings.js';
+import { rerankRoutes } from './routes/rerank.js';
+import { modelsApiRoutes } from './routes/models-api.js';
+import { slosRoutes } from './routes/slos.js';
+import { createModelAliasesRepo } from './store/model-aliases-repo.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
 import { metricsRoutes, opsRoutes, testClockRoutes } from './routes/ops.js';
 import type { Services } from './routes/services.js';
@@ -126,7 +130,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
     (err) => logger.error({ err }, 'budget threshold listener failed'),
   );
-  const services: Services = { catalog, pool, metrics, logger, now: clock.now, isStoreOpen: () => db.open, limits, budgets };
+  const modelAliases = createModelAliasesRepo(db);
+  const services: Services = { catalog, pool, metrics, logger, now: clock.now, isStoreOpen: () => db.open, limits, budgets, modelAliases };
   // Every endpoint's pool of servers is built now, its API keys read from the environment once.
   const upstream = createUpstreamClient({
     projects: config.projects,
@@ -193,6 +198,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...semanticRouterChatRoutes({ ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId }),
     ...routerModelsRoutes({ ...services, router: routing.router }),
     ...embeddingsRoutes(chatServices),
+    ...rerankRoutes(chatServices),
+    ...modelsApiRoutes({ ...services, modelAliases }),
+    ...slosRoutes({ ...services, slos: routing.slos }),
     ...managementSemanticRouterRoutes({
       ...services,
       router: routing.router,
@@ -202,6 +210,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       defaults: routing.defaults,
       routerId: routing.routerId,
       upstream,
+      slos: routing.slos,
     }),
     ...managementWorkspacesRoutes({ ...services, workspaceRouting: routing.workspaces }),
     ...audioRoutes({ ...chatServices, audio: config.audio }),
@@ -257,6 +266,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       const endpoint = log.project !== undefined && log.endpoint !== undefined ? catalog.endpoint(log.project, log.endpoint) : null;
       if (endpoint) {
         metrics.endpointFinished({ project: endpoint.projectId, endpoint: endpoint.slug, model: endpoint.model.id }, done.status, upstreamSeconds, log.ttftMs === undefined ? undefined : log.ttftMs / 1000);
+        // Streamed turns feed the latency windows the router's objectives are judged on (issue 14).
+        if (log.firstTokenMs !== undefined && done.status === 200 && endpoint.kind === 'chat') routing.slos.record(endpoint.id, log.firstTokenMs, log.tpotMs ?? null);
       }
       logRequest(logger, catalog, done);
     },

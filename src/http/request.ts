@@ -18,6 +18,12 @@ export interface RequestLog {
   upstreamMs?: number;
   /** Time to the first byte of a streamed answer. */
   ttftMs?: number;
+  /**
+   * Latency SLO measurements of a streamed answer (issue 14): time to its first content or reasoning token
+   * (ttftMs is the first byte, often a role-only chunk), and per output token after it, once completed.
+   */
+  firstTokenMs?: number;
+  tpotMs?: number;
   promptTokens?: number;
   completionTokens?: number;
   /** The error catalogue code of an error answer. */

@@ -18,14 +18,18 @@ import { createDecisionsRepo, type DecisionsRepo } from '../store/decisions-repo
 import { createEmbeddingCache } from '../store/embedding-cache.js';
 import { createRouterSettingsRepo, type RouterSettingsRepo } from '../store/router-settings-repo.js';
 import { loadSecretBox, storedSealedValues } from '../store/secret-box.js';
+import { createSlosRepo } from '../store/slos-repo.js';
 import { createWorkspaceRoutingRepo, type WorkspaceRoutingRepo } from '../store/workspace-routing-repo.js';
 import { embed } from '../upstream/embeddings.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import { createProfileIndexes } from './profile-index.js';
 import { createSemanticRouter, type SemanticRouter } from './semantic-router.js';
+import { createSloTracker, type SloTracker } from './slo-tracker.js';
 
 export interface RouterSystem {
   readonly router: SemanticRouter;
+  /** Latency objectives and measurements (issue 14): fed by streamed turns, read by the router. */
+  readonly slos: SloTracker;
   readonly decisionLog: DecisionLog;
   readonly decisions: DecisionsRepo;
   readonly settings: RouterSettingsRepo;
@@ -76,6 +80,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     switch_margin: rc.switch_margin,
     proximity_bonus: rc.proximity_bonus,
   };
+  const slos = createSloTracker(createSlosRepo(deps.db));
   const router = createSemanticRouter({
     catalog: deps.catalog,
     settings,
@@ -98,6 +103,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     indexWaitMs: rc.embedding_timeout_ms,
     now: deps.now,
     upstreamHealthy: (endpointId) => deps.upstream.healthy(endpointId),
+    sloMisses: (projectId, endpointIds, requested) => slos.misses(projectId, endpointIds, requested),
   });
   const decisionLog = createDecisionLog(deps.dbPath, (message) => logger.error({ message }, 'routing decision rows could not be written'));
   const decisions = createDecisionsRepo(deps.db, loadSecretBox(deps.dbPath, storedSealedValues(deps.db)));
@@ -106,6 +112,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
 
   return {
     router,
+    slos,
     decisionLog,
     decisions,
     settings,

@@ -11,6 +11,7 @@ import { affinityKey, composeQuery, estimateInputTokens, requestNeeds, requested
 import { effectiveSettings, type DeploymentDefaults } from '../core/routing/settings.js';
 import type { RouteDecision, RouteInput, RouterSettings, Similarity, WorkspaceRouting } from '../core/routing/types.js';
 import type { AffinityMap } from '../core/routing/affinity-map.js';
+import type { LatencyObjective } from '../core/routing/latency-window.js';
 import type { EndpointRecord } from '../core/records.js';
 import type { SimilarityPool } from '../pool/similarity-pool.js';
 import type { Catalog } from '../store/catalog.js';
@@ -28,6 +29,8 @@ export interface RouteRequest {
   readonly conversationId: string | undefined;
   /** Registers a client-abort callback (cheaper than an AbortSignal per request); aborts the embedding call. */
   readonly onAbort?: ((listener: () => void) => void) | undefined;
+  /** The X-SLO-TTFT-Ms / X-SLO-TPOT-Ms headers' objective, when the request sent a valid one. */
+  readonly slo?: LatencyObjective | null | undefined;
 }
 
 export interface Routed {
@@ -52,6 +55,8 @@ export interface SemanticRouterDeps {
   readonly now: () => number;
   /** Whether some upstream server of the endpoint takes requests now; absent: all are taken as healthy. */
   readonly upstreamHealthy?: (endpointId: string) => boolean;
+  /** The endpoints missing the turn's latency objective (router/slo-tracker.ts); absent: none do. */
+  readonly sloMisses?: (projectId: string, endpointIds: readonly string[], requested: LatencyObjective | null) => ReadonlySet<string>;
 }
 
 export interface SemanticRouter {
@@ -154,7 +159,12 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
         videoInputEnabled: deps.videoInputEnabled,
         incumbentId: conversation === null ? null : deps.affinity.get(`${r.projectId}/${r.workspaceId ?? '*'}/${conversation}`, now),
       };
-      const plan = planRoute(input);
+      const planned = planRoute(input);
+      // Objectives only order a classification's candidates, so the stored SLOs are read only then.
+      const plan =
+        planned.kind === 'classify' && deps.sloMisses
+          ? { ...planned, input: { ...input, sloMisses: deps.sloMisses(r.projectId, planned.eligible.map((e) => e.id), r.slo ?? null) } }
+          : planned;
       const decision = plan.kind === 'decided' ? plan.decision : finishRoute(plan, await score(r, plan, embedding as EndpointRecord));
       if (decision.classified && conversation !== null) {
         deps.affinity.set(`${r.projectId}/${r.workspaceId ?? '*'}/${conversation}`, decision.endpointId, deps.now());

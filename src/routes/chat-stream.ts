@@ -118,7 +118,13 @@ export function streamTurn(
       reply.endStream();
       // Charged after the last byte is handed to the socket, in the same tick: off the client's wait, and
       // before any other request can run.
-      charge(outcome, normalizer.usage ?? normalizer.estimatedUsage(promptEstimate()));
+      const usage = normalizer.usage ?? normalizer.estimatedUsage(promptEstimate());
+      charge(outcome, usage);
+      // The latency measurements the router's objectives are judged on (issue 14; main.ts feeds them on).
+      const firstTokenMs = t.req.log.firstTokenMs;
+      if (outcome === 'completed' && firstTokenMs !== undefined && usage.completionTokens >= 2) {
+        t.req.log.tpotMs = (performance.now() - t.req.startedAt - firstTokenMs) / (usage.completionTokens - 1);
+      }
       resolve();
     };
     // A graceful stop's deadline ends the stream the way SPEC ends a mid-stream error, billed for what was
@@ -133,6 +139,7 @@ export function streamTurn(
       if (ended) return;
       idle.refresh();
       for (const event of decoder.push(utf8.write(buf))) if (!failed) handle(event.data);
+      if (t.req.log.firstTokenMs === undefined && normalizer.tokenChunks > 0) t.req.log.firstTokenMs = performance.now() - t.req.startedAt;
     });
     res.body.on('end', () => {
       if (ended) return;

@@ -7,7 +7,7 @@ import { authenticateKey, authorizeEndpoint, resolveWorkspace, type Authenticate
 import { budgetError } from '../core/limits/budget-errors.js';
 import { refusalError, writeRateLimitHeaders } from '../core/limits/limit-headers.js';
 import { limitClassOf } from '../core/limits/rate-limiter.js';
-import { NO_ALIASES, resolveModel, type EndpointKind } from '../core/models/resolve-model.js';
+import { NO_ALIASES, resolveModel, type EndpointKind, type ModelAliases } from '../core/models/resolve-model.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
@@ -99,10 +99,16 @@ export interface ModelWanted {
   readonly route: string;
 }
 
+/** The Models API's aliases (store/model-aliases-repo.ts) as the resolver's table. */
+function aliasTable(services: Services): ModelAliases {
+  const repo = services.modelAliases;
+  return repo ? { modelIdOf: (projectId, alias) => repo.get(projectId, alias)?.target ?? null } : NO_ALIASES;
+}
+
 /**
  * Model-addressed routes (`/{project}/v1/...`): the endpoint the body's `model` names, among those this key
- * reaches in the request's workspace (core/models/resolve-model.ts has the order and the tie-breaks). No
- * alias table exists yet: the Models API plugs its own in here.
+ * reaches in the request's workspace (core/models/resolve-model.ts has the order and the tie-breaks), a
+ * project alias (the Models API) standing for its target model id.
  */
 export function requireModel(req: IncomingRequest, services: Services, auth: AuthenticatedKey, wanted: ModelWanted): EndpointAccess {
   const { named, namedBy } = namedWorkspace(req);
@@ -110,7 +116,7 @@ export function requireModel(req: IncomingRequest, services: Services, auth: Aut
   const access = resolveModel(
     auth,
     { model: wanted.model, kind: wanted.kind, route: wanted.route, named, namedBy },
-    { endpoints: services.catalog.endpoints(projectId), workspaces: services.catalog.workspaces(projectId), aliases: NO_ALIASES },
+    { endpoints: services.catalog.endpoints(projectId), workspaces: services.catalog.workspaces(projectId), aliases: aliasTable(services) },
   );
   req.log.endpoint = access.endpoint.slug;
   return access;

@@ -10,6 +10,7 @@ import { configView } from '../router/config-view.js';
 import type { RouterAdmin } from '../router/router-admin.js';
 import { DECISION_WINDOW_MS } from '../router/router-system.js';
 import type { SemanticRouter } from '../router/semantic-router.js';
+import type { SloTracker } from '../router/slo-tracker.js';
 import { parseRuleCreate, parseRuleUpdate, parseSettingsPatch } from '../schemas/semantic-router.js';
 import type { DecisionLog } from '../store/decision-log.js';
 import type { DecisionsRepo } from '../store/decisions-repo.js';
@@ -26,6 +27,8 @@ export interface RouterManagementServices extends Services {
   readonly routerId: string;
   /** Upstream server health, added to the health route (absent: the field is left out). */
   readonly upstream?: { report(projectId: string): PoolReport[] };
+  /** Latency objectives and measurements (issue 14): the health route's `slo_attainment` (absent: left out). */
+  readonly slos?: SloTracker;
 }
 
 /**
@@ -115,8 +118,14 @@ export function managementSemanticRouterRoutes(services: RouterManagementService
       ctx.reply.json(200, { data: rows });
     }),
     route('GET', '/health', async (ctx, projectId) => {
-      const upstream = services.upstream;
-      ctx.reply.json(200, upstream ? { ...(await health(projectId)), upstreams: upstreamHealth(upstream.report(projectId)) } : await health(projectId));
+      const { upstream, slos } = services;
+      const chat = services.catalog.endpoints(projectId).filter((e) => e.kind === 'chat');
+      ctx.reply.json(200, {
+        ...(await health(projectId)),
+        ...(upstream ? { upstreams: upstreamHealth(upstream.report(projectId)) } : {}),
+        // Per chat endpoint: its stored objective, the measured medians, and meets / misses / no_data / no_objective.
+        ...(slos ? { slo_attainment: slos.report(projectId, chat) } : {}),
+      });
     }),
   ];
 }

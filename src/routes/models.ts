@@ -2,10 +2,12 @@
  * GET /{project}/v1/models, /{project}/v1/models/{model}, and the same under a direct endpoint path
  * (/{project}/{endpoint}/v1/models) and under the router base URLs (/{project}/_semantic/router/v1/models,
  * pinned: /{project}/{workspace}/_semantic/router/v1/models), so that an OpenAI client whose base URL is
- * an endpoint or the router can list too. Items carry exactly SPEC's fields: id, object, created, owned_by.
+ * an endpoint or the router can list too. Items carry exactly SPEC's fields: id, object, created, owned_by;
+ * the project list adds the project's aliases (models-api.ts), which also carry `target`.
  */
 import { GatewayError } from '../errors.js';
 import type { EndpointRecord, ProjectRecord } from '../core/records.js';
+import type { ModelAlias } from '../store/model-aliases-repo.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import type { SemanticRouter } from '../router/semantic-router.js';
 import { reachableEndpoints, requireEndpoint, requireKey } from './guard.js';
@@ -24,6 +26,19 @@ interface ModelItem {
   object: 'model';
   created: number;
   owned_by: string;
+  /** Aliases only (the Models API): the model id the alias stands for. */
+  target?: string;
+}
+
+/**
+ * The project's aliases whose target is among the listed models, after them. An alias whose name a served
+ * model took since (config changed) is hidden: the model id wins resolution too.
+ */
+export function aliasItems(aliases: readonly ModelAlias[], listed: readonly ModelItem[], ownedBy: string): ModelItem[] {
+  const ids = new Set(listed.map((m) => m.id));
+  return aliases
+    .filter((a) => ids.has(a.target) && !ids.has(a.alias))
+    .map((a) => ({ id: a.alias, object: 'model' as const, created: Math.floor(a.createdAt / 1000), owned_by: ownedBy, target: a.target }));
 }
 
 /** One item per distinct model id; `created` is when the first endpoint serving it was created. */
@@ -70,7 +85,8 @@ export function routerModelsRoutes(services: Services & { readonly router: Seman
 export function modelsRoutes(services: Services): RouteDef[] {
   const projectModels = (ctx: Parameters<RouteDef['handle']>[0]): ModelItem[] => {
     const auth = requireKey(ctx, services, 'inference');
-    return modelItems(reachableEndpoints(ctx.req, services, auth), auth.project.id);
+    const served = modelItems(reachableEndpoints(ctx.req, services, auth), auth.project.id);
+    return [...served, ...aliasItems(services.modelAliases?.list(auth.project.id) ?? [], served, auth.project.id)];
   };
   const endpointModels = (ctx: Parameters<RouteDef['handle']>[0]): ModelItem[] => {
     const auth = requireKey(ctx, services, 'inference');

@@ -9,6 +9,7 @@
  */
 import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { EndpointRecord } from '../core/records.js';
+import { requestedSlo } from '../core/routing/latency-window.js';
 import { queryPreview } from '../core/routing/query.js';
 import type { RouteDef, RouteContext } from '../http/server.js';
 import { decisionRecord } from '../router/decision-row.js';
@@ -61,6 +62,7 @@ export async function routeChatTurn(services: RouterChatServices, ctx: RouteCont
     // SPEC: the affinity key, on router routes only (direct routes never read it).
     conversationId: req.header('x-conversation-id'),
     onAbort: (listener) => req.onAbort(listener),
+    slo: requestedSlo(req.header('x-slo-ttft-ms'), req.header('x-slo-tpot-ms')),
   });
   const routeTimeMs = performance.now() - started;
   req.log.endpoint = endpoint.slug;

@@ -2,6 +2,7 @@
 import type { Budgets } from '../core/limits/budgets.js';
 import type { RateLimiter } from '../core/limits/rate-limiter.js';
 import type { Catalog } from '../store/catalog.js';
+import type { ModelAliasesRepo } from '../store/model-aliases-repo.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
@@ -19,4 +20,6 @@ export interface Services {
   readonly limits: RateLimiter;
   /** Endpoint and workspace token budgets, checked by routes that spend tokens. */
   readonly budgets: Budgets;
+  /** Project model aliases (the Models API): model-addressed routes resolve them; absent: none exist. */
+  readonly modelAliases?: ModelAliasesRepo;
 }

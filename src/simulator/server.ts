@@ -5,6 +5,7 @@ import { parseChatRequest } from './chat-request.js';
 import { buildStreamTicks, delayBeforeTick } from './chat-stream.js';
 import { handleSpeech, handleTranscription, type SimReply } from './audio.js';
 import { handleEmbeddings } from './embeddings.js';
+import { handleRerank, handleScore } from './rerank.js';
 import { SimError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { parseKnobs, type Knobs } from './knobs.js';
@@ -135,6 +136,17 @@ export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimu
     models.note(result.model);
     ex.sendJson(200, JSON.stringify(result));
   });
+
+  // vLLM serves both with and without the /v1 prefix; x-sim-delay-ms delays the answer.
+  let rerankSeq = 0;
+  const later = (ex: Exchange, knobs: Knobs, body: string): void => {
+    if (knobs.delayMs > 0) ex.later(knobs.delayMs, () => ex.sendJson(200, body));
+    else ex.sendJson(200, body);
+  };
+  for (const path of ['/v1/rerank', '/rerank']) post(path, (ex, body, knobs) => later(ex, knobs, JSON.stringify(handleRerank(body, ++rerankSeq))));
+  for (const path of ['/v1/score', '/score']) {
+    post(path, (ex, body, knobs) => later(ex, knobs, JSON.stringify(handleScore(body, ++rerankSeq, Math.floor(Date.now() / 1000)))));
+  }
 
   const reply = (ex: Exchange, r: SimReply, knobs: Knobs): void => {
     const respond = (): void => {

@@ -37,6 +37,11 @@ export class ChunkNormalizer {
     };
   }
 
+  /** Content and reasoning chunks seen so far: the first one is the turn's first token (latency SLOs). */
+  get tokenChunks(): number {
+    return this.#contentChunks + this.#reasoningChunks;
+  }
+
   /** Counts a chunk that took the fast path (chunk-restamp.ts), for the usage estimate. */
   countRestamped(hasContent: boolean): void {
     if (hasContent) this.#contentChunks++;

@@ -36,14 +36,15 @@ export function estimateEmbeddingTokens(input: EmbeddingInput): number {
   return tokens;
 }
 
-export function clientEmbeddings(raw: Buffer, requestModel: string, input: EmbeddingInput): ClientEmbeddings {
+/** `what` names the response in the error (rerank and score answers are read the same way). */
+export function clientEmbeddings(raw: Buffer, requestModel: string, input: EmbeddingInput, what = 'an embeddings'): ClientEmbeddings {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));
   } catch {
     parsed = undefined;
   }
-  if (!isObject(parsed)) throw new GatewayError('internal_error', { message: 'The model server returned an embeddings response that is not a JSON object.' });
+  if (!isObject(parsed)) throw new GatewayError('internal_error', { message: `The model server returned ${what} response that is not a JSON object.` });
   const usage = isObject(parsed.usage) ? parsed.usage : {};
   const reported = count(usage.prompt_tokens) ?? count(usage.total_tokens);
   const model = JSON.stringify(requestModel);

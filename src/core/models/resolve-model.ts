@@ -5,7 +5,7 @@
  * still holds on direct `/{project}/{endpoint}/...` routes; this module is never used there.
  *
  * A name is looked up as, in order: a model id (`model.id`, what the listing shows), a project alias
- * (pluggable, none exist yet), an endpoint slug. The first kind of name that matches decides the
+ * (the Models API, store/model-aliases-repo.ts), an endpoint slug. The first kind of name that matches decides the
  * candidates; a listed id therefore always resolves and is never shadowed by a slug.
  *
  * Several endpoints may serve one model id (other workspaces, a suspended twin). The choice is
@@ -24,7 +24,7 @@ import type { EndpointRecord, WorkspaceRecord } from '../records.js';
 export type EndpointKind = EndpointConfig['kind'];
 
 /**
- * Project aliases (the Models API of a later issue): a name that stands for a model id. The alias then
+ * Project aliases (the Models API): a name that stands for a model id. The alias then
  * resolves exactly as the model id would, reach and ranking included.
  */
 export interface ModelAliases {

@@ -142,13 +142,17 @@ export function finishRoute(plan: ClassifyPlan, similarity: Similarity): RouteDe
     if (plan.incumbent) return sticky(plan, { e: plan.incumbent, raw: null, rank: 0 }, [], false);
     return fallback(plan, [], 'similarity_unavailable', false);
   }
+  // Latency objectives (issue 14): endpoints meeting the turn's objective rank ahead of those missing it;
+  // similarity (with the bonus) orders each group. The floor still applies to every candidate.
+  const misses = plan.input.sloMisses;
+  const missed = (r: Ranked): boolean => misses?.has(r.e.id) === true;
   const ranked: Ranked[] = plan.eligible
     .map((e) => {
       const raw = similarity.get(e.id) ?? null;
       const bonus = e.region === region ? settings.proximityBonus : 0;
       return { e, raw, rank: raw === null ? Number.NEGATIVE_INFINITY : raw + bonus };
     })
-    .sort((a, b) => b.rank - a.rank || compareSlugs(a.e, b.e));
+    .sort((a, b) => Number(missed(a)) - Number(missed(b)) || b.rank - a.rank || compareSlugs(a.e, b.e));
   const clears = (r: Ranked): boolean => r.raw !== null && r.raw >= settings.similarityFloor;
 
   if (plan.incumbent) {
@@ -156,7 +160,12 @@ export function finishRoute(plan: ClassifyPlan, similarity: Similarity): RouteDe
     // An unscored incumbent (no profile) ranks as a zero score, bonus included, symmetric with challengers.
     const incumbentRank = incumbent.raw === null ? (incumbent.e.region === region ? settings.proximityBonus : 0) : incumbent.rank;
     const challenger = ranked.find((r) => r.e.id !== incumbent.e.id && clears(r));
-    if (!challenger || challenger.rank <= incumbentRank + settings.switchMargin) return sticky(plan, incumbent, ranked, true);
+    // A conversation leaves an endpoint missing its objective for one meeting it, margin or not; it never
+    // leaves one meeting it for one missing it. Within a group the switch margin decides.
+    if (challenger && missed(incumbent) && !missed(challenger)) return matched(plan, challenger, ranked, incumbent.e.id);
+    if (!challenger || (missed(challenger) && !missed(incumbent)) || challenger.rank <= incumbentRank + settings.switchMargin) {
+      return sticky(plan, incumbent, ranked, true);
+    }
     return matched(plan, challenger, ranked, incumbent.e.id);
   }
   const best = ranked.find(clears);

@@ -87,6 +87,11 @@ export interface RouteInput {
   readonly videoInputEnabled: boolean;
   /** Affinity state: the endpoint this conversation was last routed to, if any. */
   readonly incumbentId: string | null;
+  /**
+   * Endpoints whose measured latency misses the turn's objective (X-SLO-* headers, else the endpoint's
+   * stored SLO): classification ranks them after those that meet it (docs/decisions.md). Absent: none.
+   */
+  readonly sloMisses?: ReadonlySet<string>;
 }
 
 export type RouteReason = 'rule' | 'pinned' | 'concrete' | 'single_endpoint' | 'matched' | 'sticky' | 'fallback';

@@ -1,0 +1,123 @@
+/**
+ * POST /{project}/{endpoint}/v1/rerank and /v1/score on rerank endpoints, and the same bodies on the
+ * project base URL (/{project}/v1/rerank, /v1/score), where the body's `model` names the endpoint
+ * (core/models/resolve-model.ts). The shapes are vLLM's (Jina / Cohere clients' rerank; vLLM's score);
+ * schemas/rerank.ts. Admission is the direct routes': key (inference scope and request limiters),
+ * endpoint, kind and status, budget. One upstream call carries the client's bytes with only `model`
+ * replaced; the answer goes back with `model` echoing the request's, as embeddings do. One usage row per
+ * call (route `rerank` or `score`, prompt tokens only: the server's usage, else an estimate of the texts).
+ */
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { deadlinesFor } from '../core/chat/deadlines.js';
+import { clientEmbeddings, type ClientEmbeddings, type EmbeddingUsage } from '../core/embeddings/embedding-response.js';
+import { spliceTopLevel } from '../core/json-splice.js';
+import type { EndpointRecord } from '../core/records.js';
+import { GatewayError } from '../errors.js';
+import { parseJsonBody } from '../http/request.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import { parseRerankRequest, parseScoreRequest, rerankTexts, scoreTexts } from '../schemas/rerank.js';
+import { callUpstream } from './audio-call.js';
+import type { ChatServices, Outcome } from './chat-dispatch.js';
+import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
+
+type Operation = 'rerank' | 'score';
+
+export function assertServesRerank(endpoint: EndpointRecord, op: Operation): void {
+  if (endpoint.kind !== 'rerank') {
+    throw new GatewayError('invalid_request', {
+      message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/${op} needs a rerank endpoint.`,
+    });
+  }
+  if (endpoint.status !== 'active') {
+    throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });
+  }
+}
+
+interface RerankBody {
+  readonly raw: Buffer;
+  readonly parsed: Record<string, unknown>;
+  readonly model: string;
+  /** Every text the request sends: the charge when the server reports no usage. */
+  readonly texts: readonly string[];
+}
+
+async function readBody(ctx: RouteContext, op: Operation): Promise<RerankBody> {
+  const raw = await ctx.req.body();
+  const parsed = parseJsonBody(raw);
+  const texts = op === 'rerank' ? rerankTexts(parseRerankRequest(parsed)) : scoreTexts(parseScoreRequest(parsed));
+  // The schema accepted a JSON object with a string `model`.
+  const body = parsed as Record<string, unknown>;
+  return { raw, parsed: body, model: body.model as string, texts };
+}
+
+async function direct(services: ChatServices, ctx: RouteContext, op: Operation): Promise<void> {
+  const auth = requireKey(ctx, services, 'inference');
+  const access = requireEndpoint(ctx.req, services, auth);
+  assertServesRerank(access.endpoint, op);
+  requireBudget(ctx, services, auth, access);
+  await serve(services, ctx, auth, access, op, await readBody(ctx, op));
+}
+
+async function byModel(services: ChatServices, ctx: RouteContext, op: Operation): Promise<void> {
+  const auth = requireKey(ctx, services, 'inference');
+  const body = await readBody(ctx, op);
+  const access = requireModel(ctx.req, services, auth, { model: body.model, kind: 'rerank', route: `/v1/${op}` });
+  assertServesRerank(access.endpoint, op);
+  requireBudget(ctx, services, auth, access);
+  await serve(services, ctx, auth, access, op, body);
+}
+
+/** One upstream call under the tier's deadline, aborted with the client; exactly one usage row once it was made. */
+async function serve(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, access: EndpointAccess, op: Operation, body: RerankBody): Promise<void> {
+  const { req, reply } = ctx;
+  const { endpoint, workspaceId } = access;
+  const forwarded =
+    spliceTopLevel(body.raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...body.parsed, model: endpoint.upstream.model }));
+  const call = callUpstream(services, req, endpoint, { path: `/${op}`, body: forwarded }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const charge = (outcome: Outcome, usage: EmbeddingUsage | null): void => {
+    services.usage.record({
+      requestId: req.requestId,
+      projectId: auth.project.id,
+      workspaceId,
+      endpointId: endpoint.id,
+      keyId: auth.key.id,
+      route: op,
+      promptTokens: usage?.promptTokens ?? 0,
+      completionTokens: 0,
+      cachedTokens: 0,
+      reasoningTokens: null,
+      serviceTier: 'default',
+      tierMultiplier: 1,
+      status: outcome,
+      usageSource: usage?.source ?? 'estimated',
+      latencyMs: performance.now() - call.started,
+      createdAt: services.now(),
+    });
+  };
+  let answer: ClientEmbeddings;
+  try {
+    const res = await call.response;
+    if (res.statusCode >= 400) throw res;
+    const raw = Buffer.from(await res.body.arrayBuffer());
+    call.done();
+    req.log.upstreamMs = performance.now() - call.started;
+    answer = clientEmbeddings(raw, body.model, body.texts, `a ${op}`);
+  } catch (err) {
+    const e = err instanceof GatewayError ? err : await call.failure(err);
+    call.done();
+    charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    if (req.aborted) return;
+    throw e;
+  }
+  req.log.promptTokens = answer.usage.promptTokens;
+  reply.send(200, answer.body, 'application/json');
+  charge('completed', answer.usage);
+}
+
+export function rerankRoutes(services: ChatServices): RouteDef[] {
+  const family = 'rerank';
+  return (['rerank', 'score'] as const).flatMap((op): RouteDef[] => [
+    { method: 'POST', pattern: `/:project/:endpoint/v1/${op}`, family, handle: (ctx) => direct(services, ctx, op) },
+    { method: 'POST', pattern: `/:project/v1/${op}`, family, handle: (ctx) => byModel(services, ctx, op) },
+  ]);
+}
