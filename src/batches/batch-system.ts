@@ -113,6 +113,8 @@ export function createBatchSystem(o: BatchSystemOptions) {
       if (!row) return;
       if (row.status === 'validating') {
         await validate(row);
+        // Cancelled while the file was read: nothing was stored, nothing runs; it ends now.
+        if (repo.get(id)?.status === 'cancelling') await finalize(id, 'cancelled');
         scheduler.wake();
         return;
       }

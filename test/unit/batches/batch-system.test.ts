@@ -178,6 +178,22 @@ describe('batches in the background', () => {
     expect(eventTypes().map((e) => e.type)).toEqual(['batch.cancelled']);
   });
 
+  it('ends a batch cancelled while its input file was being read at once, with no line run', async () => {
+    const runner = new EchoRunner();
+    let release = (): void => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const slowFiles: BatchFiles = { ...files, read: async (p, id) => (await gate, files.read(p, id)) };
+    const id = create(input([line('a')]));
+    system = createBatchSystem({ repo, files: slowFiles, runner, concurrency: 2, maxLines: 100, now: () => now, logger: createLogger('silent') });
+    system.start();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(system.cancel(id)).toBe(true);
+    release();
+    await until(id, ['cancelled']);
+    expect(runner.calls).toEqual([]);
+    expect(system.objectOf(repo.get(id)!)).toMatchObject({ status: 'cancelled', request_counts: { total: 0, completed: 0, failed: 0 }, output_file_id: null, error_file_id: null });
+  });
+
   it('expires a batch whose window ran out: unrun lines go to the error file as batch_expired', async () => {
     const runner = new EchoRunner();
     let release = (): void => undefined;
