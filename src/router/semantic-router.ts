@@ -160,11 +160,10 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
         incumbentId: conversation === null ? null : deps.affinity.get(`${r.projectId}/${r.workspaceId ?? '*'}/${conversation}`, now),
       };
       const planned = planRoute(input);
-      // Objectives only order a classification's candidates, so the stored SLOs are read only then.
-      const plan =
-        planned.kind === 'classify' && deps.sloMisses
-          ? { ...planned, input: { ...input, sloMisses: deps.sloMisses(r.projectId, planned.eligible.map((e) => e.id), r.slo ?? null) } }
-          : planned;
+      // Objectives only order a classification's candidates, so the stored SLOs are read only then; the plan
+      // is copied only when some endpoint misses (the common turn keeps its one shape, as elsewhere here).
+      const misses = planned.kind === 'classify' && deps.sloMisses ? deps.sloMisses(r.projectId, planned.eligible.map((e) => e.id), r.slo ?? null) : null;
+      const plan = planned.kind === 'classify' && misses !== null && misses.size > 0 ? { ...planned, input: { ...input, sloMisses: misses } } : planned;
       const decision = plan.kind === 'decided' ? plan.decision : finishRoute(plan, await score(r, plan, embedding as EndpointRecord));
       if (decision.classified && conversation !== null) {
         deps.affinity.set(`${r.projectId}/${r.workspaceId ?? '*'}/${conversation}`, decision.endpointId, deps.now());

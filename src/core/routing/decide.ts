@@ -8,6 +8,8 @@
  *   finishRoute(plan, similarity)   -> decided (matched, sticky or fallback)
  *
  * decideRoute(input, similarity) runs both, for tests and the bench. Refusals are thrown as GatewayError.
+ * Latency objectives (input.sloMisses, issue 14) order classification only: docs/decisions.md "Rerank,
+ * SLOs and model aliases".
  */
 import { GatewayError } from '../../errors.js';
 import { applyEligibility, isEligible } from './eligibility.js';
