@@ -12,6 +12,7 @@ import { makeKeys, PROJECT, testConfig } from '../helpers/configs.js';
 import { advanceClock, call, expectError } from '../helpers/http.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { simRequests } from '../helpers/simulator-log.js';
+import { openUsageDb } from '../helpers/usage-db.js';
 
 const keys = makeKeys();
 let sim: SimulatorProcess;
@@ -80,6 +81,17 @@ describe('batches through the openai client', () => {
       expect(l.response?.status_code).toBe(200);
       expect(l.response?.request_id).toMatch(/^chatcmpl-/);
       expect(l.response?.body).toMatchObject({ object: 'chat.completion', model: 'model-chat' });
+    }
+    // Each line is billed like a live request: one usage row under its request id, for the creating key.
+    const usage = openUsageDb(gw.dbPath);
+    try {
+      for (const l of output) {
+        const row = await usage.waitForRow(l.response?.request_id ?? '');
+        expect(row).toMatchObject({ route: 'chat', status: 'completed', key_id: usage.keyIdFor(keys.inferenceOnly) });
+        expect(row.completion_tokens).toBeGreaterThan(0);
+      }
+    } finally {
+      usage.close();
     }
     const listed = await client.batches.list({ limit: 10 });
     expect(listed.data.map((b) => b.id)).toContain(created.id);
