@@ -76,12 +76,14 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox) {
     if (!stmt) statusStmts.set(to, (stmt = setStatus(`${to}_at`)));
     stmt.run(to, now, id);
   };
-  // The oldest batch's first ready line: batches run in creation order, lines in file order.
-  const nextReady = db.prepare<[number], { batch_id: string; idx: number }>(`
+  // The oldest batch's first ready line: batches run in creation order, lines in file order. A batch past
+  // its window starts no line (its pending lines are failed batch_expired when it is finalized).
+  const nextReady = db.prepare<{ now: number }, { batch_id: string; idx: number }>(`
     SELECT l.batch_id, l.idx FROM batches b JOIN batch_lines l ON l.batch_id = b.id
-    WHERE b.status = 'in_progress' AND l.state = 'pending' AND l.not_before <= ? ORDER BY b.seq, l.idx LIMIT 1`);
-  const nextDeferred = db.prepare<[], { at: number | null }>(`
-    SELECT min(l.not_before) AS at FROM batches b JOIN batch_lines l ON l.batch_id = b.id WHERE b.status = 'in_progress' AND l.state = 'pending'`);
+    WHERE b.status = 'in_progress' AND b.expires_at > @now AND l.state = 'pending' AND l.not_before <= @now ORDER BY b.seq, l.idx LIMIT 1`);
+  const nextDeferred = db.prepare<{ now: number }, { at: number | null }>(`
+    SELECT min(l.not_before) AS at FROM batches b JOIN batch_lines l ON l.batch_id = b.id
+    WHERE b.status = 'in_progress' AND b.expires_at > @now AND l.state = 'pending'`);
   const markRunning = db.prepare("UPDATE batch_lines SET state = 'running' WHERE batch_id = ? AND idx = ? AND state = 'pending'");
   const line = db.prepare<[string, number], LineRow>('SELECT * FROM batch_lines WHERE batch_id = ? AND idx = ?');
   const settleAnswered = db.prepare("UPDATE batch_lines SET state = 'done', status_code = ?, request_id = ?, response = ? WHERE batch_id = ? AND idx = ?");
@@ -123,9 +125,9 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox) {
 
     /** Claims the next ready line (marked running, committed) or says how long until one is ready. */
     claim: writeTransaction(db, (now: number): ClaimedLine | NothingReady => {
-      const next = nextReady.get(now);
+      const next = nextReady.get({ now });
       if (!next) {
-        const at = nextDeferred.get()?.at ?? null;
+        const at = nextDeferred.get({ now })?.at ?? null;
         return { waitMs: at === null ? null : Math.max(1, at - now) };
       }
       markRunning.run(next.batch_id, next.idx);

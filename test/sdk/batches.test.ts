@@ -157,6 +157,27 @@ describe('batches through the openai client', () => {
   });
 });
 
+describe('the completion window', () => {
+  it('expires a batch whose 24 h ran out: no new line starts, unrun lines are failed batch_expired', async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => chatLine(`w${i}`, `w${i}`, { sim: { delay_ms: 100 } }));
+    const b = await client.batches.create({ input_file_id: await upload(client, lines), endpoint: '/v1/chat/completions', completion_window: '24h' });
+    for (;;) {
+      if ((await client.batches.retrieve(b.id)).status === 'in_progress') break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await advanceClock(gw.url, 24 * 3600 * 1000 + 1000);
+    const done = await settled(client, b.id);
+    expect(done.status).toBe('expired');
+    expect(done.expired_at).not.toBeNull();
+    const output = await linesOf(client, done.output_file_id);
+    const errors = await linesOf(client, done.error_file_id);
+    expect(output.length).toBeLessThan(30);
+    expect(output.length + errors.length).toBe(30);
+    expect(errors.every((l) => l.error?.code === 'batch_expired')).toBe(true);
+    expect(done.request_counts).toEqual({ total: 30, completed: output.length, failed: errors.length });
+  });
+});
+
 describe('batch refusals over raw HTTP', () => {
   it('refuses an unknown file, a file of another purpose, a bad endpoint and window, and unknown batches', async () => {
     const base = `${gw.url}/${PROJECT}/v1/batches`;
