@@ -9,20 +9,17 @@
  * only), so token limits and budgets count embeddings too.
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import { clientEmbeddings, type ClientEmbeddings, type EmbeddingUsage } from '../core/embeddings/embedding-response.js';
+import { clientEmbeddings } from '../core/embeddings/embedding-response.js';
 import { embeddingTarget } from '../core/embeddings/embedding-target.js';
-import { spliceTopLevel } from '../core/json-splice.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseEmbeddingsRequest, type EmbeddingsRequest } from '../schemas/embeddings.js';
-import { callUpstream } from './audio-call.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
+import type { ChatServices } from './chat-dispatch.js';
+import { servePromptOnly } from './prompt-only-call.js';
 import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
 import { routerWorkspace } from './semantic-router-chat.js';
-import { readCapped } from '../upstream/answer-cap.js';
 
 /** Usage ledger label of every embeddings call, direct or through a router base URL (not a routed turn). */
 const ROUTE = 'embeddings';
@@ -92,51 +89,15 @@ async function routerBase(services: ChatServices, ctx: RouteContext): Promise<vo
   await serveEmbeddings(services, ctx, auth, access, body);
 }
 
-/** One upstream call under the tier's deadline, aborted with the client; exactly one usage row once it was made. */
-async function serveEmbeddings(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, access: EndpointAccess, body: EmbeddingsBody): Promise<void> {
-  const { req, reply } = ctx;
-  const { endpoint, workspaceId } = access;
-  const upstreamModel = JSON.stringify(endpoint.upstream.model);
-  const forwarded = spliceTopLevel(body.raw, new Map([['model', upstreamModel]])) ?? Buffer.from(JSON.stringify({ ...body.parsed, model: endpoint.upstream.model }));
-  const call = callUpstream(services, req, endpoint, { path: '/embeddings', body: forwarded }, deadlinesFor(endpoint.tier, services.timeouts, false));
-  const charge = (outcome: Outcome, usage: EmbeddingUsage | null): void => {
-    services.usage.record({
-      requestId: req.requestId,
-      projectId: auth.project.id,
-      workspaceId,
-      endpointId: endpoint.id,
-      keyId: auth.key.id,
-      route: ROUTE,
-      promptTokens: usage?.promptTokens ?? 0,
-      completionTokens: 0,
-      cachedTokens: 0,
-      reasoningTokens: null,
-      serviceTier: 'default',
-      tierMultiplier: 1,
-      status: outcome,
-      usageSource: usage?.source ?? 'estimated',
-      latencyMs: performance.now() - call.started,
-      createdAt: services.now(),
-    });
-  };
-  let answer: ClientEmbeddings;
-  try {
-    const res = await call.response;
-    if (res.statusCode >= 400) throw res;
-    // Read whole inside the deadline: a server that stalls mid-body times out like one that never answers.
-    const raw = await readCapped(res.body);
-    call.done();
-    req.log.upstreamMs = performance.now() - call.started;
-    answer = clientEmbeddings(raw, body.request.model, body.request.input);
-  } catch (err) {
-    const e = err instanceof GatewayError ? err : await call.failure(err);
-    call.done();
-    charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
-    if (req.aborted) return;
-    throw e;
-  }
-  reply.send(200, answer.body, 'application/json');
-  charge('completed', answer.usage);
+/** One upstream call (prompt-only-call.ts). */
+function serveEmbeddings(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, access: EndpointAccess, body: EmbeddingsBody): Promise<void> {
+  return servePromptOnly(services, ctx, auth, access, {
+    path: '/embeddings',
+    route: ROUTE,
+    raw: body.raw,
+    parsed: body.parsed,
+    answer: (raw) => clientEmbeddings(raw, body.request.model, body.request.input),
+  });
 }
 
 export function embeddingsRoutes(services: ChatServices): RouteDef[] {

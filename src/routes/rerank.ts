@@ -8,16 +8,14 @@
  * call (route `rerank` or `score`, prompt tokens only: the server's usage, else an estimate of the texts).
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import { clientEmbeddings, type ClientEmbeddings, type EmbeddingUsage } from '../core/embeddings/embedding-response.js';
-import { spliceTopLevel } from '../core/json-splice.js';
+import { clientEmbeddings } from '../core/embeddings/embedding-response.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseRerankRequest, parseScoreRequest, rerankTexts, scoreTexts } from '../schemas/rerank.js';
-import { callUpstream } from './audio-call.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
+import type { ChatServices } from './chat-dispatch.js';
+import { servePromptOnly } from './prompt-only-call.js';
 import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
 
 type Operation = 'rerank' | 'score';
@@ -67,51 +65,15 @@ async function byModel(services: ChatServices, ctx: RouteContext, op: Operation)
   await serve(services, ctx, auth, access, op, body);
 }
 
-/** One upstream call under the tier's deadline, aborted with the client; exactly one usage row once it was made. */
-async function serve(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, access: EndpointAccess, op: Operation, body: RerankBody): Promise<void> {
-  const { req, reply } = ctx;
-  const { endpoint, workspaceId } = access;
-  const forwarded =
-    spliceTopLevel(body.raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...body.parsed, model: endpoint.upstream.model }));
-  const call = callUpstream(services, req, endpoint, { path: `/${op}`, body: forwarded }, deadlinesFor(endpoint.tier, services.timeouts, false));
-  const charge = (outcome: Outcome, usage: EmbeddingUsage | null): void => {
-    services.usage.record({
-      requestId: req.requestId,
-      projectId: auth.project.id,
-      workspaceId,
-      endpointId: endpoint.id,
-      keyId: auth.key.id,
-      route: op,
-      promptTokens: usage?.promptTokens ?? 0,
-      completionTokens: 0,
-      cachedTokens: 0,
-      reasoningTokens: null,
-      serviceTier: 'default',
-      tierMultiplier: 1,
-      status: outcome,
-      usageSource: usage?.source ?? 'estimated',
-      latencyMs: performance.now() - call.started,
-      createdAt: services.now(),
-    });
-  };
-  let answer: ClientEmbeddings;
-  try {
-    const res = await call.response;
-    if (res.statusCode >= 400) throw res;
-    const raw = Buffer.from(await res.body.arrayBuffer());
-    call.done();
-    req.log.upstreamMs = performance.now() - call.started;
-    answer = clientEmbeddings(raw, body.model, body.texts, `a ${op}`);
-  } catch (err) {
-    const e = err instanceof GatewayError ? err : await call.failure(err);
-    call.done();
-    charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
-    if (req.aborted) return;
-    throw e;
-  }
-  req.log.promptTokens = answer.usage.promptTokens;
-  reply.send(200, answer.body, 'application/json');
-  charge('completed', answer.usage);
+/** One upstream call (prompt-only-call.ts). */
+function serve(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, access: EndpointAccess, op: Operation, body: RerankBody): Promise<void> {
+  return servePromptOnly(services, ctx, auth, access, {
+    path: `/${op}`,
+    route: op,
+    raw: body.raw,
+    parsed: body.parsed,
+    answer: (raw) => clientEmbeddings(raw, body.model, body.texts, `a ${op}`),
+  });
 }
 
 export function rerankRoutes(services: ChatServices): RouteDef[] {

@@ -1,0 +1,74 @@
+/**
+ * The one upstream exchange of the routes whose answers bill prompt tokens only (embeddings, rerank,
+ * score): the client's body with only `model` replaced, under the tier's deadline, aborted with the
+ * client, the answer read whole under the answer cap and rewritten by `answer`, and exactly one usage row
+ * once the call was made.
+ */
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { deadlinesFor } from '../core/chat/deadlines.js';
+import type { ClientEmbeddings, EmbeddingUsage } from '../core/embeddings/embedding-response.js';
+import { spliceTopLevel } from '../core/json-splice.js';
+import { GatewayError } from '../errors.js';
+import type { RouteContext } from '../http/server.js';
+import { readCapped } from '../upstream/answer-cap.js';
+import { callUpstream } from './audio-call.js';
+import type { ChatServices, Outcome } from './chat-dispatch.js';
+import type { EndpointAccess } from './guard.js';
+
+export interface PromptOnlyCall {
+  /** The upstream path (`/embeddings`, `/rerank`, `/score`). */
+  readonly path: string;
+  /** The usage ledger's route label. */
+  readonly route: string;
+  readonly raw: Buffer;
+  readonly parsed: Record<string, unknown>;
+  /** The client's answer from the upstream's bytes (model echoed, usage read or estimated). */
+  answer(raw: Buffer): ClientEmbeddings;
+}
+
+export async function servePromptOnly(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, access: EndpointAccess, c: PromptOnlyCall): Promise<void> {
+  const { req, reply } = ctx;
+  const { endpoint, workspaceId } = access;
+  const forwarded =
+    spliceTopLevel(c.raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...c.parsed, model: endpoint.upstream.model }));
+  const call = callUpstream(services, req, endpoint, { path: c.path, body: forwarded }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const charge = (outcome: Outcome, usage: EmbeddingUsage | null): void => {
+    services.usage.record({
+      requestId: req.requestId,
+      projectId: auth.project.id,
+      workspaceId,
+      endpointId: endpoint.id,
+      keyId: auth.key.id,
+      route: c.route,
+      promptTokens: usage?.promptTokens ?? 0,
+      completionTokens: 0,
+      cachedTokens: 0,
+      reasoningTokens: null,
+      serviceTier: 'default',
+      tierMultiplier: 1,
+      status: outcome,
+      usageSource: usage?.source ?? 'estimated',
+      latencyMs: performance.now() - call.started,
+      createdAt: services.now(),
+    });
+  };
+  let answer: ClientEmbeddings;
+  try {
+    const res = await call.response;
+    if (res.statusCode >= 400) throw res;
+    // Read whole inside the deadline: a server that stalls mid-body times out like one that never answers.
+    const raw = await readCapped(res.body);
+    call.done();
+    req.log.upstreamMs = performance.now() - call.started;
+    answer = c.answer(raw);
+  } catch (err) {
+    const e = err instanceof GatewayError ? err : await call.failure(err);
+    call.done();
+    charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    if (req.aborted) return;
+    throw e;
+  }
+  req.log.promptTokens = answer.usage.promptTokens;
+  reply.send(200, answer.body, 'application/json');
+  charge('completed', answer.usage);
+}
