@@ -279,6 +279,9 @@ async function liveRound(origin: string, key: string, pid: number, batchFile: st
 
 interface BatchBeside {
   readonly alone: BatchRun;
+  /** Gateway CPU per line, and cores busy, while the first batch ran alone. */
+  readonly aloneCpuMsPerLine: number | null;
+  readonly aloneCores: number | null;
   readonly withBatch: LiveRound[];
   readonly without: LiveRound[];
 }
@@ -287,8 +290,12 @@ async function batchBesideLive(origin: string, key: string, pid: number): Promis
   // Every round's input file is uploaded before any round starts: uploads are not part of the figures.
   const files: string[] = [];
   for (let i = 0; i <= BATCH_ROUNDS; i++) files.push(await uploadBatchFile(origin, key, BATCH_LINES, `b${i}`));
+  const c0 = cpuSeconds(pid);
   const alone = await runBatch(origin, key, files[0]!); // also the batch path's warm-up
-  log(`batch alone: ${BATCH_LINES} lines in ${alone.seconds.toFixed(2)} s (${alone.linesPerSec.toFixed(0)} lines/s), ${alone.completed} completed, ${alone.failed} failed`);
+  const c1 = cpuSeconds(pid);
+  const aloneCpuMsPerLine = c0 === null || c1 === null ? null : ((c1 - c0) / BATCH_LINES) * 1000;
+  const aloneCores = c0 === null || c1 === null ? null : (c1 - c0) / alone.seconds;
+  log(`batch alone: ${BATCH_LINES} lines in ${alone.seconds.toFixed(2)} s (${alone.linesPerSec.toFixed(0)} lines/s, gateway ${aloneCpuMsPerLine?.toFixed(2)} ms CPU per line), ${alone.completed} completed, ${alone.failed} failed`);
   await liveRound(origin, key, pid, null, 1); // live warm-up, not counted
   const withBatch: LiveRound[] = [];
   const without: LiveRound[] = [];
@@ -311,7 +318,7 @@ async function batchBesideLive(origin: string, key: string, pid: number): Promis
     const o = without[r]!;
     log(`batch round ${r + 1}: batch ${w.batch?.linesPerSec.toFixed(0)} lines/s; live p50/p99 with ${w.live.p50?.toFixed(2)}/${w.live.p99?.toFixed(2)} ms, without ${o.live.p50?.toFixed(2)}/${o.live.p99?.toFixed(2)} ms`);
   }
-  return { alone, withBatch, without };
+  return { alone, aloneCpuMsPerLine, aloneCores, withBatch, without };
 }
 
 // ---- the report ----
@@ -368,12 +375,13 @@ function render(overheads: readonly Overhead[], b: BatchBeside, env: { pinning: 
     '',
     '| | batch lines/s | live req/s | live p50 ms | live p99 ms | gateway CPU (cores) | live non-2xx + errors |',
     '|---|---:|---:|---:|---:|---:|---:|',
-    `| batch alone (no live traffic, first run) | ${fmt(b.alone.linesPerSec, 0)} | - | - | - | - | - |`,
+    `| batch alone (no live traffic, first run; gateway CPU ${fmt(b.aloneCpuMsPerLine, 2)} ms per line) | ${fmt(b.alone.linesPerSec, 0)} | - | - | - | ${fmt(b.aloneCores, 2)} | - |`,
     `| **live traffic with the batch running** | **${fmt(median(lps.filter((x): x is number => x !== null)), 0)}** (${lps.map((x) => fmt(x, 0)).join(', ')}) | ${fmt(med(b.withBatch, (r) => r.live.reqPerSec), 0)} | ${live(b.withBatch, (l) => l.p50)} (${perRound(b.withBatch, (l) => l.p50)}) | **${live(b.withBatch, (l) => l.p99)}** (${perRound(b.withBatch, (l) => l.p99)}) | ${fmt(med(b.withBatch, (r) => r.gatewayCores), 2)} | ${failures(b.withBatch)} |`,
     `| **live traffic without it** | - | ${fmt(med(b.without, (r) => r.live.reqPerSec), 0)} | ${live(b.without, (l) => l.p50)} (${perRound(b.without, (l) => l.p50)}) | **${live(b.without, (l) => l.p99)}** (${perRound(b.without, (l) => l.p99)}) | ${fmt(med(b.without, (r) => r.gatewayCores), 2)} | ${failures(b.without)} |`,
     '',
     `- batch lines: ${batchOk.toLocaleString('en-US')} completed, ${batchFailed} failed over ${BATCH_ROUNDS + 1} batches (statuses: ${[b.alone, ...b.withBatch.map((r) => r.batch)].map((x) => x?.status ?? '-').join(', ')})`,
     `- Reading: a Responses turn costs ${headline(false, 1)}x the gateway CPU of the same chat turn non-streamed and ${headline(true, 1)}x streamed with \`store: false\`, and ${headline(false, 2)}x / ${headline(true, 2)}x with the default store; a ${BATCH_LINES.toLocaleString('en-US')}-line batch ran at a median ${fmt(median(lps.filter((x): x is number => x !== null)), 0)} lines/s beside ${LIVE_RATE.toLocaleString('en-US')} req/s of live traffic, whose p99 went from ${live(b.without, (l) => l.p99)} ms without the batch to ${live(b.withBatch, (l) => l.p99)} ms with it (p50 ${live(b.without, (l) => l.p50)} -> ${live(b.withBatch, (l) => l.p50)} ms).`,
+    '- Where a batch line\'s time went (hand-written, 2026-11-23: a `--cpu-prof` of the gateway running one 2,000-line batch alone, 8.4 s of CPU): 3.1 s in `repo.counts` (src/store/batches-repo.ts, the count/sum over every line of the batch), which `advance` runs after every settled line (src/batches/batch-system.ts, `afterLine` -> `advance` -> `repo.counts(id)`), so a batch costs O(lines^2); about 1 s more in `claim`\'s join-and-sort for the next ready line; the line\'s own chat turn (route handler, upstream call) was about 0.7 s. And `claim` and `settle` are two `synchronous=FULL` commits per line on the event loop (src/store/db.ts openDatabase), an fsync each that live requests wait behind.',
     `- pinning: ${env.pinning}; 1-minute load average ${env.load}; run ${new Date().toISOString()}, \`npm run build && node dist/bench/openai-surface.js\`${quick ? ' (BENCH_QUICK=1)' : ''}`,
   ].join('\n');
 }
