@@ -118,18 +118,18 @@ export function createBatchSystem(o: BatchSystemOptions) {
         scheduler.wake();
         return;
       }
-      const counts = repo.counts(id);
+      const lines = repo.activity(id);
       if (row.status === 'in_progress') {
         const expired = row.expires_at <= o.now();
-        if (!expired && counts.pending > 0) return;
-        if (counts.running > 0) return;
+        if (!expired && lines.pending) return;
+        if (lines.running) return;
         if (expired) repo.expirePending(id, 'The batch expired before this line was run.');
         repo.move(id, ['in_progress'], 'finalizing', o.now());
         await finalize(id, expired ? 'expired' : 'completed');
       } else if (row.status === 'finalizing') {
         // Stopped while finalizing: expiry left its mark on the lines it failed.
         await finalize(id, repo.doneLines(id).some((l) => l.error_code === EXPIRED_CODE) ? 'expired' : 'completed');
-      } else if (row.status === 'cancelling' && counts.running === 0) {
+      } else if (row.status === 'cancelling' && !lines.running) {
         await finalize(id, 'cancelled');
       }
     } catch (err) {

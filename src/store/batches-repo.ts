@@ -96,6 +96,10 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox) {
       coalesce(sum(state = 'pending'), 0) AS pending,
       coalesce(sum(state = 'running'), 0) AS running
     FROM batch_lines WHERE batch_id = ?`);
+  // Through the partial indexes: after every line the system asks whether its batch is done, and a full
+  // count there made a batch cost the square of its line count (bench/RESULTS.md "openai-surface").
+  const anyPending = db.prepare<[string], { one: number }>("SELECT 1 AS one FROM batch_lines WHERE batch_id = ? AND state = 'pending' LIMIT 1");
+  const anyRunning = db.prepare<[string], { one: number }>("SELECT 1 AS one FROM batch_lines WHERE batch_id = ? AND state = 'running' LIMIT 1");
   const doneLines = db.prepare<[string], LineRow>("SELECT * FROM batch_lines WHERE batch_id = ? AND state = 'done' ORDER BY idx");
   const interrupt = db.prepare("UPDATE batch_lines SET state = 'done', error_code = 'interrupted', error_message = ? WHERE state = 'running'");
   const expirePending = db.prepare("UPDATE batch_lines SET state = 'done', error_code = 'batch_expired', error_message = ? WHERE batch_id = ? AND state = 'pending'");
@@ -108,6 +112,10 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox) {
     /** Newest first; `beforeSeq` is the cursor (the `after` batch's seq), Infinity for the first page. */
     page: (projectId: string, beforeSeq: number, limit: number): BatchRow[] => page.all(projectId, Number.isFinite(beforeSeq) ? beforeSeq : Number.MAX_SAFE_INTEGER, limit),
     live: (): BatchRow[] => live.all(),
+    /** Whether any line is still waiting, or running: cheap, for deciding whether a batch can move on. */
+    activity(id: string): { pending: boolean; running: boolean } {
+      return { pending: anyPending.get(id) !== undefined, running: anyRunning.get(id) !== undefined };
+    },
     counts(id: string): RequestCounts & { pending: number; running: number } {
       return counts.get(id) ?? { total: 0, completed: 0, failed: 0, pending: 0, running: 0 };
     },
