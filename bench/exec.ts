@@ -15,8 +15,7 @@
  *   npm run build && node dist/bench/exec.js     (BENCH_QUICK=1: 100 sequential, 200 concurrent)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -26,7 +25,7 @@ import { parseConfig } from '../src/config.js';
 import { BENCH_MODEL } from './config.js';
 import { clkTck, cpuTicks } from './cpu.js';
 import { writeResultsSection } from './sections.js';
-import { hasTaskset, onExitSync, pinSelf, runIfEntryPoint, startGateway, startProc, stopAll, type Proc } from './targets.js';
+import { type Proc, runIfEntryPoint, standaloneBench, startGateway, startProc, stopAll } from './targets.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const SEQ_N = Number(process.env.BENCH_EXEC_N ?? (quick ? 100 : 500));
@@ -302,7 +301,7 @@ function render(seq: Sequential, ref: Outcome[], conc: Concurrent, env: { pinnin
     row('invocation through the gateway, **real reference agent** (`switchboard agent` running `true`: spawn included)', refTotal),
     '',
     `- gateway CPU per sequential invocation (create + dispatch + result + the events stream): ${fmt(seq.gatewayCpuUs === null ? null : seq.gatewayCpuUs / Math.max(1, seq.invocations.length), 0)} us; errors: ${seq.invocations.length - inv.length} of ${seq.invocations.length} scripted, ${ref.length - refOk.length} of ${ref.length} with the reference agent (completed: ${count(ref, (o) => o.status === 'completed')})`,
-    `- reading: an invocation round trip has a p50 of ${fmt(totP50, 2)} ms against a floor of ${fmt(floorP50, 2)} ms (one \`ws\` round trip plus two plain HTTP requests), so the gateway adds about ${fmt(totP50 !== null && floorP50 !== null ? totP50 - floorP50 : null, 2)} ms per invocation at p50; its path is three SQLite transactions (create, dispatched, completed; the main connection runs synchronous=FULL in WAL mode, src/store/db.ts, so each commit waits for an fsync of the WAL on this ext4 disk) and the events stream. The machine was shared and loaded during the run (load average below, on 2 cores): read the figures as an order of magnitude, the floor moves less than the gateway because it does no disk I/O. With the reference agent, the p50 of ${fmt(pct(refTotal, 50), 2)} ms includes spawning \`true\` in the agent process.`,
+    `- reading: an invocation round trip has a p50 of ${fmt(totP50, 2)} ms against a floor of ${fmt(floorP50, 2)} ms (one \`ws\` round trip plus two plain HTTP requests), so the gateway adds about ${fmt(totP50 !== null && floorP50 !== null ? totP50 - floorP50 : null, 2)} ms per invocation at p50; its path is three SQLite transactions (create, dispatched, completed; on the synchronous=NORMAL connection of frequent writers, src/main.ts busyDb, so no commit waits for an fsync) and the events stream. The machine was shared and loaded during the run (load average below, on 2 cores): read the figures as an order of magnitude, the floor moves less than the gateway because it does no SQLite work. With the reference agent, the p50 of ${fmt(pct(refTotal, 50), 2)} ms includes spawning \`true\` in the agent process.`,
     '',
     `1,000-style concurrency: ${conc.outcomes.length.toLocaleString('en-US')} invocations launched at once over ${AGENTS} scripted agents (the same no-op agent), each caller on its own HTTP connection doing POST then following its events stream to the end.`,
     '',
@@ -317,11 +316,7 @@ function render(seq: Sequential, ref: Outcome[], conc: Concurrent, env: { pinnin
 }
 
 async function main(): Promise<void> {
-  const cores = availableParallelism();
-  const loadBefore = (loadavg()[0] ?? 0).toFixed(2);
-  const pinned = hasTaskset() && cores >= 2 && pinSelf(0);
-  const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-exec-'));
-  onExitSync(() => rmSync(dir, { recursive: true, force: true }));
+  const { pinned, dir, loadLine } = standaloneBench('switchboard-bench-exec-');
   const agents: ScriptedAgent[] = [];
   try {
     const sim = await startSim(dir, pinned ? 0 : null);
@@ -437,7 +432,7 @@ async function main(): Promise<void> {
     log(`concurrent: ${count(outcomes, (o) => o.status === 'completed')} of ${CONCURRENT} completed in ${fmt(elapsedMs, 0)} ms`);
     // Did any invocation wait in `queued`? The stored dispatched_at - created_at says (the dispatch goes out inside the POST).
     const queuedNote = `Longest gap between an invocation's stored created_at and dispatched_at: ${maxQueuedMs} ms; both are stamped inside the one synchronous POST handler (src/exec/invocations/invocation-service.ts create -> #dispatch), around the create transaction's commit, so that gap is one commit (its WAL fsync) while the event loop, and every other caller, waits.`;
-    const load = `${loadBefore} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end (${cores} cores)`;
+    const load = loadLine();
     const pinning = pinned ? 'bench process (callers and agents), simulator and reference agent on core 0; gateway and echo process on core 1 (taskset -c)' : 'none';
     const section = render({ invocations: seq.invocations, wsFloor: seq.wsFloor, httpFloor: seq.httpFloor, gatewayCpuUs: seq.cpu }, ref, conc, { pinning, load, extensions: agents[0]?.extensions ?? '-', queuedNote });
     process.stdout.write(`${section}\n`);

@@ -16,8 +16,7 @@
  *   npm run build && node dist/bench/openai-surface.js     (BENCH_QUICK=1: fewer and shorter rounds)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
@@ -29,7 +28,7 @@ import { clkTck, cpuTicks, startCpuMeter } from './cpu.js';
 import { median } from './limiter-cost.js';
 import { percentile, runLoad, type LoadResult } from './load.js';
 import { writeResultsSection } from './sections.js';
-import { hasTaskset, onExitSync, pinSelf, runIfEntryPoint, startGateway, startSimulator, stopAll } from './targets.js';
+import { runIfEntryPoint, standaloneBench, startGateway, startSimulator, stopAll } from './targets.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const ROUNDS = quick ? 3 : 5;
@@ -387,11 +386,7 @@ function render(overheads: readonly Overhead[], b: BatchBeside, env: { pinning: 
 }
 
 async function main(): Promise<void> {
-  const cores = availableParallelism();
-  const loadBefore = (loadavg()[0] ?? 0).toFixed(2);
-  const pinned = hasTaskset() && cores >= 2 && pinSelf(0);
-  const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-surface-'));
-  onExitSync(() => rmSync(dir, { recursive: true, force: true }));
+  const { pinned, dir, loadLine } = standaloneBench('switchboard-bench-surface-');
   try {
     const sim = await startSimulator(dir, pinned ? 0 : null);
     const cfg = writeConfig(dir, sim.url);
@@ -400,7 +395,7 @@ async function main(): Promise<void> {
     const overheads: Overhead[] = [];
     for (const stream of [false, true]) overheads.push(await routeOverhead(origin, cfg.key, gw.pid, stream));
     const beside = await batchBesideLive(origin, cfg.key, gw.pid);
-    const load = `${loadBefore} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end (${cores} cores)`;
+    const load = loadLine();
     const section = render(overheads, beside, { pinning: pinned ? 'bench process (autocannon, batch client) and simulator on core 0, gateway on core 1 (taskset -c)' : 'none', load });
     process.stdout.write(`${section}\n`);
     writeResultsSection('openai-surface', section);

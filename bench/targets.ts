@@ -5,8 +5,9 @@
  * client runs here, and an info-level gateway log would otherwise cost the client core CPU.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
@@ -39,6 +40,24 @@ export function hasTaskset(): boolean {
 /** Pins this process (every thread: autocannon's client side runs here) to `core`. */
 export function pinSelf(core: number): boolean {
   return spawnSync('taskset', ['-a', '-cp', String(core), String(process.pid)], { stdio: 'ignore' }).status === 0;
+}
+
+/** What a standalone section starts with: this process on core 0 when it can be, a temp dir removed at exit. */
+export interface StandaloneBench {
+  /** Whether this process is on core 0 (the gateway then goes on core 1). */
+  readonly pinned: boolean;
+  readonly dir: string;
+  /** `<load at start> at start, <load now> at end (<cores> cores)`, for the section's footer. */
+  loadLine(): string;
+}
+
+export function standaloneBench(dirPrefix: string): StandaloneBench {
+  const cores = availableParallelism();
+  const loadBefore = (loadavg()[0] ?? 0).toFixed(2);
+  const pinned = hasTaskset() && cores >= 2 && pinSelf(0);
+  const dir = mkdtempSync(join(tmpdir(), dirPrefix));
+  onExitSync(() => rmSync(dir, { recursive: true, force: true }));
+  return { pinned, dir, loadLine: () => `${loadBefore} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end (${cores} cores)` };
 }
 
 function killAllSync(): void {

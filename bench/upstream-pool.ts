@@ -7,8 +7,7 @@
  *   npm run build && node dist/bench/upstream-pool.js     (BENCH_QUICK=1: 3 rounds of 2 s; else 5 of 4 s)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { parseConfig } from '../src/config.js';
@@ -16,7 +15,7 @@ import { BENCH_MODEL } from './config.js';
 import { median, runAlternating } from './limiter-cost.js';
 import { runScenario, type Row, type Scenario, type Target } from './scenarios.js';
 import { writeResultsSection } from './sections.js';
-import { hasTaskset, onExitSync, pinSelf, runIfEntryPoint, startGateway, startProc, stopAll, type Proc } from './targets.js';
+import { type Proc, runIfEntryPoint, standaloneBench, startGateway, startProc, stopAll } from './targets.js';
 
 const quick = process.env.BENCH_QUICK === '1';
 const ROUNDS = quick ? 3 : 5;
@@ -135,11 +134,7 @@ function render(results: readonly Comparison[], pinning: string, load: string, u
 }
 
 async function main(): Promise<void> {
-  const cores = availableParallelism();
-  const loadBefore = (loadavg()[0] ?? 0).toFixed(2);
-  const pinned = hasTaskset() && cores >= 2 && pinSelf(0);
-  const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-pool-'));
-  onExitSync(() => rmSync(dir, { recursive: true, force: true }));
+  const { pinned, dir, loadLine } = standaloneBench('switchboard-bench-pool-');
   try {
     const [a, b] = await Promise.all([simulator(dir, 'simulator-a', pinned ? 0 : null), simulator(dir, 'simulator-b', pinned ? 0 : null)]);
     const cfg = writeConfig(dir, a.url, b.url);
@@ -165,7 +160,7 @@ async function main(): Promise<void> {
       const poolCompleted = second.reduce((n, r) => n + r.load.completed, 0);
       results.push({ scenario, single: first, pool: second, secondShare: poolCompleted > 0 ? ((await received(b)) - bBefore) / poolCompleted : 0 });
     }
-    const load = `${loadBefore} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end (${cores} cores)`;
+    const load = loadLine();
     const section = render(results, pinned ? 'bench process and both simulators on core 0, gateway on core 1 (taskset -c)' : 'none', load, upstreamLogLines(gw));
     process.stdout.write(`${section}\n`);
     writeResultsSection('upstream-pool', section);
