@@ -1,6 +1,6 @@
 /**
  * WebSocket routes on the uWS app. The upgrade request goes through the same IncomingRequest / Reply pair
- * as any HTTP request, so authentication failures are ordinary HTTP errors in the SPEC envelope (401, 403,
+ * as every HTTP request, so authentication failures are ordinary HTTP errors in the SPEC envelope (401, 403,
  * 404, 400) and never a half-open socket. After the upgrade, a route's session sees a small socket facade
  * that enforces one rule uWS leaves to us: a client that does not read cannot make the gateway buffer
  * without bound. Past the per-connection cap the connection is ended with close code 1008 (after one last

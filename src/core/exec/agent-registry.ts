@@ -49,7 +49,7 @@ export interface AgentReports {
 export interface AgentRegistry {
   /** Online agents of the project serving `workspaceId` whose manifest has the tool, least busy first. */
   candidates(projectId: string, workspaceId: string, toolName: string): readonly OnlineAgent[];
-  /** Every online agent of the project serving the workspace (null: any workspace). */
+  /** Every online agent of the project serving the workspace (null: whatever workspace it serves). */
   online(projectId: string, workspaceId: string | null): readonly OnlineAgent[];
   /** Sends the invocation to the agent; false when it is no longer online. Counts it as running. */
   dispatch(agentId: string, message: DispatchMessage): boolean;
