@@ -41,6 +41,7 @@ import { openDatabase } from './store/db.js';
 import { createOutbox } from './store/webhook-outbox.js';
 import { resolveStorePath } from './store/store-path.js';
 import { createKeysRepo } from './store/keys-repo.js';
+import { createUsageJournal, replayUsageJournal } from './store/usage-journal.js';
 import { createUsageLedger, type UsageLedger } from './store/usage-ledger.js';
 import { createUpstreamClient } from './upstream/upstream-client.js';
 import { webhooksRoutes } from './routes/webhooks.js';
@@ -120,6 +121,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     filesPerMinute: config.limits.files_requests_per_minute,
     conversationItemsPerMinute: config.limits.conversation_items_requests_per_minute,
   });
+  // Turns a killed process had answered but not yet stored go in before the budgets are rebuilt from them.
+  if (store.durable) {
+    const replayed = replayUsageJournal(db, dbPath);
+    if (replayed.segments > 0) logger.warn(replayed, 'usage journal: rows of a stopped process replayed into the ledger');
+  }
   const budgetsRepo = createBudgetsRepo(db);
   const budgets = new Budgets();
   restoreBudgets(budgetsRepo, config, budgets, clock.now());
@@ -141,7 +147,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     onUpstreamError: (endpoint, cause) => metrics.upstreamError(endpoint.projectId, endpoint.slug, cause),
   });
   // Each turn's usage row also charges the token limiter and the budgets, once, as it is recorded.
-  const ledger = createUsageLedger(dbPath, (message) => logger.error({ message }, 'usage ledger write failed; will retry'));
+  const ledgerError = (message: string): void => logger.error({ message }, 'usage ledger write failed; will retry');
+  const ledger = createUsageLedger(dbPath, store.durable ? createUsageJournal(dbPath, ledgerError) : null, ledgerError);
   // The usage API's queries run on a thread of their own (store/usage-reader.ts).
   const usageReader = createUsageReader(dbPath);
   const usage = meteredLedger(chargingLedger(ledger, limits, budgets, pricingFromConfig(config)), metrics, catalog);

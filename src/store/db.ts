@@ -22,11 +22,12 @@ import { migration009 as responsesMigration } from './migrations/009-responses.j
 import { migration010 } from './migrations/010-files.js';
 import { migration011 } from './migrations/011-batches.js';
 import { migration012 } from './migrations/012-slos-model-aliases.js';
+import { migrationUsageJournal } from './migrations/013-usage-journal.js';
 
 export type Db = Database.Database;
 
 // Versions are positions in this list: a new migration is appended, never inserted.
-const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, responsesMigration, migration010, migration011, migration012];
+const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, responsesMigration, migration010, migration011, migration012, migrationUsageJournal];
 
 /**
  * How long a connection waits for another's write lock before SQLITE_BUSY. Every transaction that

@@ -13,17 +13,20 @@ export interface StorePath {
   readonly path: string;
   /** Where uploaded files' bytes live (store/files-store.ts): `files/` next to the database, or a temp folder. */
   readonly filesDir: string;
+  /** A real file that outlives the process (not the `:memory:` stand-in): worth a crash journal. */
+  readonly durable: boolean;
   /** Deletes the temporary store; a no-op for a real path. */
   discard(): void;
 }
 
 export function resolveStorePath(configured: string): StorePath {
-  if (configured !== ':memory:') return { path: configured, filesDir: join(dirname(configured), 'files'), discard: () => undefined };
+  if (configured !== ':memory:') return { path: configured, filesDir: join(dirname(configured), 'files'), durable: true, discard: () => undefined };
   const path = join(tmpdir(), `switchboard-memory-${process.pid}-${randomBytes(4).toString('hex')}.db`);
   const filesDir = `${path}.files`;
   return {
     path,
     filesDir,
+    durable: false,
     discard() {
       for (const suffix of ['', '-wal', '-shm', '.key']) rmSync(path + suffix, { force: true });
       rmSync(filesDir, { recursive: true, force: true });

@@ -1,11 +1,13 @@
 /**
  * The usage ledger: one row per turn. Rows are queued and handed in batches (every FLUSH_MS or BATCH_MAX
- * rows) to a writer thread that inserts them in one transaction, so the hot path does no disk write and
- * no SQL. A crash loses at most the rows of the last FLUSH_MS; a batch the writer could not store comes
- * back and is retried with the next one.
+ * rows) to a writer thread that inserts them in one transaction, so the hot path does no SQL. Each row is
+ * also appended to the usage journal as it is recorded (one write(2), usage-journal.ts), so a killed
+ * process loses no answered turn: its segments are replayed at the next start. A batch the writer could
+ * not store comes back and is sent again, whole, with its segment.
  */
 import { Worker } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
+import type { UsageJournal } from './usage-journal.js';
 import type { WriterMessage, WriterReply } from './usage-writer-thread.js';
 
 export interface UsageRow {
@@ -56,24 +58,41 @@ export interface LedgerWriter {
 const FLUSH_MS = 50;
 const BATCH_MAX = 512;
 
-export function createUsageLedger(dbPath: string, onError: (message: string) => void): LedgerWriter {
-  const writer = new Worker(new URL('./usage-writer-thread.js', import.meta.url), { workerData: { path: dbPath } });
+/** `journal` null: no crash protection (the in-memory store, whose file dies with the process anyway). */
+export function createUsageLedger(dbPath: string, journal: UsageJournal | null, onError: (message: string) => void): LedgerWriter {
+  const writer = new Worker(new URL('./usage-writer-thread.js', import.meta.url), { workerData: { path: dbPath, journalDir: journal?.dir ?? null } });
   writer.unref();
   const packr = new Packr({ useRecords: true });
   let queue: LedgerRow[] = [];
   let timer: NodeJS.Timeout | null = null;
   let inFlight = 0;
   let idle: (() => void) | null = null;
+  // Batches the writer refused, sent again as they were: a batch is exactly its segment's rows.
+  let refused: { packed: Uint8Array<ArrayBuffer>; segment: string | null }[] = [];
+  let retryTimer: NodeJS.Timeout | null = null;
+  let closing = false;
+
+  const post = (packed: Uint8Array<ArrayBuffer>, segment: string | null): void => {
+    inFlight += 1;
+    writer.postMessage({ kind: 'rows', packed, segment } satisfies WriterMessage, [packed.buffer]);
+  };
+  const retry = (): void => {
+    retryTimer = null;
+    const again = refused;
+    refused = [];
+    for (const b of again) post(b.packed, b.segment);
+  };
 
   writer.on('message', (reply: WriterReply) => {
     if (reply.kind === 'failed') {
       onError(reply.message);
-      queue = [...(packr.unpack(reply.packed) as LedgerRow[]), ...queue];
-      timer ??= setTimeout(flush, FLUSH_MS * 20);
+      refused.push({ packed: new Uint8Array(reply.packed), segment: reply.segment });
+      retryTimer ??= setTimeout(retry, FLUSH_MS * 20);
     }
     if (reply.kind !== 'closed') {
       inFlight -= 1;
-      if (inFlight === 0) idle?.();
+      // Closing, a refused batch is not waited for: its rows stay in the journal for the next start.
+      if (inFlight === 0 && (refused.length === 0 || closing)) idle?.();
     }
   });
   writer.on('error', (err) => onError(err.message));
@@ -82,21 +101,25 @@ export function createUsageLedger(dbPath: string, onError: (message: string) => 
     if (timer) clearTimeout(timer);
     timer = null;
     if (queue.length === 0) return;
-    inFlight += 1;
     // A copy: msgpackr reuses its output buffer, which must not be detached by the transfer.
-    const packed = new Uint8Array(packr.pack(queue));
-    writer.postMessage({ kind: 'rows', packed } satisfies WriterMessage, [packed.buffer]);
+    post(new Uint8Array(packr.pack(queue)), journal?.cut() ?? null);
     queue = [];
   }
 
   return {
     record(row) {
+      journal?.append(row);
       queue.push(row);
       if (queue.length >= BATCH_MAX) flush();
       else timer ??= setTimeout(flush, FLUSH_MS);
     },
     async close() {
+      closing = true;
       flush();
+      if (retryTimer) {
+        clearTimeout(retryTimer);
+        retry();
+      }
       if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
       const closed = new Promise<void>((resolve) => writer.once('message', (r: WriterReply) => r.kind === 'closed' && resolve()));
       writer.postMessage({ kind: 'close' } satisfies WriterMessage);

@@ -43,7 +43,7 @@ describe('the usage ledger', () => {
     const path = join(dir, 'ledger.db');
     openDatabase(path).close();
     const errors: string[] = [];
-    const ledger = createUsageLedger(path, (message) => errors.push(message));
+    const ledger = createUsageLedger(path, null, (message) => errors.push(message));
     const rows = Array.from({ length: 70 }, (_, i) => row(i));
     for (const r of rows) ledger.record(r);
     await ledger.close();

@@ -1,0 +1,69 @@
+/**
+ * Issue 17: "the usage ledger after a SIGKILL under load holds every turn that was answered". Chat turns
+ * run 32 at a time; the gateway is killed with SIGKILL while they do. Every turn whose answer reached the
+ * client is in the ledger once the gateway has started again on the same store (the usage journal's
+ * segments are replayed at start), and none is there twice. Before the journal, the rows of the last
+ * 50 ms (the batch interval) were lost.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { openUsageDb } from '../helpers/usage-db.js';
+
+let sim: SimulatorProcess;
+let keys: TestKeys;
+let dir: string;
+const processes: GatewayProcess[] = [];
+
+beforeAll(async () => {
+  keys = makeKeys();
+  sim = await startSimulatorProcess();
+  dir = tempDir();
+});
+
+afterAll(async () => {
+  for (const p of processes) await p.stop();
+  await sim?.stop();
+});
+
+describe('SIGKILL under chat load', () => {
+  it('loses no answered turn from the usage ledger, and bills none twice', async () => {
+    const config = testConfig(sim.url, keys, { rateLimit: { requests_per_minute: 1_000_000, tokens_per_minute: 1_000_000_000 } });
+    const dbPath = join(dir, 'killed.db');
+    const first = await startGatewayProcess(config, { dir, dbPath });
+    processes.push(first);
+    const answered: string[] = [];
+    let stop = false;
+    const worker = async (): Promise<void> => {
+      while (!stop) {
+        try {
+          const res = await fetch(`${first.url}/${PROJECT}/chat/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${keys.full}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'model-chat', messages: [{ role: 'user', content: `turn ${answered.length}` }], max_tokens: 4 }),
+          });
+          const body = (await res.json()) as { id?: string };
+          if (res.status === 200 && body.id) answered.push(body.id);
+        } catch {
+          return; // the gateway is gone
+        }
+      }
+    };
+    const workers = Array.from({ length: 32 }, () => worker());
+    while (answered.length < 400) await new Promise((r) => setTimeout(r, 5));
+    await first.stop('SIGKILL');
+    stop = true;
+    await Promise.all(workers);
+    expect(answered.length).toBeGreaterThanOrEqual(400);
+
+    const second = await startGatewayProcess(config, { dir, dbPath });
+    processes.push(second);
+    const usage = openUsageDb(dbPath);
+    const missing = answered.filter((id) => usage.rowsFor(id).length === 0);
+    const doubled = answered.filter((id) => usage.rowsFor(id).length > 1);
+    usage.close();
+    expect({ answered: answered.length, missing, doubled }).toEqual({ answered: answered.length, missing: [], doubled: [] });
+    expect(second.stdout.join('')).toMatch(/usage journal: rows of a stopped process replayed/);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * The usage journal (store/usage-journal.ts): every recorded row is on disk before the batched insert,
+ * each segment is applied exactly once (by the writer or by a replay at start, whichever comes first), a
+ * torn last line is skipped, and a live process's open segment is never replayed by another. The writer
+ * is a worker thread, so the ledger is imported compiled from dist/ (built by the global setup).
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase, writeTransaction } from '../../../src/store/db.js';
+import { createSegmentApplier } from '../../../src/store/usage-insert.js';
+import { createUsageJournal, journalDirOf, parseSegment, replayUsageJournal } from '../../../src/store/usage-journal.js';
+import type { LedgerRow } from '../../../src/store/usage-ledger.js';
+import { createUsageLedger } from '../../../dist/src/store/usage-ledger.js';
+import { createUsageJournal as createCompiledJournal } from '../../../dist/src/store/usage-journal.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'usage-journal-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function row(i: number): LedgerRow {
+  return {
+    requestId: `chatcmpl-${i}`, projectId: 'proj_1', workspaceId: i % 2 ? null : 'ws_1', endpointId: 'ep-1', keyId: 'key_1',
+    route: 'chat', promptTokens: i, completionTokens: i + 1, cachedTokens: 0, reasoningTokens: i % 3 ? null : 2,
+    serviceTier: 'default', tierMultiplier: 1, status: 'completed', usageSource: 'upstream', latencyMs: i + 0.5,
+    createdAt: 1_700_000_000_000 + i, model: 'm', costNanos: i % 4 ? i * 10 : null,
+  };
+}
+
+function freshStore(name: string): string {
+  const path = join(dir, name);
+  openDatabase(path).close();
+  return path;
+}
+
+function storedIds(path: string): string[] {
+  const db = new Database(path, { readonly: true });
+  const ids = (db.prepare('SELECT request_id FROM usage_events ORDER BY id').all() as { request_id: string }[]).map((r) => r.request_id);
+  db.close();
+  return ids;
+}
+
+function markers(path: string): string[] {
+  const db = new Database(path, { readonly: true });
+  const names = (db.prepare('SELECT segment FROM usage_journal_segments').all() as { segment: string }[]).map((r) => r.segment);
+  db.close();
+  return names;
+}
+
+describe('the usage journal', () => {
+  it('holds each row the moment it is recorded, before any batch is stored', () => {
+    const path = freshStore('append.db');
+    const journal = createUsageJournal(path, () => undefined);
+    journal.append(row(1));
+    journal.append(row(2));
+    const files = readdirSync(journal.dir);
+    expect(files).toHaveLength(1);
+    expect(parseSegment(readFileSync(join(journal.dir, files[0] as string), 'utf8'))).toEqual([row(1), row(2)]);
+    expect(journal.cut()).toBe(files[0]);
+    expect(journal.cut()).toBeNull();
+  });
+
+  it('leaves no segment and no marker behind once the writer has stored every batch', async () => {
+    const path = freshStore('writer.db');
+    const errors: string[] = [];
+    const journal = createCompiledJournal(path, (m) => errors.push(m));
+    const ledger = createUsageLedger(path, journal, (m) => errors.push(m));
+    for (let i = 0; i < 600; i += 1) ledger.record(row(i)); // one full batch of 512 and a tail
+    await ledger.close();
+    expect(errors).toEqual([]);
+    expect(storedIds(path)).toEqual(Array.from({ length: 600 }, (_, i) => `chatcmpl-${i}`));
+    expect(readdirSync(journalDirOf(path))).toEqual([]);
+    expect(markers(path)).toEqual([]);
+  });
+
+  it('replays the segments of a dead process once, skipping a torn last line', () => {
+    const path = freshStore('replay.db');
+    const jdir = journalDirOf(path);
+    createUsageJournal(path, () => undefined); // makes the folder
+    const lines = [row(1), row(2)].map((r) => JSON.stringify([r.requestId, r.projectId, r.workspaceId, r.endpointId, r.keyId, r.route, r.promptTokens, r.completionTokens, r.cachedTokens, r.reasoningTokens, r.serviceTier, r.tierMultiplier, r.status, r.usageSource, r.latencyMs, r.createdAt, r.model, r.costNanos]));
+    writeFileSync(join(jdir, 'seg-999999-1-0.jsonl'), `${lines.join('\n')}\n["chatcmpl-3","proj_1",nu`);
+    const db = openDatabase(path);
+    expect(replayUsageJournal(db, path, () => false)).toEqual({ segments: 1, rows: 2 });
+    expect(replayUsageJournal(db, path, () => false)).toEqual({ segments: 0, rows: 0 });
+    db.close();
+    expect(storedIds(path)).toEqual(['chatcmpl-1', 'chatcmpl-2']);
+    expect(readdirSync(jdir)).toEqual([]);
+    expect(markers(path)).toEqual([]);
+  });
+
+  it('does not apply again a segment the writer committed just before the kill (marker present, file not yet unlinked)', () => {
+    const path = freshStore('committed.db');
+    const journal = createUsageJournal(path, () => undefined);
+    journal.append(row(7));
+    const segment = journal.cut() as string;
+    const db = openDatabase(path);
+    writeTransaction(db, createSegmentApplier(db))(segment, [row(7)]);
+    expect(replayUsageJournal(db, path, () => false)).toEqual({ segments: 1, rows: 0 });
+    db.close();
+    expect(storedIds(path)).toEqual(['chatcmpl-7']);
+    expect(existsSync(join(journal.dir, segment))).toBe(false);
+    expect(markers(path)).toEqual([]);
+  });
+
+  it("never replays a segment of another live process sharing the store", () => {
+    const path = freshStore('live.db');
+    const journal = createUsageJournal(path, () => undefined);
+    journal.append(row(1));
+    const file = readdirSync(journal.dir)[0] as string;
+    const renamed = file.replace(/^seg-\d+-/, 'seg-424242-');
+    writeFileSync(join(journal.dir, renamed), readFileSync(join(journal.dir, file)));
+    rmSync(join(journal.dir, file));
+    const db = openDatabase(path);
+    expect(replayUsageJournal(db, path, (pid) => pid === 424242)).toEqual({ segments: 0, rows: 0 });
+    db.close();
+    expect(readdirSync(journal.dir)).toEqual([renamed]);
+  });
+});
