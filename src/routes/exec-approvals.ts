@@ -3,10 +3,10 @@
  * `decided_by` is the deciding key's id (keys have no users yet). Approval bodies are small: the
  * management 16 KiB cap.
  */
+import { createApprovalDecisions, type Decider } from '../app/approval-decisions.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { Approval } from '../core/exec/approval-machine.js';
 import { iso } from '../core/exec/exec-events.js';
-import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseAcceptApproval, parseRejectApproval, parseStateFilter } from '../schemas/exec-invocations.js';
 import { parsePageQuery } from '../schemas/webhooks.js';
@@ -40,7 +40,7 @@ export function approvalWire(a: Approval) {
 }
 
 export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
-  const { exec } = services;
+  const decisions = createApprovalDecisions(services.exec);
   const auth = (ctx: RouteContext): AuthenticatedKey => requireKey(ctx, services, 'execution');
   const id = (ctx: RouteContext): string => ctx.req.params.approval ?? '';
   const route = (method: RouteDef['method'], pattern: string, handle: RouteDef['handle']): RouteDef => ({
@@ -51,12 +51,7 @@ export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
     handle,
   });
   /** Another project's approval, or another workspace's for a confined key, is 404 approval_not_found. */
-  const visible = (a: AuthenticatedKey, approvalId: string): void => {
-    const approval = exec.approval(a.project.id, approvalId);
-    if (!mayUseWorkspace(a, approval.workspaceId)) {
-      throw new GatewayError('approval_not_found', { param: 'approval_id', message: `No approval ${approvalId} in the workspaces this API key may use.` });
-    }
-  };
+  const decider = (a: AuthenticatedKey): Decider => ({ id: a.key.id, mayUse: (w) => mayUseWorkspace(a, w), label: 'this API key' });
 
   return [
     route('GET', '', (ctx) => {
@@ -66,21 +61,18 @@ export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
       const state = parseStateFilter(query.get('state'));
       const named = query.get('workspace_id');
       const workspaceIds = named !== null ? [requireExecWorkspace(named, a, services)] : a.key.allowedWorkspaceIds;
-      const page = exec.listApprovals(a.project.id, { limit, after, status: state, workspaceIds });
-      if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no approval of this project: ${JSON.stringify(after)}.` });
+      const page = decisions.list(a.project.id, { limit, after, status: state, workspaceIds });
       ctx.reply.json(200, { object: 'list', data: page.items.map(approvalWire), has_more: page.hasMore });
     }),
     route('POST', '/:approval/accept', async (ctx) => {
       const a = auth(ctx);
       parseAcceptApproval(await ctx.req.body());
-      visible(a, id(ctx));
-      ctx.reply.json(200, approvalWire(exec.accept(a.project.id, id(ctx), a.key.id)));
+      ctx.reply.json(200, approvalWire(decisions.accept(a.project.id, id(ctx), decider(a))));
     }),
     route('POST', '/:approval/reject', async (ctx) => {
       const a = auth(ctx);
       const { reason } = parseRejectApproval(await ctx.req.body());
-      visible(a, id(ctx));
-      ctx.reply.json(200, approvalWire(exec.reject(a.project.id, id(ctx), a.key.id, reason)));
+      ctx.reply.json(200, approvalWire(decisions.reject(a.project.id, id(ctx), decider(a), reason)));
     }),
   ];
 }

@@ -1,13 +1,12 @@
 /**
  * `/{project}/v1/management/api-keys...` (SPEC "Key management", "API key" states, Authentication 10-11):
  * create, list, get, revoke (DELETE), rotate. Management scope and rate limit, 16 KiB bodies. A key value
- * appears only in the create and rotate responses; listings show its prefix. Every change is committed to
- * SQLite before the response and the credential cache is reloaded, so it holds from the next request on.
+ * appears only in the create and rotate responses; listings show its prefix. The operations themselves are
+ * app/key-management.ts, which the dashboard's keys page runs too.
  */
-import { KeyRequestError, keyCreationRefusal, mintKey } from '../core/auth/key-request.js';
-import { hashKeyValue, keyPrefix, mintKeyValue } from '../core/auth/key-token.js';
+import { createKeyManagement } from '../app/key-management.js';
+import { keyCreationRefusal } from '../core/auth/key-request.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import type { ApiKeyRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseCreateKey } from '../schemas/management-keys.js';
@@ -15,110 +14,46 @@ import type { KeysRepo } from '../store/keys-repo.js';
 import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
 import type { Services } from './services.js';
 
-/** SPEC "Limits": API key rotation grace. */
-export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
-
-const seconds = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
-
-export function keyStatus(k: ApiKeyRecord, now: number): 'active' | 'revoked' | 'expired' {
-  if (k.revokedAt !== null && k.revokedAt <= now) return 'revoked';
-  if (k.expiresAt !== null && k.expiresAt <= now) return 'expired';
-  return 'active';
-}
-
-/** SPEC's key fields plus status and times (Unix seconds); never the value or its hash. */
-export function apiKeyWire(k: ApiKeyRecord, now: number, previousValidUntil: number | null = null) {
-  return {
-    id: k.id,
-    object: 'api_key' as const,
-    name: k.name,
-    prefix: k.prefix,
-    status: keyStatus(k, now),
-    scopes: k.scopes,
-    allowed_ips: k.allowedIps,
-    blocked_ips: k.blockedIps,
-    expires_at: seconds(k.expiresAt),
-    quota_requests: k.quotaRequests,
-    quota_window: k.quotaWindow,
-    endpoint_id: k.endpointId,
-    allowed_workspace_ids: k.allowedWorkspaceIds,
-    source: k.source,
-    created_at: seconds(k.createdAt),
-    revoked_at: seconds(k.revokedAt),
-    // When a rotated-out value still authenticates (SPEC Authentication 11), until when.
-    previous_value_valid_until: previousValidUntil !== null && previousValidUntil > now ? seconds(previousValidUntil) : null,
-  };
-}
+// The wire shape and rules, where `switchboard keys` (cli-keys-store.ts) has always found them.
+export { apiKeyWire, keyStatus, ROTATION_GRACE_MS } from '../app/key-management.js';
 
 export interface KeyManagementServices extends Services {
   readonly keys: KeysRepo;
 }
 
 export function managementKeysRoutes(services: KeyManagementServices): RouteDef[] {
-  const { keys, catalog } = services;
-  type Handler = (ctx: RouteContext, auth: AuthenticatedKey, now: number) => Promise<void> | void;
+  const manage = createKeyManagement({ keys: services.keys, catalog: services.catalog, now: services.now });
+  type Handler = (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void;
   const route = (method: RouteDef['method'], pattern: string, handle: Handler): RouteDef => ({
     method,
     pattern: `/:project/v1/management/api-keys${pattern}`,
     family: 'management',
     bodyLimit: MANAGEMENT_BODY_LIMIT,
-    handle: (ctx) => handle(ctx, requireKey(ctx, services, 'management'), services.now()),
+    handle: (ctx) => handle(ctx, requireKey(ctx, services, 'management')),
   });
-  const findKey = (ctx: RouteContext, projectId: string): ApiKeyRecord => {
-    const id = ctx.req.params.key ?? '';
-    const key = keys.findInProject(projectId, id);
-    if (!key) throw new GatewayError('api_key_not_found', { message: `Project ${projectId} has no API key ${JSON.stringify(id)}.` });
-    return key;
-  };
-  /** The key as stored now, with the end of grace of its rotated-out values. */
-  const current = (projectId: string, keyId: string, now: number) => {
-    const key = keys.findInProject(projectId, keyId);
-    if (!key) throw new GatewayError('api_key_not_found');
-    return apiKeyWire(key, now, keys.rotatedValuesValidUntil(projectId).get(key.id) ?? null);
-  };
+  const keyId = (ctx: RouteContext): string => ctx.req.params.key ?? '';
 
   return [
-    route('POST', '', async (ctx, { key: creator, project }, now) => {
+    route('POST', '', async (ctx, { key: creator, project }) => {
       const refusal = keyCreationRefusal(creator);
       if (refusal) throw new GatewayError('workspace_not_allowed', { message: refusal });
-      const request = parseCreateKey(await ctx.req.json());
-      let minted;
-      try {
-        const context = { project, endpoints: catalog.endpoints(project.id), workspaces: catalog.workspaces(project.id), now };
-        minted = mintKey(request, context, { source: 'api', valueSegment: 'mgmt' });
-      } catch (err) {
-        if (err instanceof KeyRequestError) throw new GatewayError('invalid_request', { param: err.field, message: `${err.field} ${err.message}.` });
-        throw err;
-      }
-      keys.insert(minted.record, minted.hash);
-      catalog.reload();
+      const created = manage.create(project, parseCreateKey(await ctx.req.json()), { source: 'api', valueSegment: 'mgmt' });
       ctx.reply.setHeader('Cache-Control', 'no-store');
-      ctx.reply.json(201, { ...current(project.id, minted.record.id, now), value: minted.value });
+      ctx.reply.json(201, created);
     }),
-    route('GET', '', (ctx, { project }, now) => {
-      const grace = keys.rotatedValuesValidUntil(project.id);
-      ctx.reply.json(200, { object: 'list', data: keys.listForProject(project.id).map((k) => apiKeyWire(k, now, grace.get(k.id) ?? null)) });
+    route('GET', '', (ctx, { project }) => {
+      ctx.reply.json(200, { object: 'list', data: manage.list(project.id) });
     }),
-    route('GET', '/:key', (ctx, { project }, now) => {
-      ctx.reply.json(200, current(project.id, findKey(ctx, project.id).id, now));
+    route('GET', '/:key', (ctx, { project }) => {
+      ctx.reply.json(200, manage.get(project.id, keyId(ctx)));
     }),
-    // Revoke: permanent (SPEC "API key" states); repeating it changes nothing and answers the same.
-    route('DELETE', '/:key', (ctx, { project }, now) => {
-      const key = findKey(ctx, project.id);
-      if (keys.revoke(key.id, now, 'api')) catalog.reload();
-      ctx.reply.json(200, current(project.id, key.id, now));
+    route('DELETE', '/:key', (ctx, { project }) => {
+      ctx.reply.json(200, manage.revoke(project.id, keyId(ctx)));
     }),
-    route('POST', '/:key/rotate', (ctx, { project }, now) => {
-      const key = findKey(ctx, project.id);
-      const status = keyStatus(key, now);
-      if (status !== 'active') {
-        throw new GatewayError('invalid_state', { message: `API key ${key.id} is ${status}; only an active key can be rotated.` });
-      }
-      const value = mintKeyValue('mgmt');
-      keys.rotate(key.id, hashKeyValue(value), keyPrefix(value), now, now + ROTATION_GRACE_MS);
-      catalog.reload();
+    route('POST', '/:key/rotate', (ctx, { project }) => {
+      const rotated = manage.rotate(project.id, keyId(ctx), 'mgmt');
       ctx.reply.setHeader('Cache-Control', 'no-store');
-      ctx.reply.json(200, { ...current(project.id, key.id, now), value });
+      ctx.reply.json(200, rotated);
     }),
   ];
 }

@@ -1,0 +1,145 @@
+/**
+ * API key management (SPEC "Key management", "API key" states, Authentication 10-11): list, get, create,
+ * revoke, rotate. `POST/GET/DELETE /{project}/v1/management/api-keys...` (routes/management-keys.ts), the
+ * dashboard's keys page (dashboard/pages/keys-page.ts) and `switchboard keys` (cli-keys-store.ts, for the
+ * wire shape and rules) run these. Every change is committed to SQLite before it returns and the
+ * credential cache is reloaded, so it holds from the next request on.
+ */
+import { KeyRequestError, mintKey, type KeyRequest, type NewKeyRecord } from '../core/auth/key-request.js';
+import { hashKeyValue, keyPrefix, mintKeyValue } from '../core/auth/key-token.js';
+import type { ApiKeyRecord, ProjectRecord } from '../core/records.js';
+import { GatewayError } from '../errors.js';
+import type { Catalog } from '../store/catalog.js';
+import type { KeysRepo } from '../store/keys-repo.js';
+
+/** SPEC "Limits": API key rotation grace. */
+export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
+
+const seconds = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+
+export function keyStatus(k: ApiKeyRecord, now: number): 'active' | 'revoked' | 'expired' {
+  if (k.revokedAt !== null && k.revokedAt <= now) return 'revoked';
+  if (k.expiresAt !== null && k.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+/** SPEC's key fields plus status and times (Unix seconds); never the value or its hash. */
+export function apiKeyWire(k: ApiKeyRecord, now: number, previousValidUntil: number | null = null) {
+  return {
+    id: k.id,
+    object: 'api_key' as const,
+    name: k.name,
+    prefix: k.prefix,
+    status: keyStatus(k, now),
+    scopes: k.scopes,
+    allowed_ips: k.allowedIps,
+    blocked_ips: k.blockedIps,
+    expires_at: seconds(k.expiresAt),
+    quota_requests: k.quotaRequests,
+    quota_window: k.quotaWindow,
+    endpoint_id: k.endpointId,
+    allowed_workspace_ids: k.allowedWorkspaceIds,
+    source: k.source,
+    created_at: seconds(k.createdAt),
+    revoked_at: seconds(k.revokedAt),
+    // When a rotated-out value still authenticates (SPEC Authentication 11), until when.
+    previous_value_valid_until: previousValidUntil !== null && previousValidUntil > now ? seconds(previousValidUntil) : null,
+  };
+}
+
+export type ApiKeyWire = ReturnType<typeof apiKeyWire>;
+/** The create and rotate answers: the key and its value, shown this once. */
+export type ApiKeyWithValue = ApiKeyWire & { readonly value: string };
+
+/**
+ * Where a new key comes from. `valueSegment` is the second part of the value: `mgmt` through the API, the
+ * project slug in the dashboard (SPEC "API key"). `owner`: a dashboard user, who may confine the key only
+ * to workspaces that user can read (SPEC Authentication 10); the key then belongs to that user.
+ */
+export interface KeyOrigin {
+  readonly source: NewKeyRecord['source'];
+  readonly valueSegment: string;
+  readonly owner?: { readonly userId: string; readonly readable: 'all' | readonly string[] };
+}
+
+export interface KeyManagementDeps {
+  readonly keys: KeysRepo;
+  readonly catalog: Pick<Catalog, 'endpoints' | 'workspaces' | 'reload'>;
+  readonly now: () => number;
+}
+
+export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
+  const find = (projectId: string, keyId: string): ApiKeyRecord => {
+    const key = keys.findInProject(projectId, keyId);
+    if (!key) throw new GatewayError('api_key_not_found', { message: `Project ${projectId} has no API key ${JSON.stringify(keyId)}.` });
+    return key;
+  };
+  /** The key as stored now, with the end of grace of its rotated-out values. */
+  const current = (projectId: string, keyId: string, at: number): ApiKeyWire => {
+    const key = keys.findInProject(projectId, keyId);
+    if (!key) throw new GatewayError('api_key_not_found');
+    return apiKeyWire(key, at, keys.rotatedValuesValidUntil(projectId).get(key.id) ?? null);
+  };
+
+  return {
+    list(projectId: string): ApiKeyWire[] {
+      const at = now();
+      const grace = keys.rotatedValuesValidUntil(projectId);
+      return keys.listForProject(projectId).map((k) => apiKeyWire(k, at, grace.get(k.id) ?? null));
+    },
+
+    get(projectId: string, keyId: string): ApiKeyWire {
+      return current(projectId, find(projectId, keyId).id, now());
+    },
+
+    /** Checks the request against the project (400 invalid_request naming the field), stores the key. */
+    create(project: ProjectRecord, request: KeyRequest, origin: KeyOrigin): ApiKeyWithValue {
+      const at = now();
+      let minted;
+      try {
+        const context = { project, endpoints: catalog.endpoints(project.id), workspaces: catalog.workspaces(project.id), now: at };
+        if (origin.owner) checkOwnerCanRead(request, origin.owner.readable);
+        minted = mintKey(request, context, { source: origin.source, valueSegment: origin.valueSegment });
+      } catch (err) {
+        if (err instanceof KeyRequestError) throw new GatewayError('invalid_request', { param: err.field, message: `${err.field} ${err.message}.` });
+        throw err;
+      }
+      const record = origin.owner ? { ...minted.record, userId: origin.owner.userId } : minted.record;
+      keys.insert(record, minted.hash);
+      catalog.reload();
+      return { ...current(project.id, record.id, at), value: minted.value };
+    },
+
+    /** Permanent (SPEC "API key" states); repeating it changes nothing and answers the same. */
+    revoke(projectId: string, keyId: string, reason: 'api' | 'dashboard' = 'api'): ApiKeyWire {
+      const at = now();
+      const key = find(projectId, keyId);
+      if (keys.revoke(key.id, at, reason)) catalog.reload();
+      return current(projectId, key.id, at);
+    },
+
+    /** A new value, returned once; the old one authenticates 24 h more (SPEC Authentication 11). */
+    rotate(projectId: string, keyId: string, valueSegment: string): ApiKeyWithValue {
+      const at = now();
+      const key = find(projectId, keyId);
+      const status = keyStatus(key, at);
+      if (status !== 'active') {
+        throw new GatewayError('invalid_state', { message: `API key ${key.id} is ${status}; only an active key can be rotated.` });
+      }
+      const value = mintKeyValue(valueSegment);
+      keys.rotate(key.id, hashKeyValue(value), keyPrefix(value), at, at + ROTATION_GRACE_MS);
+      catalog.reload();
+      return { ...current(projectId, key.id, at), value };
+    },
+  };
+}
+
+export type KeyManagement = ReturnType<typeof createKeyManagement>;
+
+/** SPEC Authentication 10: a user may confine a key only to workspaces that user can read. */
+function checkOwnerCanRead(request: KeyRequest, readable: 'all' | readonly string[]): void {
+  if (readable === 'all' || request.allowedWorkspaceIds === null) return;
+  request.allowedWorkspaceIds.forEach((w, i) => {
+    if (!readable.includes(w)) throw new KeyRequestError(`allowed_workspace_ids[${i}]`, `names workspace ${w}, which you cannot read`);
+  });
+}
