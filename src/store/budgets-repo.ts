@@ -33,10 +33,11 @@ export interface SpendRow extends BudgetSpend {
   readonly nanos: BudgetSpend;
 }
 
-/** Tokens as the limiter counts them: prompt + completion - cached, never below zero per row. */
-const TOKENS = 'MAX(prompt_tokens + completion_tokens - cached_tokens, 0)';
-/** An unpriced turn (cost_nanos NULL) costs nothing against a money budget. */
-const NANOS = 'COALESCE(cost_nanos, 0)';
+/*
+ * Spend is counted as the limiter counts tokens (prompt + completion - cached, never below zero per row),
+ * and an unpriced turn (cost_nanos NULL) costs nothing against a money budget: the rollup's trigger does
+ * both (migration 014).
+ */
 
 interface SpendQueryRow {
   project_id: string;
@@ -58,16 +59,17 @@ export function createBudgetsRepo(db: Db) {
       daily_tokens = excluded.daily_tokens, hard_cap_tokens = excluded.hard_cap_tokens, hourly_cents = excluded.hourly_cents,
       daily_cents = excluded.daily_cents, hard_cap_cents = excluded.hard_cap_cents, updated_at = excluded.updated_at`);
   const remove = db.prepare('DELETE FROM budgets WHERE project_id = ? AND level = ? AND target_id = ?');
+  // From the hourly rollup (migration 014), not the ledger: its size is hours x targets, not turns.
   const spendQuery = (column: 'endpoint_id' | 'workspace_id') =>
     db.prepare<{ hourStart: number; dayStart: number }, SpendQueryRow>(`
       SELECT project_id, ${column} AS target_id,
-        SUM(CASE WHEN created_at >= @hourStart THEN ${TOKENS} ELSE 0 END) AS hourly,
-        SUM(CASE WHEN created_at >= @dayStart THEN ${TOKENS} ELSE 0 END) AS daily,
-        SUM(${TOKENS}) AS total,
-        SUM(CASE WHEN created_at >= @hourStart THEN ${NANOS} ELSE 0 END) AS hourly_nanos,
-        SUM(CASE WHEN created_at >= @dayStart THEN ${NANOS} ELSE 0 END) AS daily_nanos,
-        SUM(${NANOS}) AS total_nanos
-      FROM usage_events WHERE ${column} IS NOT NULL GROUP BY project_id, ${column}`);
+        SUM(CASE WHEN hour_start >= @hourStart THEN tokens ELSE 0 END) AS hourly,
+        SUM(CASE WHEN hour_start >= @dayStart THEN tokens ELSE 0 END) AS daily,
+        SUM(tokens) AS total,
+        SUM(CASE WHEN hour_start >= @hourStart THEN nanos ELSE 0 END) AS hourly_nanos,
+        SUM(CASE WHEN hour_start >= @dayStart THEN nanos ELSE 0 END) AS daily_nanos,
+        SUM(nanos) AS total_nanos
+      FROM usage_spend_hourly WHERE ${column} != '' GROUP BY project_id, ${column}`);
   const byEndpoint = spendQuery('endpoint_id');
   const byWorkspace = spendQuery('workspace_id');
 
@@ -131,7 +133,7 @@ const capsOf = (b: BudgetConfig): BudgetCaps => ({
 
 /**
  * At start: caps from the config file, overrides from the management API, and spend rebuilt from the
- * usage ledger (a full scan of usage_events, once; docs/decisions.md "Budgets").
+ * usage ledger's hourly rollup (migration 014; docs/decisions.md "Budgets").
  */
 export function restoreBudgets(repo: BudgetsRepo, config: Config, budgets: Budgets, now: number): void {
   for (const p of config.projects) {

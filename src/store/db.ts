@@ -23,11 +23,12 @@ import { migration010 } from './migrations/010-files.js';
 import { migration011 } from './migrations/011-batches.js';
 import { migration012 } from './migrations/012-slos-model-aliases.js';
 import { migrationUsageJournal } from './migrations/013-usage-journal.js';
+import { migrationUsageSpendRollup } from './migrations/014-usage-spend-rollup.js';
 
 export type Db = Database.Database;
 
 // Versions are positions in this list: a new migration is appended, never inserted.
-const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, responsesMigration, migration010, migration011, migration012, migrationUsageJournal];
+const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, responsesMigration, migration010, migration011, migration012, migrationUsageJournal, migrationUsageSpendRollup];
 
 /**
  * How long a connection waits for another's write lock before SQLITE_BUSY. Every transaction that
