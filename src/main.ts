@@ -41,6 +41,7 @@ import { openDatabase } from './store/db.js';
 import { createOutbox } from './store/webhook-outbox.js';
 import { resolveStorePath } from './store/store-path.js';
 import { createKeysRepo } from './store/keys-repo.js';
+import { createStoreWriter } from './store/store-writer.js';
 import { createUsageJournal, replayUsageJournal } from './store/usage-journal.js';
 import { createUsageLedger, type UsageLedger } from './store/usage-ledger.js';
 import { createUpstreamClient } from './upstream/upstream-client.js';
@@ -148,7 +149,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   // Each turn's usage row also charges the token limiter and the budgets, once, as it is recorded.
   const ledgerError = (message: string): void => logger.error({ message }, 'usage ledger write failed; will retry');
-  const ledger = createUsageLedger(dbPath, store.durable ? createUsageJournal(dbPath, ledgerError) : null, ledgerError);
+  const journal = store.durable ? createUsageJournal(dbPath, ledgerError) : null;
+  // One writer thread for the usage ledger and the routing decision log (two users).
+  const storeWriter = createStoreWriter({ path: dbPath, journalDir: journal?.dir ?? null }, 2);
+  const ledger = createUsageLedger(storeWriter, journal, ledgerError);
   // The usage API's queries run on a thread of their own (store/usage-reader.ts).
   const usageReader = createUsageReader(dbPath);
   const usage = meteredLedger(chargingLedger(ledger, limits, budgets, pricingFromConfig(config)), metrics, catalog);
@@ -185,7 +189,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     media: createMediaResolver(mediaFetcher, config.media),
     execTools,
   };
-  const routing = createRouterSystem({ config, db, dbPath, pool, upstream, catalog, now: clock.now, logger });
+  const routing = createRouterSystem({ config, db, dbPath, storeWriter, pool, upstream, catalog, now: clock.now, logger });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
   const batchesRepo = createBatchesRepo(busyDb, busyOutbox);
   const batchFiles = batchFilesOf(filesServices.files);

@@ -14,6 +14,7 @@ import type { WorkerPool } from '../pool/worker-pool.js';
 import type { Catalog } from '../store/catalog.js';
 import type { Db } from '../store/db.js';
 import { createDecisionLog, type DecisionLog } from '../store/decision-log.js';
+import type { StoreWriter } from '../store/store-writer.js';
 import { createDecisionsRepo, type DecisionsRepo } from '../store/decisions-repo.js';
 import { createEmbeddingCache } from '../store/embedding-cache.js';
 import { createRouterSettingsRepo, type RouterSettingsRepo } from '../store/router-settings-repo.js';
@@ -45,6 +46,8 @@ export interface RouterSystemDeps {
   readonly config: Config;
   readonly db: Db;
   readonly dbPath: string;
+  /** The store's writer thread, shared with the usage ledger: decision rows are written there. */
+  readonly storeWriter: StoreWriter;
   readonly pool: WorkerPool;
   readonly upstream: UpstreamClient;
   readonly catalog: Catalog;
@@ -105,7 +108,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     upstreamHealthy: (endpointId) => deps.upstream.healthy(endpointId),
     sloMisses: (projectId, endpointIds, requested) => slos.misses(projectId, endpointIds, requested),
   });
-  const decisionLog = createDecisionLog(deps.dbPath, (message) => logger.error({ message }, 'routing decision rows could not be written'));
+  const decisionLog = createDecisionLog(deps.storeWriter, (message) => logger.error({ message }, 'routing decision rows could not be written'));
   const decisions = createDecisionsRepo(deps.db, loadSecretBox(deps.dbPath, storedSealedValues(deps.db)));
   let pruneTimer: NodeJS.Timeout | null = null;
   const prune = (): void => void decisionLog.prune(deps.now() - DECISION_WINDOW_MS);

@@ -1,12 +1,13 @@
 /**
  * Routing decision rows (SPEC "Routing decision row"), written off the hot path: queued, handed every
- * FLUSH_MS (or BATCH_MAX rows) msgpack-encoded to a writer thread, inserted there in one transaction.
+ * FLUSH_MS (or BATCH_MAX rows) msgpack-encoded to the store's writer thread (store-writer-thread.ts, shared
+ * with the usage ledger), inserted there in one transaction.
  * `flush()` waits until everything recorded so far is stored: the management reads call it, so a decision
  * is visible to the next GET. Rows older than the 24-hour window are pruned hourly (and on start).
  */
-import { Worker } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
-import type { DecisionWriterMessage, DecisionWriterReply } from './decision-writer-thread.js';
+import type { StoreWriter } from './store-writer.js';
+import type { StoreWriterMessage } from './store-writer-thread.js';
 
 export interface DecisionRecord {
   readonly requestId: string;
@@ -32,9 +33,7 @@ export interface DecisionLog {
 const FLUSH_MS = 50;
 const BATCH_MAX = 256;
 
-export function createDecisionLog(dbPath: string, onError: (message: string) => void): DecisionLog {
-  const writer = new Worker(new URL('./decision-writer-thread.js', import.meta.url), { workerData: { path: dbPath } });
-  writer.unref();
+export function createDecisionLog(writer: StoreWriter, onError: (message: string) => void): DecisionLog {
   const packr = new Packr({ useRecords: true });
   let queue: DecisionRecord[] = [];
   let timer: NodeJS.Timeout | null = null;
@@ -42,20 +41,20 @@ export function createDecisionLog(dbPath: string, onError: (message: string) => 
   const pending = new Map<number, () => void>();
   let lastSent: Promise<void> = Promise.resolve();
 
-  writer.on('message', (reply: DecisionWriterReply) => {
-    if (reply.kind !== 'done') return;
+  writer.onReply((reply) => {
+    if (reply.kind !== 'decisions-done') return;
     // A failed batch is reported, not retried: decision rows are telemetry, and a retry could duplicate them.
     if (reply.error) onError(reply.error);
     pending.get(reply.seq)?.();
     pending.delete(reply.seq);
   });
-  writer.on('error', (err) => onError(err.message));
+  writer.onError((err) => onError(err.message));
 
-  function send(message: (n: number) => DecisionWriterMessage, transfer: ArrayBuffer[] = []): Promise<void> {
+  function send(message: (n: number) => StoreWriterMessage, transfer: ArrayBuffer[] = []): Promise<void> {
     seq += 1;
     const n = seq;
     const done = new Promise<void>((resolve) => pending.set(n, resolve));
-    writer.postMessage(message(n), transfer);
+    writer.post(message(n), transfer);
     lastSent = done;
     return done;
   }
@@ -67,7 +66,7 @@ export function createDecisionLog(dbPath: string, onError: (message: string) => 
     // A copy: msgpackr reuses its output buffer, which must not be detached by the transfer.
     const packed = new Uint8Array(packr.pack(queue));
     queue = [];
-    return send((n) => ({ kind: 'rows', seq: n, packed }), [packed.buffer]);
+    return send((n) => ({ kind: 'decisions', seq: n, packed }), [packed.buffer]);
   }
 
   return {
@@ -81,14 +80,11 @@ export function createDecisionLog(dbPath: string, onError: (message: string) => 
       // The writer handles messages in order: once the last one sent is done, all earlier ones are.
       await lastSent;
     },
-    prune: (before) => send((n) => ({ kind: 'prune', seq: n, before })),
+    prune: (before) => send((n) => ({ kind: 'prune-decisions', seq: n, before })),
     async close() {
       await flushQueue();
       await lastSent;
-      const closed = new Promise<void>((resolve) => writer.once('message', (r: DecisionWriterReply) => r.kind === 'closed' && resolve()));
-      writer.postMessage({ kind: 'close' } satisfies DecisionWriterMessage);
-      await closed;
-      await writer.terminate();
+      await writer.release();
     },
   };
 }

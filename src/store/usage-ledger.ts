@@ -5,10 +5,9 @@
  * process loses no answered turn: its segments are replayed at the next start. A batch the writer could
  * not store comes back and is sent again, whole, with its segment.
  */
-import { Worker } from 'node:worker_threads';
 import { Packr } from 'msgpackr';
+import type { StoreWriter } from './store-writer.js';
 import type { UsageJournal } from './usage-journal.js';
-import type { WriterMessage, WriterReply } from './usage-writer-thread.js';
 
 export interface UsageRow {
   readonly requestId: string;
@@ -58,10 +57,11 @@ export interface LedgerWriter {
 const FLUSH_MS = 50;
 const BATCH_MAX = 512;
 
-/** `journal` null: no crash protection (the in-memory store, whose file dies with the process anyway). */
-export function createUsageLedger(dbPath: string, journal: UsageJournal | null, onError: (message: string) => void): LedgerWriter {
-  const writer = new Worker(new URL('./usage-writer-thread.js', import.meta.url), { workerData: { path: dbPath, journalDir: journal?.dir ?? null } });
-  writer.unref();
+/**
+ * `journal` null: no crash protection (the in-memory store, whose file dies with the process anyway). The
+ * writer must have been made with the same journal's folder, since it unlinks the segments it stores.
+ */
+export function createUsageLedger(writer: StoreWriter, journal: UsageJournal | null, onError: (message: string) => void): LedgerWriter {
   const packr = new Packr({ useRecords: true });
   let queue: LedgerRow[] = [];
   let timer: NodeJS.Timeout | null = null;
@@ -74,7 +74,7 @@ export function createUsageLedger(dbPath: string, journal: UsageJournal | null, 
 
   const post = (packed: Uint8Array<ArrayBuffer>, segment: string | null): void => {
     inFlight += 1;
-    writer.postMessage({ kind: 'rows', packed, segment } satisfies WriterMessage, [packed.buffer]);
+    writer.post({ kind: 'usage', packed, segment }, [packed.buffer]);
   };
   const retry = (): void => {
     retryTimer = null;
@@ -83,19 +83,19 @@ export function createUsageLedger(dbPath: string, journal: UsageJournal | null, 
     for (const b of again) post(b.packed, b.segment);
   };
 
-  writer.on('message', (reply: WriterReply) => {
-    if (reply.kind === 'failed') {
+  writer.onReply((reply) => {
+    if (reply.kind === 'usage-failed') {
       onError(reply.message);
       refused.push({ packed: new Uint8Array(reply.packed), segment: reply.segment });
       retryTimer ??= setTimeout(retry, FLUSH_MS * 20);
     }
-    if (reply.kind !== 'closed') {
+    if (reply.kind === 'usage-written' || reply.kind === 'usage-failed') {
       inFlight -= 1;
       // Closing, a refused batch is not waited for: its rows stay in the journal for the next start.
       if (inFlight === 0 && (refused.length === 0 || closing)) idle?.();
     }
   });
-  writer.on('error', (err) => onError(err.message));
+  writer.onError((err) => onError(err.message));
 
   function flush(): void {
     if (timer) clearTimeout(timer);
@@ -121,10 +121,7 @@ export function createUsageLedger(dbPath: string, journal: UsageJournal | null, 
         retry();
       }
       if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
-      const closed = new Promise<void>((resolve) => writer.once('message', (r: WriterReply) => r.kind === 'closed' && resolve()));
-      writer.postMessage({ kind: 'close' } satisfies WriterMessage);
-      await closed;
-      await writer.terminate();
+      await writer.release();
     },
   };
 }

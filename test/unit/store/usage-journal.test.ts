@@ -15,6 +15,7 @@ import { createUsageJournal, journalDirOf, parseSegment, replayUsageJournal } fr
 import type { LedgerRow } from '../../../src/store/usage-ledger.js';
 import { createUsageLedger } from '../../../dist/src/store/usage-ledger.js';
 import { createUsageJournal as createCompiledJournal } from '../../../dist/src/store/usage-journal.js';
+import { createStoreWriter } from '../../../dist/src/store/store-writer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'usage-journal-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,7 +66,7 @@ describe('the usage journal', () => {
     const path = freshStore('writer.db');
     const errors: string[] = [];
     const journal = createCompiledJournal(path, (m) => errors.push(m));
-    const ledger = createUsageLedger(path, journal, (m) => errors.push(m));
+    const ledger = createUsageLedger(createStoreWriter({ path, journalDir: journal.dir }, 1), journal, (m) => errors.push(m));
     for (let i = 0; i < 600; i += 1) ledger.record(row(i)); // one full batch of 512 and a tail
     await ledger.close();
     expect(errors).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * The usage ledger's writer thread stores every row of a batch, column for column, whether the row goes
+ * The store's writer thread stores every row of a batch, column for column, whether the row goes
  * through a multi-row statement or the single-row tail. The writer is a worker thread, which runs
  * JavaScript: so this imports the compiled ledger from dist/ (built by the global setup).
  */
@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
 import type { LedgerRow } from '../../../src/store/usage-ledger.js';
+import { createStoreWriter } from '../../../dist/src/store/store-writer.js';
 import { createUsageLedger } from '../../../dist/src/store/usage-ledger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'usage-ledger-test-'));
@@ -43,7 +44,7 @@ describe('the usage ledger', () => {
     const path = join(dir, 'ledger.db');
     openDatabase(path).close();
     const errors: string[] = [];
-    const ledger = createUsageLedger(path, null, (message) => errors.push(message));
+    const ledger = createUsageLedger(createStoreWriter({ path, journalDir: null }, 1), null, (message) => errors.push(message));
     const rows = Array.from({ length: 70 }, (_, i) => row(i));
     for (const r of rows) ledger.record(r);
     await ledger.close();

@@ -1,0 +1,125 @@
+/**
+ * The store's one writer thread (issue 17): the usage ledger's rows and the routing decision rows, each
+ * batch in one transaction on this thread's own SQLite connection (synchronous=NORMAL, see db.ts), so no
+ * insert, cipher or fsync runs on the event loop. One thread instead of one per log: one connection
+ * contending for the write lock instead of two, and one thread's memory.
+ *
+ * Usage batches are exactly one journal segment each (usage-journal.ts): inserted with the segment's marker,
+ * then the segment file is unlinked; a failed batch goes back whole, to be sent again. Decision rows are
+ * telemetry: a failed batch is reported, not retried (a retry could duplicate them). Prompt excerpts are
+ * sealed here (AES-256-GCM, secret-box.ts, the request id as associated data).
+ */
+import { unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import { unpack } from 'msgpackr';
+import { yieldToEventLoop } from '../thread-priority.js';
+import { openDatabase, writeTransaction } from './db.js';
+import type { DecisionRecord } from './decision-log.js';
+import { loadSecretBox, storedSealedValues } from './secret-box.js';
+import { createMarkerForgetter, createSegmentApplier, createUsageInserter } from './usage-insert.js';
+import type { LedgerRow } from './usage-ledger.js';
+
+/** Rows travel msgpack-encoded in a transferred buffer: far cheaper than structured-cloning objects. */
+export type StoreWriterMessage =
+  | { readonly kind: 'usage'; readonly packed: Uint8Array; readonly segment: string | null }
+  | { readonly kind: 'decisions'; readonly seq: number; readonly packed: Uint8Array }
+  | { readonly kind: 'prune-decisions'; readonly seq: number; readonly before: number }
+  | { readonly kind: 'close' };
+export type StoreWriterReply =
+  | { readonly kind: 'usage-written'; readonly count: number }
+  | { readonly kind: 'usage-failed'; readonly message: string; readonly packed: Uint8Array; readonly segment: string | null }
+  | { readonly kind: 'decisions-done'; readonly seq: number; readonly error: string | null }
+  | { readonly kind: 'closed' };
+
+export interface StoreWriterData {
+  readonly path: string;
+  /** The usage journal's folder, or null when the journal is off. */
+  readonly journalDir: string | null;
+}
+
+if (parentPort) {
+  // At normal priority one flush every 50 ms put ~0.5 ms into whichever request was in flight on a shared
+  // core: the whole of the 1-connection p99 (1.1 ms with it, 0.55 ms without; bench/RESULTS.md).
+  yieldToEventLoop();
+  const port = parentPort;
+  const { path, journalDir } = workerData as StoreWriterData;
+  const db = openDatabase(path, 'NORMAL');
+
+  // Usage rows.
+  const insertUsage = createUsageInserter(db);
+  const applySegment = createSegmentApplier(db);
+  const forgetMarkers = createMarkerForgetter(db);
+  // Segments unlinked since the last batch: their markers go in the next transaction.
+  let unlinked: string[] = [];
+  const storeUsage = writeTransaction(db, (rows: readonly LedgerRow[], segment: string | null) => {
+    if (unlinked.length > 0) forgetMarkers(unlinked);
+    unlinked = [];
+    if (segment === null) insertUsage(rows);
+    else applySegment(segment, rows);
+  });
+  const usage = (message: Extract<StoreWriterMessage, { kind: 'usage' }>): StoreWriterReply => {
+    let rows: LedgerRow[];
+    try {
+      rows = unpack(message.packed) as LedgerRow[];
+      storeUsage(rows, message.segment);
+    } catch (err) {
+      return { kind: 'usage-failed', message: (err as Error).message, packed: message.packed, segment: message.segment };
+    }
+    if (message.segment !== null && journalDir !== null) {
+      try {
+        unlinkSync(join(journalDir, message.segment));
+        unlinked.push(message.segment);
+      } catch {
+        // left for the next start's replay, which finds the marker and only unlinks it
+      }
+    }
+    return { kind: 'usage-written', count: rows.length };
+  };
+
+  // Routing decision rows.
+  const box = loadSecretBox(path, storedSealedValues(db));
+  const insertDecision = db.prepare(`
+    INSERT INTO routing_decisions (request_id, project_id, workspace_id, created_at, route_reason, query_preview, detail)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  // Sealed before the transaction: the write lock it takes first (db.ts) is held only for the inserts,
+  // since the event loop's management writes wait on it.
+  const storeDecisions = writeTransaction(db, (rows: readonly DecisionRecord[], sealed: readonly string[]) => {
+    rows.forEach((r, i) => {
+      insertDecision.run(r.requestId, r.projectId, r.workspaceId, r.createdAt, r.routeReason, sealed[i] ?? '', JSON.stringify(r.detail));
+    });
+  });
+  const sealAll = (rows: readonly DecisionRecord[]): string[] => rows.map((r) => (r.preview === '' ? '' : box.seal(r.preview, r.requestId)));
+  const pruneDecisions = db.prepare('DELETE FROM routing_decisions WHERE created_at < ?');
+  const decisions = (run: () => void, seq: number): StoreWriterReply => {
+    try {
+      run();
+      return { kind: 'decisions-done', seq, error: null };
+    } catch (err) {
+      return { kind: 'decisions-done', seq, error: (err as Error).message };
+    }
+  };
+
+  port.on('message', (message: StoreWriterMessage) => {
+    switch (message.kind) {
+      case 'usage':
+        port.postMessage(usage(message));
+        return;
+      case 'decisions': {
+        const { packed, seq } = message;
+        port.postMessage(decisions(() => {
+          const rows = unpack(packed) as DecisionRecord[];
+          storeDecisions(rows, sealAll(rows));
+        }, seq));
+        return;
+      }
+      case 'prune-decisions':
+        port.postMessage(decisions(() => pruneDecisions.run(message.before), message.seq));
+        return;
+      case 'close':
+        if (unlinked.length > 0) writeTransaction(db, forgetMarkers)(unlinked);
+        db.close();
+        port.postMessage({ kind: 'closed' } satisfies StoreWriterReply);
+    }
+  });
+}
