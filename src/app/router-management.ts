@@ -5,7 +5,7 @@
  * decisions and health first flush the decision log, so a routed turn is visible to the next read.
  */
 import { healthOf, preferencesOf, ZERO_HEALTH, type DeploymentDefaults, type RoutingHealth } from '../core/routing/settings.js';
-import type { RoutingRule } from '../core/routing/types.js';
+import type { RouterSettings, RoutingRule } from '../core/routing/types.js';
 import { configView } from '../router/config-view.js';
 import type { RouterAdmin } from '../router/router-admin.js';
 import { DECISION_WINDOW_MS } from '../router/router-system.js';
@@ -84,6 +84,9 @@ export function createRouterManagement(deps: RouterManagementDeps) {
       return preferencesOf(deps.router.settingsOf(projectId));
     },
 
+    /** The effective settings (the project's own, else the deployment defaults) and rules. */
+    settings: (projectId: string): RouterSettings => deps.router.settingsOf(projectId),
+
     /** Stored order, not evaluation order. */
     rules(projectId: string): readonly RoutingRule[] {
       return deps.router.settingsOf(projectId).rules;
@@ -103,7 +106,7 @@ export function createRouterManagement(deps: RouterManagementDeps) {
     },
 
     /** GET .../health: SPEC's counts plus upstream health and SLO attainment where they are wired. */
-    async healthReport(projectId: string): Promise<Record<string, unknown>> {
+    async healthReport(projectId: string): Promise<RoutingHealth & Record<string, unknown>> {
       const { upstream, slos } = deps;
       const chat = deps.catalog.endpoints(projectId).filter((e) => e.kind === 'chat');
       return {

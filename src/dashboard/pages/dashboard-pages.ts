@@ -1,0 +1,34 @@
+/**
+ * Every operator page (docs/decisions.md "Dashboard pages"), before the session guard: main.ts wraps each
+ * with dashboard/auth/dashboard-route.ts. Plus the stylesheet, which needs no session (it is the same for
+ * everyone and carries nothing of anyone's).
+ */
+import type { RouteDef } from '../../http/server.js';
+import { DASHBOARD_CSS } from '../assets/stylesheet.js';
+import { approvalsPages } from './approvals-routes.js';
+import { keysPages } from './keys-routes.js';
+import type { PageDef, PageDeps } from './page-kit.js';
+import { STYLESHEET_PATH } from './paths.js';
+import { projectsPages } from './projects-routes.js';
+import { routerPages } from './router-routes.js';
+import { usagePages } from './usage-routes.js';
+import { webhooksPages } from './webhooks-routes.js';
+
+export function dashboardPages(deps: PageDeps): PageDef[] {
+  return [...projectsPages(deps), ...keysPages(deps), ...routerPages(deps), ...webhooksPages(deps), ...usagePages(deps), ...approvalsPages(deps)];
+}
+
+export function dashboardAssetRoutes(): RouteDef[] {
+  return [
+    {
+      method: 'GET',
+      pattern: STYLESHEET_PATH,
+      family: 'dashboard',
+      handle(ctx) {
+        ctx.reply.setHeader('Cache-Control', 'public, max-age=300');
+        ctx.reply.setHeader('X-Content-Type-Options', 'nosniff');
+        ctx.reply.send(200, DASHBOARD_CSS, 'text/css; charset=utf-8');
+      },
+    },
+  ];
+}
