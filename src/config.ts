@@ -217,6 +217,14 @@ const execSchema = z.strictObject({
   default_timeout_ms: z.number().int().positive().max(3_600_000).default(60_000),
   /** Output kept per invocation; the rest is dropped and `output_truncated` says so. */
   output_cap_bytes: z.number().int().min(1024).default(64 * 1024),
+  /**
+   * The MCP server's DNS-rebinding guard (docs/mcp.md "Origin and Host"): host names a request's Host (and a
+   * browser's Origin) may carry. Empty: loopback names when the gateway listens on a loopback address,
+   * any Host (and no browser Origin) otherwise.
+   */
+  mcp_allowed_hosts: z.array(z.string().min(1)).default([]),
+  /** Browser origins (`scheme://host[:port]`) allowed to call the MCP server besides those hosts. */
+  mcp_allowed_origins: z.array(z.string().min(1)).default([]),
 });
 
 const workspaceSchema = z.strictObject({

@@ -65,6 +65,8 @@ export const ERROR_CATALOGUE = {
   workspace_not_allowed: { status: 403, type: PERMISSION, message: 'The API key may not use this workspace.', retryable: false },
   workspace_required: { status: 403, type: PERMISSION, message: 'Name a workspace with X-Workspace-Id.', retryable: false },
   https_required: { status: 403, type: PERMISSION, message: 'This server accepts HTTPS only.', retryable: false },
+  // MCP (docs/mcp.md "Origin and Host"): a browser page on another origin, or a Host that is not this server's (DNS rebinding).
+  origin_not_allowed: { status: 403, type: PERMISSION, message: 'The MCP server does not accept requests from this Origin or Host.', retryable: false },
   // 404 / 405.
   not_found: { status: 404, type: NOT_FOUND, message: 'No route matches this path.', retryable: false },
   model_not_found: { status: 404, type: NOT_FOUND, message: 'No such model in this project.', retryable: false },

@@ -62,6 +62,8 @@ import { createChatToolRunner } from './exec/invocations/chat-tool-runner.js';
 import { execInvocationsRoutes } from './routes/exec-invocations.js';
 import { execApprovalsRoutes } from './routes/exec-approvals.js';
 import { execToolsRoutes } from './routes/exec-tools.js';
+import { mcpRoutes } from './routes/mcp.js';
+import { isLoopbackHost } from './mcp/origin-guard.js';
 import { responsesRoutes } from './routes/responses.js';
 import { conversationsRoutes } from './routes/conversations.js';
 import { createResponsesRepo } from './store/responses-repo.js';
@@ -207,6 +209,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   // Responses and conversations (issue 14): rows, conversation items and their events in SQLite.
   const conversations = createConversationsRepo(busyDb, busyOutbox);
+  // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
+  const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
+  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   const implemented: RouteDef[] = [
     ...opsRoutes(services, upstream),
@@ -244,6 +249,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...execInvocationsRoutes(execServices),
     ...execApprovalsRoutes(execServices),
     ...execToolsRoutes({ ...services, agents: agents.registry }),
+    ...mcp.routes,
     ...responsesRoutes({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox), conversations }),
     ...conversationsRoutes({ ...services, conversations }),
     ...filesRoutes(filesServices),
@@ -325,6 +331,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         // The drain above closed the agents' sockets (they went offline); the lease timer is all that is left.
         agents.close();
         execInvocations.close();
+        mcp.close();
         await webhooks.close();
         await routing.close();
         await usage.close();

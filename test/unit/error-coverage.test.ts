@@ -12,7 +12,6 @@ import { ERROR_CATALOGUE, type ErrorCode } from '../../src/errors.js';
 const EXEC = 'the execution surface (issue 13, docs/exec.md)';
 const NOT_PRODUCED_YET: Partial<Record<ErrorCode, string>> = {
   key_inactive: 'keys of a deleted user: users come with the dashboard',
-  tool_not_mcp_visible: 'the MCP server (issue 23)',
   model_capability_missing: EXEC,
   already_terminal: EXEC,
   insufficient_quota: 'billing: no credit system exists',

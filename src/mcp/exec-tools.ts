@@ -1,0 +1,114 @@
+/**
+ * The server's own `exec.*` tools (SPEC Authentication 2: the `execution` scope grants "MCP `exec.*`
+ * tools"; docs/mcp.md "exec.* tools"): an invocation's status, its cancel, and the approvals of the
+ * request's workspace with their decisions. Each runs the use case its REST route runs (the invocations
+ * service, app/approval-decisions.ts) under the same rules, and answers in the route's wire shape.
+ * Deciding is the approvals route's rule: any key with the scope, for approvals in workspaces it may use.
+ */
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { ApprovalDecisions, Decider } from '../app/approval-decisions.js';
+import { APPROVAL_STATES } from '../core/exec/approval-machine.js';
+import { approvalWire } from '../routes/exec-approvals.js';
+import { invocationWire, visibleInvocation, type ExecServices } from '../routes/exec-invocations.js';
+import { mayUseWorkspace } from '../routes/exec-workspace.js';
+import { MAX_REASON_LENGTH } from '../schemas/exec-invocations.js';
+import { parseStrictBody } from '../schemas/issues.js';
+import type { McpCallContext } from './mcp-call-context.js';
+import { jsonResult, refusalResult } from './tool-results.js';
+
+export interface ExecToolsDeps {
+  readonly services: ExecServices;
+  readonly decisions: ApprovalDecisions;
+}
+
+const invocationId = z.strictObject({ invocation_id: z.string().min(1).max(64).describe('An invocation id, inv_<hex>.') });
+const approvalId = z.strictObject({ approval_id: z.string().min(1).max(64).describe('An approval id, app_<hex>.') });
+const approvalsQuery = z.strictObject({
+  state: z.enum(APPROVAL_STATES).optional().describe('Only approvals in this state (default: all).'),
+  limit: z.number().int().min(1).max(100).optional().describe('Page size, 1 to 100 (default 20).'),
+  after: z.string().min(1).max(64).optional().describe('The id of the last approval of the previous page.'),
+});
+const rejection = approvalId.extend({ reason: z.string().max(MAX_REASON_LENGTH).optional().describe('Why, for the requester (at most 1000 characters).') });
+
+interface ExecToolDef<S extends z.ZodObject> {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: S;
+  readonly readOnly: boolean;
+  run(deps: ExecToolsDeps, ctx: McpCallContext, args: z.infer<S>): Record<string, unknown>;
+}
+
+const def = <S extends z.ZodObject>(d: ExecToolDef<S>): ExecToolDef<S> => d;
+const decider = (ctx: McpCallContext): Decider => ({ id: ctx.auth.key.id, mayUse: (w) => mayUseWorkspace(ctx.auth, w), label: 'this API key' });
+
+const DEFS = [
+  def({
+    name: 'exec.invocation_status',
+    description: 'The invocation: status, exit code, output, error. Use it to follow a call that waited for an approval.',
+    schema: invocationId,
+    readOnly: true,
+    run: ({ services }, ctx, a) => invocationWire(visibleInvocation(services, ctx.auth, a.invocation_id)),
+  }),
+  def({
+    name: 'exec.invocation_cancel',
+    description: 'Cancels a queued, pending or running invocation (withdrawing its approval if one is pending).',
+    schema: invocationId,
+    readOnly: false,
+    run: ({ services }, ctx, a) => {
+      visibleInvocation(services, ctx.auth, a.invocation_id);
+      return invocationWire(services.exec.cancel(ctx.projectId, a.invocation_id));
+    },
+  }),
+  def({
+    name: 'exec.approvals_list',
+    description: "Approvals of this session's workspace, newest first.",
+    schema: approvalsQuery,
+    readOnly: true,
+    run: ({ decisions }, ctx, a) => {
+      const page = decisions.list(ctx.projectId, { limit: a.limit ?? 20, after: a.after ?? null, status: a.state ?? null, workspaceIds: [ctx.workspaceId] });
+      return { object: 'list', data: page.items.map(approvalWire), has_more: page.hasMore };
+    },
+  }),
+  def({
+    name: 'exec.approval_accept',
+    description: 'Accepts a pending approval: its invocation runs at once if an agent is there.',
+    schema: approvalId,
+    readOnly: false,
+    run: ({ decisions }, ctx, a) => approvalWire(decisions.accept(ctx.projectId, a.approval_id, decider(ctx))),
+  }),
+  def({
+    name: 'exec.approval_reject',
+    description: 'Rejects a pending approval: its invocation fails (approval_rejected) with the reason.',
+    schema: rejection,
+    readOnly: false,
+    run: ({ decisions }, ctx, a) => approvalWire(decisions.reject(ctx.projectId, a.approval_id, decider(ctx), a.reason ?? null)),
+  }),
+] as const;
+
+export type ExecToolName = (typeof DEFS)[number]['name'];
+
+const byName: ReadonlyMap<string, ExecToolDef<z.ZodObject>> = new Map(DEFS.map((d) => [d.name, d as unknown as ExecToolDef<z.ZodObject>]));
+
+export const EXEC_TOOLS: readonly Tool[] = DEFS.map((d) => ({
+  name: d.name,
+  description: d.description,
+  inputSchema: z.toJSONSchema(d.schema) as Tool['inputSchema'],
+  annotations: { readOnlyHint: d.readOnly, destructiveHint: false, idempotentHint: d.readOnly, openWorldHint: false },
+}));
+
+export function isExecTool(name: string): boolean {
+  return byName.has(name);
+}
+
+/** Arguments that fail the schema, and every refusal of the use case, are error results with the envelope. */
+export function callExecTool(deps: ExecToolsDeps, ctx: McpCallContext, name: string, args: Record<string, unknown>): CallToolResult {
+  const d = byName.get(name);
+  if (!d) throw new Error(`not an exec tool: ${name}`);
+  try {
+    const parsed = parseStrictBody(d.schema, args, Object.keys(d.schema.shape), { code: 'invalid_body' });
+    return jsonResult(d.run(deps, ctx, parsed));
+  } catch (err) {
+    return refusalResult(err);
+  }
+}

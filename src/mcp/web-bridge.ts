@@ -1,0 +1,63 @@
+/**
+ * Our uWS request and reply as the web-standard `Request` and `Response` the SDK's
+ * WebStandardStreamableHTTPServerTransport takes and returns. The response body (an SSE stream for a POST
+ * that carries requests) is written out chunk by chunk as the SDK produces it, never buffered, respecting
+ * uWS backpressure; a client that leaves cancels the body, which the SDK sees as a closed stream.
+ */
+import type { IncomingRequest } from '../http/request.js';
+import type { Reply } from '../http/reply.js';
+
+/**
+ * The request as the SDK reads it. `body` was read by the route with the API's size cap; it is JSON, so it
+ * is handed over as text (the SDK parses it with `req.json()`).
+ */
+export function webRequestOf(req: IncomingRequest, body: Buffer | null): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) headers.set(k, v);
+  const host = req.header('host') ?? 'localhost';
+  const url = `http://${host}${req.path}${req.query ? `?${req.query}` : ''}`;
+  return new Request(url, { method: req.method, headers, body: body && body.length > 0 ? body.toString('utf8') : null });
+}
+
+/** Hop-by-hop and framing headers: uWS writes its own. */
+const NOT_COPIED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-type']);
+
+export async function sendWebResponse(res: Response, req: IncomingRequest, reply: Reply): Promise<void> {
+  res.headers.forEach((value, name) => {
+    if (!NOT_COPIED.has(name)) reply.setHeader(name, value);
+  });
+  const contentType = res.headers.get('content-type');
+  if (res.body === null || contentType === null) {
+    await res.body?.cancel();
+    reply.empty(res.status);
+    return;
+  }
+  const reader = res.body.getReader();
+  const stop = (): void => void reader.cancel().catch(() => undefined);
+  req.onAbort(stop);
+  // A graceful stop's deadline ends the stream: the client initializes again elsewhere.
+  reply.onDrainDeadline(() => {
+    stop();
+    reply.endStream();
+  });
+  reply.beginStream(res.status, contentType);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || !reply.open) break;
+      if (!reply.write(Buffer.from(value.buffer, value.byteOffset, value.byteLength))) await writable(req, reply);
+    }
+  } catch {
+    // The SDK ended the stream with an error, or the client left: what was sent is all there is.
+  } finally {
+    reply.endStream();
+  }
+}
+
+/** Resolves when the socket can take more, or the client has gone. */
+function writable(req: IncomingRequest, reply: Reply): Promise<void> {
+  return new Promise((resolve) => {
+    reply.onWritable(resolve);
+    req.onAbort(resolve);
+  });
+}

@@ -1,0 +1,201 @@
+/**
+ * The MCP server (docs/mcp.md) driven by the official SDK client over real HTTP, against a real gateway
+ * and the reference agent (`switchboard agent`) running real commands: tools/list, a read tool's output,
+ * a destructive tool's approval followed through the exec.* tools, the refusals (a hidden tool, a key
+ * without the execution scope, a workspace outside a confined key's list, a foreign Origin or Host), and
+ * sessions (ended by DELETE, never shared between keys).
+ */
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentProcess } from '../helpers/exec-agents.js';
+import { eventually, execConfig, makeExecKeys, WS_B, WS_DEFAULT } from '../helpers/exec-config.js';
+import { connectMcp, mcpUrl, startMcpAgent, type McpConnection } from '../helpers/mcp-client.js';
+import { startGatewayProcess, tempDir, type GatewayProcess } from '../helpers/processes.js';
+
+const keys = makeExecKeys();
+let gw: GatewayProcess;
+let agent: AgentProcess;
+let mcp: McpConnection;
+
+type Structured = Record<string, unknown> & { id: string; status: string; approval_id: string | null; output: string };
+const structured = (r: CallToolResult): Structured => r.structuredContent as Structured;
+const textOf = (r: CallToolResult): string => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+
+const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
+
+/** A raw initialize, to read the HTTP status and body of a refusal. */
+async function rawInitialize(headers: Record<string, string>): Promise<{ status: number; body: { error: { code: string; type: string; param: string | null } } }> {
+  const res = await fetch(mcpUrl(gw.url), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(INITIALIZE) });
+  return { status: res.status, body: (await res.json()) as { error: { code: string; type: string; param: string | null } } };
+}
+
+beforeAll(async () => {
+  gw = await startGatewayProcess(execConfig(keys));
+  agent = await startMcpAgent(gw.url, keys.exec, tempDir());
+  mcp = await connectMcp(gw.url, keys.exec);
+});
+
+afterAll(async () => {
+  await mcp?.client.close();
+  await agent?.stop('SIGKILL');
+  await gw?.stop();
+});
+
+describe('MCP tools/list', () => {
+  it("lists the workspace's MCP-visible agent tools with their JSON Schemas, then the exec.* tools", async () => {
+    const { tools } = await mcp.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['noop', 'say', 'wipe', 'exec.invocation_status', 'exec.invocation_cancel', 'exec.approvals_list', 'exec.approval_accept', 'exec.approval_reject']);
+    const say = tools.find((t) => t.name === 'say');
+    expect(say).toMatchObject({ description: 'Prints the text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, annotations: { readOnlyHint: true, destructiveHint: false } });
+    expect(tools.find((t) => t.name === 'wipe')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(tools.find((t) => t.name === 'exec.approval_accept')?.inputSchema).toMatchObject({ type: 'object', required: ['approval_id'] });
+  });
+});
+
+describe('MCP tools/call', () => {
+  it("answers a read tool with the command's output as text, and the invocation as structured content", async () => {
+    const r = (await mcp.client.callTool({ name: 'say', arguments: { text: 'hello over MCP' } })) as CallToolResult;
+    expect(r.isError).toBe(false);
+    expect(textOf(r)).toBe('hello over MCP');
+    expect(structured(r)).toMatchObject({ object: 'exec.invocation', tool_name: 'say', status: 'completed', exit_code: 0, workspace_id: WS_DEFAULT });
+  });
+
+  it('answers a destructive tool at once with its pending approval; exec.approval_accept runs it and exec.invocation_status shows the result', async () => {
+    const pending = (await mcp.client.callTool({ name: 'wipe', arguments: { target: 'disk0' } })) as CallToolResult;
+    const inv = structured(pending);
+    expect(pending.isError).toBe(false);
+    expect(inv).toMatchObject({ status: 'pending_approval', risk: 'destructive' });
+    expect(inv.approval_id).toMatch(/^app_[0-9a-f]+$/);
+    expect(textOf(pending)).toContain(inv.approval_id);
+
+    const listed = structured((await mcp.client.callTool({ name: 'exec.approvals_list', arguments: { state: 'pending' } })) as CallToolResult) as unknown as { data: { id: string }[] };
+    expect(listed.data.map((a) => a.id)).toContain(inv.approval_id);
+
+    const accepted = (await mcp.client.callTool({ name: 'exec.approval_accept', arguments: { approval_id: inv.approval_id } })) as CallToolResult;
+    expect(structured(accepted)).toMatchObject({ object: 'exec.approval', state: 'accepted', invocation_id: inv.id });
+
+    const done = await eventually(async () => {
+      const s = structured((await mcp.client.callTool({ name: 'exec.invocation_status', arguments: { invocation_id: inv.id } })) as CallToolResult);
+      return s.status === 'completed' ? s : null;
+    }, 'the accepted wipe completes', 10_000);
+    expect(done).toMatchObject({ output: 'wiped disk0', exit_code: 0 });
+  });
+
+  it('rejects a pending approval with exec.approval_reject, and the invocation fails', async () => {
+    const inv = structured((await mcp.client.callTool({ name: 'wipe', arguments: { target: 'disk1' } })) as CallToolResult);
+    const rejected = (await mcp.client.callTool({ name: 'exec.approval_reject', arguments: { approval_id: inv.approval_id, reason: 'not today' } })) as CallToolResult;
+    expect(structured(rejected)).toMatchObject({ state: 'rejected', reason: 'not today' });
+    const after = structured((await mcp.client.callTool({ name: 'exec.invocation_status', arguments: { invocation_id: inv.id } })) as CallToolResult);
+    expect(after).toMatchObject({ status: 'failed', error: { code: 'approval_rejected' } });
+    const again = (await mcp.client.callTool({ name: 'exec.approval_accept', arguments: { approval_id: inv.approval_id } })) as CallToolResult;
+    expect(again.isError).toBe(true);
+    expect(again.structuredContent).toMatchObject({ error: { code: 'approval_not_pending' } });
+  });
+
+  it('gives the MCP error carrying tool_not_mcp_visible for a tool that exists but is not MCP-visible', async () => {
+    const err = await mcp.client.callTool({ name: 'hidden', arguments: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect(err).toMatchObject({ code: -32602, data: { error: { code: 'tool_not_mcp_visible', param: 'name' } } });
+  });
+
+  it('gives exec_tool_not_found for a tool no agent offers', async () => {
+    const err = await mcp.client.callTool({ name: 'nope', arguments: {} }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: -32602, data: { error: { code: 'exec_tool_not_found' } } });
+  });
+
+  it("answers arguments that fail the tool's schema with an error result naming the field (invalid_body)", async () => {
+    const r = (await mcp.client.callTool({ name: 'say', arguments: { text: 42 } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent).toMatchObject({ error: { code: 'invalid_body', param: 'arguments/text' } });
+    const status = (await mcp.client.callTool({ name: 'exec.invocation_status', arguments: { invocation_id: 'inv_000000000000000000000000' } })) as CallToolResult;
+    expect(status.structuredContent).toMatchObject({ error: { code: 'invocation_not_found' } });
+  });
+
+  it('cancels a pending invocation with exec.invocation_cancel', async () => {
+    const inv = structured((await mcp.client.callTool({ name: 'wipe', arguments: { target: 'disk2' } })) as CallToolResult);
+    const cancelled = (await mcp.client.callTool({ name: 'exec.invocation_cancel', arguments: { invocation_id: inv.id } })) as CallToolResult;
+    expect(structured(cancelled)).toMatchObject({ status: 'cancelled' });
+  });
+});
+
+describe('MCP authentication and workspaces', () => {
+  it('refuses a key without the execution scope with 403 authentication_error (SPEC Authentication 3)', async () => {
+    const r = await rawInitialize({ authorization: `Bearer ${keys.inferenceOnly}` });
+    expect(r.status).toBe(403);
+    expect(r.body.error).toMatchObject({ type: 'authentication_error', code: 'scope_insufficient' });
+    // The SDK client sees the same refusal: its StreamableHTTPError carries the status.
+    await expect(connectMcp(gw.url, keys.inferenceOnly)).rejects.toMatchObject({ code: 403, message: expect.stringContaining('authentication_error') });
+  });
+
+  it('refuses a confined key naming another workspace with X-Service-Workspace: 403 workspace_not_allowed', async () => {
+    const r = await rawInitialize({ authorization: `Bearer ${keys.execConfined}`, 'x-service-workspace': WS_DEFAULT });
+    expect(r.status).toBe(403);
+    expect(r.body.error.code).toBe('workspace_not_allowed');
+  });
+
+  it("runs a confined key's calls in its single workspace when none is named", async () => {
+    const c = await connectMcp(gw.url, keys.execConfined);
+    const r = (await c.client.callTool({ name: 'say', arguments: { text: 'in B' } })) as CallToolResult;
+    expect(structured(r)).toMatchObject({ workspace_id: WS_B, output: 'in B' });
+    await c.client.close();
+  });
+
+  it('answers 401 without a key', async () => {
+    const r = await rawInitialize({});
+    expect(r.status).toBe(401);
+  });
+});
+
+describe('MCP Origin and Host (DNS rebinding)', () => {
+  it('refuses a browser Origin it does not know with 403 origin_not_allowed, before the key', async () => {
+    const r = await rawInitialize({ authorization: `Bearer ${keys.exec}`, origin: 'http://evil.example.com' });
+    expect(r.status).toBe(403);
+    expect(r.body.error.code).toBe('origin_not_allowed');
+  });
+
+  it('refuses a Host that is not a loopback name on a gateway listening on loopback', async () => {
+    const { request } = await import('node:http');
+    const url = new URL(mcpUrl(gw.url));
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { host: 'evil.example.com', authorization: `Bearer ${keys.exec}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(INITIALIZE));
+    });
+    expect(status).toBe(403);
+  });
+
+  it('accepts a loopback browser Origin', async () => {
+    const c = await connectMcp(gw.url, keys.exec, { origin: 'http://localhost:6274' });
+    expect((await c.client.listTools()).tools.length).toBeGreaterThan(0);
+    await c.client.close();
+  });
+});
+
+describe('MCP sessions', () => {
+  it('ends a session on DELETE; the id is then unknown (404)', async () => {
+    const c = await connectMcp(gw.url, keys.exec);
+    const id = c.transport.sessionId ?? '';
+    expect(id).not.toBe('');
+    await c.transport.terminateSession();
+    const res = await fetch(mcpUrl(gw.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.exec}`, 'mcp-session-id': id, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(404);
+    await c.client.close();
+  });
+
+  it("does not let another key use a session's id", async () => {
+    const id = mcp.transport.sessionId ?? '';
+    const res = await fetch(mcpUrl(gw.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.execOnly}`, 'mcp-session-id': id, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(404);
+  });
+});
