@@ -92,7 +92,7 @@ export function renderRouterPage(frame: ProjectFrame, d: RouterPageData): string
     frame,
     html`<section class="card"><h2>Health (last 24 hours)</h2>${healthBlock(d.health, d.config)}</section>
 <section class="card"><h2>Settings</h2>${settingsForm(principal, projectPath(project.id, 'router', 'settings'), d.settings, d.targets, d.writable)}</section>
-<section class="card"><h2>Rules</h2><p class="muted">Stored order; evaluated by priority.</p>${rulesTable(frame, d)}
+<section class="card"><h2>Rules</h2><p class="muted">Listed in stored order, not evaluation order.</p>${rulesTable(frame, d)}
 ${d.writable ? html`<h3>New rule</h3>${ruleForm(principal, projectPath(project.id, 'router', 'rules'), d.targets, null, d.ruleFormSent)}` : ''}</section>
 <section class="card"><h2>Decisions (last 24 hours)</h2>${decisionsTable(d)}</section>`,
   );
