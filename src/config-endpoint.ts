@@ -103,6 +103,13 @@ const upstreamHealthSchema = z.strictObject({
   cooldown_ms: z.number().int().min(100).max(3_600_000).default(10_000),
 });
 
+type UpstreamApi = 'chat_completions' | 'responses';
+
+/** `api` optional in the type: endpoint records stored before the field existed read as chat_completions. */
+function withApi<T extends object>(upstream: T, api: UpstreamApi): T & { api?: UpstreamApi } {
+  return { ...upstream, api };
+}
+
 /**
  * Where an endpoint's turns go: one server (`base_url`) or a pool of servers of the same model
  * (`servers`). Normalized so both read alike: `servers` always lists the pool (a server without its own
@@ -116,6 +123,12 @@ const upstreamSchema = z
     model: z.string().min(1),
     api_key_env: z.string().min(1).optional(),
     health: upstreamHealthSchema.prefault({}),
+    /**
+     * The API the servers speak for chat turns: `chat_completions` (a Responses API request is translated
+     * into one chat turn), or `responses` (a Responses API request is passed through to `{base_url}/responses`
+     * unchanged but for `model`; chat endpoints only). docs/decisions.md "Upstream Responses API".
+     */
+    api: z.enum(['chat_completions', 'responses']).default('chat_completions'),
   })
   .superRefine((u, ctx) => {
     if (u.base_url === undefined && u.servers === undefined) {
@@ -132,7 +145,7 @@ const upstreamSchema = z
       api_key_env: s.api_key_env ?? u.api_key_env,
       weight: s.weight,
     }));
-    return { base_url: servers[0]?.base_url ?? '', model: u.model, api_key_env: u.api_key_env, servers, health: u.health };
+    return withApi({ base_url: servers[0]?.base_url ?? '', model: u.model, api_key_env: u.api_key_env, servers, health: u.health }, u.api);
   });
 
 const routerProfileSchema = z.strictObject({
@@ -168,12 +181,16 @@ const AUDIO_KINDS: ReadonlySet<string> = new Set(['transcription', 'speech', 're
 
 /**
  * Per-second audio prices only where a turn has an audio side; a money budget only on a priced endpoint
- * (its turns would cost nothing, so the budget could never be reached).
+ * (its turns would cost nothing, so the budget could never be reached); an upstream Responses API only on
+ * a chat endpoint (the other kinds have no Responses turn to pass through).
  */
 function checkEndpointPrices(
-  e: { kind: string; prices?: { audio_per_second?: unknown } | undefined; budget?: Record<string, unknown> | undefined },
+  e: { kind: string; upstream: { api?: string }; prices?: { audio_per_second?: unknown } | undefined; budget?: Record<string, unknown> | undefined },
   ctx: z.RefinementCtx,
 ): void {
+  if (e.upstream.api === 'responses' && e.kind !== 'chat') {
+    ctx.addIssue({ code: 'custom', path: ['upstream', 'api'], message: `responses applies to chat endpoints only, not ${e.kind}` });
+  }
   if (e.prices?.audio_per_second !== undefined && !AUDIO_KINDS.has(e.kind)) {
     ctx.addIssue({ code: 'custom', path: ['prices', 'audio_per_second'], message: `applies to transcription, speech and realtime endpoints, not ${e.kind}` });
   }

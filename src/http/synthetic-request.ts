@@ -30,7 +30,8 @@ export interface SyntheticRequest {
   abort(): void;
 }
 
-export function createSyntheticRequest(opts: { method: string; path: string; headers: Record<string, string>; body: Buffer; idPrefix: string }): SyntheticRequest {
+/** `requestId`: the id to run under (a background response runs under its own id); default a new one. */
+export function createSyntheticRequest(opts: { method: string; path: string; headers: Record<string, string>; body: Buffer; idPrefix: string; requestId?: string }): SyntheticRequest {
   const chunks: Buffer[] = [];
   const headers = new Map<string, string>();
   const res = {
@@ -61,7 +62,7 @@ export function createSyntheticRequest(opts: { method: string; path: string; hea
       for (const [k, v] of Object.entries(opts.headers)) cb(k.toLowerCase(), v);
     },
   };
-  const requestId = newRequestId(opts.idPrefix);
+  const requestId = opts.requestId ?? newRequestId(opts.idPrefix);
   const req = new IncomingRequest(res as unknown as UwsResponse, uwsReq as unknown as UwsRequest, opts.method, opts.path, requestId, false);
   const reply = new Reply(res as unknown as UwsResponse, requestId);
   const gate = new BodyGate(true, 0);

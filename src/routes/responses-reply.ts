@@ -7,7 +7,6 @@
 import type { Item, NewId } from '../core/responses/input-items.js';
 import { ResponseStreamTranslator, type ResponseEvent } from '../core/responses/stream-events.js';
 import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type ResponseState } from '../core/responses/translate.js';
-import type { Reply } from '../http/reply.js';
 import { SseDecoder } from '../upstream/sse-decoder.js';
 import type { TurnReply } from './chat-dispatch.js';
 
@@ -18,15 +17,17 @@ function frame(event: ResponseEvent): string {
 }
 
 export class ResponsesReply implements TurnReply {
-  readonly #reply: Reply;
+  readonly #reply: TurnReply;
   readonly #header: ResponseHeader;
   readonly #newId: NewId;
   readonly #finish: FinishResponse;
   readonly #translator: ResponseStreamTranslator;
   readonly #decoder = new SseDecoder();
   #done = false;
+  /** The opening events were written (by beginStream, or at once for a streamed background response). */
+  #opened = false;
 
-  constructor(reply: Reply, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
+  constructor(reply: TurnReply, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
     this.#reply = reply;
     this.#header = header;
     this.#newId = newId;
@@ -60,8 +61,34 @@ export class ResponsesReply implements TurnReply {
 
   beginStream(status: number, contentType: string): void {
     this.#reply.beginStream(status, contentType);
+    this.openEvents();
+  }
+
+  /**
+   * Writes response.created and response.in_progress, once. A streamed background response opens its
+   * events when it is created (created: `queued`), before the chat turn has begun its stream.
+   */
+  openEvents(): void {
+    if (this.#opened) return;
+    this.#opened = true;
     const snapshot = responseObject(this.#header, { status: 'in_progress', output: [], usage: null, error: null });
-    this.#reply.write(this.#translator.start(snapshot).map(frame).join(''));
+    const created = this.#header.background ? responseObject(this.#header, { status: 'queued', output: [], usage: null, error: null }) : snapshot;
+    this.#reply.write(this.#translator.start(snapshot, created).map(frame).join(''));
+  }
+
+  /**
+   * A turn refused or failed before it answered (background responses: nobody else hears of it): the
+   * Response ends `failed` with this error, through the terminal event when its events were opened.
+   */
+  fail(error: { code: string; message: string }): void {
+    if (this.#done) return;
+    if (this.#opened) {
+      this.#reply.write(this.#end(error));
+      return;
+    }
+    this.#done = true;
+    const state: ResponseState = { status: 'failed', output: [], usage: null, error };
+    this.#finish(state, responseObject(this.#header, state));
   }
 
   /** Chat SSE text (possibly several frames): translated frame by frame. */

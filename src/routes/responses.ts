@@ -7,11 +7,14 @@
  * A request becomes ONE chat turn (core/responses/translate.ts) served by the chat path itself
  * (chat-turn.ts serveChatTurn: validation, capabilities, context window, dispatch, usage ledger); the
  * answer comes back through ResponsesReply, which writes the Response object or its streaming events.
+ * `background: true` answers at once and runs that same turn in the gateway (responses-background.ts); an
+ * endpoint whose servers speak the Responses API (`upstream.api: responses`) gets the client's body passed
+ * through instead of translated (responses-passthrough.ts).
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { EndpointRecord } from '../core/records.js';
 import { canonicalItems, type Item } from '../core/responses/input-items.js';
-import { chatBodyOf, type ResponseHeader } from '../core/responses/translate.js';
+import { chatBodyOf, responseObject, type ResponseHeader, type ResponseStatus } from '../core/responses/translate.js';
 import { GatewayError } from '../errors.js';
 import { parseJsonBody, type IncomingRequest } from '../http/request.js';
 import { newRequestId } from '../http/request-id.js';
@@ -19,13 +22,15 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseChatRequest } from '../schemas/chat-request.js';
 import { parseResponseRequest, type ResponseRequest } from '../schemas/responses-request.js';
 import type { ConversationsRepo } from '../store/conversations-repo.js';
-import type { ResponsesRepo } from '../store/responses-repo.js';
+import type { ResponseRecord, ResponsesRepo, StoredResponse } from '../store/responses-repo.js';
 import { assertServesChat } from './chat-completions.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { serveChatTurn } from './chat-turn.js';
 import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
-import { ResponsesReply } from './responses-reply.js';
+import { createBackgroundResponses, followRun, KEPT_STREAMS, type BackgroundResponses } from './responses-background.js';
+import { passThroughResponse } from './responses-passthrough.js';
+import { ResponsesReply, type FinishResponse } from './responses-reply.js';
 import { routeChatTurn, routerWorkspace, type RouterChatServices, type RouterWorkspace } from './semantic-router-chat.js';
 
 /** SPEC "Other limits": server-side conversation replay. */
@@ -38,10 +43,12 @@ export interface ResponsesServices extends ChatServices {
 
 type Placement = { readonly kind: 'direct'; readonly access: EndpointAccess } | { readonly kind: 'routed'; readonly workspace: RouterWorkspace };
 
-async function readRequest(req: IncomingRequest): Promise<ResponseRequest> {
-  const parsed = parseJsonBody(await req.body());
+/** The body as a JSON object (its fields are checked later: strictly, or for passthrough only what the gateway reads). */
+async function readBody(req: IncomingRequest): Promise<{ raw: Buffer; parsed: Record<string, unknown> }> {
+  const raw = await req.body();
+  const parsed = parseJsonBody(raw);
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new GatewayError('invalid_request', { message: 'The request body must be a JSON object.' });
-  return parseResponseRequest(parsed);
+  return { raw, parsed: parsed as Record<string, unknown> };
 }
 
 /** The stored chain before `previous_response_id`, oldest first: each response's input then its output. */
@@ -85,12 +92,49 @@ function contextOf(services: ResponsesServices, auth: AuthenticatedKey, request:
   return { items: services.conversations.contextItems(found.id, count > CONVERSATION_REPLAY_LIMIT ? CONVERSATION_REPLAY_LIMIT : null), conversationId: found.id };
 }
 
-async function createResponse(services: ResponsesServices & RouterChatServices, ctx: RouteContext, how: 'slug' | 'model' | 'router'): Promise<void> {
+/** True when the endpoint's servers speak the Responses API: the body is passed through, not translated. */
+function passesThrough(endpoint: EndpointRecord): boolean {
+  return endpoint.upstream.api === 'responses';
+}
+
+/**
+ * What the gateway itself checks of a passed-through body (the rest is the upstream server's to judge):
+ * `stream`, no `background` (the upstream would hold it, out of reach of the gateway's retrieve and
+ * cancel), and in a zero-data-retention workspace nothing the gateway could see stored.
+ */
+function checkPassthrough(parsed: Record<string, unknown>, zdr: boolean): void {
+  if (parsed.stream !== undefined && parsed.stream !== null && typeof parsed.stream !== 'boolean') throw new GatewayError('invalid_request', { param: 'stream', message: 'stream must be a boolean.' });
+  if (parsed.background === true) {
+    throw new GatewayError('unsupported_value', { param: 'background', message: "background is not supported on an endpoint whose server speaks the Responses API (upstream.api: responses): the server would hold the response, out of the gateway's reach." });
+  }
+  if (zdr && parsed.store === true) throw new GatewayError('retention_not_permitted', { param: 'store' });
+  if (zdr && parsed.conversation !== undefined && parsed.conversation !== null) {
+    throw new GatewayError('retention_not_permitted', { param: 'conversation', message: 'A conversation stores its items, which a zero-data-retention workspace does not permit.' });
+  }
+}
+
+function zeroDataRetention(services: ResponsesServices, auth: AuthenticatedKey, workspaceId: string | null): boolean {
+  return workspaceId !== null && (services.catalog.workspaces(auth.project.id).get(workspaceId)?.zeroDataRetention ?? false);
+}
+
+/** SPEC-free OpenAI rules of `background: true` (docs/decisions.md "Background responses"). */
+function checkBackground(request: ResponseRequest, zdr: boolean): void {
+  if (!request.background) return;
+  if (zdr) throw new GatewayError('retention_not_permitted', { param: 'background', message: 'A background response is stored until it is retrieved, which a zero-data-retention workspace does not permit.' });
+  if (request.store === false) {
+    throw new GatewayError('invalid_request', { param: 'background', message: 'background: true requires store: true (or store omitted): a background response is stored so that it can be retrieved.' });
+  }
+}
+
+async function createResponse(services: ResponsesServices & RouterChatServices, background: BackgroundResponses, ctx: RouteContext, how: 'slug' | 'model' | 'router'): Promise<void> {
   const { req } = ctx;
   const auth = requireKey(ctx, services, 'inference');
   let placement: Placement | null = how === 'slug' ? { kind: 'direct', access: requireEndpoint(req, services, auth) } : null;
-  const request = await readRequest(req);
-  if (how === 'model') placement = { kind: 'direct', access: requireModel(req, services, auth, { model: request.model, kind: 'chat', route: '/v1/responses' }) };
+  const body = await readBody(req);
+  // The model is read leniently so that a passed-through body is not held to the translator's schema;
+  // a missing or malformed one gets the strict parse's precise error.
+  const model = typeof body.parsed.model === 'string' && body.parsed.model !== '' ? body.parsed.model : parseResponseRequest(body.parsed).model;
+  if (how === 'model') placement = { kind: 'direct', access: requireModel(req, services, auth, { model, kind: 'chat', route: '/v1/responses' }) };
   if (how === 'router') placement = { kind: 'routed', workspace: routerWorkspace(ctx, services, auth) };
   if (!placement) throw new Error('unreachable: every route names how its endpoint is found');
   if (placement.kind === 'direct') {
@@ -98,9 +142,14 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
     requireBudget(ctx, services, auth, placement.access);
   }
   const workspaceId = placement.kind === 'direct' ? placement.access.workspaceId : placement.workspace.workspaceId;
-  if (request.background) throw new GatewayError('unsupported_value', { param: 'background', message: 'background responses are not supported; send the request without background.' });
-  const zdr = workspaceId !== null && (services.catalog.workspaces(auth.project.id).get(workspaceId)?.zeroDataRetention ?? false);
+  const zdr = zeroDataRetention(services, auth, workspaceId);
+  if (placement.kind === 'direct' && passesThrough(placement.access.endpoint)) {
+    checkPassthrough(body.parsed, zdr);
+    return passThroughResponse(services, { ctx, auth, endpoint: placement.access.endpoint, workspaceId, raw: body.raw, parsed: body.parsed, route: 'chat' });
+  }
+  const request = parseResponseRequest(body.parsed);
   if (zdr && request.store === true) throw new GatewayError('retention_not_permitted', { param: 'store' });
+  checkBackground(request, zdr);
   const context = contextOf(services, auth, request, zdr);
   const input = canonicalItems(request.input ?? [], 'input', newRequestId);
   const chatBody = chatBodyOf(request, context.items, input);
@@ -108,53 +157,143 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   let endpoint: EndpointRecord;
   if (placement.kind === 'direct') endpoint = placement.access.endpoint;
   else endpoint = await routeChatTurn(services, ctx, auth, placement.workspace, chat);
+  if (passesThrough(endpoint)) {
+    // The router chose a server that speaks the Responses API: it gets the client's own body.
+    checkPassthrough(body.parsed, zdr);
+    return passThroughResponse(services, { ctx, auth, endpoint, workspaceId, raw: body.raw, parsed: body.parsed, route: 'router' });
+  }
 
   // OpenAI stores by default; a ZDR workspace never does (an explicit true was refused above).
   const store = request.store ?? !zdr;
-  const header: ResponseHeader = { id: req.requestId, createdAt: Math.floor(services.now() / 1000), model: request.model, request, store, conversationId: context.conversationId };
+  const header: ResponseHeader = {
+    id: req.requestId,
+    createdAt: Math.floor(services.now() / 1000),
+    model: request.model,
+    request,
+    store,
+    conversationId: context.conversationId,
+    background: request.background === true,
+  };
   const conversationId = context.conversationId;
-  const reply = new ResponsesReply(ctx.reply, header, newRequestId, (state, body) => {
+  const record = (status: ResponseStatus, responseBody: Record<string, unknown>): ResponseRecord => ({
+    id: header.id,
+    projectId: auth.project.id,
+    workspaceId,
+    previousResponseId: request.previous_response_id ?? null,
+    conversationId,
+    status,
+    input,
+    body: responseBody,
+    createdAt: header.createdAt,
+  });
+  const finish: FinishResponse = (state, responseBody) => {
     const failed = state.status === 'failed';
     services.responses.finish({
       projectId: auth.project.id,
       responseId: header.id,
       failed,
-      store: store ? { id: header.id, projectId: auth.project.id, workspaceId, previousResponseId: request.previous_response_id ?? null, conversationId, status: state.status, input, body, createdAt: header.createdAt } : null,
+      background: header.background,
+      store: store ? record(state.status, responseBody) : null,
       conversation: conversationId !== null && !failed ? { id: conversationId, items: [...input, ...state.output], createdAt: header.createdAt } : null,
     });
-  });
+  };
+  const route = how === 'router' ? 'router' : 'chat';
+  if (header.background) {
+    const snapshot = (status: ResponseStatus) => responseObject(header, { status, output: [], usage: null, error: null });
+    const queued = snapshot('queued');
+    services.responses.queue(record('queued', queued));
+    const run = background.launch({
+      ctx,
+      id: header.id,
+      auth,
+      endpoint,
+      workspaceId,
+      chatBody,
+      chat,
+      route,
+      streamed: request.stream === true,
+      reply: (sink) => new ResponsesReply(sink, header, newRequestId, finish),
+      started: () => services.responses.transition(auth.project.id, header.id, 'in_progress', snapshot('in_progress')),
+    });
+    if (request.stream) return followRun(run, req, ctx.reply, -1);
+    ctx.reply.json(200, queued);
+    return;
+  }
+  const reply = new ResponsesReply(ctx.reply, header, newRequestId, finish);
   const raw = Buffer.from(JSON.stringify(chatBody));
   try {
-    await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, raw, parsed: chatBody, chat, route: how === 'router' ? 'router' : 'chat', reply });
+    await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, raw, parsed: chatBody, chat, route, reply });
   } finally {
     // Refused before or by the model (the client gets the error envelope), or a stream the client left:
     // no Response reached its end, and subscribers get response.failed.
-    if (!reply.finished) services.responses.finish({ projectId: auth.project.id, responseId: header.id, failed: true, store: null, conversation: null });
+    if (!reply.finished) services.responses.finish({ projectId: auth.project.id, responseId: header.id, failed: true, background: false, store: null, conversation: null });
   }
 }
 
-function storedResponse(ctx: RouteContext, services: ResponsesServices, auth: AuthenticatedKey): { id: string; input: Item[]; body: Record<string, unknown> } {
+function storedResponse(ctx: RouteContext, services: ResponsesServices, auth: AuthenticatedKey): StoredResponse {
   const id = ctx.req.params.response ?? '';
   const stored = services.responses.get(auth.project.id, id);
   if (!stored || !reaches(auth, stored.workspaceId)) throw new GatewayError('response_not_found', { message: `No stored response ${JSON.stringify(id)} in this project.` });
   return stored;
 }
 
+/** `GET .../{id}?stream=true[&starting_after=N]`: the events of a streamed background response. */
+function streamQuery(req: IncomingRequest): { stream: boolean; startingAfter: number } {
+  const query = req.searchParams();
+  const stream = query.get('stream');
+  if (stream !== null && stream !== 'true' && stream !== 'false') throw new GatewayError('invalid_query', { param: 'stream', message: 'stream must be true or false.' });
+  const after = query.get('starting_after');
+  if (after !== null && !/^\d{1,9}$/.test(after)) throw new GatewayError('invalid_query', { param: 'starting_after', message: 'starting_after must be a non-negative integer (a sequence_number).' });
+  return { stream: stream === 'true', startingAfter: after === null ? -1 : Number(after) };
+}
+
+async function retrieve(ctx: RouteContext, services: ResponsesServices, background: BackgroundResponses, auth: AuthenticatedKey): Promise<void> {
+  const { stream, startingAfter } = streamQuery(ctx.req);
+  const stored = storedResponse(ctx, services, auth);
+  if (!stream) return ctx.reply.json(200, stored.body);
+  const run = background.find(stored.id);
+  if (!run) {
+    throw new GatewayError('invalid_request', {
+      param: 'stream',
+      message: `Only a background response created with stream: true can be streamed, while the gateway keeps its events (the last ${KEPT_STREAMS} finished ones, until a restart); retrieve it without stream.`,
+    });
+  }
+  return followRun(run, ctx.req, ctx.reply, startingAfter);
+}
+
+const RUNNING: ReadonlySet<string> = new Set(['queued', 'in_progress']);
+
+/** OpenAI's rules: only background responses; a cancelled one again answers as it is; a finished one is refused. */
+function cancel(ctx: RouteContext, services: ResponsesServices, background: BackgroundResponses, auth: AuthenticatedKey): void {
+  const stored = storedResponse(ctx, services, auth);
+  if (stored.body.background !== true) throw new GatewayError('invalid_request', { message: 'Cannot cancel a synchronous response: only responses created with background: true can be cancelled.' });
+  if (stored.status === 'cancelled') return ctx.reply.json(200, stored.body);
+  const body = { ...stored.body, status: 'cancelled' };
+  if (!RUNNING.has(stored.status) || !services.responses.transition(auth.project.id, stored.id, 'cancelled', body)) {
+    const now = services.responses.get(auth.project.id, stored.id)?.status ?? stored.status;
+    throw new GatewayError('invalid_request', { message: `Cannot cancel a response that is already ${now}; only a queued or in-progress background response can be cancelled.` });
+  }
+  // The row says cancelled first, so the turn's own end (aborted, or an answer racing in) changes nothing.
+  background.cancel(stored.id);
+  ctx.reply.json(200, body);
+}
+
 export function responsesRoutes(services: ResponsesServices & RouterChatServices): RouteDef[] {
-  const keyed = (handle: (ctx: RouteContext, auth: AuthenticatedKey) => void) => async (ctx: RouteContext) => {
+  const background = createBackgroundResponses(services, services.responses, services.logger);
+  const keyed = (handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void) => async (ctx: RouteContext) => {
     const auth = requireKey(ctx, services, 'inference');
     await ctx.req.body();
-    handle(ctx, auth);
+    await handle(ctx, auth);
   };
   return [
-    { method: 'POST', pattern: '/:project/:endpoint/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx) => createResponse(services, ctx, 'slug') },
-    { method: 'POST', pattern: '/:project/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx) => createResponse(services, ctx, 'model') },
-    { method: 'POST', pattern: '/:project/_semantic/router/v1/responses', family: 'router', idPrefix: 'resp_', handle: (ctx) => createResponse(services, ctx, 'router') },
+    { method: 'POST', pattern: '/:project/:endpoint/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx) => createResponse(services, background, ctx, 'slug') },
+    { method: 'POST', pattern: '/:project/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx) => createResponse(services, background, ctx, 'model') },
+    { method: 'POST', pattern: '/:project/_semantic/router/v1/responses', family: 'router', idPrefix: 'resp_', handle: (ctx) => createResponse(services, background, ctx, 'router') },
     {
       method: 'GET',
       pattern: '/:project/v1/responses/:response',
       family: 'responses',
-      handle: keyed((ctx, auth) => ctx.reply.json(200, storedResponse(ctx, services, auth).body)),
+      handle: keyed((ctx, auth) => retrieve(ctx, services, background, auth)),
     },
     {
       method: 'DELETE',
@@ -162,6 +301,8 @@ export function responsesRoutes(services: ResponsesServices & RouterChatServices
       family: 'responses',
       handle: keyed((ctx, auth) => {
         const { id } = storedResponse(ctx, services, auth);
+        // A running background response is stopped first: nothing would be left to finish.
+        background.cancel(id);
         services.responses.delete(auth.project.id, id);
         ctx.reply.json(200, { id, object: 'response.deleted', deleted: true });
       }),
@@ -170,11 +311,7 @@ export function responsesRoutes(services: ResponsesServices & RouterChatServices
       method: 'POST',
       pattern: '/:project/v1/responses/:response/cancel',
       family: 'responses',
-      handle: keyed((ctx, auth) => {
-        storedResponse(ctx, services, auth);
-        // Every response here ran in its request (background is refused): there is never one to cancel.
-        throw new GatewayError('invalid_request', { message: 'Only background responses can be cancelled; this response was not created with background.' });
-      }),
+      handle: keyed((ctx, auth) => cancel(ctx, services, background, auth)),
     },
     {
       method: 'GET',

@@ -6,6 +6,7 @@ import { buildStreamTicks, delayBeforeTick } from './chat-stream.js';
 import { handleSpeech, handleTranscription, type SimReply } from './audio.js';
 import { handleEmbeddings } from './embeddings.js';
 import { handleRerank, handleScore } from './rerank.js';
+import { handleResponses } from './responses.js';
 import { SimError } from './errors.js';
 import { Exchange } from './exchange.js';
 import { parseKnobs, type Knobs } from './knobs.js';
@@ -147,6 +148,15 @@ export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimu
   for (const path of ['/v1/score', '/score']) {
     post(path, (ex, body, knobs) => later(ex, knobs, JSON.stringify(handleScore(body, ++rerankSeq, Math.floor(Date.now() / 1000)))));
   }
+
+  // A server that speaks the Responses API itself (the gateway's upstream.api: responses).
+  let responseSeq = 0;
+  post('/v1/responses', (ex, body, knobs) => {
+    const { model, answer } = handleResponses(body, knobs, (m) => models.reasons(m), ++responseSeq, Math.floor(Date.now() / 1000));
+    models.note(model);
+    if (answer.kind === 'stream') ex.stream(answer.ticks, (t) => delayBeforeTick(t, knobs), knobs.failAfter);
+    else later(ex, knobs, answer.body);
+  });
 
   const reply = (ex: Exchange, r: SimReply, knobs: Knobs): void => {
     const respond = (): void => {

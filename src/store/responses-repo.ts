@@ -1,6 +1,8 @@
 /**
  * Stored responses, and the conversation items a response appends, with their `response.*` event in the
- * same transaction (core/webhooks/outbox.ts).
+ * same transaction (core/webhooks/outbox.ts). A background response (routes/responses-background.ts) is a
+ * row from its creation: `queued`, `in_progress`, then finished by an update that only a still running
+ * row takes (a cancelled one keeps `cancelled`).
  */
 import type { EventOutbox } from '../core/webhooks/outbox.js';
 import { writeTransaction, type Db } from './db.js';
@@ -12,6 +14,7 @@ export interface StoredResponse {
   readonly projectId: string;
   readonly workspaceId: string | null;
   readonly previousResponseId: string | null;
+  readonly status: string;
   readonly input: Item[];
   readonly body: Record<string, unknown>;
 }
@@ -34,6 +37,8 @@ export interface ResponseFinish {
   readonly projectId: string;
   readonly responseId: string;
   readonly failed: boolean;
+  /** A background response: its row exists and is updated, only while it is still running. */
+  readonly background: boolean;
   /** Items appended to this conversation (the new input then the output), when the response used one. */
   readonly conversation: { readonly id: string; readonly items: readonly Item[]; readonly createdAt: number } | null;
 }
@@ -43,6 +48,15 @@ export interface ResponsesRepo {
   /** Finishes a response: row, conversation append and event commit together. */
   finish(f: ResponseFinish): void;
   delete(projectId: string, id: string): boolean;
+  /** A background response's row, `queued`, before its turn starts (no event). */
+  queue(record: ResponseRecord): void;
+  /** Moves a running (queued or in-progress) background response to `status`; false: it was not running. */
+  transition(projectId: string, id: string, status: string, body: Record<string, unknown>): boolean;
+  /**
+   * At start: background responses left running by the last process fail with `error`, each with its
+   * response.failed event (docs/decisions.md "Background responses"). Returns how many.
+   */
+  failRunning(error: { code: string; message: string }): number;
 }
 
 interface Row {
@@ -50,22 +64,31 @@ interface Row {
   project_id: string;
   workspace_id: string | null;
   previous_response_id: string | null;
+  status: string;
   input: string;
   body: string;
 }
 
+const RUNNING = "status IN ('queued', 'in_progress')";
+
 export function createResponsesRepo(db: Db, outbox: EventOutbox): ResponsesRepo {
-  const select = db.prepare<[string, string], Row>('SELECT id, project_id, workspace_id, previous_response_id, input, body FROM responses WHERE project_id = ? AND id = ?');
+  const select = db.prepare<[string, string], Row>('SELECT id, project_id, workspace_id, previous_response_id, status, input, body FROM responses WHERE project_id = ? AND id = ?');
   const insert = db.prepare(
     `INSERT INTO responses (id, project_id, workspace_id, previous_response_id, conversation_id, status, input, body, created_at)
      VALUES (@id, @projectId, @workspaceId, @previousResponseId, @conversationId, @status, @input, @body, @createdAt)`,
   );
   const insertItem = db.prepare('INSERT INTO conversation_items (id, conversation_id, item, created_at) VALUES (?, ?, ?, ?)');
   const remove = db.prepare('DELETE FROM responses WHERE project_id = ? AND id = ?');
+  const update = db.prepare<[string, string, string, string]>(`UPDATE responses SET status = ?, body = ? WHERE project_id = ? AND id = ? AND ${RUNNING}`);
+  const running = db.prepare<[], { project_id: string; id: string; body: string }>(`SELECT project_id, id, body FROM responses WHERE ${RUNNING}`);
+  const transition = (projectId: string, id: string, status: string, body: Record<string, unknown>): boolean => update.run(status, JSON.stringify(body), projectId, id).changes > 0;
 
   const finish = writeTransaction(db, (f: ResponseFinish) => {
     const s = f.store;
-    if (s) {
+    if (f.background) {
+      // Cancelled (or failed at a restart) meanwhile: that outcome stands, and nothing else happens.
+      if (!s || !transition(f.projectId, f.responseId, s.status, s.body)) return;
+    } else if (s) {
       insert.run({ ...s, input: JSON.stringify(s.input), body: JSON.stringify(s.body) });
     }
     if (f.conversation) {
@@ -83,11 +106,25 @@ export function createResponsesRepo(db: Db, outbox: EventOutbox): ResponsesRepo 
         projectId: row.project_id,
         workspaceId: row.workspace_id,
         previousResponseId: row.previous_response_id,
+        status: row.status,
         input: JSON.parse(row.input) as Item[],
         body: JSON.parse(row.body) as Record<string, unknown>,
       };
     },
     finish,
     delete: (projectId, id) => remove.run(projectId, id).changes > 0,
+    queue: writeTransaction(db, (s: ResponseRecord) => {
+      insert.run({ ...s, input: JSON.stringify(s.input), body: JSON.stringify(s.body) });
+    }),
+    transition: writeTransaction(db, transition),
+    failRunning: writeTransaction(db, (error: { code: string; message: string }) => {
+      const rows = running.all();
+      for (const row of rows) {
+        const body = { ...(JSON.parse(row.body) as Record<string, unknown>), status: 'failed', error };
+        transition(row.project_id, row.id, 'failed', body);
+        outbox.emit(row.project_id, 'response.failed', { id: row.id });
+      }
+      return rows.length;
+    }),
   };
 }

@@ -231,7 +231,7 @@ describe('stored responses', () => {
   it('refuses what it cannot translate, in the error envelope', async () => {
     const url = `${suite.gw.url}/${PROJECT}/v1/responses`;
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: 'x', tools: [{ type: 'web_search' }] } }), 400, 'unsupported_value', 'tools[0].type');
-    expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: 'x', background: true } }), 400, 'unsupported_value', 'background');
+    expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: 'x', background: true, store: false } }), 400, 'invalid_request', 'background');
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: [{ role: 'robot', content: 'x' }] } }), 400, 'invalid_request', 'input[0].role');
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: 'x', frobnicate: 1 } }), 400, 'invalid_request', 'frobnicate');
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'no-such-model', input: 'x' } }), 404, 'model_not_found', 'model');

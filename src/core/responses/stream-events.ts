@@ -50,9 +50,12 @@ export class ResponseStreamTranslator {
     return { type, sequence_number: this.#sequence++, ...fields };
   }
 
-  /** The opening pair, given the in-progress Response snapshot. */
-  start(snapshot: Record<string, unknown>): ResponseEvent[] {
-    return [this.#event('response.created', { response: snapshot }), this.#event('response.in_progress', { response: snapshot })];
+  /**
+   * The opening pair, given the in-progress Response snapshot; `created` is the snapshot of the first
+   * event when it differs (a background response is created `queued`).
+   */
+  start(snapshot: Record<string, unknown>, created: Record<string, unknown> = snapshot): ResponseEvent[] {
+    return [this.#event('response.created', { response: created }), this.#event('response.in_progress', { response: snapshot })];
   }
 
   /** One chat chunk (already normalized by the chat path). */

@@ -121,10 +121,15 @@ export interface ResponseHeader {
   readonly request: ResponseRequest;
   readonly store: boolean;
   readonly conversationId: string | null;
+  /** Created with `background: true`: the turn runs in the gateway, the client polls (responses-background.ts). */
+  readonly background: boolean;
 }
 
+/** `queued` and `cancelled` occur only for background responses. */
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+
 export interface ResponseState {
-  readonly status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
+  readonly status: ResponseStatus;
   readonly output: readonly Item[];
   readonly usage: ResponseUsage | null;
   readonly error: { code: string; message: string } | null;
@@ -138,7 +143,7 @@ export function responseObject(h: ResponseHeader, s: ResponseState): Record<stri
     object: 'response',
     created_at: h.createdAt,
     status: s.status,
-    background: false,
+    background: h.background,
     error: s.error,
     incomplete_details: s.status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     instructions: r.instructions ?? null,
