@@ -34,7 +34,8 @@ export function listAgentTools(deps: AgentToolsDeps, ctx: McpCallContext): Tool[
     .filter((t) => t.tool.mcp_visible)
     .map(({ tool }) => ({
       name: tool.name,
-      description: tool.description,
+      // A manifest's description defaults to ""; MCP clients (and the conformance suite) expect one.
+      description: tool.description || `Runs ${tool.name} on an execution agent (risk: ${tool.risk}).`,
       inputSchema: tool.input_schema as Tool['inputSchema'],
       // MCP's hints default to destructive: say what the manifest's risk says.
       annotations: { readOnlyHint: tool.risk === 'read', destructiveHint: tool.risk === 'destructive', openWorldHint: true },
