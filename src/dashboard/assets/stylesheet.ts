@@ -11,6 +11,10 @@ body { margin: 0; background: var(--bg); font-size: 14px; line-height: 1.45; }
 header.top { display: flex; justify-content: space-between; align-items: center; padding: 10px 24px; background: #111827; color: #fff; }
 header.top a { color: #fff; text-decoration: none; font-weight: 600; }
 header.top .who { color: #cbd5e1; }
+header.top nav.who a { color: #e2e8f0; font-weight: 400; }
+form.inline { display: inline; margin: 0; }
+button.link { background: none; border: none; padding: 0; color: var(--accent); text-decoration: underline; cursor: pointer; }
+header.top button.link { color: #e2e8f0; }
 main { max-width: 1180px; margin: 0 auto; padding: 16px 24px 48px; }
 h1 { font-size: 22px; margin: 12px 0 14px; }
 h2 { font-size: 16px; margin: 0 0 10px; }
