@@ -64,7 +64,7 @@ import { execApprovalsRoutes } from './routes/exec-approvals.js';
 import { execToolsRoutes } from './routes/exec-tools.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { isLoopbackHost } from './mcp/origin-guard.js';
-import { responsesRoutes } from './routes/responses.js';
+import { createResponsesSystem } from './routes/responses.js';
 import { conversationsRoutes } from './routes/conversations.js';
 import { createResponsesRepo } from './store/responses-repo.js';
 import { createConversationsRepo } from './store/conversations-repo.js';
@@ -213,6 +213,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
   const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
+  // Background responses fail "interrupted" if the last process left any running (docs/decisions.md).
+  const responses = createResponsesSystem({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox), conversations });
   const implemented: RouteDef[] = [
     ...opsRoutes(services, upstream),
     ...testClockRoutes(clock),
@@ -250,7 +252,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...execApprovalsRoutes(execServices),
     ...execToolsRoutes({ ...services, agents: agents.registry }),
     ...mcp.routes,
-    ...responsesRoutes({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox), conversations }),
+    ...responses.routes,
     ...conversationsRoutes({ ...services, conversations }),
     ...filesRoutes(filesServices),
     ...batchesRoutes({ ...services, batches, batchesRepo, batchFiles }),
@@ -328,6 +330,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await metricsServer?.drain(0);
         // Lines in flight finish and are recorded (each has its tier's deadline); no new line starts.
         await batches.close();
+        responses.close();
         // The drain above closed the agents' sockets (they went offline); the lease timer is all that is left.
         agents.close();
         execInvocations.close();

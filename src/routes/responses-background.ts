@@ -176,6 +176,11 @@ export interface BackgroundResponses {
   find(id: string): BackgroundRun | undefined;
   /** Aborts the turn of a running background response; false: none runs here. */
   cancel(id: string): boolean;
+  /**
+   * At a graceful stop, after the HTTP drain: turns still running are aborted and failed `interrupted`
+   * now (the next start would do it anyway; this way the stop never waits on a model).
+   */
+  close(): void;
 }
 
 export function createBackgroundResponses(services: ChatServices, repo: ResponsesRepo, logger: Logger): BackgroundResponses {
@@ -235,6 +240,12 @@ export function createBackgroundResponses(services: ChatServices, repo: Response
       if (!run) return false;
       run.cancel();
       return true;
+    },
+    close() {
+      if (running.size === 0) return;
+      const stopped = repo.failRunning(INTERRUPTED);
+      for (const run of [...running.values()]) run.cancel();
+      logger.warn({ responses: stopped }, 'background responses still running at the stop were failed "interrupted"');
     },
   };
 }

@@ -278,8 +278,13 @@ function cancel(ctx: RouteContext, services: ResponsesServices, background: Back
   ctx.reply.json(200, body);
 }
 
-export function responsesRoutes(services: ResponsesServices & RouterChatServices): RouteDef[] {
+/** The routes, and the background turns' stop (main.ts calls `close` after the HTTP drain). */
+export function createResponsesSystem(services: ResponsesServices & RouterChatServices): { routes: RouteDef[]; close(): void } {
   const background = createBackgroundResponses(services, services.responses, services.logger);
+  return { routes: responsesRoutes(services, background), close: () => background.close() };
+}
+
+function responsesRoutes(services: ResponsesServices & RouterChatServices, background: BackgroundResponses): RouteDef[] {
   const keyed = (handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void) => async (ctx: RouteContext) => {
     const auth = requireKey(ctx, services, 'inference');
     await ctx.req.body();
