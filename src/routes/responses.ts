@@ -60,6 +60,10 @@ function replayedChain(services: ResponsesServices, auth: AuthenticatedKey, id: 
     if (!stored || !reaches(auth, stored.workspaceId)) {
       throw new GatewayError('response_not_found', { param: 'previous_response_id', message: `No stored response ${JSON.stringify(next)} in this project (responses made with store: false are not kept).` });
     }
+    if (stored.status === 'queued' || stored.status === 'in_progress') {
+      // A background response has no output yet: continuing from it would silently drop its answer.
+      throw new GatewayError('invalid_request', { param: 'previous_response_id', message: `Response ${JSON.stringify(next)} is still ${stored.status}; continue from it once it has completed.` });
+    }
     links.push([...stored.input, ...((stored.body.output as Item[] | undefined) ?? [])]);
     next = stored.previousResponseId;
   }

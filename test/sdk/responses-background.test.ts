@@ -94,6 +94,9 @@ describe('background responses', () => {
     const upstream = await held.next();
     expect(JSON.parse(upstream.body)).toMatchObject({ model: 'held-model', messages: [{ role: 'user', content: 'take your time' }] });
     expect((await client().responses.retrieve(created.id)).status).toBe('in_progress');
+    // Nothing to continue from yet.
+    const chained = await call(responsesUrl(), { key: suite.keys.full, body: { model: 'model-chat', input: 'and then?', previous_response_id: created.id } });
+    expectEnvelope(chained, 400, 'invalid_request', 'previous_response_id');
     const cancelled = await client().responses.cancel(created.id);
     expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled', background: true });
     await upstream.abandoned;
