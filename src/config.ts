@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { dashboardSchema } from './dashboard/auth/config-schema.js';
 import { KEY_VALUE_PATTERN } from './core/auth/key-token.js';
 import { ipOrCidrSchema } from './core/auth/ip-filter.js';
 import { allowedTargetProblem } from './core/net/address-policy.js';
@@ -323,9 +324,15 @@ export const configSchema = z
     semantic_router: semanticRouterSchema.prefault({}),
     exec: execSchema.prefault({}),
     batches: batchesSchema.prefault({}),
+    dashboard: dashboardSchema.prefault({}),
     projects: z.array(projectSchema).default([]),
   })
   .superRefine((c, ctx) => {
+    c.dashboard.oidc_providers.forEach((p, i) => {
+      if (p.allow_insecure_issuer && c.server.production) {
+        ctx.addIssue({ code: 'custom', path: ['dashboard', 'oidc_providers', i, 'allow_insecure_issuer'], message: 'cannot be on with server.production: true' });
+      }
+    });
     if (c.testing.controllable_clock && c.server.production) {
       ctx.addIssue({ code: 'custom', path: ['testing', 'controllable_clock'], message: 'cannot be on with server.production: true' });
     }

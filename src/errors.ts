@@ -57,6 +57,8 @@ export const ERROR_CATALOGUE = {
   key_revoked: { status: 401, type: AUTH, message: 'The API key has been revoked.', retryable: false },
   key_expired: { status: 401, type: AUTH, message: 'The API key has expired.', retryable: false },
   key_inactive: { status: 401, type: AUTH, message: 'The API key belongs to a deleted user.', retryable: false },
+  // Dashboard pages (issue 22): a write without a signed-in session.
+  session_required: { status: 401, type: AUTH, message: 'Sign in to the dashboard first.', retryable: false },
   // 403: a valid key that may not do this. SPEC gives scope_insufficient the authentication_error type.
   scope_insufficient: { status: 403, type: AUTH, message: 'The API key lacks the scope this route needs.', retryable: false },
   project_mismatch: { status: 403, type: PERMISSION, message: 'The API key belongs to another project.', retryable: false },
@@ -64,6 +66,8 @@ export const ERROR_CATALOGUE = {
   endpoint_restricted: { status: 403, type: PERMISSION, message: 'The API key is restricted to another endpoint.', retryable: false },
   workspace_not_allowed: { status: 403, type: PERMISSION, message: 'The API key may not use this workspace.', retryable: false },
   workspace_required: { status: 403, type: PERMISSION, message: 'Name a workspace with X-Workspace-Id.', retryable: false },
+  // SPEC Authentication 16: a dashboard write without the session's X-CSRF-Token, or from another origin.
+  csrf_token_invalid: { status: 403, type: PERMISSION, message: 'The CSRF token is missing or wrong, or the request came from another origin.', retryable: false },
   https_required: { status: 403, type: PERMISSION, message: 'This server accepts HTTPS only.', retryable: false },
   // MCP (docs/mcp.md "Origin and Host"): a browser page on another origin, or a Host that is not this server's (DNS rebinding).
   origin_not_allowed: { status: 403, type: PERMISSION, message: 'The MCP server does not accept requests from this Origin or Host.', retryable: false },

@@ -38,6 +38,7 @@ import { createCatalog, type Catalog } from './store/catalog.js';
 import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
 import { openDatabase } from './store/db.js';
+import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
 import { createOutbox } from './store/webhook-outbox.js';
 import { resolveStorePath } from './store/store-path.js';
 import { createKeysRepo } from './store/keys-repo.js';
@@ -215,6 +216,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   // Background responses fail "interrupted" if the last process left any running (docs/decisions.md).
   const responses = createResponsesSystem({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox), conversations });
+  // Dashboard sign-in (issue 22): users, sessions, CSRF; `dashboardAuth.dashboardRoute` guards every page.
+  const dashboardAuth = createDashboardAuth({ config, db, dbPath, now: clock.now, reloadCredentials: () => catalog.reload() });
   const implemented: RouteDef[] = [
     ...opsRoutes(services, upstream),
     ...testClockRoutes(clock),
@@ -257,6 +260,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...filesRoutes(filesServices),
     ...batchesRoutes({ ...services, batches, batchesRepo, batchFiles }),
     ...uploadsRoutes(filesServices),
+    ...dashboardAuth.routes,
   ];
   const metricsConfig = config.server.metrics;
   const scrape = metricsRoutes(services, metricsToken(metricsConfig.token_env));

@@ -1,0 +1,81 @@
+/**
+ * Composition of dashboard sign-in (issue 22): the session guard the operator pages go through
+ * (`dashboardRoute`, dashboard-route.ts) and the routes of sign-in, the account page and `/auth/{provider}`.
+ * main.ts builds this once and registers `routes` plus every page wrapped by `dashboardRoute`.
+ */
+import type { Config } from '../../config.js';
+import type { RouteContext, RouteDef } from '../../http/server.js';
+import { createDashboardSessionsRepo } from '../../store/dashboard-sessions-repo.js';
+import type { Db } from '../../store/db.js';
+import { loadSecretBox, storedSealedValues } from '../../store/secret-box.js';
+import { createUsersRepo } from '../../store/users-repo.js';
+import type { PageDef } from '../pages/page-kit.js';
+import { accountRoutes } from './account-routes.js';
+import type { AuthDeps } from './auth-kit.js';
+import { cookieNames } from './cookies.js';
+import { createDashboardGuard } from './dashboard-route.js';
+import { loginRoutes } from './login-routes.js';
+import { oidcRoutes } from './oidc-routes.js';
+import { contentSecurityPolicy } from './security-headers.js';
+import { createSessions } from './sessions.js';
+import { createThrottle } from './throttle.js';
+
+export interface DashboardAuthDeps {
+  readonly config: Config;
+  readonly db: Db;
+  readonly dbPath: string;
+  readonly now: () => number;
+  /** store/catalog.ts reload: a user's change (deletion, roles) changes what their keys reach. */
+  readonly reloadCredentials: () => void;
+}
+
+export interface DashboardAuth {
+  /** Wraps an operator page in the session guard. */
+  dashboardRoute(page: PageDef): RouteDef;
+  /** Sign-in, second factor, sign-out, account page, `/auth/{provider}` and its callback. */
+  readonly routes: RouteDef[];
+}
+
+/** Failed passwords: 10 per account or address in 15 minutes; failed second factors: 5 in 5 minutes. */
+const PASSWORD_FAILURES = [10, 15 * 60_000] as const;
+const SECOND_FACTOR_FAILURES = [5, 5 * 60_000] as const;
+
+export function createDashboardAuth(d: DashboardAuthDeps): DashboardAuth {
+  const { config, db, now } = d;
+  const publicUrl = config.dashboard.public_url ? new URL(config.dashboard.public_url) : null;
+  const publicOrigin = publicUrl?.origin ?? null;
+  const secure = config.server.production || config.server.tls !== undefined || publicUrl?.protocol === 'https:';
+  const cookies = cookieNames(secure);
+  const providers = config.dashboard.oidc_providers;
+  const csp = contentSecurityPolicy([...new Set(providers.map((p) => new URL(p.issuer).origin))]);
+  const users = createUsersRepo(db);
+  const sessionsRepo = createDashboardSessionsRepo(db);
+  const sessions = createSessions(sessionsRepo, now);
+  const guard = createDashboardGuard({ users, sessions, cookies, csp, publicOrigin });
+  const scheme = config.server.tls !== undefined ? 'https' : 'http';
+  const deps: AuthDeps = {
+    users,
+    sessions,
+    sessionsRepo,
+    guard,
+    cookies,
+    csp,
+    box: loadSecretBox(d.dbPath, storedSealedValues(db)),
+    now,
+    throttles: { password: createThrottle(...PASSWORD_FAILURES, now), secondFactor: createThrottle(...SECOND_FACTOR_FAILURES, now) },
+    providers,
+    publicOrigin,
+    originOf: (ctx: RouteContext) => publicOrigin ?? `${forwardedProto(ctx, config.server.trust_proxy) ?? scheme}://${ctx.req.header('host') ?? 'localhost'}`,
+    reloadCredentials: d.reloadCredentials,
+  };
+  return {
+    dashboardRoute: guard.dashboardRoute,
+    routes: [...loginRoutes(deps), ...accountRoutes(deps), ...oidcRoutes(deps)],
+  };
+}
+
+function forwardedProto(ctx: RouteContext, trustProxy: boolean): string | null {
+  if (!trustProxy) return null;
+  const proto = ctx.req.header('x-forwarded-proto')?.split(',')[0]?.trim();
+  return proto === 'https' || proto === 'http' ? proto : null;
+}

@@ -1,0 +1,154 @@
+/**
+ * Sign-in (issue 22; SPEC "Dashboard login with two-factor", Authentication 13-14):
+ * `GET/POST /dashboard/login` (password), `GET/POST /dashboard/login/totp` (the second factor, within 5
+ * minutes of the password), `POST /dashboard/logout`.
+ *
+ * An unknown e-mail and a wrong password get the same page, status and (near enough) time: the decoy hash
+ * is verified when no user matches. The sign-in form has no session and so no CSRF token; it is refused
+ * from another origin (login CSRF), and it can only ever sign the submitter in.
+ */
+import type { RouteContext, RouteDef } from '../../http/server.js';
+import { csrfField, html, LOGIN_PATH, LOGOUT_PATH, pageShell, SECOND_FACTOR_PATH, type Markup } from '../html.js';
+import { clientOf, HOME_PATH, minutes, readForm, redirect, sendPage, setSessionCookie, type AuthDeps } from './auth-kit.js';
+import { readCookie } from './cookies.js';
+import { safeNext } from './dashboard-route.js';
+import { decoyHash, verifyPassword } from './passwords.js';
+import { checkSecondFactor } from './second-factor.js';
+import type { LiveSession } from './sessions.js';
+
+const notice = (kind: 'error' | 'ok', text: string): Markup => html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>`;
+
+function loginPage(deps: AuthDeps, next: string | null, message: Markup, email = ''): string {
+  const providers = deps.providers.map(
+    (p) => html`<li><a class="button" href="/auth/${p.id}${next ? `?next=${encodeURIComponent(next)}` : ''}">Sign in with ${p.name ?? p.id}</a></li>`,
+  );
+  return pageShell(
+    { title: 'Sign in' },
+    html`<section class="card narrow"><h1>Sign in</h1>${message}
+<form method="post" action="${LOGIN_PATH}">
+<input type="hidden" name="next" value="${next ?? ''}">
+<label>E-mail <input type="email" name="email" autocomplete="username" required value="${email}"></label>
+<label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+<button type="submit">Sign in</button>
+</form>
+${providers.length > 0 ? html`<ul class="providers">${providers}</ul>` : ''}</section>`,
+  );
+}
+
+function secondFactorPage(session: LiveSession, message: Markup): string {
+  return pageShell(
+    { title: 'Two-factor code', csrfToken: session.csrfToken },
+    html`<section class="card narrow"><h1>Two-factor code</h1>${message}
+<p>Enter the 6-digit code from your authenticator app, or one of your backup codes. You have 5 minutes from your password.</p>
+<form method="post" action="${SECOND_FACTOR_PATH}">${csrfField(session.csrfToken)}
+<label>Code <input name="code" inputmode="numeric" autocomplete="one-time-code" required autofocus></label>
+<button type="submit">Continue</button>
+</form>
+<p><a href="${LOGIN_PATH}">Start over</a></p></section>`,
+  );
+}
+
+/** Signed in at last: a new session id (never the one from before sign-in), then where the user was going. */
+export function completeSignIn(ctx: RouteContext, deps: AuthDeps, userId: string, hasTotp: boolean, next: string | null, replacing: string | null): void {
+  const stage = hasTotp ? 'totp' : 'full';
+  const session = deps.sessions.start({ userId, stage, ...clientOf(ctx), nextPath: next, replacing });
+  setSessionCookie(ctx, deps.cookies, session);
+  redirect(ctx, deps, hasTotp ? SECOND_FACTOR_PATH : (next ?? HOME_PATH));
+}
+
+export function loginRoutes(deps: AuthDeps): RouteDef[] {
+  const { users, throttles } = deps;
+  const cookieOf = (ctx: RouteContext): string | null => readCookie(ctx.req.header('cookie'), deps.cookies.session);
+
+  return [
+    {
+      method: 'GET',
+      pattern: LOGIN_PATH,
+      family: 'dashboard',
+      handle(ctx) {
+        const q = ctx.req.searchParams();
+        const next = safeNext(q.get('next'));
+        if (deps.guard.signedIn(ctx.req)) return redirect(ctx, deps, next ?? HOME_PATH);
+        const message = q.has('expired')
+          ? notice('error', 'The two-factor step took longer than 5 minutes: sign in again.')
+          : q.has('signed_out')
+            ? notice('ok', 'You are signed out.')
+            : q.has('password_changed')
+              ? notice('ok', 'Your password was changed and every session ended: sign in with the new password.')
+              : '';
+        sendPage(ctx, deps, 200, loginPage(deps, next, message));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: LOGIN_PATH,
+      family: 'dashboard',
+      bodyLimit: 16 * 1024,
+      async handle(ctx) {
+        const form = await readForm(ctx);
+        const next = safeNext(form.get('next'));
+        const email = (form.get('email') ?? '').trim().toLowerCase();
+        const password = form.get('password') ?? '';
+        if (!deps.guard.sameOrigin(ctx.req)) return sendPage(ctx, deps, 403, loginPage(deps, next, notice('error', 'Sign in from the dashboard page itself.'), email));
+        const byAccount = `account:${email}`;
+        const byAddress = `address:${ctx.req.clientIp}`;
+        const wait = Math.max(throttles.password.waitMs(byAccount), throttles.password.waitMs(byAddress));
+        if (wait > 0) {
+          ctx.reply.setHeader('Retry-After', String(Math.ceil(wait / 1000)));
+          return sendPage(ctx, deps, 429, loginPage(deps, next, notice('error', `Too many failed sign-ins: try again in ${minutes(wait)} minutes.`), email));
+        }
+        const user = email === '' ? null : users.byEmail(email);
+        const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
+        if (!user || !user.passwordHash || !ok) {
+          throttles.password.fail(byAccount);
+          throttles.password.fail(byAddress);
+          return sendPage(ctx, deps, 401, loginPage(deps, next, notice('error', 'The e-mail or the password is wrong.'), email));
+        }
+        throttles.password.reset(byAccount);
+        completeSignIn(ctx, deps, user.id, user.totpSealed !== null, next, cookieOf(ctx));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: SECOND_FACTOR_PATH,
+      family: 'dashboard',
+      handle(ctx) {
+        const session = deps.sessions.resolve(cookieOf(ctx), 'totp');
+        if (!session) return redirect(ctx, deps, `${LOGIN_PATH}?expired=1`);
+        sendPage(ctx, deps, 200, secondFactorPage(session, ''));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: SECOND_FACTOR_PATH,
+      family: 'dashboard',
+      bodyLimit: 16 * 1024,
+      async handle(ctx) {
+        const session = deps.sessions.resolve(cookieOf(ctx), 'totp');
+        // Past 5 minutes the half-done sign-in is gone: it starts over (SPEC "Dashboard login with two-factor").
+        if (!session) return redirect(ctx, deps, `${LOGIN_PATH}?expired=1`);
+        await deps.guard.requireCsrf(ctx.req, session.csrfToken);
+        const user = users.byId(session.record.userId);
+        if (!user) return redirect(ctx, deps, LOGIN_PATH);
+        const code = (await readForm(ctx)).get('code') ?? '';
+        const verdict = checkSecondFactor(ctx, deps, user, code, { backupCodes: true });
+        if (verdict !== 'ok') return sendPage(ctx, deps, verdict.status, secondFactorPage(session, notice('error', verdict.message)));
+        completeSignIn(ctx, deps, user.id, false, session.record.nextPath, session.id);
+      },
+    },
+    {
+      method: 'POST',
+      pattern: LOGOUT_PATH,
+      family: 'dashboard',
+      async handle(ctx) {
+        const who = deps.guard.signedIn(ctx.req);
+        if (who) {
+          await deps.guard.requireCsrf(ctx.req, who.session.csrfToken);
+          deps.sessions.end(who.session.id);
+        }
+        setSessionCookie(ctx, deps.cookies, null);
+        redirect(ctx, deps, `${LOGIN_PATH}?signed_out=1`);
+      },
+    },
+  ];
+}

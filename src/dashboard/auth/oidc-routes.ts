@@ -1,0 +1,6 @@
+import type { RouteDef } from '../../http/server.js';
+import type { AuthDeps } from './auth-kit.js';
+
+export function oidcRoutes(_deps: AuthDeps): RouteDef[] {
+  return [];
+}
