@@ -105,9 +105,12 @@ const upstreamHealthSchema = z.strictObject({
 
 type UpstreamApi = 'chat_completions' | 'responses';
 
-/** `api` optional in the type: endpoint records stored before the field existed read as chat_completions. */
+/**
+ * `api` is kept only when it is not the default: absent reads as chat_completions, as in endpoint records
+ * stored before the field existed.
+ */
 function withApi<T extends object>(upstream: T, api: UpstreamApi): T & { api?: UpstreamApi } {
-  return { ...upstream, api };
+  return api === 'chat_completions' ? upstream : { ...upstream, api };
 }
 
 /**

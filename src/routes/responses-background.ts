@@ -186,7 +186,7 @@ export interface BackgroundResponses {
 export function createBackgroundResponses(services: ChatServices, repo: ResponsesRepo, logger: Logger): BackgroundResponses {
   const running = new Map<string, BackgroundRun>();
   const kept = new Map<string, BackgroundRun>();
-  // At start: no turn of the last process runs any more (each background turn runs at most once).
+  // At start: no turn of the last process is still running (each background turn runs at most once).
   const interrupted = repo.failRunning(INTERRUPTED);
   if (interrupted > 0) logger.warn({ responses: interrupted }, 'background responses in progress at the last stop were failed "interrupted" (run at most once)');
 
@@ -201,7 +201,9 @@ export function createBackgroundResponses(services: ChatServices, repo: Response
   async function execute(job: BackgroundJob, run: BackgroundRun, reply: ResponsesReply): Promise<void> {
     const raw = Buffer.from(JSON.stringify(job.chatBody));
     const headers: Record<string, string> = { ...job.ctx.req.headers };
+    // The key was checked by the creating request; the body is a new one (its length is not the client's).
     delete headers.authorization;
+    delete headers['content-length'];
     const synthetic = createSyntheticRequest({ method: 'POST', path: job.ctx.req.path, headers, body: raw, idPrefix: 'resp_', requestId: job.id });
     synthetic.req.params = job.ctx.req.params;
     run.onCancel(() => synthetic.abort());
