@@ -39,6 +39,10 @@ import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
 import { openDatabase } from './store/db.js';
 import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
+import { dashboardAssetRoutes, dashboardPages } from './dashboard/pages/dashboard-pages.js';
+import { createApprovalDecisions } from './app/approval-decisions.js';
+import { createKeyManagement } from './app/key-management.js';
+import { createRouterManagement } from './app/router-management.js';
 import { createOutbox } from './store/webhook-outbox.js';
 import { resolveStorePath } from './store/store-path.js';
 import { createKeysRepo } from './store/keys-repo.js';
@@ -218,6 +222,28 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const responses = createResponsesSystem({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox), conversations });
   // Dashboard sign-in (issue 22): users, sessions, CSRF; `dashboardAuth.dashboardRoute` guards every page.
   const dashboardAuth = createDashboardAuth({ config, db, dbPath, now: clock.now, reloadCredentials: () => catalog.reload() });
+  // The semantic-router management API and the dashboard's router page run one set of use cases (src/app/).
+  const routerManagement = {
+    ...services,
+    router: routing.router,
+    admin: createRouterAdmin(catalog, routing.settings, clock.now),
+    decisions: routing.decisions,
+    decisionLog: routing.decisionLog,
+    defaults: routing.defaults,
+    routerId: routing.routerId,
+    upstream,
+    slos: routing.slos,
+  };
+  // Operator pages (issue 22): the same use cases as the management API, behind the session guard.
+  const dashboardPageDeps = {
+    catalog,
+    now: clock.now,
+    keys: createKeyManagement({ keys: keysRepo, catalog, now: clock.now }),
+    router: createRouterManagement(routerManagement),
+    webhooks: webhooks.manager,
+    usage: usageReader,
+    approvals: createApprovalDecisions(execInvocations.service),
+  };
   const implemented: RouteDef[] = [
     ...opsRoutes(services, upstream),
     ...testClockRoutes(clock),
@@ -230,17 +256,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...rerankRoutes(chatServices),
     ...modelsApiRoutes({ ...services, modelAliases }),
     ...slosRoutes({ ...services, slos: routing.slos }),
-    ...managementSemanticRouterRoutes({
-      ...services,
-      router: routing.router,
-      admin: createRouterAdmin(catalog, routing.settings, clock.now),
-      decisions: routing.decisions,
-      decisionLog: routing.decisionLog,
-      defaults: routing.defaults,
-      routerId: routing.routerId,
-      upstream,
-      slos: routing.slos,
-    }),
+    ...managementSemanticRouterRoutes(routerManagement),
     ...managementWorkspacesRoutes({ ...services, workspaceRouting: routing.workspaces }),
     ...audioRoutes({ ...chatServices, audio: config.audio }),
     ...realtimeHttpRoutes(chatServices),
@@ -261,6 +277,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...batchesRoutes({ ...services, batches, batchesRepo, batchFiles }),
     ...uploadsRoutes(filesServices),
     ...dashboardAuth.routes,
+    ...dashboardPages(dashboardPageDeps).map((page) => dashboardAuth.dashboardRoute(page)),
+    ...dashboardAssetRoutes(),
   ];
   const metricsConfig = config.server.metrics;
   const scrape = metricsRoutes(services, metricsToken(metricsConfig.token_env));

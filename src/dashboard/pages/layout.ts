@@ -1,12 +1,13 @@
 /**
- * The frame of every operator page: the document (with the per-session CSRF token in
- * `<meta name="csrf-token">`, SPEC Authentication 16), the signed-in user, the project's section tabs, and
+ * The frame of every operator page: the dashboard's page shell (dashboard/html.ts: the per-session CSRF
+ * token in `<meta name="csrf-token">`, SPEC Authentication 16, and the signed-in nav), the project's section tabs, and
  * the notice or form error of the last action. Only our own stylesheet is linked: nothing is loaded from
  * outside the machine, and nothing inline (the CSP forbids it).
  */
+import { pageShell } from '../html.js';
 import type { DashboardPrincipal, ProjectRole } from '../principal.js';
 import { html, type Markup, type SafeHtml } from './markup.js';
-import { PROJECTS_PATH, projectPath, SECTION_TITLES, SECTIONS, STYLESHEET_PATH, type Section } from './paths.js';
+import { PROJECTS_PATH, projectPath, SECTION_TITLES, SECTIONS, type Section } from './paths.js';
 
 /** What the last action did, shown above the page: a success, or a refusal in words (never a JSON envelope). */
 export interface Notice {
@@ -17,23 +18,7 @@ export interface Notice {
 }
 
 export function documentOf(principal: DashboardPrincipal, title: string, body: Markup): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="csrf-token" content="${principal.csrfToken}">
-<title>${title} · Switchboard</title>
-<link rel="stylesheet" href="${STYLESHEET_PATH}">
-</head>
-<body>
-<header class="top"><a class="brand" href="${PROJECTS_PATH}">Switchboard</a><span class="who">${principal.name || principal.email}</span></header>
-<main>
-${body}
-</main>
-</body>
-</html>
-`.value;
+  return pageShell({ title, csrfToken: principal.csrfToken, signedInAs: principal.name || principal.email }, body);
 }
 
 export function noticeBox(notice: Notice | null | undefined): SafeHtml {
