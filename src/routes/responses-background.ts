@@ -37,15 +37,18 @@ export const INTERRUPTED = { code: 'interrupted', message: 'The gateway stopped 
 export class BackgroundRun implements TurnReply {
   readonly id: string;
   readonly projectId: string;
+  /** Created with `stream: true`: its frames are the events clients follow. */
+  readonly streamed: boolean;
   readonly frames: string[] = [];
   #ended = false;
   #cancelled = false;
   #abort: () => void = () => undefined;
   readonly #listeners = new Set<() => void>();
 
-  constructor(id: string, projectId: string) {
+  constructor(id: string, projectId: string, streamed: boolean) {
     this.id = id;
     this.projectId = projectId;
+    this.streamed = streamed;
   }
 
   get ended(): boolean {
@@ -172,7 +175,7 @@ export interface BackgroundJob {
 
 export interface BackgroundResponses {
   launch(job: BackgroundJob): BackgroundRun;
-  /** A running run, or a finished streamed one whose events are still kept. */
+  /** A streamed run, running or finished with its events still kept (others have no events to follow). */
   find(id: string): BackgroundRun | undefined;
   /** Aborts the turn of a running background response; false: none runs here. */
   cancel(id: string): boolean;
@@ -226,7 +229,7 @@ export function createBackgroundResponses(services: ChatServices, repo: Response
 
   return {
     launch(job) {
-      const run = new BackgroundRun(job.id, job.auth.project.id);
+      const run = new BackgroundRun(job.id, job.auth.project.id, job.streamed);
       const reply = job.reply(run);
       if (job.streamed) reply.openEvents();
       running.set(run.id, run);
@@ -236,7 +239,10 @@ export function createBackgroundResponses(services: ChatServices, repo: Response
       });
       return run;
     },
-    find: (id) => running.get(id) ?? kept.get(id),
+    find(id) {
+      const run = running.get(id) ?? kept.get(id);
+      return run?.streamed ? run : undefined;
+    },
     cancel(id) {
       const run = running.get(id);
       if (!run) return false;

@@ -97,6 +97,8 @@ describe('background responses', () => {
     // Nothing to continue from yet.
     const chained = await call(responsesUrl(), { key: suite.keys.full, body: { model: 'model-chat', input: 'and then?', previous_response_id: created.id } });
     expectEnvelope(chained, 400, 'invalid_request', 'previous_response_id');
+    // Created without stream: there are no events to follow, running or not.
+    expectEnvelope(await call(`${responsesUrl()}/${created.id}?stream=true`, { key: suite.keys.full }), 400, 'invalid_request', 'stream');
     const cancelled = await client().responses.cancel(created.id);
     expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled', background: true });
     await upstream.abandoned;
