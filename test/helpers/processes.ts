@@ -27,8 +27,8 @@ export interface Spawned {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
-function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Spawned {
-  const proc = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
+function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string, nodeFlags: readonly string[] = []): Spawned {
+  const proc = spawn(process.execPath, [...nodeFlags, CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   const stdout: string[] = [];
   const stderr: string[] = [];
   proc.stdout?.on('data', (d: Buffer) => stdout.push(d.toString()));
@@ -99,6 +99,8 @@ export interface GatewayStart {
   readonly env?: NodeJS.ProcessEnv;
   /** The process's working directory (default: this one). */
   readonly cwd?: string;
+  /** Flags for node itself (V8 flags such as --log-maps), before the CLI's path. */
+  readonly nodeFlags?: readonly string[];
 }
 
 export function writeConfig(dir: string, config: unknown): string {
@@ -111,7 +113,7 @@ export async function startGatewayProcess(config: unknown, opts: GatewayStart = 
   const dir = opts.dir ?? tempDir();
   const configPath = writeConfig(dir, config);
   const dbFlag = opts.dbPath === null ? [] : ['--db', opts.dbPath ?? join(dir, 'switchboard.db')];
-  const p = spawnCli(['serve', '--config', configPath, '--port', '0', ...dbFlag, ...(opts.extraArgs ?? [])], opts.env, opts.cwd);
+  const p = spawnCli(['serve', '--config', configPath, '--port', '0', ...dbFlag, ...(opts.extraArgs ?? [])], opts.env, opts.cwd, opts.nodeFlags);
   const m = await waitForOutput(p, /"url":"([^"]+)"[^\n]*"msg":"switchboard listening"/);
   const synced = p.stdout.join('').match(/"db":"([^"]+)"[^\n]*"msg":"config synced into the store"/);
   return { ...p, url: m[1] ?? '', configPath, dbPath: dbFlag[1] ?? synced?.[1] ?? '' };
