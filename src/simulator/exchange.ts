@@ -28,7 +28,10 @@ export class Exchange {
       this.aborted = true;
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
-      if (this.entry && !this.closedByServer) this.entry.aborted = true;
+      if (this.entry && !this.closedByServer) {
+        this.entry.aborted = true;
+        this.entry.aborted_at_ms = Date.now();
+      }
       this.onDone(this);
     });
   }

@@ -14,6 +14,8 @@ export interface RequestLogEntry {
   received_at: string;
   /** The client went away before the response finished. */
   aborted: boolean;
+  /** When the gateway closed the connection (Unix ms): how fast a client's abort reached the upstream. */
+  aborted_at_ms: number | null;
   /** The response was fully written (false for fail-after closes and aborts). */
   completed: boolean;
   /** Status sent, or null if none was (aborted before headers, fail-after). */
@@ -41,6 +43,7 @@ export class RequestLog {
       body: '',
       received_at: new Date().toISOString(),
       aborted: false,
+      aborted_at_ms: null,
       completed: false,
       status: null,
     };

@@ -6,6 +6,7 @@ export interface SimRequest {
   readonly headers: Record<string, string>;
   readonly body: string;
   readonly aborted: boolean;
+  readonly aborted_at_ms: number | null;
   readonly completed: boolean;
 }
 
