@@ -3,7 +3,7 @@
  *   POST /{project}/{endpoint}/v1/responses            endpoint by slug, as chat completions
  *   POST /{project}/v1/responses                       endpoint by the body's `model` (requireModel)
  *   POST /{project}/_semantic/router/v1/responses      endpoint chosen by the semantic router
- *   GET | DELETE /{project}/v1/responses/{id}, POST .../{id}/cancel, GET .../{id}/input_items
+ *   GET | DELETE /{project}/v1/responses/{id}, POST .../{id}/cancel, GET .../{id}/input_items (responses-stored.ts)
  * A request becomes ONE chat turn (core/responses/translate.ts) served by the chat path itself
  * (chat-turn.ts serveChatTurn: validation, capabilities, context window, dispatch, usage ledger); the
  * answer comes back through ResponsesReply, which writes the Response object or its streaming events.
@@ -22,15 +22,16 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseChatRequest } from '../schemas/chat-request.js';
 import { parseResponseRequest, type ResponseRequest } from '../schemas/responses-request.js';
 import type { ConversationsRepo } from '../store/conversations-repo.js';
-import type { ResponseRecord, ResponsesRepo, StoredResponse } from '../store/responses-repo.js';
+import type { ResponseRecord, ResponsesRepo } from '../store/responses-repo.js';
 import { assertServesChat } from './chat-completions.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { serveChatTurn } from './chat-turn.js';
 import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
-import { listPage, parseListQuery, reaches } from './item-list.js';
-import { createBackgroundResponses, followRun, KEPT_STREAMS, type BackgroundResponses } from './responses-background.js';
+import { reaches } from './item-list.js';
+import { createBackgroundResponses, followRun, type BackgroundResponses } from './responses-background.js';
 import { passThroughResponse } from './responses-passthrough.js';
 import { ResponsesReply, type FinishResponse } from './responses-reply.js';
+import { storedResponseRoutes } from './responses-stored.js';
 import { routeChatTurn, routerWorkspace, type RouterChatServices, type RouterWorkspace } from './semantic-router-chat.js';
 
 /** SPEC "Other limits": server-side conversation replay. */
@@ -234,54 +235,6 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   }
 }
 
-function storedResponse(ctx: RouteContext, services: ResponsesServices, auth: AuthenticatedKey): StoredResponse {
-  const id = ctx.req.params.response ?? '';
-  const stored = services.responses.get(auth.project.id, id);
-  if (!stored || !reaches(auth, stored.workspaceId)) throw new GatewayError('response_not_found', { message: `No stored response ${JSON.stringify(id)} in this project.` });
-  return stored;
-}
-
-/** `GET .../{id}?stream=true[&starting_after=N]`: the events of a streamed background response. */
-function streamQuery(req: IncomingRequest): { stream: boolean; startingAfter: number } {
-  const query = req.searchParams();
-  const stream = query.get('stream');
-  if (stream !== null && stream !== 'true' && stream !== 'false') throw new GatewayError('invalid_query', { param: 'stream', message: 'stream must be true or false.' });
-  const after = query.get('starting_after');
-  if (after !== null && !/^\d{1,9}$/.test(after)) throw new GatewayError('invalid_query', { param: 'starting_after', message: 'starting_after must be a non-negative integer (a sequence_number).' });
-  return { stream: stream === 'true', startingAfter: after === null ? -1 : Number(after) };
-}
-
-async function retrieve(ctx: RouteContext, services: ResponsesServices, background: BackgroundResponses, auth: AuthenticatedKey): Promise<void> {
-  const { stream, startingAfter } = streamQuery(ctx.req);
-  const stored = storedResponse(ctx, services, auth);
-  if (!stream) return ctx.reply.json(200, stored.body);
-  const run = background.find(stored.id);
-  if (!run) {
-    throw new GatewayError('invalid_request', {
-      param: 'stream',
-      message: `Only a background response created with stream: true can be streamed, while the gateway keeps its events (the last ${KEPT_STREAMS} finished ones, until a restart); retrieve it without stream.`,
-    });
-  }
-  return followRun(run, ctx.req, ctx.reply, startingAfter);
-}
-
-const RUNNING: ReadonlySet<string> = new Set(['queued', 'in_progress']);
-
-/** OpenAI's rules: only background responses; a cancelled one again answers as it is; a finished one is refused. */
-function cancel(ctx: RouteContext, services: ResponsesServices, background: BackgroundResponses, auth: AuthenticatedKey): void {
-  const stored = storedResponse(ctx, services, auth);
-  if (stored.body.background !== true) throw new GatewayError('invalid_request', { message: 'Cannot cancel a synchronous response: only responses created with background: true can be cancelled.' });
-  if (stored.status === 'cancelled') return ctx.reply.json(200, stored.body);
-  const body = { ...stored.body, status: 'cancelled' };
-  if (!RUNNING.has(stored.status) || !services.responses.transition(auth.project.id, stored.id, 'cancelled', body)) {
-    const now = services.responses.get(auth.project.id, stored.id)?.status ?? stored.status;
-    throw new GatewayError('invalid_request', { message: `Cannot cancel a response that is already ${now}; only a queued or in-progress background response can be cancelled.` });
-  }
-  // The row says cancelled first, so the turn's own end (aborted, or an answer racing in) changes nothing.
-  background.cancel(stored.id);
-  ctx.reply.json(200, body);
-}
-
 /** The routes, and the background turns' stop (main.ts calls `close` after the HTTP drain). */
 export function createResponsesSystem(services: ResponsesServices & RouterChatServices): { routes: RouteDef[]; close(): void } {
   const background = createBackgroundResponses(services, services.responses, services.logger);
@@ -289,55 +242,10 @@ export function createResponsesSystem(services: ResponsesServices & RouterChatSe
 }
 
 function responsesRoutes(services: ResponsesServices & RouterChatServices, background: BackgroundResponses): RouteDef[] {
-  const keyed = (handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void) => async (ctx: RouteContext) => {
-    const auth = requireKey(ctx, services, 'inference');
-    await ctx.req.body();
-    await handle(ctx, auth);
-  };
   return [
     { method: 'POST', pattern: '/:project/:endpoint/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx) => createResponse(services, background, ctx, 'slug') },
     { method: 'POST', pattern: '/:project/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx) => createResponse(services, background, ctx, 'model') },
     { method: 'POST', pattern: '/:project/_semantic/router/v1/responses', family: 'router', idPrefix: 'resp_', handle: (ctx) => createResponse(services, background, ctx, 'router') },
-    {
-      method: 'GET',
-      pattern: '/:project/v1/responses/:response',
-      family: 'responses',
-      handle: keyed((ctx, auth) => retrieve(ctx, services, background, auth)),
-    },
-    {
-      method: 'DELETE',
-      pattern: '/:project/v1/responses/:response',
-      family: 'responses',
-      handle: keyed((ctx, auth) => {
-        const { id } = storedResponse(ctx, services, auth);
-        // A running background response is stopped first: nothing would be left to finish.
-        background.cancel(id);
-        services.responses.delete(auth.project.id, id);
-        ctx.reply.json(200, { id, object: 'response.deleted', deleted: true });
-      }),
-    },
-    {
-      method: 'POST',
-      pattern: '/:project/v1/responses/:response/cancel',
-      family: 'responses',
-      handle: keyed((ctx, auth) => cancel(ctx, services, background, auth)),
-    },
-    {
-      method: 'GET',
-      pattern: '/:project/v1/responses/:response/input_items',
-      family: 'responses',
-      handle: keyed((ctx, auth) => {
-        const { input } = storedResponse(ctx, services, auth);
-        const query = parseListQuery(ctx.req);
-        const ordered = query.order === 'asc' ? input : [...input].reverse();
-        let start = 0;
-        if (query.after !== null) {
-          start = ordered.findIndex((item) => item.id === query.after) + 1;
-          if (start === 0) throw new GatewayError('invalid_query', { param: 'after', message: `after names no input item of this response: ${JSON.stringify(query.after)}.` });
-        }
-        const page = ordered.slice(start, start + query.limit);
-        ctx.reply.json(200, listPage(page, start + query.limit < ordered.length));
-      }),
-    },
+    ...storedResponseRoutes(services, background),
   ];
 }
