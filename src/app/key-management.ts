@@ -88,6 +88,14 @@ export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
       return keys.listForProject(projectId).map((k) => apiKeyWire(k, at, grace.get(k.id) ?? null));
     },
 
+    /**
+     * Key id -> the user who owns it (dashboard keys), or null. Not on the wire (SPEC's key fields do not
+     * include it); the dashboard shows it, since an owned key's reach follows its owner.
+     */
+    owners(projectId: string): ReadonlyMap<string, string | null> {
+      return new Map(keys.listForProject(projectId).map((k) => [k.id, k.userId]));
+    },
+
     get(projectId: string, keyId: string): ApiKeyWire {
       return current(projectId, find(projectId, keyId).id, now());
     },

@@ -206,12 +206,21 @@ describe('dashboard pages: semantic router', () => {
     expect(after.preferences).toEqual(before.preferences);
   });
 
-  it('shows decisions with their excerpt, and health', async () => {
-    const s = await session('member');
-    const page = await getPage(s, pagePath('router'));
+  it('shows a decision with its decrypted excerpt, escaped, and hides it from a user who cannot read its workspace', async () => {
+    const rule = await call(mgmt('semantic-router/rules'), { key: suite.keys.full, body: { name: 'marker', query_contains: ['excerpt-marker'], endpoint_id: CHAT_ID } });
+    expect(rule.status).toBe(201);
+    const routed = await call(`${suite.gw.url}/${PROJECT}/_semantic/router/v1/chat/completions`, {
+      key: suite.keys.full,
+      body: { model: 'm', messages: [{ role: 'user', content: 'an excerpt-marker <b>here</b>' }], max_tokens: 8 },
+    });
+    expect(routed.status, JSON.stringify(routed.body)).toBe(200);
+    const page = await getPage(await session('member'), pagePath('router'));
     expect(page.status).toBe(200);
     expect(page.html).toContain('Health (last 24 hours)');
-    expect(page.html).toContain('Decisions (last 24 hours)');
+    expect(page.html).toContain('an excerpt-marker &lt;b&gt;here&lt;/b&gt;');
+    const narrow = await getPage(await session('member', [WS_B]), pagePath('router'));
+    expect(narrow.html).not.toContain('an excerpt-marker &lt;b&gt;here');
+    expect(narrow.html).toContain('hidden: a workspace you cannot read');
   });
 });
 

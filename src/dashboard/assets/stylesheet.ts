@@ -22,6 +22,7 @@ h3 { font-size: 14px; margin: 16px 0 8px; }
 a { color: var(--accent); }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; background: #eef1f6; padding: 1px 4px; border-radius: 3px; word-break: break-all; }
 small, .muted { color: var(--muted); }
+code.prefix { white-space: nowrap; word-break: normal; }
 nav.crumbs { color: var(--muted); margin-bottom: 8px; }
 nav.crumbs .role { margin-left: 8px; padding: 1px 8px; border-radius: 10px; background: #e0e7ff; color: #3730a3; font-size: 12px; }
 nav.tabs { display: flex; gap: 4px; border-bottom: 1px solid var(--line); margin-bottom: 8px; flex-wrap: wrap; }

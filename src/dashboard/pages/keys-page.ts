@@ -14,6 +14,8 @@ import { projectPath } from './paths.js';
 
 export interface KeysPageData {
   readonly keys: readonly ApiKeyWire[];
+  /** Key id -> its owning user (dashboard keys) or null. */
+  readonly owners: ReadonlyMap<string, string | null>;
   readonly endpoints: readonly { readonly id: string; readonly slug: string }[];
   /** The workspaces the user can read: what a key may be confined to. */
   readonly workspaces: readonly { readonly id: string; readonly name: string }[];
@@ -27,7 +29,17 @@ export interface KeysPageData {
 const list = (xs: readonly string[]): string => (xs.length === 0 ? '—' : xs.join(', '));
 const seconds = (s: number | null): number | null => (s === null ? null : s * 1000);
 
-function keyRow(principal: DashboardPrincipal, projectId: string, k: ApiKeyWire, writable: boolean): SafeHtml {
+/** A key's reach: its list, else every workspace (no owner) or every one its owner reads, checked per request. */
+function reach(principal: DashboardPrincipal, k: ApiKeyWire, owner: string | null): SafeHtml | string {
+  if (k.allowed_workspace_ids !== null) return list(k.allowed_workspace_ids);
+  if (owner === null) return html`<span class="muted">all</span>`;
+  return html`<span class="muted">all ${owner === principal.userId ? 'you read' : 'its owner reads'}</span>`;
+}
+
+const ownerLabel = (principal: DashboardPrincipal, k: ApiKeyWire, owner: string | null): string =>
+  owner === null ? k.source : owner === principal.userId ? 'yours' : owner;
+
+function keyRow(principal: DashboardPrincipal, projectId: string, k: ApiKeyWire, writable: boolean, owner: string | null): SafeHtml {
   const actions =
     writable && k.status === 'active'
       ? html`<form method="post" action="${projectPath(projectId, 'keys', k.id, 'rotate')}">${csrfField(principal)}<button type="submit" data-action="rotate">Rotate</button></form>
@@ -36,14 +48,14 @@ function keyRow(principal: DashboardPrincipal, projectId: string, k: ApiKeyWire,
   const quota = k.quota_requests === 0 ? 'none' : `${k.quota_requests} / ${k.quota_window} s`;
   const ips = [k.allowed_ips.length ? `allow ${list(k.allowed_ips)}` : '', k.blocked_ips.length ? `block ${list(k.blocked_ips)}` : ''].filter(Boolean).join('; ') || 'any';
   return html`<tr data-key-id="${k.id}">
-<td>${k.name ?? html`<span class="muted">unnamed</span>`}<br><code>${k.prefix}…</code></td>
-<td><span class="status ${k.status}">${k.status}</span>${k.previous_value_valid_until !== null ? html`<br><small>old value valid until ${when(seconds(k.previous_value_valid_until))}</small>` : ''}</td>
+<td>${k.name ?? html`<span class="muted">unnamed</span>`}<br><code class="prefix">${k.prefix}…</code></td>
+<td><span class="status ${k.status}">${k.status}</span>${k.status === 'active' && k.previous_value_valid_until !== null ? html`<br><small>old value valid until ${when(seconds(k.previous_value_valid_until))}</small>` : ''}</td>
 <td>${list(k.scopes)}</td>
-<td>${k.allowed_workspace_ids === null ? html`<span class="muted">all readable</span>` : list(k.allowed_workspace_ids)}</td>
+<td>${reach(principal, k, owner)}</td>
 <td>${ips}</td>
 <td>${quota}</td>
 <td>${when(seconds(k.expires_at))}</td>
-<td>${when(seconds(k.created_at))}<br><small>${k.source}</small></td>
+<td>${when(seconds(k.created_at))}<br><small>${ownerLabel(principal, k, owner)}</small></td>
 <td class="actions">${actions}</td>
 </tr>`;
 }
@@ -88,11 +100,11 @@ ${data.workspaces.map((w) => html`<label class="inline"><input type="checkbox" n
 
 export function renderKeysPage(frame: ProjectFrame, data: KeysPageData): string {
   const { principal, project } = frame;
-  const rows = data.keys.map((k) => keyRow(principal, project.id, k, data.writable));
+  const rows = data.keys.map((k) => keyRow(principal, project.id, k, data.writable, data.owners.get(k.id) ?? null));
   const table =
     rows.length === 0
       ? html`<p class="muted">No API keys yet.</p>`
-      : html`<table class="keys"><thead><tr><th>Name</th><th>Status</th><th>Scopes</th><th>Workspaces</th><th>IP filter</th><th>Quota</th><th>Expires</th><th>Created</th><th></th></tr></thead><tbody>${rows}</tbody></table>`;
+      : html`<table class="keys"><thead><tr><th>Name</th><th>Status</th><th>Scopes</th><th>Workspaces</th><th>IP filter</th><th>Quota</th><th>Expires</th><th>Created, by</th><th></th></tr></thead><tbody>${rows}</tbody></table>`;
   return projectDocument(
     frame,
     html`${data.revealed ? revealedBox(data.revealed) : ''}

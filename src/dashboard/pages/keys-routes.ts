@@ -12,6 +12,7 @@ function render(deps: PageDeps, page: ProjectPage, status: number, extra: Partia
   const { project } = page;
   const data: KeysPageData = {
     keys: deps.keys.list(project.id),
+    owners: deps.keys.owners(project.id),
     endpoints: deps.catalog.endpoints(project.id).map((e) => ({ id: e.id, slug: e.slug })),
     workspaces: page.workspaces.map((w) => ({ id: w.id, name: w.name })),
     writable: page.writable,
