@@ -65,7 +65,7 @@ export interface ApiKeyRecord {
   readonly allowedWorkspaceIds: readonly string[] | null;
   /** Dashboard keys belong to a user; keys minted by config, CLI or API key have none. */
   readonly userId: string | null;
-  readonly source: 'config' | 'cli' | 'api';
+  readonly source: 'config' | 'cli' | 'api' | 'dashboard';
   readonly createdAt: number;
   readonly revokedAt: number | null;
 }

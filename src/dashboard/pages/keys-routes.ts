@@ -31,7 +31,7 @@ export function keysPages(deps: PageDeps): PageDef[] {
       try {
         const readable = page.principal.workspacesIn(page.project.id);
         const created = deps.keys.create(page.project, parseCreateKey(keyBodyFromForm(form)), {
-          source: 'api',
+          source: 'dashboard',
           valueSegment: page.project.slug,
           owner: { userId: page.principal.userId, readable },
         });
