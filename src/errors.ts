@@ -36,6 +36,10 @@ export const ERROR_CATALOGUE = {
   unsupported_parameter: { status: 400, type: INVALID, message: 'This parameter is not supported.', retryable: false },
   unsupported_value: { status: 400, type: INVALID, message: 'This value is not supported.', retryable: false },
   retention_not_permitted: { status: 400, type: INVALID, message: 'store: true is not permitted in a zero-data-retention workspace.', retryable: false },
+  // The multimodel route (SPEC "Chat and routing errors"): a sub-task needs a modality no endpoint serves.
+  no_vision_capable_endpoint: { status: 400, type: INVALID, message: 'No endpoint of this project accepts images.', retryable: false },
+  no_video_input_capable_endpoint: { status: 400, type: INVALID, message: 'No endpoint of this project accepts video input.', retryable: false },
+  no_audio_input_capable_endpoint: { status: 400, type: INVALID, message: 'No endpoint of this project accepts audio input.', retryable: false },
   invalid_workspace_id: { status: 400, type: INVALID, message: 'Workspace ids have the form ws_<hex>.', retryable: false },
   invalid_limit: { status: 400, type: INVALID, message: 'limit must be an integer.', retryable: false },
   // Semantic router management (SPEC "Semantic router management"; 400s without a stated type).

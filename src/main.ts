@@ -59,6 +59,7 @@ import { createRouterSystem } from './router/router-system.js';
 import { managementSemanticRouterRoutes } from './routes/management-semantic-router.js';
 import { managementWorkspacesRoutes } from './routes/management-workspaces.js';
 import { semanticRouterChatRoutes } from './routes/semantic-router-chat.js';
+import { multimodelRoutes } from './routes/multimodel.js';
 import { createAgentsSystem } from './exec/agents/agents-system.js';
 import { managementExecRoutes } from './routes/management-exec.js';
 import { execAgentsConnectHttpRoutes, execAgentsConnectRoutes } from './routes/exec-agents-connect.js';
@@ -251,6 +252,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...endpointsRoutes(services),
     ...chatCompletionsRoutes(chatServices),
     ...semanticRouterChatRoutes({ ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId }),
+    ...multimodelRoutes(routerChatServices),
     ...routerModelsRoutes({ ...services, router: routing.router }),
     ...embeddingsRoutes(chatServices),
     ...rerankRoutes(chatServices),

@@ -30,6 +30,7 @@ export function configView(v: ConfigViewInput): Record<string, unknown> {
     if (id !== null) references.set(id, [...(references.get(id) ?? []), by]);
   };
   refer(settings.fallbackEndpointId, 'semantic_router_fallback_endpoint_id');
+  refer(settings.plannerEndpointId ?? null, 'semantic_router_planner_endpoint_id');
   settings.rules.forEach((r, i) => refer(r.action.endpoint_id, `semantic_router_dynamic_rules[${i}].action.endpoint_id`));
   const unavailable = [...references].flatMap(([id, by]) => {
     const e = byId.get(id);
@@ -67,6 +68,7 @@ export function configView(v: ConfigViewInput): Record<string, unknown> {
       semantic_router_switch_margin: v.defaults.switch_margin,
       semantic_router_proximity_bonus: v.defaults.proximity_bonus,
       semantic_router_fallback_endpoint_id: null,
+      semantic_router_planner_endpoint_id: null,
       semantic_router_excluded_endpoint_ids: [],
       semantic_router_dynamic_rules: [],
     },

@@ -55,6 +55,11 @@ export function createRouterAdmin(catalog: Catalog, repo: RouterSettingsRepo, no
       const problem = targetProblem(fallback, endpointsOf(projectId));
       if (problem) throw invalid('semantic_router_fallback_endpoint_id', `semantic_router_fallback_endpoint_id ${problem}.`);
     }
+    const planner = patch.semantic_router_planner_endpoint_id;
+    if (typeof planner === 'string') {
+      const problem = targetProblem(planner, endpointsOf(projectId));
+      if (problem) throw invalid('semantic_router_planner_endpoint_id', `semantic_router_planner_endpoint_id ${problem}.`);
+    }
     const known = new Set(endpointsOf(projectId).map((e) => e.id));
     patch.semantic_router_excluded_endpoint_ids?.forEach((id, i) => {
       if (!known.has(id)) throw invalid(`semantic_router_excluded_endpoint_ids[${i}]`, `semantic_router_excluded_endpoint_ids[${i}] names no endpoint of this project (${id}).`);

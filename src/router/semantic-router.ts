@@ -31,6 +31,12 @@ export interface RouteRequest {
   readonly onAbort?: ((listener: () => void) => void) | undefined;
   /** The X-SLO-TTFT-Ms / X-SLO-TPOT-Ms headers' objective, when the request sent a valid one. */
   readonly slo?: LatencyObjective | null | undefined;
+  /**
+   * A sub-task of the multimodel route: no region bonus (SPEC behaviour 7 applies to chat and responses
+   * only) and no conversation affinity (each sub-task goes to its own best endpoint, and a plan's steps
+   * must not move the conversation's incumbent).
+   */
+  readonly subTask?: boolean;
 }
 
 export interface Routed {
@@ -142,7 +148,8 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
         .filter((e) => r.keyEndpointId === null || e.id === r.keyEndpointId);
       const endpoints = deps.upstreamHealthy ? withHealthyUpstreams(serving, deps.upstreamHealthy) : serving;
       const embedding = embeddingEndpoint(r.projectId, r.workspaceId);
-      const conversation = affinityKey(r.conversationId, r.chat.messages);
+      const conversation = r.subTask ? null : affinityKey(r.conversationId, r.chat.messages);
+      const settings = settingsOf(r.projectId);
       const input: RouteInput = {
         query: {
           text: composeQuery(r.chat.messages),
@@ -152,7 +159,7 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
           needs: requestNeeds(r.chat),
         },
         endpoints,
-        settings: settingsOf(r.projectId),
+        settings: r.subTask && settings.proximityBonus !== 0 ? { ...settings, proximityBonus: 0 } : settings,
         workspace: workspaceRouting(deps.catalog, r.projectId, r.workspaceId),
         hasEmbeddingEndpoint: embedding !== null,
         region: deps.region,

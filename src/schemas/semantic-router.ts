@@ -77,6 +77,8 @@ const SETTINGS = {
   semantic_router_switch_margin: numberBetween(0, 1).nullable(),
   semantic_router_proximity_bonus: numberBetween(0, 1).nullable(),
   semantic_router_fallback_endpoint_id: uuid('an endpoint id').nullable(),
+  // Ours (issue 16): the multimodel route's planner; null resets to the default (docs/decisions.md).
+  semantic_router_planner_endpoint_id: uuid('an endpoint id').nullable(),
   semantic_router_excluded_endpoint_ids: z.array(uuid('an endpoint id'), needs('must be an array of endpoint ids')).max(1000, needs('must list at most 1000 endpoint ids')).nullable(),
   semantic_router_dynamic_rules: z.array(z.preprocess(nestFlatRule, nestedRuleSchema), needs('must be an array of rule objects')).nullable(),
 } as const;

@@ -2,6 +2,7 @@ import uWS from 'uWebSockets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { planChatTurn, renderCompletion, totalDelayMs } from './chat-completion.js';
 import { parseChatRequest } from './chat-request.js';
+import { asPlannerRequest } from './planner.js';
 import { buildStreamTicks, delayBeforeTick } from './chat-stream.js';
 import { handleSpeech, handleTranscription, type SimReply } from './audio.js';
 import { handleEmbeddings } from './embeddings.js';
@@ -113,7 +114,8 @@ export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimu
   };
 
   post('/v1/chat/completions', (ex, body, knobs) => {
-    const req = parseChatRequest(body);
+    // The multimodel route's planner prompt is answered with a deterministic plan (planner.ts).
+    const req = parseChatRequest(asPlannerRequest(body));
     models.note(req.model);
     const turn = planChatTurn(req, knobs, { reasons: models.reasons(req.model) });
     const id = `chatcmpl-sim-${++completionSeq}`;

@@ -13,6 +13,7 @@ export interface StoredSettings {
   readonly semantic_router_switch_margin?: number;
   readonly semantic_router_proximity_bonus?: number;
   readonly semantic_router_fallback_endpoint_id?: string;
+  readonly semantic_router_planner_endpoint_id?: string;
   readonly semantic_router_excluded_endpoint_ids?: readonly string[];
 }
 
@@ -32,6 +33,7 @@ export function effectiveSettings(stored: StoredSettings, rules: readonly Routin
     switchMargin: stored.semantic_router_switch_margin ?? d.switch_margin,
     proximityBonus: stored.semantic_router_proximity_bonus ?? d.proximity_bonus,
     fallbackEndpointId: stored.semantic_router_fallback_endpoint_id ?? null,
+    plannerEndpointId: stored.semantic_router_planner_endpoint_id ?? null,
     excludedEndpointIds: stored.semantic_router_excluded_endpoint_ids ?? [],
     rules,
   };
@@ -46,6 +48,7 @@ export function preferencesOf(s: RouterSettings): Record<string, unknown> {
     semantic_router_switch_margin: s.switchMargin,
     semantic_router_proximity_bonus: s.proximityBonus,
     semantic_router_fallback_endpoint_id: s.fallbackEndpointId,
+    semantic_router_planner_endpoint_id: s.plannerEndpointId ?? null,
     semantic_router_excluded_endpoint_ids: s.excludedEndpointIds,
     semantic_router_dynamic_rules: s.rules,
   };

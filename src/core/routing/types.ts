@@ -31,6 +31,8 @@ export interface RouterSettings {
   readonly switchMargin: number;
   readonly proximityBonus: number;
   readonly fallbackEndpointId: string | null;
+  /** The multimodel route's planner endpoint; null or absent: the default (routes/multimodel-planner.ts). */
+  readonly plannerEndpointId?: string | null;
   readonly excludedEndpointIds: readonly string[];
   readonly rules: readonly RoutingRule[];
 }

@@ -1,0 +1,193 @@
+/**
+ * One dispatch of the multimodel route (SPEC behaviour 10): a sub-task or a synthesis, routed by the
+ * semantic router as a sub-task (no region bonus, no conversation affinity), budget-checked, recorded as a
+ * decision row, sent to the endpoint as one buffered upstream turn and billed with one usage row. Every
+ * dispatch is a model turn of its own: n x S of them, plus the syntheses (core/multimodel/cost.ts).
+ */
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { deadlinesFor } from '../core/chat/deadlines.js';
+import type { Usage } from '../core/multimodel/cost.js';
+import type { StepMessage } from '../core/multimodel/step-messages.js';
+import type { EndpointRecord } from '../core/records.js';
+import type { LatencyObjective } from '../core/routing/latency-window.js';
+import { queryPreview } from '../core/routing/query.js';
+import { GatewayError, toGatewayError } from '../errors.js';
+import type { RouteContext } from '../http/server.js';
+import { decisionRecord } from '../router/decision-row.js';
+import { UpstreamAbort } from '../upstream/upstream-client.js';
+import { unreachableUpstream } from '../upstream/upstream-errors.js';
+import { upstreamRefusal } from './chat-dispatch.js';
+import { requireBudget } from './guard.js';
+import type { RouterChatServices, RouterWorkspace } from './semantic-router-chat.js';
+
+/** Everything every dispatch of one multimodel turn shares. */
+export interface MultimodelTurn {
+  readonly services: RouterChatServices;
+  readonly ctx: RouteContext;
+  readonly auth: AuthenticatedKey;
+  readonly workspace: RouterWorkspace;
+  /** The client's `model` string (echoed in the answer; what exact_request_model rules read). */
+  readonly clientModel: string;
+  /**
+   * The client's body minus what each dispatch sets itself (messages, model, n, stream, tools): sampling
+   * parameters and unknown fields reach every dispatch as they reach a single-model turn.
+   */
+  readonly carried: Readonly<Record<string, unknown>>;
+  readonly slo: LatencyObjective | null;
+}
+
+export interface DispatchLabel {
+  /** `step` or `synthesis`; recorded on the decision row. */
+  readonly role: 'step' | 'synthesis';
+  readonly stepId: string | null;
+  readonly choice: number;
+}
+
+export interface Dispatched {
+  readonly content: string;
+  readonly usage: Usage;
+  readonly endpoint: EndpointRecord;
+  readonly finishReason: string;
+}
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/**
+ * `fields` are the dispatch's own: its messages, and on the dispatch whose answer the client receives the
+ * client's response_format. `onRouted` runs once the endpoint is chosen, before the upstream call.
+ */
+export async function dispatchStep(turn: MultimodelTurn, fields: { readonly messages: readonly StepMessage[] } & Json, label: DispatchLabel, onRouted?: (endpoint: EndpointRecord) => void): Promise<Dispatched> {
+  const { services, ctx, auth, workspace } = turn;
+  const { req } = ctx;
+  const messages = fields.messages;
+  const chat = { ...turn.carried, ...fields, model: turn.clientModel } as Json & { model: string; messages: readonly StepMessage[] };
+  const routeStarted = performance.now();
+  // Routed on the dispatch's own request (its last message: the instruction and its attachments): the
+  // predecessors' answers are context, not topic, and would pull every later step towards the first one.
+  const routed = { ...chat, messages: messages.slice(-1) };
+  const { endpoint, decision } = await services.router.route({
+    projectId: auth.project.id,
+    workspaceId: workspace.workspaceId,
+    keyEndpointId: auth.key.endpointId,
+    chat: routed,
+    conversationId: undefined,
+    onAbort: (listener) => req.onAbort(listener),
+    slo: turn.slo,
+    subTask: true,
+  });
+  const routeTimeMs = performance.now() - routeStarted;
+  requireBudget(ctx, services, auth, { endpoint, workspaceId: workspace.workspaceId });
+  const row = decisionRecord(
+    {
+      requestId: req.requestId,
+      projectId: auth.project.id,
+      workspaceId: workspace.workspaceId,
+      createdAt: services.now(),
+      preview: queryPreview(messages),
+      routerId: services.routerId,
+      clientMode: workspace.namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
+      userAgent: req.header('user-agent') ?? null,
+      clientIp: req.clientIp,
+      routeTimeMs,
+    },
+    // SPEC "Routing decision row": similarity_score is absent on multi-model turns.
+    { ...decision, scored: false },
+    endpoint,
+  );
+  services.decisionLog.record({ ...row, detail: { ...row.detail, multimodel: { role: label.role, step_id: label.stepId, choice: label.choice } } });
+  onRouted?.(endpoint);
+  return exchange(turn, endpoint, { ...chat, model: endpoint.upstream.model });
+}
+
+async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Json): Promise<Dispatched> {
+  const { services, ctx, auth } = turn;
+  const { req } = ctx;
+  const started = performance.now();
+  const deadlines = deadlinesFor(endpoint.tier, services.timeouts, body.reasoning_effort !== undefined && body.reasoning_effort !== null);
+  const controller = new UpstreamAbort();
+  let timedOut = false;
+  req.onAbort(() => controller.abort());
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, deadlines.requestMs);
+  let usage: Usage | null = null;
+  let outcome = 'error';
+  try {
+    let res;
+    try {
+      res = await services.upstream.exchange(endpoint, {
+        path: '/chat/completions',
+        body: Buffer.from(JSON.stringify(body)),
+        signal: controller,
+        headersTimeoutMs: deadlines.requestMs + 1000,
+        bodyTimeoutMs: deadlines.requestMs + 1000,
+        requestId: req.requestId,
+      });
+    } catch (err) {
+      if (timedOut) throw new GatewayError('timeout', { message: `The model did not answer within the ${endpoint.tier} tier's ${deadlines.requestMs / 1000} s deadline.` });
+      throw err instanceof GatewayError ? err : unreachableUpstream();
+    }
+    if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
+    const answer = readAnswer(res.body);
+    usage = answer.usage;
+    outcome = 'completed';
+    return { ...answer, endpoint };
+  } catch (err) {
+    const e = toGatewayError(err);
+    outcome = req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error';
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    services.usage.record({
+      requestId: req.requestId,
+      projectId: auth.project.id,
+      workspaceId: turn.workspace.workspaceId,
+      endpointId: endpoint.id,
+      keyId: auth.key.id,
+      route: 'router',
+      promptTokens: usage?.prompt_tokens ?? 0,
+      completionTokens: usage?.completion_tokens ?? 0,
+      cachedTokens: usage?.prompt_tokens_details.cached_tokens ?? 0,
+      reasoningTokens: usage?.completion_tokens_details.reasoning_tokens ?? null,
+      serviceTier: 'default',
+      tierMultiplier: 1,
+      status: outcome,
+      usageSource: 'upstream',
+      latencyMs: performance.now() - started,
+      createdAt: services.now(),
+    });
+  }
+}
+
+function readAnswer(raw: Buffer): { content: string; usage: Usage; finishReason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new GatewayError('internal_error', { message: 'The model server returned a response that is not JSON.' });
+  }
+  const body = obj(json);
+  const choice = obj(Array.isArray(body.choices) ? body.choices[0] : undefined);
+  const message = obj(choice.message);
+  if (typeof message.content !== 'string') {
+    throw new GatewayError('internal_error', { message: 'A sub-task dispatch came back without text content.' });
+  }
+  const u = obj(body.usage);
+  const prompt = num(u.prompt_tokens);
+  const completion = num(u.completion_tokens);
+  const reasoning = obj(u.completion_tokens_details).reasoning_tokens;
+  return {
+    content: message.content,
+    finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: num(u.total_tokens) || prompt + completion,
+      prompt_tokens_details: { cached_tokens: num(obj(u.prompt_tokens_details).cached_tokens) },
+      completion_tokens_details: { reasoning_tokens: typeof reasoning === 'number' ? reasoning : null },
+    },
+  };
+}
