@@ -119,7 +119,7 @@ function findKey(db: Db, keys: KeysRepo, projectId: string, keyId: string, store
 }
 
 /** `what`: the command and what it does to the store, for the refusal ("keys list", "reads"). */
-function withStore<T>(store: CliStore, what: readonly [command: string, verb: string], use: (db: Db) => T): T {
+export function withStore<T>(store: CliStore, what: readonly [command: string, verb: string], use: (db: Db) => T): T {
   requireExistingStore(store, what);
   const db = openDatabase(store.path);
   try {

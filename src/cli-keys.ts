@@ -49,7 +49,7 @@ const STORE_FLAGS = { project: { type: 'string' }, config: { type: 'string' }, d
 const projectFlag = z.string({ error: 'is required: the project id (proj_...)' });
 
 /** `--db` is from the working directory, like any path on a command line; storage.path is already from the config file's folder. */
-function storeOf(flags: { config?: string | undefined; db?: string | undefined }, verb: string): { config: Config | null; store: CliStore } {
+export function storeOf(flags: { config?: string | undefined; db?: string | undefined }, verb: string): { config: Config | null; store: CliStore } {
   if (!flags.config && !flags.db) throw new UsageError(`--config or --db is required: the store to ${verb}`);
   const config = flags.config ? loadConfigFile(flags.config) : null;
   const store = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: config?.storage.path ?? '', from: `storage.path in ${flags.config ?? ''}` };

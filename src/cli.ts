@@ -13,6 +13,7 @@ import { BACKUP_USAGE, backupCommand } from './cli-backup.js';
 import { CONFIG_USAGE, configCommand } from './cli-config.js';
 import { csv, parseFlags, port, UsageError } from './cli-flags.js';
 import { KEYS_USAGE, keysCommand } from './cli-keys.js';
+import { USERS_USAGE, usersCommand } from './cli-users.js';
 import { USAGE_USAGE, usageCommand } from './cli-usage.js';
 import { UwsFallbackError } from './http/uws.js';
 import { flushLogger, type Logger } from './log.js';
@@ -26,6 +27,7 @@ const USAGE = `usage:
   switchboard serve --config FILE [--port N] [--host H] [--db PATH]
   switchboard simulate [--port N] [--host H] [--reasoning-models a,b]
 ${KEYS_USAGE}
+${USERS_USAGE}
 ${USAGE_USAGE}
 ${BACKUP_USAGE}
 ${CONFIG_USAGE}
@@ -33,7 +35,7 @@ ${AGENT_USAGE}
   switchboard --help | --version`;
 
 /** What `switchboard <command> --help` prints; commands not listed print the whole usage. */
-const COMMAND_USAGE: Readonly<Record<string, string>> = { keys: KEYS_USAGE, usage: USAGE_USAGE, backup: BACKUP_USAGE, config: CONFIG_USAGE, agent: AGENT_USAGE };
+const COMMAND_USAGE: Readonly<Record<string, string>> = { keys: KEYS_USAGE, users: USERS_USAGE, usage: USAGE_USAGE, backup: BACKUP_USAGE, config: CONFIG_USAGE, agent: AGENT_USAGE };
 
 async function serve(argv: string[]): Promise<void> {
   const flags = parseFlags(
@@ -109,6 +111,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'serve') return serve(rest);
   if (command === 'simulate') return simulate(rest);
   if (command === 'keys') return keysCommand(rest);
+  if (command === 'users') return usersCommand(rest);
   if (command === 'usage') return usageCommand(rest);
   if (command === 'backup') return backupCommand(rest);
   if (command === 'config') return configCommand(rest);

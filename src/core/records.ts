@@ -65,6 +65,11 @@ export interface ApiKeyRecord {
   readonly allowedWorkspaceIds: readonly string[] | null;
   /** Dashboard keys belong to a user; keys minted by config, CLI or API key have none. */
   readonly userId: string | null;
+  /**
+   * Set on a credential read for authentication: `allowedWorkspaceIds` is the owning user's readable
+   * workspaces, not a list of the key's own (SPEC Authentication 10: a user-owned key without a list).
+   */
+  readonly listFromOwner?: boolean;
   readonly source: 'config' | 'cli' | 'api' | 'dashboard';
   readonly createdAt: number;
   readonly revokedAt: number | null;
@@ -75,4 +80,6 @@ export interface KeyCredential {
   readonly key: ApiKeyRecord;
   /** null: valid until the key is revoked or rotated. */
   readonly validUntil: number | null;
+  /** A user-owned key whose user was deleted (SPEC "API key" states: 401 key_inactive). */
+  readonly ownerDeleted?: boolean;
 }

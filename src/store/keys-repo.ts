@@ -51,6 +51,28 @@ function toKey(r: KeyRow): ApiKeyRecord {
   };
 }
 
+interface CredentialRow extends KeyRow {
+  valid_until: number | null;
+  owner_id: string | null;
+  owner_role: string | null;
+  owner_workspaces: string | null;
+}
+
+/**
+ * A user-owned key: a deleted user makes it inactive; without a list of its own it is confined to the
+ * workspaces its user reads in the key's project (none when the user has no role there any more); a user
+ * who reads every workspace leaves it unconfined.
+ */
+function toCredential(row: CredentialRow): KeyCredential {
+  const key = toKey(row);
+  if (key.userId === null) return { key, validUntil: row.valid_until };
+  if (row.owner_id === null) return { key, validUntil: row.valid_until, ownerDeleted: true };
+  if (key.allowedWorkspaceIds !== null) return { key, validUntil: row.valid_until };
+  const readable = row.owner_role === null ? [] : fromNullableJson<string[]>(row.owner_workspaces);
+  if (readable === null) return { key, validUntil: row.valid_until };
+  return { key: { ...key, allowedWorkspaceIds: readable, listFromOwner: true }, validUntil: row.valid_until };
+}
+
 export type NewKey = Omit<ApiKeyRecord, 'ipFilter' | 'revokedAt'>;
 
 export function createKeysRepo(db: Db) {
@@ -69,8 +91,14 @@ export function createKeysRepo(db: Db) {
   const insertSecret = db.prepare(
     'INSERT INTO api_key_secrets (hash, key_id, created_at, valid_until) VALUES (?, ?, ?, NULL)',
   );
-  const credentialByHash = db.prepare<[string], KeyRow & { valid_until: number | null }>(`
-    SELECT k.*, s.valid_until FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id WHERE s.hash = ?`);
+  // A user-owned key reaches what its user reads now (SPEC Authentication 10): the user's role is read with
+  // the credential, and the catalog drops cached credentials whenever the store changes.
+  const credentialByHash = db.prepare<[string], CredentialRow>(`
+    SELECT k.*, s.valid_until, u.id AS owner_id, r.role AS owner_role, r.workspace_ids AS owner_workspaces
+    FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id
+    LEFT JOIN dashboard_users u ON u.id = k.user_id
+    LEFT JOIN dashboard_user_roles r ON r.user_id = k.user_id AND r.project_id = k.project_id
+    WHERE s.hash = ?`);
   const keyIdByHash = db.prepare<[string], { key_id: string }>('SELECT key_id FROM api_key_secrets WHERE hash = ?');
   const keysOfProject = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE project_id = ? ORDER BY created_at, id');
   const keyById = db.prepare<[string, string], KeyRow>('SELECT * FROM api_keys WHERE id = ? AND project_id = ?');
@@ -124,7 +152,7 @@ export function createKeysRepo(db: Db) {
     keyIdForHash: (hash: string): string | null => keyIdByHash.get(hash)?.key_id ?? null,
     findCredential(hash: string): KeyCredential | null {
       const row = credentialByHash.get(hash);
-      return row ? { key: toKey(row), validUntil: row.valid_until } : null;
+      return row ? toCredential(row) : null;
     },
     listForProject: (projectId: string): ApiKeyRecord[] => keysOfProject.all(projectId).map(toKey),
     findInProject(projectId: string, id: string): ApiKeyRecord | null {

@@ -41,6 +41,8 @@ export function authenticateKey(
   const credential = keys.findCredential(hashKeyValue(value));
   if (!credential) throw new GatewayError('invalid_api_key', { message: 'The API key is not valid: no such key.' });
   const { key } = credential;
+  // Before revocation: deleting the user revoked the key too, and the answer names the cause.
+  if (credential.ownerDeleted) throw new GatewayError('key_inactive', { message: 'The API key belonged to a dashboard user who was deleted; it no longer works.' });
   // Revocation is final whatever the clock says: a clock stepping back must never revive a key.
   if (key.revokedAt !== null) throw new GatewayError('key_revoked');
   if (credential.validUntil !== null && credential.validUntil <= check.now) {
@@ -130,6 +132,10 @@ export function resolveWorkspace(key: ApiKeyRecord, project: ProjectRecord, choi
   }
   if (allowed) {
     const live = allowed.filter((w) => choice.workspaces.has(w) && (!endpoint || endpoint.workspaceIds.includes(w)));
+    // A user-owned key without a list of its own runs, like any key without a list, in the project's default
+    // workspace, when its user can read that one.
+    const fallback = project.defaultWorkspaceId;
+    if (key.listFromOwner && fallback !== null && live.includes(fallback)) return fallback;
     if (live.length === 1) return live[0] ?? null;
     if (live.length === 0) {
       throw new GatewayError('workspace_not_allowed', {

@@ -36,9 +36,12 @@ export interface DashboardAuth {
   readonly routes: RouteDef[];
 }
 
-/** Failed passwords: 10 per account or address in 15 minutes; failed second factors: 5 in 5 minutes. */
-const PASSWORD_FAILURES = [10, 15 * 60_000] as const;
-const SECOND_FACTOR_FAILURES = [5, 5 * 60_000] as const;
+/**
+ * Failed passwords: 10 per account and 50 per address in 15 minutes. Failed second factors: 5 per account
+ * and 20 per address in 5 minutes (at most 60 guesses an hour at a 6-digit code).
+ */
+const PASSWORD_FAILURES = { account: 10, address: 50, windowMs: 15 * 60_000 };
+const SECOND_FACTOR_FAILURES = { account: 5, address: 20, windowMs: 5 * 60_000 };
 
 export function createDashboardAuth(d: DashboardAuthDeps): DashboardAuth {
   const { config, db, now } = d;
@@ -62,7 +65,7 @@ export function createDashboardAuth(d: DashboardAuthDeps): DashboardAuth {
     csp,
     box: loadSecretBox(d.dbPath, storedSealedValues(db)),
     now,
-    throttles: { password: createThrottle(...PASSWORD_FAILURES, now), secondFactor: createThrottle(...SECOND_FACTOR_FAILURES, now) },
+    throttles: { password: createThrottle(PASSWORD_FAILURES, now), secondFactor: createThrottle(SECOND_FACTOR_FAILURES, now) },
     providers,
     publicOrigin,
     originOf: (ctx: RouteContext) => publicOrigin ?? `${forwardedProto(ctx, config.server.trust_proxy) ?? scheme}://${ctx.req.header('host') ?? 'localhost'}`,

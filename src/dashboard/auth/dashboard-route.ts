@@ -112,26 +112,31 @@ export function createDashboardGuard(deps: DashboardGuardDeps) {
     ctx.reply.empty(303);
   }
 
-  function dashboardRoute(def: PageDef): RouteDef {
+  /** The guard around a handler that needs the session itself (the account page: sessions, sign-out). */
+  function sessionRoute(method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, who: SignedIn) => Promise<void> | void): RouteDef {
     return {
-      method: def.method,
-      pattern: def.pattern,
+      method,
+      pattern,
       family: 'dashboard',
       bodyLimit: DASHBOARD_BODY_LIMIT,
       async handle(ctx) {
         setSecurityHeaders(ctx.reply, deps.csp);
         const who = signedIn(ctx.req);
         if (!who) {
-          if (def.method === 'GET') return redirectToLogin(ctx);
+          if (method === 'GET') return redirectToLogin(ctx);
           throw new GatewayError('session_required', { message: 'This dashboard action needs a signed-in session: sign in at /dashboard/login.' });
         }
-        if (WRITES.has(def.method)) await requireCsrf(ctx.req, who.session.csrfToken);
-        await def.handle(ctx, who.principal, ctx.req.params);
+        if (WRITES.has(method)) await requireCsrf(ctx.req, who.session.csrfToken);
+        await handle(ctx, who);
       },
     };
   }
 
-  return { dashboardRoute, signedIn, requireCsrf, sameOrigin, redirectToLogin };
+  function dashboardRoute(def: PageDef): RouteDef {
+    return sessionRoute(def.method, def.pattern, (ctx, who) => def.handle(ctx, who.principal, ctx.req.params));
+  }
+
+  return { dashboardRoute, sessionRoute, signedIn, requireCsrf, sameOrigin, redirectToLogin };
 }
 
 export type DashboardGuard = ReturnType<typeof createDashboardGuard>;

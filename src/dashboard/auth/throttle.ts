@@ -1,6 +1,6 @@
 /**
  * Throttling of failed sign-in and second-factor attempts, per account and per client address (issue 22;
- * SPEC Authentication 13). A key may fail `limit` times within `windowMs`; past that it is refused until
+ * SPEC Authentication 13). A key may fail its limit's number of times within `windowMs`; past that it is refused until
  * the oldest failure leaves the window. Success does not reset an address (one address may try many
  * accounts), but does reset the account. In memory: a restart forgets, which an attacker cannot cause.
  */
@@ -12,7 +12,16 @@ export interface Throttle {
   reset(key: string): void;
 }
 
-export function createThrottle(limit: number, windowMs: number, now: () => number): Throttle {
+/** Limits for keys `account:...` and `address:...` (an address may serve many people, behind one NAT). */
+export interface ThrottleLimits {
+  readonly account: number;
+  readonly address: number;
+  readonly windowMs: number;
+}
+
+export function createThrottle(limits: ThrottleLimits, now: () => number): Throttle {
+  const { windowMs } = limits;
+  const limitOf = (key: string): number => (key.startsWith('address:') ? limits.address : limits.account);
   const failures = new Map<string, number[]>();
   const recent = (key: string, at: number): number[] => {
     const kept = (failures.get(key) ?? []).filter((t) => at - t < windowMs);
@@ -24,6 +33,7 @@ export function createThrottle(limit: number, windowMs: number, now: () => numbe
     waitMs(key) {
       const at = now();
       const kept = recent(key, at);
+      const limit = limitOf(key);
       if (kept.length < limit) return 0;
       return windowMs - (at - (kept[kept.length - limit] ?? at));
     },
@@ -31,7 +41,7 @@ export function createThrottle(limit: number, windowMs: number, now: () => numbe
       const at = now();
       const kept = recent(key, at);
       kept.push(at);
-      failures.set(key, kept.slice(-limit * 2));
+      failures.set(key, kept.slice(-limitOf(key) * 2));
       // A flood of distinct keys (random e-mails) must not grow memory without bound.
       if (failures.size > 100_000) failures.delete(failures.keys().next().value ?? '');
     },

@@ -1,0 +1,143 @@
+/**
+ * `switchboard users ...`: create, list, delete, reset-password, against the store a gateway serves (as
+ * `switchboard keys`: --config FILE or --db PATH, an existing store only). The first dashboard user is made
+ * here. A password is read from standard input (--password-stdin), never from a flag: flags land in shell
+ * history and in `ps`.
+ */
+import { z } from 'zod';
+import { ConfigError } from './config.js';
+import { csv, parseCommandLine, parseFlags, UsageError } from './cli-flags.js';
+import { storeOf } from './cli-keys.js';
+import { withStore } from './cli-keys-store.js';
+import { createUser, findUser, newPasswordHash, resetPassword, UserAdminError } from './dashboard/auth/user-admin.js';
+import { createProjectsRepo } from './store/projects-repo.js';
+import { syncConfig } from './store/config-sync.js';
+import { createUsersRepo } from './store/users-repo.js';
+
+export const USERS_USAGE = `  switchboard users create --email E --password-stdin --role owner|admin|member --project ID
+                           [--name TEXT] [--workspaces ws_a,ws_b] [--config FILE | --db PATH]
+  switchboard users list (--config FILE | --db PATH) [--json]
+  switchboard users delete USER_ID|EMAIL (--config FILE | --db PATH)
+  switchboard users reset-password USER_ID|EMAIL --password-stdin (--config FILE | --db PATH)`;
+
+const STORE = { config: { type: 'string' }, db: { type: 'string' } } as const;
+const storeSchema = { config: z.string().optional(), db: z.string().optional() };
+
+export async function usersCommand(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'create':
+      return create(rest);
+    case 'list':
+      return list(rest);
+    case 'delete':
+      return remove(rest);
+    case 'reset-password':
+      return reset(rest);
+    default:
+      throw new UsageError(`unknown users command ${JSON.stringify(sub ?? '')}: one of create, list, delete, reset-password`);
+  }
+}
+
+/** The password: standard input up to the first line end (a trailing newline from `echo` is not part of it). */
+async function passwordFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('password: ');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  const line = text.split(/\r?\n/)[0] ?? '';
+  if (line === '') throw new UsageError('--password-stdin: standard input is empty; pipe the password in');
+  return line;
+}
+
+const passwordFlag = z.literal(true, { error: 'is required: the password is read from standard input, never from a flag' });
+
+function asConfigError(err: unknown): never {
+  if (err instanceof UserAdminError) throw new ConfigError(`--${err.field}: ${err.message}`);
+  throw err;
+}
+
+async function create(argv: string[]): Promise<void> {
+  const flags = parseFlags(
+    argv,
+    { ...STORE, email: { type: 'string' }, 'password-stdin': { type: 'boolean' }, role: { type: 'string' }, project: { type: 'string' }, name: { type: 'string' }, workspaces: { type: 'string' } },
+    z.object({
+      ...storeSchema,
+      email: z.string({ error: 'is required: the user e-mail' }),
+      'password-stdin': passwordFlag,
+      role: z.enum(['owner', 'admin', 'member'], { error: 'is required: owner, admin or member' }),
+      project: z.string({ error: 'is required: the project id (proj_...)' }),
+      name: z.string().optional(),
+      workspaces: csv.pipe(z.array(z.string().regex(/^ws_[0-9a-f]+$/, 'must be ws_<hex>')).min(1)).optional(),
+    }),
+  );
+  const { config, store } = storeOf(flags, 'write the user into');
+  const passwordHash = await newPasswordHash(await passwordFromStdin()).catch(asConfigError);
+  const user = withStore(store, ['users create', 'writes into'], (db) => {
+    if (config) syncConfig(db, config, Date.now());
+    const projects = createProjectsRepo(db);
+    const project = projects.listProjects().find((p) => p.id === flags.project || p.uuid === flags.project);
+    if (!project) throw new ConfigError(`--project: no project ${flags.project} in ${store.path}`);
+    const known = new Set(projects.listWorkspaces().filter((w) => w.projectId === project.id).map((w) => w.id));
+    const unknown = flags.workspaces?.find((w) => !known.has(w));
+    if (unknown) throw new ConfigError(`--workspaces: project ${project.id} has no workspace ${unknown}`);
+    try {
+      return createUser(createUsersRepo(db), { email: flags.email, name: flags.name ?? null, passwordHash, role: flags.role, projectId: project.id, workspaceIds: flags.workspaces ?? null }, Date.now());
+    } catch (err) {
+      return asConfigError(err);
+    }
+  });
+  process.stderr.write(`created user ${user.email} (${flags.role} of ${flags.project}); sign in at /dashboard/login\n`);
+  process.stdout.write(`${user.id}\n`);
+}
+
+async function list(argv: string[]): Promise<void> {
+  const flags = parseFlags(argv, { ...STORE, json: { type: 'boolean' } }, z.object({ ...storeSchema, json: z.boolean().optional() }));
+  const { store } = storeOf(flags, 'read the users from');
+  const rows = withStore(store, ['users list', 'reads'], (db) => {
+    const users = createUsersRepo(db);
+    return users.list().map((u) => ({
+      id: u.id,
+      email: u.email,
+      name: u.name,
+      two_factor: u.totpSealed !== null,
+      roles: users.roles(u.id).map((r) => ({ project_id: r.projectId, role: r.role, workspace_ids: r.workspaceIds })),
+      created_at: Math.floor(u.createdAt / 1000),
+    }));
+  });
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify({ object: 'list', data: rows }, null, 2)}\n`);
+    return;
+  }
+  const table = [['ID', 'EMAIL', '2FA', 'ROLES'], ...rows.map((r) => [r.id, r.email, r.two_factor ? 'on' : 'off', r.roles.map((x) => `${x.role}@${x.project_id}`).join(',')])];
+  const widths = table[0]?.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length))) ?? [];
+  process.stdout.write(`${table.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n')}\n`);
+}
+
+async function remove(argv: string[]): Promise<void> {
+  const { flags, positionals } = parseCommandLine(argv, STORE, z.object(storeSchema), 1, 'user id or e-mail');
+  const { store } = storeOf(flags, 'delete the user from');
+  const ref = positionals[0] ?? '';
+  const result = withStore(store, ['users delete', 'writes into'], (db) => {
+    const users = createUsersRepo(db);
+    const user = findUser(users, ref);
+    if (!user) throw new ConfigError(`no user ${ref} in ${store.path}`);
+    return { user, ...users.delete(user.id, Date.now()) };
+  });
+  process.stdout.write(`deleted user ${result.user.id} (${result.user.email}); ${result.keysRevoked} API key(s) revoked\n`);
+}
+
+async function reset(argv: string[]): Promise<void> {
+  const { flags, positionals } = parseCommandLine(argv, { ...STORE, 'password-stdin': { type: 'boolean' } }, z.object({ ...storeSchema, 'password-stdin': passwordFlag }), 1, 'user id or e-mail');
+  const { store } = storeOf(flags, 'write the password into');
+  const passwordHash = await newPasswordHash(await passwordFromStdin()).catch(asConfigError);
+  const ref = positionals[0] ?? '';
+  const user = withStore(store, ['users reset-password', 'writes into'], (db) => {
+    const users = createUsersRepo(db);
+    const found = findUser(users, ref);
+    if (!found) throw new ConfigError(`no user ${ref} in ${store.path}`);
+    resetPassword(users, found, passwordHash, Date.now());
+    return found;
+  });
+  process.stdout.write(`password of ${user.email} reset; every session of the user ended\n`);
+}
