@@ -27,8 +27,8 @@ const suite = useGatewaySuite({
 });
 
 const models = (): string => `${suite.gw.url}/${PROJECT}/v1/models`;
-/** A family that has not landed: 501 not_implemented. */
-const unbuilt = (): string => `${suite.gw.url}/${PROJECT}/_semantic/router/v1/chat/completions/multimodel`;
+/** The multimodel route (issue 16; it answered 501 before it landed). */
+const multimodel = (): string => `${suite.gw.url}/${PROJECT}/_semantic/router/v1/chat/completions/multimodel`;
 
 beforeEach(async () => {
   await advanceClock(suite.gw.url, 61_000);
@@ -63,9 +63,9 @@ describe('x-should-retry: false where a retry cannot help', () => {
     expect(shouldRetry(res)).toBe('false');
   });
 
-  it('says false on the 501 of an unbuilt route', async () => {
-    const res = await call(unbuilt(), { key: execKey, body: {} });
-    expectError(res, 501, 'not_implemented');
+  it('says false on a 400 of an invalid body: the same body is as invalid next time', async () => {
+    const res = await call(multimodel(), { key: execKey, body: {} });
+    expect(res.status).toBe(400);
     expect(shouldRetry(res)).toBe('false');
   });
 
@@ -119,14 +119,14 @@ describe('the official openai SDK', () => {
     return { client, requests: () => n };
   }
 
-  it('sends the 501 of an unbuilt route exactly once with maxRetries: 2', async () => {
+  it('sends a refused request exactly once with maxRetries: 2', async () => {
     const { client, requests } = countingClient(`${suite.gw.url}/${PROJECT}/_semantic/router/v1`, execKey);
     const failure = await client.post('/chat/completions/multimodel', { body: {} }).then(
       () => null,
       (err: unknown) => err,
     );
     expect(failure).toBeInstanceOf(APIError);
-    expect((failure as APIError).status).toBe(501);
+    expect((failure as APIError).status).toBe(400);
     expect(requests()).toBe(1);
   });
 
