@@ -175,6 +175,13 @@ describe('MCP Origin and Host (DNS rebinding)', () => {
 });
 
 describe('MCP sessions', () => {
+  it('answers GET with 405: the server sends no server-initiated messages, so it offers no standalone stream', async () => {
+    const res = await fetch(mcpUrl(gw.url), { headers: { authorization: `Bearer ${keys.exec}`, accept: 'text/event-stream', 'mcp-session-id': mcp.transport.sessionId ?? '' } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toMatch(/POST/);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('method_not_allowed');
+  });
+
   it('ends a session on DELETE; the id is then unknown (404)', async () => {
     const c = await connectMcp(gw.url, keys.exec);
     const id = c.transport.sessionId ?? '';
