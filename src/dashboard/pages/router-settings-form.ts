@@ -38,11 +38,17 @@ ${BOOLEANS.map(
 ${NUMBERS.map(([key, field, label]) => html`<label>${label} <input name="${key}" inputmode="decimal" value="${String(s[field])}"${off}>${writable ? resetBox(key) : ''}</label>`)}
 <label>Fallback endpoint <select name="semantic_router_fallback_endpoint_id"${off}><option value="">none</option>${endpoints.map(
     (e) => html`<option value="${e.id}"${s.fallbackEndpointId === e.id ? html` selected` : ''}>${e.slug}</option>`,
-  )}</select></label>
+  )}${
+    // A fallback the list does not offer (set through the API) stays selected, so saving keeps it.
+    s.fallbackEndpointId !== null && !endpoints.some((e) => e.id === s.fallbackEndpointId)
+      ? html`<option value="${s.fallbackEndpointId}" selected>${s.fallbackEndpointId} (not a chat endpoint)</option>`
+      : ''
+  }</select></label>
 </div>
 <fieldset><legend>Excluded from routing</legend>
-<input type="hidden" name="excluded_present" value="1">
-${endpoints.map((e) => html`<label class="inline"><input type="checkbox" name="semantic_router_excluded_endpoint_ids" value="${e.id}"${excluded.has(e.id) ? html` checked` : ''}${off}> ${e.slug}</label>`)}
+${endpoints.map(
+  (e) => html`<input type="hidden" name="excluded_offered" value="${e.id}"><label class="inline"><input type="checkbox" name="semantic_router_excluded_endpoint_ids" value="${e.id}"${excluded.has(e.id) ? html` checked` : ''}${off}> ${e.slug}</label>`,
+)}
 </fieldset>
 ${writable ? html`<button type="submit">Save settings</button>` : ''}
 </form>`;
@@ -68,8 +74,12 @@ export function settingsPatchFromForm(form: URLSearchParams, current: RouterSett
   }
   const fallback = form.get('semantic_router_fallback_endpoint_id');
   if (fallback !== null && (fallback === '' ? null : fallback) !== current.fallbackEndpointId) patch.semantic_router_fallback_endpoint_id = fallback === '' ? null : fallback;
-  if (form.get('excluded_present') !== null) {
-    const excluded = form.getAll('semantic_router_excluded_endpoint_ids');
+  // Only the endpoints the form offered are decided by its boxes; an exclusion of any other endpoint (set
+  // through the API) is kept, not dropped because it had no box.
+  const offered = new Set(form.getAll('excluded_offered'));
+  if (offered.size > 0) {
+    const kept = current.excludedEndpointIds.filter((id) => !offered.has(id));
+    const excluded = [...kept, ...form.getAll('semantic_router_excluded_endpoint_ids').filter((id) => offered.has(id))];
     if (!sameList(excluded, current.excludedEndpointIds)) patch.semantic_router_excluded_endpoint_ids = excluded;
   }
   return patch;

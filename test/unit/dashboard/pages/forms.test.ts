@@ -70,7 +70,8 @@ describe('settingsPatchFromForm', () => {
     ['semantic_router_switch_margin', '0.1'],
     ['semantic_router_proximity_bonus', '0.02'],
     ['semantic_router_fallback_endpoint_id', ''],
-    ['excluded_present', '1'],
+    ['excluded_offered', 'e1'],
+    ['excluded_offered', 'e2'],
   ];
 
   it('sends nothing for a form submitted as rendered (a project following the defaults keeps following them)', () => {
@@ -82,6 +83,13 @@ describe('settingsPatchFromForm', () => {
     expect(settingsPatchFromForm(sent, SETTINGS)).toEqual({ semantic_router_similarity_floor: 0.5, semantic_router_enabled: false, semantic_router_switch_margin: null });
     const tooBig = form([...unchanged.filter(([k]) => k !== 'semantic_router_proximity_bonus'), ['semantic_router_proximity_bonus', '1.5']]);
     expect(() => parseSettingsPatch(settingsPatchFromForm(tooBig, SETTINGS))).toThrow(/semantic_router_proximity_bonus/);
+  });
+
+  it('keeps an exclusion of an endpoint the form had no box for', () => {
+    const current = { ...SETTINGS, excludedEndpointIds: ['embed-id', 'e1'] };
+    expect(settingsPatchFromForm(form([...unchanged, ['semantic_router_excluded_endpoint_ids', 'e2']]), current)).toEqual({
+      semantic_router_excluded_endpoint_ids: ['embed-id', 'e2'],
+    });
   });
 });
 
