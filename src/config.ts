@@ -221,7 +221,7 @@ const execSchema = z.strictObject({
   /**
    * The MCP server's DNS-rebinding guard (docs/mcp.md "Origin and Host"): host names a request's Host (and a
    * browser's Origin) may carry. Empty: loopback names when the gateway listens on a loopback address,
-   * any Host (and no browser Origin) otherwise.
+   * every Host (and no browser Origin) otherwise.
    */
   mcp_allowed_hosts: z.array(z.string().min(1)).default([]),
   /** Browser origins (`scheme://host[:port]`) allowed to call the MCP server besides those hosts. */

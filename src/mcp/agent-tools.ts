@@ -54,7 +54,7 @@ export async function callAgentTool(deps: AgentToolsDeps, ctx: McpCallContext, n
   try {
     created = deps.exec.create({ projectId: ctx.projectId, workspaceId: ctx.workspaceId, toolName: name, arguments: args, timeoutMs: deps.timeoutMs, idempotency: null }).invocation;
   } catch (err) {
-    // The agent left since the lookup: as unknown as any other tool no agent offers.
+    // The agent left since the lookup: as unknown as every other tool no agent offers.
     if (err instanceof GatewayError && err.code === 'exec_tool_not_found') throw unknownToolError(err);
     return refusalResult(err);
   }

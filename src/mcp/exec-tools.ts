@@ -3,7 +3,7 @@
  * tools"; docs/mcp.md "exec.* tools"): an invocation's status, its cancel, and the approvals of the
  * request's workspace with their decisions. Each runs the use case its REST route runs (the invocations
  * service, app/approval-decisions.ts) under the same rules, and answers in the route's wire shape.
- * Deciding is the approvals route's rule: any key with the scope, for approvals in workspaces it may use.
+ * Deciding is the approvals route's rule: every key with the scope, for approvals in workspaces it may use.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
