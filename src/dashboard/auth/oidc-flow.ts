@@ -100,11 +100,13 @@ export async function finishOidcFlow(
   });
   const claims = tokens.claims();
   if (!claims) throw new Error('the provider returned no ID token');
-  const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : null;
+  // Many providers put e-mail and name only in the UserInfo answer (OIDC Core 5.4), for the same subject.
+  const profile = typeof claims.email === 'string' ? claims : await oidc.fetchUserInfo(configuration, tokens.access_token, claims.sub);
+  const email = typeof profile.email === 'string' ? profile.email.toLowerCase() : null;
   return {
     subject: claims.sub,
     email,
-    emailVerified: claims.email_verified === true,
-    name: typeof claims.name === 'string' ? claims.name : null,
+    emailVerified: profile.email_verified === true,
+    name: typeof profile.name === 'string' ? profile.name : null,
   };
 }
