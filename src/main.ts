@@ -217,7 +217,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const conversations = createConversationsRepo(busyDb, busyOutbox);
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
-  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins });
+  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   // Background responses fail "interrupted" if the last process left any running (docs/decisions.md).
   const responses = createResponsesSystem({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox), conversations });

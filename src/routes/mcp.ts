@@ -4,7 +4,7 @@
  * rebinding; 403 origin_not_allowed), then the key with the `execution` scope (a key without it: 403
  * scope_insufficient, type authentication_error: SPEC Authentication 3), the request rate limits, the
  * workspace (`X-Service-Workspace`, else the key's single workspace or the project default; 403
- * workspace_not_allowed outside a confined key's list), the API's body cap. Then the SDK's transport of the
+ * workspace_not_allowed outside a confined key's list), the API's body cap and JSON depth limit. Then the SDK's transport of the
  * session takes it. GET (a stream for server-initiated messages) answers 405: this server sends none.
  */
 import { randomUUID } from 'node:crypto';
@@ -13,6 +13,7 @@ import { createApprovalDecisions } from '../app/approval-decisions.js';
 import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { AgentRegistry } from '../core/exec/agent-registry.js';
 import { GatewayError } from '../errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/json-depth.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { McpCallContext } from '../mcp/mcp-call-context.js';
 import { createMcpServer, type McpToolsDeps } from '../mcp/mcp-server.js';
@@ -25,6 +26,8 @@ import { namedWorkspace, requireKey } from './guard.js';
 export interface McpServices extends ExecServices {
   readonly agents: AgentRegistry;
   readonly mcpOrigins: OriginPolicy;
+  /** config `server.max_body_bytes`: the API's cap, which the SDK's own body reader must not undercut. */
+  readonly maxBodyBytes: number;
 }
 
 export interface McpRoutes {
@@ -55,6 +58,8 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     const server = createMcpServer(deps);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // Our reader already capped the body (413 payload_too_large); the SDK's default of 4 MiB is lower.
+      maxRequestBodySize: services.maxBodyBytes,
       // Stored only once `initialize` succeeded: a stray request without a session leaves nothing behind.
       onsessioninitialized: (id) => {
         const session: McpSession = { server, transport, projectId: auth.project.id, keyId: auth.key.id, lastUsedAt: services.now() };
@@ -73,6 +78,8 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     const auth = requireKey(ctx, services, 'execution');
     const workspaceId = mcpWorkspace(ctx, services, auth);
     const body = req.method === 'POST' ? await req.body() : null;
+    // As on every JSON route (http/json-depth.ts): stored arguments are re-serialized, which recurses.
+    if (body && nestsDeeperThan(body)) throw new GatewayError('invalid_json', { message: `The request body nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep; flatten it.` });
     const transport = await transportFor(ctx, auth);
     if (!transport) {
       reply.send(404, SESSION_NOT_FOUND, 'application/json');

@@ -140,6 +140,17 @@ describe('MCP authentication and workspaces', () => {
     await c.client.close();
   });
 
+  it('refuses a body nesting deeper than the API allows with 400 invalid_json, as every JSON route does', async () => {
+    const deep = `${'['.repeat(600)}${']'.repeat(600)}`;
+    const res = await fetch(mcpUrl(gw.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.exec}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":${deep}}`,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_json');
+  });
+
   it('answers 401 without a key', async () => {
     const r = await rawInitialize({});
     expect(r.status).toBe(401);
