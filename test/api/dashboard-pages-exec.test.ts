@@ -55,7 +55,7 @@ async function post(s: DashboardSession, path: string, fields: [string, string][
 
 let counter = 0;
 const session = (role: 'owner' | 'admin' | 'member', workspaces: readonly string[] | null = null): Promise<DashboardSession> =>
-  signInAs(gw, { email: `exec-${role}-${(counter += 1)}@example.com`, roles: [{ projectId: PROJECT, role, workspaceIds: workspaces }] });
+  signInAs(gw, { email: `exec-${role}-${(counter += 1)}@example.com`, projectId: PROJECT, role, workspaceIds: workspaces });
 
 /** An invocation of a destructive tool in the operational workspace: held for an approval. */
 async function pendingApproval(): Promise<string> {

@@ -55,7 +55,7 @@ const revealed = (html: string): string => {
 
 let counter = 0;
 const session = (role: 'owner' | 'admin' | 'member', workspaces: readonly string[] | null = null): Promise<DashboardSession> =>
-  signInAs(suite.gw, { email: `pages-${role}-${(counter += 1)}@example.com`, roles: [{ projectId: PROJECT, role, workspaceIds: workspaces }] });
+  signInAs(suite.gw, { email: `pages-${role}-${(counter += 1)}@example.com`, projectId: PROJECT, role, workspaceIds: workspaces });
 
 describe('dashboard pages: roles', () => {
   it('lets a member read every page of the project, with no write form on it', async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHAT_ID, PROJECT, REASONER_ID } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
 import { useGatewaySuite } from '../helpers/suite.js';
-import { createTestUser } from '../api/dashboard-pages-session.js';
+import { createDashboardUser } from '../helpers/dashboard-session.js';
 import { freshPage, launchChromium, screenshot } from './chromium.js';
 
 const suite = useGatewaySuite({ limits: { management_requests_per_minute: 100_000 } });
@@ -19,7 +19,7 @@ let browser: Browser | null = null;
 
 beforeAll(async () => {
   browser = await launchChromium();
-  ({ password } = await createTestUser(suite.gw, { email: EMAIL, roles: [{ projectId: PROJECT, role: 'owner', workspaceIds: null }] }));
+  ({ password } = await createDashboardUser(suite.gw.dbPath, { email: EMAIL, role: 'owner', project: PROJECT }));
 });
 
 afterAll(async () => {
