@@ -87,6 +87,19 @@ describe('dashboard in a browser', () => {
     await page.context().close();
   });
 
+  it('charts the usage of the turns made so far, and shows the project overview', async () => {
+    expect((await chat(suite.keys.full)).status).toBe(200);
+    const page = await signedIn();
+    await page.goto(`${suite.gw.url}/dashboard/projects/${PROJECT}/usage`);
+    expect(await page.locator('figure.chart svg').count()).toBe(4);
+    expect(await page.locator('figure.chart svg rect').count()).toBeGreaterThan(0);
+    await screenshot(page, 'dashboard-usage');
+    await page.goto(`${suite.gw.url}/dashboard/projects/${PROJECT}`);
+    expect(await page.textContent('h1')).toBe('Overview');
+    await screenshot(page, 'dashboard-overview');
+    await page.context().close();
+  });
+
   it('edits a routing rule, and the management API returns the edit', async () => {
     const created = await call(`${suite.gw.url}/${PROJECT}/v1/management/semantic-router/rules`, {
       key: suite.keys.full,

@@ -44,7 +44,8 @@ export function columnChart(title: string, columns: readonly Column[]): SafeHtml
   const slot = (WIDTH - LEFT) / Math.max(1, columns.length);
   const barW = Math.max(2, slot * 0.7);
   const y = (v: number): number => TOP + plotH - (v / top) * plotH;
-  const ticks = [0, 0.5, 1].map((f) => top * f);
+  // Counts are whole: a half-way tick of 2.5 requests would read oddly, so it is drawn only when whole.
+  const ticks = [0, top / 2, top].filter((t) => Number.isInteger(t));
   const labelEvery = Math.ceil(columns.length / 10);
   const legend = [...new Map(columns.flatMap((c) => c.segments.map((s) => [s.cls, s.name] as const))).entries()];
   return html`<figure class="chart"><figcaption>${title}</figcaption>
