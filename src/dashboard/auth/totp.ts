@@ -25,7 +25,7 @@ export function totpStep(secret: string, code: string, nowMs: number): number | 
 
 /** The QR code of the otpauth URI as SVG markup (no script, no style: the CSP allows it inline). */
 export function qrSvg(uri: string): Promise<string> {
-  return QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  return QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2, width: 240 });
 }
 
 /** Ten codes of 10 base32 characters (50 bits each), shown as xxxxx-xxxxx; stored as SHA-256 only. */
