@@ -5,9 +5,9 @@
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { checkCapabilities } from '../core/chat/capabilities.js';
-import { checkContextWindow } from '../core/chat/context-window.js';
+import { checkContextWindow, type ContextVerdict } from '../core/chat/context-window.js';
 import { deadlinesFor } from '../core/chat/deadlines.js';
-import { augmentationFlag } from '../core/chat/header-flags.js';
+import { resolveHarness } from '../core/chat/header-flags.js';
 import { applyPartEdits, type EditedBody, type PartEdit } from '../core/chat/part-edits.js';
 import { resolveReasoning } from '../core/chat/reasoning.js';
 import { resolveServiceTier } from '../core/chat/service-tier.js';
@@ -22,6 +22,8 @@ import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
 import { planSpeech, projectAudioEndpoint, speakAnswers, transcribeAudioParts, withoutAudioOutput, type AudioTurn } from './chat-audio.js';
 import { dispatchTurn, type ChatServices, type TurnReply } from './chat-dispatch.js';
 import { execOptIn, serveBridgedTurn } from './chat-exec-bridge.js';
+import { repairsAnswers, serveRepairedTurn } from './chat-harness-answer.js';
+import { AUGMENTED_HEADER, fitOrCompact, shapeRequest, type ChatWork } from './chat-harness.js';
 
 export interface ChatBody {
   /** The client's bytes, forwarded with only `model` replaced. */
@@ -50,6 +52,12 @@ export interface ChatTurnInput extends ChatBody {
   readonly route: 'chat' | 'router';
   /** Answers through this instead of ctx.reply (the Responses API translates the chat answer on its way out). */
   readonly reply?: TurnReply;
+  /**
+   * The harness default of the surface (SPEC Passthrough 2): false (omitted) for API traffic; the service's
+   * own chat surfaces (the dashboard playground) pass true, so every feature but tool top-k is on unless a
+   * header turns it off.
+   */
+  readonly surfaceDefault?: boolean;
 }
 
 /** Capability checks, reasoning mapping, tier, context window, then exactly one upstream turn. */
@@ -59,10 +67,16 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
   const reply = input.reply ?? ctx.reply;
   // x_exec (docs/exec.md "Chat tool bridge") is opt-in: every other request pays this one property check.
   const exec = input.parsed.x_exec === undefined ? null : execOptIn(input.parsed, auth, workspaceId, chat, services.execTools);
-  const raw = exec ? exec.raw : input.raw;
-  const parsed = exec ? exec.parsed : input.parsed;
+  // One scan of the header names; requests without augmentation headers get HARNESS_OFF and skip it all.
+  const harness = resolveHarness(req.headers, input.surfaceDefault === true);
+  const acted: string[] = [];
+  let work: ChatWork = exec ? { raw: exec.raw, parsed: exec.parsed, chat } : input;
+  if (harness.any) {
+    const serverOwnedTools = harness.fanoutNudge && exec?.on && services.execTools && exec.workspaceId !== null ? services.execTools.offer(auth.project.id, exec.workspaceId).size : 0;
+    work = await shapeRequest(services, { flags: harness, req, endpoint, projectId: auth.project.id, workspaceId, serverOwnedTools, acted }, work);
+  }
   const workspace = workspaceId ? services.catalog.workspaces(auth.project.id).get(workspaceId) : undefined;
-  checkCapabilities(chat, {
+  checkCapabilities(work.chat, {
     model: endpoint.model,
     zeroDataRetention: workspace?.zeroDataRetention ?? false,
     projectHasSpeechEndpoint: projectAudioEndpoint(services, auth.project.id, 'speech') !== undefined,
@@ -73,16 +87,22 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
   const speech = planSpeech(services, audio.account, chat);
   const reasoning = resolveReasoning(chat, endpoint.model);
   const tier = resolveServiceTier(chat.service_tier);
-  const clamp = augmentationFlag(req.headers, 'x-service-augment-max-output-tokens-clamp');
-  const fits = (c: ChatRequest) => checkContextWindow(c, endpoint.model.context_window, async (texts) => services.pool.countTokens({ texts }, req.signal), clamp);
-  const fitting = fits(chat);
-  // Most requests are proved to fit by their byte count alone, with no pool hop and so no promise to wait on.
-  const before = fitting instanceof Promise ? await fitting : fitting;
+  const fits = (c: ChatRequest) => checkContextWindow(c, endpoint.model.context_window, async (texts) => services.pool.countTokens({ texts }, req.signal), harness.maxOutputTokensClamp);
+  let before: ContextVerdict;
+  if (harness.compaction) {
+    const account = { projectId: auth.project.id, workspaceId, keyId: auth.key.id, multiplier: tier.multiplier };
+    ({ work, verdict: before } = await fitOrCompact(services, { req, endpoint, account, lane: tier.lane, route: input.route, acted }, work, fits));
+  } else {
+    const fitting = fits(work.chat);
+    // Most requests are proved to fit by their byte count alone, with no pool hop and so no promise to wait on.
+    before = fitting instanceof Promise ? await fitting : fitting;
+  }
   const adjustedEffort = reasoning.adjustedFrom !== null ? reasoning.effort : null;
   // SPEC "Message object": image URLs inlined and audio transcribed before the model sees the turn; the
   // window is checked again against the transcripts, which stand where a fixed allowance stood.
-  const media = chat.messages.some((m) => Array.isArray(m.content)) ? await resolveParts(services, audio, raw, parsed, chat) : { body: { raw, parsed }, chat };
-  const verdict = media.chat !== chat ? await fits(media.chat) : before;
+  const media = work.chat.messages.some((m) => Array.isArray(m.content)) ? await resolveParts(services, audio, work.raw, work.parsed, work.chat) : { body: { raw: work.raw, parsed: work.parsed }, chat: work.chat };
+  const verdict = media.chat !== work.chat ? await fits(media.chat) : before;
+  if (verdict.clamp) acted.push('max-output-tokens-clamp');
   // The gateway produces the audio output itself: the model is asked for text (docs/decisions.md).
   const source = speech ? withoutAudioOutput(media.body) : media.body;
   const body = buildUpstreamBody(source.raw, source.parsed, { upstreamModel: endpoint.upstream.model, clamp: verdict.clamp, adjustedEffort });
@@ -92,10 +112,13 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
     lane: tier.lane,
     reasoningModel: endpoint.model.reasoning !== 'none',
     excludeReasoning: reasoning.exclude,
-    splitInlineThink: augmentationFlag(req.headers, 'x-service-augment-reasoning-normalization'),
+    splitInlineThink: harness.reasoningNormalization,
     adjustedEffort,
   };
   const deadlines = deadlinesFor(endpoint.tier, services.timeouts, chat.reasoning_effort !== undefined && chat.reasoning_effort !== null);
+  // The answer-side features need the whole answer first: such turns are served buffered (chat-harness-answer.ts).
+  const repair = harness.any && exec?.on !== true && repairsAnswers(harness, media.chat);
+  if (acted.length > 0 && !repair) reply.setHeader(AUGMENTED_HEADER, acted.join(','));
   if (exec?.on && services.execTools && exec.workspaceId !== null) {
     return serveBridgedTurn(services, services.execTools, {
       req,
@@ -108,6 +131,23 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
       deadlines,
       account: { projectId: auth.project.id, workspaceId: exec.workspaceId, keyId: auth.key.id, multiplier: tier.multiplier },
       route: input.route,
+    });
+  }
+  if (repair) {
+    return serveRepairedTurn(services, {
+      req,
+      reply,
+      endpoint,
+      body,
+      stream: chat.stream === true,
+      includeUsage: chat.stream_options?.include_usage === true,
+      turn,
+      deadlines,
+      account: { projectId: auth.project.id, workspaceId, keyId: auth.key.id, multiplier: tier.multiplier },
+      route: input.route,
+      flags: harness,
+      acted,
+      complete: speech ? (completion) => speakAnswers(services, speech, audio, completion) : undefined,
     });
   }
   await dispatchTurn(services, {

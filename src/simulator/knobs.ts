@@ -17,6 +17,10 @@ export interface Knobs {
   failAfter: number | null;
   inlineThink: boolean;
   cachedTokens: number;
+  /** Tool misbehaviour for the gateway's harness (tool-misbehaviour.ts). */
+  toolCallAsText: boolean;
+  malformedToolCalls: number;
+  undeclaredTool: string | null;
 }
 
 export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
@@ -30,14 +34,17 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   failAfter: null,
   inlineThink: false,
   cachedTokens: 0,
+  toolCallAsText: false,
+  malformedToolCalls: 0,
+  undeclaredTool: null,
 });
 
-type IntKnob = 'delayMs' | 'firstTokenDelayMs' | 'tokens' | 'reasoningTokens' | 'errorStatus' | 'retryAfter' | 'failAfter' | 'cachedTokens';
+type IntKnob = 'delayMs' | 'firstTokenDelayMs' | 'tokens' | 'reasoningTokens' | 'errorStatus' | 'retryAfter' | 'failAfter' | 'cachedTokens' | 'malformedToolCalls';
 
 interface KnobSpec {
   header: string;
   bodyKey: string;
-  field: IntKnob | 'errorCode' | 'inlineThink';
+  field: IntKnob | 'errorCode' | 'inlineThink' | 'toolCallAsText' | 'undeclaredTool';
   min?: number;
   max?: number;
 }
@@ -54,6 +61,9 @@ const SPECS: readonly KnobSpec[] = [
   { header: 'x-sim-fail-after', bodyKey: 'fail_after', field: 'failAfter', max: 100_000 },
   { header: 'x-sim-inline-think', bodyKey: 'inline_think', field: 'inlineThink' },
   { header: 'x-sim-cached-tokens', bodyKey: 'cached_tokens', field: 'cachedTokens', max: 10_000_000 },
+  { header: 'x-sim-tool-call-as-text', bodyKey: 'tool_call_as_text', field: 'toolCallAsText' },
+  { header: 'x-sim-malformed-tool-calls', bodyKey: 'malformed_tool_calls', field: 'malformedToolCalls', max: 100 },
+  { header: 'x-sim-undeclared-tool', bodyKey: 'undeclared_tool', field: 'undeclaredTool' },
 ];
 
 function bad(spec: KnobSpec, raw: unknown): SimError {
@@ -92,11 +102,11 @@ export function parseKnobs(headers: Readonly<Record<string, string>>, body: unkn
     const header = headers[spec.header];
     const raw: unknown = header !== undefined ? header : sim?.[spec.bodyKey];
     if (raw === undefined || raw === null) continue;
-    if (spec.field === 'errorCode') {
+    if (spec.field === 'errorCode' || spec.field === 'undeclaredTool') {
       if (typeof raw !== 'string' || raw.length === 0) throw bad(spec, raw);
-      knobs.errorCode = raw.trim();
-    } else if (spec.field === 'inlineThink') {
-      knobs.inlineThink = toBool(spec, raw);
+      knobs[spec.field] = raw.trim();
+    } else if (spec.field === 'inlineThink' || spec.field === 'toolCallAsText') {
+      knobs[spec.field] = toBool(spec, raw);
     } else {
       knobs[spec.field] = toInt(spec, raw);
     }

@@ -14,6 +14,7 @@ import { parseKnobs, type Knobs } from './knobs.js';
 import { ModelRegistry } from './models.js';
 import { registerRealtime } from './realtime.js';
 import { RequestLog } from './request-log.js';
+import { misbehave } from './tool-misbehaviour.js';
 
 export interface SimulatorOptions {
   host?: string;
@@ -117,7 +118,7 @@ export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimu
     // The multimodel route's planner prompt is answered with a deterministic plan (planner.ts).
     const req = parseChatRequest(asPlannerRequest(body));
     models.note(req.model);
-    const turn = planChatTurn(req, knobs, { reasons: models.reasons(req.model) });
+    const turn = misbehave(planChatTurn(req, knobs, { reasons: models.reasons(req.model) }), knobs, body);
     const id = `chatcmpl-sim-${++completionSeq}`;
     const created = Math.floor(Date.now() / 1000);
     if (req.stream) {

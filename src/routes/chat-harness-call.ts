@@ -1,0 +1,96 @@
+/**
+ * One buffered model turn the harness adds or serves (a compaction summary, a corrective retry, a turn
+ * served buffered so its answer can be repaired): deadline, abort wiring, error mapping, normalization,
+ * and its own usage row. Rows are keyed `<request id>.<label>`, except the client's first turn, which
+ * keeps the request id, so every row of a request is found by the id's prefix (as the x_exec bridge does).
+ */
+import type { Deadlines } from '../core/chat/deadlines.js';
+import { normalizeCompletion } from '../core/chat/normalize-completion.js';
+import type { TurnContext, TurnUsage } from '../core/chat/turn-context.js';
+import type { EndpointRecord } from '../core/records.js';
+import { GatewayError, toGatewayError } from '../errors.js';
+import type { IncomingRequest } from '../http/request.js';
+import { UpstreamAbort } from '../upstream/upstream-client.js';
+import { unreachableUpstream } from '../upstream/upstream-errors.js';
+import { upstreamRefusal, type ChatServices, type Outcome } from './chat-dispatch.js';
+
+type Json = Record<string, unknown>;
+
+export interface HarnessCall {
+  readonly req: IncomingRequest;
+  readonly endpoint: EndpointRecord;
+  readonly deadlines: Deadlines;
+  readonly turn: TurnContext;
+  readonly account: { readonly projectId: string; readonly workspaceId: string | null; readonly keyId: string; readonly multiplier: number };
+  readonly route: string;
+}
+
+export interface HarnessAnswer {
+  /** The normalized completion (SPEC response shape). */
+  readonly completion: Json;
+  readonly usage: TurnUsage | null;
+}
+
+/** `label` null: the client's own turn (row keyed by the request id). Bytes are sent as they are. */
+export async function exchangeOnce(services: ChatServices, c: HarnessCall, body: Json | Buffer, label: string | null): Promise<HarnessAnswer> {
+  const started = performance.now();
+  const controller = new UpstreamAbort();
+  let timedOut = false;
+  c.req.onAbort(() => controller.abort());
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, c.deadlines.requestMs);
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
+  const charge = (status: Outcome, u: TurnUsage | null): void =>
+    services.usage.record({
+      requestId: label === null ? c.req.requestId : `${c.req.requestId}.${label}`,
+      projectId: c.account.projectId,
+      workspaceId: c.account.workspaceId,
+      endpointId: c.endpoint.id,
+      keyId: c.account.keyId,
+      route: c.route,
+      promptTokens: u?.promptTokens ?? 0,
+      completionTokens: u?.completionTokens ?? 0,
+      cachedTokens: u?.cachedTokens ?? 0,
+      reasoningTokens: u?.reasoningTokens ?? null,
+      serviceTier: c.turn.lane,
+      tierMultiplier: c.account.multiplier,
+      status,
+      usageSource: u?.source ?? 'estimated',
+      latencyMs: performance.now() - started,
+      createdAt: services.now(),
+    });
+  try {
+    const res = await services.upstream
+      .exchange(c.endpoint, {
+        path: '/chat/completions',
+        body: bytes,
+        signal: controller,
+        accept: undefined,
+        headersTimeoutMs: c.deadlines.requestMs + 1000,
+        bodyTimeoutMs: c.deadlines.requestMs + 1000,
+        requestId: c.req.requestId,
+      })
+      .catch((err: unknown) => {
+        if (timedOut) throw new GatewayError('timeout', { message: `The model did not answer within the ${c.endpoint.tier} tier's ${c.deadlines.requestMs / 1000} s deadline.` });
+        throw err instanceof GatewayError ? err : unreachableUpstream();
+      });
+    if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
+    let json: unknown;
+    try {
+      json = JSON.parse(res.body.toString('utf8'));
+    } catch {
+      throw new GatewayError('internal_error', { message: 'The model server returned a response that is not JSON.' });
+    }
+    const { body: completion, usage } = normalizeCompletion(json, c.turn, services.now);
+    charge('completed', usage ?? { promptTokens: Math.ceil(bytes.length / 4), completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' });
+    return { completion, usage };
+  } catch (err) {
+    const e = toGatewayError(err);
+    charge(c.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    throw e;
+  } finally {
+    clearTimeout(deadline);
+  }
+}
