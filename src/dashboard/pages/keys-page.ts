@@ -46,7 +46,7 @@ function keyRow(principal: DashboardPrincipal, projectId: string, k: ApiKeyWire,
 <form method="post" action="${projectPath(projectId, 'keys', k.id, 'revoke')}">${csrfField(principal)}<button type="submit" class="danger" data-action="revoke">Revoke</button></form>`
       : '';
   const quota = k.quota_requests === 0 ? 'none' : `${k.quota_requests} / ${k.quota_window} s`;
-  const ips = [k.allowed_ips.length ? `allow ${list(k.allowed_ips)}` : '', k.blocked_ips.length ? `block ${list(k.blocked_ips)}` : ''].filter(Boolean).join('; ') || 'any';
+  const ips = [k.allowed_ips.length ? `allow ${list(k.allowed_ips)}` : '', k.blocked_ips.length ? `block ${list(k.blocked_ips)}` : ''].filter(Boolean).join('; ') || 'no filter';
   return html`<tr data-key-id="${k.id}">
 <td>${k.name ?? html`<span class="muted">unnamed</span>`}<br><code class="prefix">${k.prefix}…</code></td>
 <td><span class="status ${k.status}">${k.status}</span>${k.status === 'active' && k.previous_value_valid_until !== null ? html`<br><small>old value valid until ${when(seconds(k.previous_value_valid_until))}</small>` : ''}</td>
@@ -87,7 +87,7 @@ ${SCOPES.map((s) => html`<label class="inline"><input type="checkbox" name="scop
 ${data.workspaces.map((w) => html`<label class="inline"><input type="checkbox" name="workspaces" value="${w.id}"${checkedWs.has(w.id) ? html` checked` : ''}> ${w.name} <code>${w.id}</code></label>`)}
 </fieldset>
 <label>Endpoint (optional: restricts the key to one)
-<select name="endpoint_id"><option value="">any endpoint</option>${data.endpoints.map((e) => html`<option value="${e.id}"${value('endpoint_id') === e.id ? html` selected` : ''}>${e.slug}</option>`)}</select></label>
+<select name="endpoint_id"><option value="">every endpoint</option>${data.endpoints.map((e) => html`<option value="${e.id}"${value('endpoint_id') === e.id ? html` selected` : ''}>${e.slug}</option>`)}</select></label>
 <label>Allowed IPs or CIDR ranges (comma or space separated) <input name="allowed_ips" value="${value('allowed_ips')}"></label>
 <label>Blocked IPs or CIDR ranges <input name="blocked_ips" value="${value('blocked_ips')}"></label>
 <div class="row"><label>Quota: requests <input name="quota_requests" inputmode="numeric" value="${value('quota_requests')}" placeholder="0 = none"></label>

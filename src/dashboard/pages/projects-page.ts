@@ -22,7 +22,7 @@ export function renderProjectsPage(principal: DashboardPrincipal, projects: read
     html`<h1>Projects</h1>
 ${
   projects.length === 0
-    ? html`<p class="muted">You have no role in any project yet; an owner can add you.</p>`
+    ? html`<p class="muted">You have no project role yet; an owner can add you.</p>`
     : html`<table class="projects"><thead><tr><th>Project</th><th>Your role</th><th>Endpoints</th><th></th></tr></thead><tbody>
 ${projects.map(
   (p) => html`<tr><td><a href="${projectPath(p.id)}">${p.name}</a><br><code>${p.id}</code></td><td>${p.role}</td><td>${p.endpoints}</td>

@@ -74,7 +74,7 @@ export function settingsPatchFromForm(form: URLSearchParams, current: RouterSett
   }
   const fallback = form.get('semantic_router_fallback_endpoint_id');
   if (fallback !== null && (fallback === '' ? null : fallback) !== current.fallbackEndpointId) patch.semantic_router_fallback_endpoint_id = fallback === '' ? null : fallback;
-  // Only the endpoints the form offered are decided by its boxes; an exclusion of any other endpoint (set
+  // Only the endpoints the form offered are decided by its boxes; an exclusion of another endpoint (set
   // through the API) is kept, not dropped because it had no box.
   const offered = new Set(form.getAll('excluded_offered'));
   if (offered.size > 0) {

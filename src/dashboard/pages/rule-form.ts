@@ -23,7 +23,7 @@ export function ruleForm(principal: DashboardPrincipal, action: string, targets:
   return html`<form method="post" action="${action}" class="stacked rule-form">
 ${csrfField(principal)}
 <label>Name <input name="name" maxlength="200" value="${sent('name', rule?.name ?? '')}"></label>
-<label>Query contains (one entry per line; every entry must appear, any case)
+<label>Query contains (one entry per line; every entry must appear, ignoring case)
 <textarea name="query_contains" rows="3">${words}</textarea></label>
 <div class="row"><label>Min input tokens <input name="min_input_tokens" inputmode="numeric" value="${sent('min_input_tokens', rule?.match.min_input_tokens?.toString() ?? '')}"></label>
 <label>Exact request model <input name="exact_request_model" value="${sent('exact_request_model', rule?.match.exact_request_model ?? '')}"></label></div>

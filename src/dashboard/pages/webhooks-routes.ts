@@ -26,7 +26,7 @@ export function webhooksPages(deps: PageDeps): PageDef[] {
     const deliveries = deps.webhooks.deliveries(id, webhook.id, DELIVERIES_SHOWN, null).items;
     page.send(status, renderWebhookDetail(page.frame('webhooks', notice), { webhook, deliveries, writable: page.writable, test }));
   };
-  /** An unknown endpoint is the list with the reason; any other refusal is the endpoint's page with it. */
+  /** An unknown endpoint is the list with the reason; every other refusal is the endpoint's page with it. */
   const refused = (page: ProjectPage, err: unknown): void => {
     const { status, notice } = refusalNotice(err);
     try {
