@@ -15,6 +15,7 @@ import type { AuthDeps } from './auth-kit.js';
 import { cookieNames } from './cookies.js';
 import { createDashboardGuard } from './dashboard-route.js';
 import { loginRoutes } from './login-routes.js';
+import { decoyHash } from './passwords.js';
 import { oidcRoutes } from './oidc-routes.js';
 import { contentSecurityPolicy } from './security-headers.js';
 import { createSessions } from './sessions.js';
@@ -51,6 +52,8 @@ export function createDashboardAuth(d: DashboardAuthDeps): DashboardAuth {
   const cookies = cookieNames(secure);
   const providers = config.dashboard.oidc_providers;
   const csp = contentSecurityPolicy([...new Set(providers.map((p) => new URL(p.issuer).origin))]);
+  // The decoy hash is made now, not at the first unknown e-mail, which would then answer slower than a wrong password.
+  void decoyHash();
   const users = createUsersRepo(db);
   const sessionsRepo = createDashboardSessionsRepo(db);
   const sessions = createSessions(sessionsRepo, now);
