@@ -40,6 +40,7 @@ import { syncConfig } from './store/config-sync.js';
 import { openDatabase } from './store/db.js';
 import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
 import { dashboardAssetRoutes, dashboardPages } from './dashboard/pages/dashboard-pages.js';
+import { playgroundRoutes } from './dashboard/playground/playground-routes.js';
 import { createApprovalDecisions } from './app/approval-decisions.js';
 import { createKeyManagement } from './app/key-management.js';
 import { createRouterManagement } from './app/router-management.js';
@@ -281,6 +282,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...dashboardAuth.routes,
     ...dashboardPages(dashboardPageDeps).map((page) => dashboardAuth.dashboardRoute(page)),
     ...dashboardAssetRoutes(),
+    // The chat playground (issue 23): turns through the chat use cases above, as the signed-in user.
+    ...playgroundRoutes({ pages: dashboardPageDeps, services: routerChatServices, guard: dashboardAuth.dashboardRoute, maxBodyBytes: config.server.max_body_bytes }),
   ];
   const metricsConfig = config.server.metrics;
   const scrape = metricsRoutes(services, metricsToken(metricsConfig.token_env));

@@ -104,6 +104,16 @@ export class Reply {
     this.#headers.push([name, value]);
   }
 
+  /**
+   * Replaces every header of that name set so far (names compared case-insensitively): the dashboard's
+   * playground page widens the CSP the session guard set, since a second CSP header could only narrow it.
+   */
+  replaceHeader(name: string, value: string): void {
+    const lower = name.toLowerCase();
+    for (let i = this.#headers.length - 1; i >= 0; i -= 1) if (this.#headers[i]?.[0].toLowerCase() === lower) this.#headers.splice(i, 1);
+    this.#headers.push([name, value]);
+  }
+
   json(status: number, body: unknown): void {
     this.send(status, JSON.stringify(body), 'application/json');
   }
