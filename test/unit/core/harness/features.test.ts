@@ -207,6 +207,16 @@ describe('compression', () => {
     expect(compressText(text)).toBe(['start', 'same', '[previous line repeated 3 more times]', 'a b c', '', 'end'].join('\n'));
   });
 
+  it('replaces a repeated block of lines by a reference to its first occurrence', () => {
+    const trace = ['  at a (x.ts:1)', '  at b (x.ts:2)', '  at c (x.ts:3)', '  at d (x.ts:4)', '  at e (x.ts:5)'];
+    const text = ['FAIL one', ...trace, 'FAIL two', ...trace].join('\n');
+    expect(compressText(text)).toBe(['FAIL one', ...trace, 'FAIL two', '[repeats the 5 lines that start "  at a (x.ts:1)" above]'].join('\n'));
+  });
+
+  it('minifies a text that is one pretty-printed JSON document', () => {
+    expect(compressText(JSON.stringify({ a: [1, 2], b: { c: 'x  y' } }, null, 4))).toBe('{"a":[1,2],"b":{"c":"x  y"}}');
+  });
+
   it('keeps two identical lines as they are', () => {
     expect(compressText('x\nx\ny')).toBe('x\nx\ny');
   });
