@@ -19,7 +19,8 @@ const bySlug = (a: EndpointRecord, b: EndpointRecord): number => (a.slug < b.slu
 
 /**
  * The planner endpoint: `semantic_router_planner_endpoint_id` when it names an active chat endpoint of the
- * project; else (the documented default) the project's fallback endpoint when this turn may use it, else
+ * project that this turn may reach (an endpoint-bound key's own endpoint; one serving the turn's
+ * workspace); else (the documented default) the project's fallback endpoint when this turn may use it, else
  * the first endpoint by slug that declares structured_output among those this turn may be routed to, else
  * the first of those by slug.
  */
@@ -28,7 +29,8 @@ export function plannerEndpoint(services: RouterChatServices, auth: Authenticate
   const configured = settings.plannerEndpointId ?? null;
   if (configured !== null) {
     const e = services.catalog.endpoints(auth.project.id).find((x) => x.id === configured);
-    if (e && e.kind === 'chat' && e.status === 'active') return e;
+    const reachable = e !== undefined && (auth.key.endpointId === null || e.id === auth.key.endpointId) && (workspaceId === null || e.workspaceIds.includes(workspaceId));
+    if (e && reachable && e.kind === 'chat' && e.status === 'active') return e;
   }
   const routable = services.router.routableEndpoints(auth.project.id, workspaceId, auth.key.endpointId);
   const fallback = routable.find((e) => e.id === settings.fallbackEndpointId);

@@ -7,6 +7,7 @@
  * function tools with tool_choice other than `none`, or no valid plan after one retry.
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { applyPartEdits } from '../core/chat/part-edits.js';
 import { dispatchCount } from '../core/multimodel/cost.js';
 import { checkModalities } from '../core/multimodel/modality.js';
 import type { Plan } from '../core/multimodel/plan.js';
@@ -78,8 +79,8 @@ async function multimodelTurn(services: RouterChatServices, ctx: RouteContext): 
   const settings = services.router.settingsOf(auth.project.id);
   if (!settings.multiModelEnabled || declaresCallerTools(body.chat)) return singleModel(services, ctx, auth, workspace, body);
 
-  const client = body.chat.messages as readonly ClientMessage[];
   const planner = plannerEndpoint(services, auth, workspace.workspaceId);
+  const client = await resolvedMessages(services, ctx, body);
   const plan = await makePlan({ services, req: ctx.req, endpoint: planner, conversation: transcript(client) });
   if (plan === null) return singleModel(services, ctx, auth, workspace, body);
   if (plan.research && body.n > 1) {
@@ -102,6 +103,19 @@ async function multimodelTurn(services: RouterChatServices, ctx: RouteContext): 
   ctx.req.log.endpoint = planner.slug;
   if (body.chat.stream === true) return streamed(turn, run, body);
   return buffered(turn, run, body);
+}
+
+/**
+ * The client's messages with image URLs fetched server-side, as the single-model route fetches them (SPEC
+ * X-Service-Augment-Media-URL-Resolution: on everywhere unless the header opts out): the vision sub-tasks
+ * send the fetched images. Fetched once per turn, not per dispatch.
+ */
+async function resolvedMessages(services: RouterChatServices, ctx: RouteContext, body: Incoming): Promise<readonly ClientMessage[]> {
+  const messages = body.chat.messages as readonly ClientMessage[];
+  if (!services.media || !messages.some((m) => Array.isArray(m.content))) return messages;
+  const edits = await services.media.images(body.parsed, body.chat, ctx.req);
+  if (edits.length === 0) return messages;
+  return applyPartEdits(body.raw, body.parsed, edits).parsed.messages as ClientMessage[];
 }
 
 /**

@@ -4,7 +4,9 @@
  * in the request text). The simulator answers 16 content tokens per dispatch, which is how the cost
  * rule (n x S dispatches, plus a synthesis per choice when S >= 3) is read off `usage`.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PLANNER_MARKER } from '../../src/core/multimodel/planner-prompt.js';
 import { SYNTHESIS_INSTRUCTION } from '../../src/core/multimodel/step-messages.js';
 import { call, expectError, type JsonResponse } from '../helpers/http.js';
@@ -12,7 +14,17 @@ import { R_CHAT, R_EMBED, R_MATH, useRouterSuite, WS_SOLO } from '../helpers/rou
 import { simRequests, simSeq, type SimRequest } from '../helpers/simulator-log.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 
-const suite = useRouterSuite();
+// Plain-HTTP loopback image URLs are admitted, so the server-side image fetch can be seen on sub-tasks.
+const suite = useRouterSuite({ security: { allow_private_targets: true, allow_http_targets: true } });
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('png body')]);
+let images: Server;
+let imageOrigin = '';
+beforeAll(async () => {
+  images = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(PNG));
+  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+  imageOrigin = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => images.close(() => resolve())));
 const TOKENS_PER_ANSWER = 16;
 
 const url = (): string => `${suite.base}/_semantic/router/v1/chat/completions/multimodel`;
@@ -218,6 +230,14 @@ describe('modalities', () => {
     expect(parts).toEqual([true, false]);
     const rows = await decisionsFor(result);
     expect(rows.find((r) => r.multimodel?.step_id === 's1')?.endpoint_slug).toBe('vision');
+  });
+
+  it('fetches an image URL server-side once and sends the inlined image with the vision sub-task', async () => {
+    const remote = { type: 'image_url', image_url: { url: `${imageOrigin}/cat.png` } };
+    const { result, dispatches } = await seen(() => multimodel(ask([{ type: 'text', text: 'describe this photo. [plan: steps=1, vision]' }, remote])));
+    expect(result.status).toBe(200);
+    expect(dispatches[0]?.body).toContain(`data:image/png;base64,${PNG.toString('base64')}`);
+    expect(dispatches[0]?.body).not.toContain(imageOrigin);
   });
 
   it('refuses a sub-task needing a modality no endpoint serves, before any dispatch', async () => {
