@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 describe('SIGKILL under chat load', () => {
-  it('loses no answered turn from the usage ledger, and bills none twice', async () => {
+  it('loses no answered turn from the usage ledger, and bills none twice', { timeout: 120_000 }, async () => {
     const config = testConfig(sim.url, keys, { rateLimit: { requests_per_minute: 1_000_000, tokens_per_minute: 1_000_000_000 } });
     const dbPath = join(dir, 'killed.db');
     const first = await startGatewayProcess(config, { dir, dbPath });

@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 describe(`${KILLS} SIGKILLs with ${EVENTS} webhook deliveries pending`, () => {
-  it('delivers every event; repeats are only resends of the same delivery (counted and reported)', { timeout: 120_000 }, async () => {
+  it('delivers every event; repeats are only resends of the same delivery (counted and reported)', { timeout: 300_000 }, async () => {
     const dir = tempDir();
     const dbPath = join(dir, 'loop.db');
     const config = testConfig(sim.url, keys, {
