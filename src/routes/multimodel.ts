@@ -82,6 +82,8 @@ async function multimodelTurn(services: RouterChatServices, ctx: RouteContext): 
   const planner = plannerEndpoint(services, auth, workspace.workspaceId);
   const client = await resolvedMessages(services, ctx, body);
   const plan = await makePlan({ services, req: ctx.req, endpoint: planner, conversation: transcript(client) });
+  // A client gone during planning gets no dispatch at all (nothing is billed for a turn nobody reads).
+  if (ctx.req.aborted) return;
   if (plan === null) return singleModel(services, ctx, auth, workspace, body);
   if (plan.research && body.n > 1) {
     throw new GatewayError('unsupported_value', { param: 'n', message: 'n above 1 is not supported for a turn that asks for research on the multimodel route; send n: 1.' });
