@@ -12,22 +12,29 @@ import { withStore } from './cli-keys-store.js';
 import { createUser, findUser, newPasswordHash, resetPassword, UserAdminError } from './dashboard/auth/user-admin.js';
 import { createProjectsRepo } from './store/projects-repo.js';
 import { syncConfig } from './store/config-sync.js';
+import type { Db } from './store/db.js';
 import { createUsersRepo } from './store/users-repo.js';
 
 export const USERS_USAGE = `  switchboard users create --email E --password-stdin --role owner|admin|member --project ID
                            [--name TEXT] [--workspaces ws_a,ws_b] [--config FILE | --db PATH]
+  switchboard users grant USER_ID|EMAIL --role owner|admin|member --project ID [--workspaces ws_a,ws_b]
+                          (--config FILE | --db PATH)
   switchboard users list (--config FILE | --db PATH) [--json]
   switchboard users delete USER_ID|EMAIL (--config FILE | --db PATH)
   switchboard users reset-password USER_ID|EMAIL --password-stdin (--config FILE | --db PATH)`;
 
 const STORE = { config: { type: 'string' }, db: { type: 'string' } } as const;
 const storeSchema = { config: z.string().optional(), db: z.string().optional() };
+const roleFlag = z.enum(['owner', 'admin', 'member'], { error: 'is required: owner, admin or member' });
+const workspacesFlag = csv.pipe(z.array(z.string().regex(/^ws_[0-9a-f]+$/, 'must be ws_<hex>')).min(1)).optional();
 
 export async function usersCommand(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   switch (sub) {
     case 'create':
       return create(rest);
+    case 'grant':
+      return grant(rest);
     case 'list':
       return list(rest);
     case 'delete':
@@ -35,7 +42,7 @@ export async function usersCommand(argv: string[]): Promise<void> {
     case 'reset-password':
       return reset(rest);
     default:
-      throw new UsageError(`unknown users command ${JSON.stringify(sub ?? '')}: one of create, list, delete, reset-password`);
+      throw new UsageError(`unknown users command ${JSON.stringify(sub ?? '')}: one of create, grant, list, delete, reset-password`);
   }
 }
 
@@ -65,30 +72,61 @@ async function create(argv: string[]): Promise<void> {
       ...storeSchema,
       email: z.string({ error: 'is required: the user e-mail' }),
       'password-stdin': passwordFlag,
-      role: z.enum(['owner', 'admin', 'member'], { error: 'is required: owner, admin or member' }),
+      role: roleFlag,
       project: z.string({ error: 'is required: the project id (proj_...)' }),
       name: z.string().optional(),
-      workspaces: csv.pipe(z.array(z.string().regex(/^ws_[0-9a-f]+$/, 'must be ws_<hex>')).min(1)).optional(),
+      workspaces: workspacesFlag,
     }),
   );
   const { config, store } = storeOf(flags, 'write the user into');
   const passwordHash = await newPasswordHash(await passwordFromStdin()).catch(asConfigError);
   const user = withStore(store, ['users create', 'writes into'], (db) => {
     if (config) syncConfig(db, config, Date.now());
-    const projects = createProjectsRepo(db);
-    const project = projects.listProjects().find((p) => p.id === flags.project || p.uuid === flags.project);
-    if (!project) throw new ConfigError(`--project: no project ${flags.project} in ${store.path}`);
-    const known = new Set(projects.listWorkspaces().filter((w) => w.projectId === project.id).map((w) => w.id));
-    const unknown = flags.workspaces?.find((w) => !known.has(w));
-    if (unknown) throw new ConfigError(`--workspaces: project ${project.id} has no workspace ${unknown}`);
+    const projectId = projectIn(db, flags.project, flags.workspaces, store.path);
     try {
-      return createUser(createUsersRepo(db), { email: flags.email, name: flags.name ?? null, passwordHash, role: flags.role, projectId: project.id, workspaceIds: flags.workspaces ?? null }, Date.now());
+      return createUser(createUsersRepo(db), { email: flags.email, name: flags.name ?? null, passwordHash, role: flags.role, projectId, workspaceIds: flags.workspaces ?? null }, Date.now());
     } catch (err) {
       return asConfigError(err);
     }
   });
   process.stderr.write(`created user ${user.email} (${flags.role} of ${flags.project}); sign in at /dashboard/login\n`);
   process.stdout.write(`${user.id}\n`);
+}
+
+/** The project (by id or UUID) and the workspaces named, checked against the store. */
+function projectIn(db: Db, ref: string, workspaces: readonly string[] | undefined, path: string): string {
+  const projects = createProjectsRepo(db);
+  const project = projects.listProjects().find((p) => p.id === ref || p.uuid === ref);
+  if (!project) throw new ConfigError(`--project: no project ${ref} in ${path}`);
+  const known = new Set(projects.listWorkspaces().filter((w) => w.projectId === project.id).map((w) => w.id));
+  const unknown = workspaces?.find((w) => !known.has(w));
+  if (unknown) throw new ConfigError(`--workspaces: project ${project.id} has no workspace ${unknown}`);
+  return project.id;
+}
+
+/**
+ * A role in a project, new or changed (without --workspaces: every workspace). Keys the user owns follow at
+ * once: a running gateway reloads credentials when the store changes.
+ */
+async function grant(argv: string[]): Promise<void> {
+  const { flags, positionals } = parseCommandLine(
+    argv,
+    { ...STORE, role: { type: 'string' }, project: { type: 'string' }, workspaces: { type: 'string' } },
+    z.object({ ...storeSchema, role: roleFlag, project: z.string({ error: 'is required: the project id (proj_...)' }), workspaces: workspacesFlag }),
+    1,
+    'user id or e-mail',
+  );
+  const { store } = storeOf(flags, 'write the role into');
+  const ref = positionals[0] ?? '';
+  const done = withStore(store, ['users grant', 'writes into'], (db) => {
+    const users = createUsersRepo(db);
+    const user = findUser(users, ref);
+    if (!user) throw new ConfigError(`no user ${ref} in ${store.path}`);
+    const projectId = projectIn(db, flags.project, flags.workspaces, store.path);
+    users.setRole(user.id, { projectId, role: flags.role, workspaceIds: flags.workspaces ?? null });
+    return { user, projectId };
+  });
+  process.stdout.write(`${done.user.email} is ${flags.role} of ${done.projectId}, reading ${flags.workspaces?.join(', ') ?? 'every workspace'}\n`);
 }
 
 async function list(argv: string[]): Promise<void> {

@@ -220,6 +220,22 @@ describe('user-owned API keys (SPEC Authentication 10, "API key" states)', () =>
     expect((await call(direct(), { key })).status).toBe(200);
   });
 
+  it('follow their user: a workspace the user gains later is reached at once, one lost is not', async () => {
+    const s = await dashboardSession(suite.gw, { role: 'admin', workspaces: [WS_B] });
+    const key = await userOwnedKey(s);
+    const inWs = async (ws: string) => (await call(direct(), { key, headers: { 'x-workspace-id': ws } })).status;
+    expect(await inWs(WS_DEFAULT)).toBe(403);
+    const grant = async (...extra: string[]) => {
+      const res = await runCli(['users', 'grant', s.user.email, '--role', 'admin', '--project', PROJECT, '--db', suite.gw.dbPath, ...extra]);
+      expect(res.code, res.stderr).toBe(0);
+    };
+    await grant('--workspaces', `${WS_B},${WS_DEFAULT}`);
+    await expect.poll(() => inWs(WS_DEFAULT), { timeout: 5000, interval: 100 }).toBe(200);
+    await grant('--workspaces', WS_DEFAULT);
+    await expect.poll(() => inWs(WS_B), { timeout: 5000, interval: 100 }).toBe(403);
+    expect(await inWs(WS_DEFAULT)).toBe(200);
+  });
+
   it('reach every workspace of a user who reads all, and run in the default one when none is named', async () => {
     const s = await dashboardSession(suite.gw, { role: 'owner' });
     const key = await userOwnedKey(s);
