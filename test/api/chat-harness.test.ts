@@ -10,6 +10,7 @@ import { call, expectError, type JsonResponse } from '../helpers/http.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { lastSimRequest, simRequests, simSeq, type SimRequest } from '../helpers/simulator-log.js';
 import { useGatewaySuite } from '../helpers/suite.js';
+import { openUsageDb } from '../helpers/usage-db.js';
 
 const suite = useGatewaySuite();
 
@@ -28,6 +29,18 @@ async function upstream(): Promise<Json> {
 /** The requests the simulator received since `before` (oldest first). */
 async function since(before: number): Promise<SimRequest[]> {
   return (await simRequests(suite.sim.url, 20)).filter((r) => r.seq > before).sort((a, b) => a.seq - b.seq);
+}
+
+/** Usage rows of a request: `<id>` and the harness's extra turns `<id>.<label>`, by label. */
+async function billedTurns(id: string, labels: string[]): Promise<Record<string, number>> {
+  const ledger = openUsageDb(suite.gw.dbPath);
+  try {
+    const rows: Record<string, number> = {};
+    for (const label of labels) rows[label] = (await ledger.waitForRow(label === '' ? id : `${id}.${label}`)).completion_tokens;
+    return rows;
+  } finally {
+    ledger.close();
+  }
 }
 
 const augmented = (res: JsonResponse): string | null => res.headers.get('x-service-augmented');
@@ -132,6 +145,9 @@ describe('compaction', () => {
     expect(messages.map((m) => m.role)).toEqual(['system', 'system', 'user']);
     expect(String(messages[1]?.content)).toMatch(/^Summary of the earlier conversation/);
     expect(messages[2]?.content).toBe('So what now?');
+    // The summary is a model turn of its own, billed on its own row.
+    const rows = await billedTurns((res.body as Json).id as string, ['compaction', '']);
+    expect(rows.compaction).toBeGreaterThan(0);
   });
 });
 
@@ -217,6 +233,7 @@ describe('corrective retries', () => {
     expect(retry.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     // Usage covers both turns (the simulator bills 10 completion tokens per tool call).
     expect((res.body as { usage: { completion_tokens: number } }).usage.completion_tokens).toBe(20);
+    expect(await billedTurns((res.body as Json).id as string, ['', 't2'])).toEqual({ '': 10, t2: 10 });
   });
 
   it('ends with finish_reason length when max_tokens is spent before a good call', async () => {
