@@ -60,7 +60,10 @@ export interface ChatTurnInput extends ChatBody {
   readonly surfaceDefault?: boolean;
 }
 
-/** Capability checks, reasoning mapping, tier, context window, then exactly one upstream turn. */
+/**
+ * Capability checks, reasoning mapping, tier, context window, then exactly one upstream turn: more only
+ * when an opted-in harness feature adds them (compaction, corrective retries), each billed on its own row.
+ */
 export async function serveChatTurn(services: ChatServices, input: ChatTurnInput): Promise<void> {
   const { ctx, auth, endpoint, workspaceId, chat } = input;
   const { req } = ctx;
