@@ -164,6 +164,7 @@ export async function main(): Promise<void> {
     '|---|---:|---:|---:|---:|',
     ...topK,
     '',
+    '- reading: compression pays off on the repetitive contexts agents send (retry logs, files read again, repeated traces, pretty-printed JSON) and leaves prose alone; its CPU (a fraction of a millisecond per long context here) is paid only by requests that send the header. Tool top-k costs one embedding call per turn (tool vectors are cached by text) and, on this corpus, kept the intended tool every time at k = 4.',
     `- run ${new Date().toISOString()}, \`npm run build && node dist/bench/harness-tokens.js\`; deterministic (no processes or network), so the token figures repeat exactly; the CPU column is this machine's.`,
   ].join('\n');
   writeResultsSection('harness-tokens', section);
