@@ -65,9 +65,12 @@ function declaresCallerTools(chat: ChatRequest): boolean {
   return (chat.tools?.length ?? 0) > 0 && chat.tool_choice !== 'none';
 }
 
-/** Served exactly like POST .../_semantic/router/v1/chat/completions: route once, one turn, the same code. */
+/**
+ * Served like POST .../_semantic/router/v1/chat/completions: route once, one turn, the same code, the
+ * client's bytes. Only `n` keeps this route's rule (not capped, streamable): it reaches the model as sent.
+ */
 async function singleModel(services: RouterChatServices, ctx: RouteContext, auth: AuthenticatedKey, workspace: RouterWorkspace, body: Incoming): Promise<void> {
-  const chat = parseChatRequest(body.parsed);
+  const chat = body.parsed.n === undefined || body.parsed.n === null ? body.chat : { ...body.chat, n: body.n };
   const endpoint = await routeChatTurn(services, ctx, auth, workspace, chat);
   await serveChatTurn(services, { ctx, auth, endpoint, workspaceId: workspace.workspaceId, raw: body.raw, parsed: body.parsed, chat, route: 'router' });
 }

@@ -199,6 +199,18 @@ describe('turns that are not decomposed', () => {
     expect(JSON.parse((dispatches[0] as SimRequest).body)).toEqual({ ...body, model: 'sim-chat' });
   });
 
+  it('keeps this route n rule on an undecomposed turn: n reaches the one model as sent, streamed too', async () => {
+    expect((await patchConfig({ semantic_router_multi_model_enabled: false })).status).toBe(200);
+    const res = await fetch(url(), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json' },
+      body: JSON.stringify(ask('recommend a recipe for dinner tonight', { n: 2, stream: true })),
+    });
+    expect(res.status).toBe(200);
+    const chunks = chunksOf(parseSse(await res.text())) as { choices: { index: number; finish_reason: string | null }[] }[];
+    expect(chunks.flatMap((c) => c.choices.filter((ch) => ch.finish_reason !== null).map((ch) => ch.index)).sort()).toEqual([0, 1]);
+  });
+
   it('serves the caller own function tools on a tool-capable endpoint, finish_reason tool_calls, undecomposed', async () => {
     const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
     const { result, planner } = await seen(() => multimodel(ask('compute the derivative of sin x. then look it up.', { tools, tool_choice: 'auto' })));
