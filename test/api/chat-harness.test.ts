@@ -134,6 +134,14 @@ describe('compaction', () => {
     expect(await simSeq(suite.sim.url)).toBe(before);
   });
 
+  it('does not act, and sends the bytes as they are, when the request fits', async () => {
+    const fits = '{"model":"m","messages":[{"role":"user","content":"short"}],"max_tokens":8}';
+    const res = await post('small', fits, { 'x-service-augment-compaction': 'on' });
+    expect(res.status).toBe(200);
+    expect(augmented(res)).toBeNull();
+    expect((await lastSimRequest(suite.sim.url)).body).toBe(fits.replace('"m"', '"sim-chat"'));
+  });
+
   it('summarises the oldest turns through a model call and serves the turn when it is on', async () => {
     const before = await simSeq(suite.sim.url);
     const res = await post('small', body, { 'x-service-augment-compaction': 'on' });
@@ -234,6 +242,20 @@ describe('corrective retries', () => {
     // Usage covers both turns (the simulator bills 10 completion tokens per tool call).
     expect((res.body as { usage: { completion_tokens: number } }).usage.completion_tokens).toBe(20);
     expect(await billedTurns((res.body as Json).id as string, ['', 't2'])).toEqual({ '': 10, t2: 10 });
+  });
+
+  it('streams the corrected answer as chunks', async () => {
+    const res = await fetch(url('chat'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json', 'x-service-augment-corrective-retries': 'on' },
+      body: body({ stream: true, stream_options: { include_usage: true } }),
+    });
+    expect(res.headers.get('x-service-augmented')).toBe('corrective-retries');
+    const chunks = chunksOf(parseSse(await res.text()));
+    const finish = chunks.flatMap((c) => (c.choices as Json[]).map((ch) => ch.finish_reason)).filter((f) => f !== null);
+    expect(finish).toEqual(['tool_calls']);
+    expect(JSON.stringify(chunks)).toContain(JSON.stringify('{"q":"sample"}'));
+    expect((chunks.at(-1)?.usage as { completion_tokens: number }).completion_tokens).toBe(20);
   });
 
   it('ends with finish_reason length when max_tokens is spent before a good call', async () => {
