@@ -8,11 +8,14 @@
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../helpers/exec-agents.js';
-import { eventually, execConfig, makeExecKeys, WS_B, WS_DEFAULT } from '../helpers/exec-config.js';
+import { eventually, execConfig, makeExecKeys, PROJECT, WS_B, WS_DEFAULT } from '../helpers/exec-config.js';
 import { connectMcp, mcpUrl, startMcpAgent, type McpConnection } from '../helpers/mcp-client.js';
-import { startGatewayProcess, tempDir, type GatewayProcess } from '../helpers/processes.js';
+import { call } from '../helpers/http.js';
+import { mintTestKey, startGatewayProcess, tempDir, type GatewayProcess } from '../helpers/processes.js';
 
 const keys = makeExecKeys();
+/** execution, 3 requests per minute (the key quota of SPEC Authentication 8). */
+const quotaKey = mintTestKey('test');
 let gw: GatewayProcess;
 let agent: AgentProcess;
 let mcp: McpConnection;
@@ -24,13 +27,20 @@ const textOf = (r: CallToolResult): string => r.content.map((c) => (c.type === '
 const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } } };
 
 /** A raw initialize, to read the HTTP status and body of a refusal. */
-async function rawInitialize(headers: Record<string, string>): Promise<{ status: number; body: { error: { code: string; type: string; param: string | null } } }> {
+type Refusal = { error: { code: string; type: string; param: string | null } };
+
+async function rawInitialize(headers: Record<string, string>): Promise<{ status: number; body: Refusal }> {
   const res = await fetch(mcpUrl(gw.url), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(INITIALIZE) });
-  return { status: res.status, body: (await res.json()) as { error: { code: string; type: string; param: string | null } } };
+  const text = await res.text();
+  // A refusal is the gateway's JSON envelope; an accepted initialize is an SSE stream (no error in it).
+  const body = res.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(text) as Refusal) : { error: { code: '', type: '', param: null } };
+  return { status: res.status, body };
 }
 
 beforeAll(async () => {
-  gw = await startGatewayProcess(execConfig(keys));
+  const config = execConfig(keys);
+  (config.projects[0] as unknown as { keys: Record<string, unknown>[] }).keys.push({ value: quotaKey, scopes: ['execution'], quota_requests: 3, quota_window: 60 });
+  gw = await startGatewayProcess(config);
   agent = await startMcpAgent(gw.url, keys.exec, tempDir());
   mcp = await connectMcp(gw.url, keys.exec);
 });
@@ -58,6 +68,9 @@ describe('MCP tools/call', () => {
     expect(r.isError).toBe(false);
     expect(textOf(r)).toBe('hello over MCP');
     expect(structured(r)).toMatchObject({ object: 'exec.invocation', tool_name: 'say', status: 'completed', exit_code: 0, workspace_id: WS_DEFAULT });
+    // The same invocation the REST surface reads: one service, one store.
+    const rest = await call(`${gw.url}/${PROJECT}/v1/exec/invocations/${structured(r).id}`, { key: keys.exec });
+    expect(rest.body).toMatchObject({ id: structured(r).id, status: 'completed', output: 'hello over MCP' });
   });
 
   it('answers a destructive tool at once with its pending approval; exec.approval_accept runs it and exec.invocation_status shows the result', async () => {
@@ -149,6 +162,14 @@ describe('MCP authentication and workspaces', () => {
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_json');
+  });
+
+  it("counts every MCP request against the key's quota, as on the API: 429 past it", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await rawInitialize({ authorization: `Bearer ${quotaKey}` })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const refused = await rawInitialize({ authorization: `Bearer ${quotaKey}` });
+    expect(refused.body.error.code).toBe('rate_limit_exceeded');
   });
 
   it('answers 401 without a key', async () => {
