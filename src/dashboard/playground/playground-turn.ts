@@ -108,7 +108,10 @@ export function playgroundTurnRoute(deps: PlaygroundTurnDeps): PageDef {
     } finally {
       release();
       decisions.delete(requestId);
-      Object.assign(ctx.req.log, synthetic.req.log);
+      // The access log and endpoint metrics see the turn (project, endpoint, user, tokens, latencies), but
+      // the client address stays the page's: the synthetic request's is a loopback stand-in.
+      const { clientIp: _loopback, ...turnLog } = synthetic.req.log;
+      Object.assign(ctx.req.log, turnLog);
     }
   }
 
