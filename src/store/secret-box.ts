@@ -55,7 +55,12 @@ export function storedSealedValues(db: Db): SealedValue[] {
       "SELECT query_preview AS sealed, request_id AS associated FROM routing_decisions WHERE query_preview <> '' ORDER BY rowid DESC LIMIT 1",
     )
     .get();
-  return [webhook, decision].filter((v): v is SealedValue => v !== undefined);
+  // Dashboard users' TOTP secrets (migration 015), sealed with the user id as associated data: a store
+  // whose only sealed values are these must still refuse a key that cannot open them.
+  const totp = db
+    .prepare<[], SealedValue>('SELECT totp_secret_sealed AS sealed, id AS associated FROM dashboard_users WHERE totp_secret_sealed IS NOT NULL ORDER BY rowid DESC LIMIT 1')
+    .get();
+  return [webhook, decision, totp].filter((v): v is SealedValue => v !== undefined);
 }
 
 /**

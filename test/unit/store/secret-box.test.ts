@@ -83,7 +83,7 @@ describe('a key that cannot open what the store holds', () => {
     expect(existsSync(`${db}.key`)).toBe(true);
   });
 
-  it('reads the newest sealed webhook secret and decision excerpt, skipping empty excerpts', () => {
+  it('reads the newest sealed webhook secret, decision excerpt and TOTP secret, skipping empty excerpts', () => {
     const db = openDatabase(':memory:');
     try {
       expect(storedSealedValues(db)).toEqual([]);
@@ -104,6 +104,11 @@ describe('a key that cannot open what the store holds', () => {
         { sealed: 'v1.hook-2', associated: 'wh_2' },
         { sealed: 'v1.sealed-2', associated: 'req_2' },
       ]);
+      // A dashboard user's TOTP secret counts too (users without two-factor have none).
+      const user = db.prepare('INSERT INTO dashboard_users (id, email, name, totp_secret_sealed, created_at, updated_at) VALUES (?, ?, ?, ?, 0, 0)');
+      user.run('usr_1', 'a@example.com', 'A', 'v1.totp-1');
+      user.run('usr_2', 'b@example.com', 'B', null);
+      expect(storedSealedValues(db)).toContainEqual({ sealed: 'v1.totp-1', associated: 'usr_1' });
     } finally {
       db.close();
     }
