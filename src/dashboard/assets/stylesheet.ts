@@ -29,6 +29,7 @@ nav.tabs { display: flex; gap: 4px; border-bottom: 1px solid var(--line); margin
 nav.tabs a { padding: 8px 12px; text-decoration: none; color: var(--fg); border-bottom: 2px solid transparent; }
 nav.tabs a.current { border-bottom-color: var(--accent); color: var(--accent); font-weight: 600; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 16px; margin: 14px 0; }
+.card.narrow { max-width: 30rem; margin-left: auto; margin-right: auto; }
 table { width: 100%; border-collapse: collapse; background: var(--card); margin: 8px 0; }
 th, td { text-align: left; padding: 7px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-size: 12px; color: var(--muted); font-weight: 600; background: #fafbfc; }
