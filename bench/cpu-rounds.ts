@@ -1,5 +1,6 @@
 /**
- * The headline CPU comparison, gateway vs bare proxy per non-streamed request, in alternating rounds as
+ * The headline CPU comparison, gateway vs bare proxy per request (non-streamed and streamed; the gateway as
+ * `serve` runs it by default, info logs on, and the tuned one at warn), in alternating rounds as
  * the limiter cost is measured. On this shared VM one 10 s run per target can land in a quiet minute for
  * one and a busy one for the other: three full runs of the same build gave 1.28x, 1.66x and 2.04x at 50
  * connections. Each round's pair runs back to back, so a busy minute moves both halves of a pair; the
@@ -10,15 +11,17 @@ import type { Row, Scenario, Target } from './scenarios.js';
 
 export interface CpuRounds {
   readonly scenario: Scenario;
+  /** Which gateway ran: the default config (info logs) or the tuned one (warn logs). */
+  readonly gatewayLabel: string;
   readonly bare: readonly Row[];
   readonly gateway: readonly Row[];
 }
 
 export async function runCpuRounds(bare: Target, gateway: Target, scenario: Scenario, seconds: number, rounds: number, log: (msg: string) => void): Promise<CpuRounds> {
   const { first, second } = await runAlternating(bare, gateway, scenario, seconds, rounds, (i, b, g) =>
-    log(`CPU rounds, ${scenario.label}, round ${i}: bare ${b.cpuUsPerReq?.toFixed(1) ?? '-'} us, gateway ${g.cpuUsPerReq?.toFixed(1) ?? '-'} us per request`),
+    log(`CPU rounds, ${scenario.label}, ${gateway.label}, round ${i}: bare ${b.cpuUsPerReq?.toFixed(1) ?? '-'} us, gateway ${g.cpuUsPerReq?.toFixed(1) ?? '-'} us per request`),
   );
-  return { scenario, bare: first, gateway: second };
+  return { scenario, gatewayLabel: gateway.label, bare: first, gateway: second };
 }
 
 /** Each round's gateway / bare CPU per request, and their median. */

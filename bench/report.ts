@@ -26,7 +26,7 @@ export interface BenchReport {
   readonly rows: readonly Row[];
   readonly ttfb: readonly { key: TargetKey; target: string; result: SequentialResult }[];
   readonly hol: readonly HolResult[];
-  readonly cpuRounds: CpuRounds | null;
+  readonly cpuRounds: readonly CpuRounds[];
   readonly limiterCost: readonly LimiterCost[];
   readonly soak: Soak | null;
   readonly notes: readonly string[];
@@ -82,12 +82,12 @@ function ratios(report: BenchReport): string[] {
         `(${us(gw.cpuUsPerReq)} vs ${us(bare.cpuUsPerReq)} us)${suspect(gw.load, bare.load)}`,
     );
   }
-  if (report.cpuRounds) {
-    const { ratios: each, median } = roundRatios(report.cpuRounds);
+  for (const c of report.cpuRounds) {
+    const { ratios: each, median } = roundRatios(c);
     if (median !== null) {
       lines.push(
-        `- CPU/req gateway vs bare, ${report.cpuRounds.scenario.label}, ${each.length} alternating rounds: median ratio ${median.toFixed(2)}x ` +
-          `(rounds: ${each.map((r) => `${r.toFixed(2)}x`).join(', ')})${suspect(...report.cpuRounds.bare.map((r) => r.load), ...report.cpuRounds.gateway.map((r) => r.load))}`,
+        `- CPU/req ${c.gatewayLabel} vs bare, ${c.scenario.label}, ${each.length} alternating rounds: median ratio ${median.toFixed(2)}x ` +
+          `(rounds: ${each.map((r) => `${r.toFixed(2)}x`).join(', ')})${suspect(...c.bare.map((r) => r.load), ...c.gateway.map((r) => r.load))}`,
       );
     }
   }
@@ -164,9 +164,8 @@ export function renderReport(report: BenchReport): string {
     }
     out.push(table(['target', 'traffic', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], rows));
   }
-  if (report.cpuRounds) {
-    const c = report.cpuRounds;
-    out.push('', `## CPU per request, gateway vs bare proxy: ${c.scenario.label}, alternating rounds (ABBA), back to back`, '');
+  for (const c of report.cpuRounds) {
+    out.push('', `## CPU per request, ${c.gatewayLabel} vs bare proxy: ${c.scenario.label}, alternating rounds (ABBA), back to back`, '');
     const { ratios: each } = roundRatios(c);
     const rows = c.bare.map((b, i) => {
       const g = c.gateway[i];

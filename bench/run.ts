@@ -129,8 +129,13 @@ async function main(): Promise<void> {
     const limiterScenarios = matrix(quick).filter((s) => s.connections === 50);
     const bareTarget = targets.find((t) => t.key === 'bare')!;
     const roundSeconds = Math.min(seconds, ALTERNATING_ROUND_SECONDS);
-    const headline = limiterScenarios.find((s) => !s.stream);
-    const cpuRounds = headline ? await runCpuRounds(bareTarget, gatewayTarget, headline, roundSeconds, ALTERNATING_ROUNDS, log) : null;
+    // The headline pairs, non-streamed and streamed: the gateway as `serve` runs it by default (info logs to
+    // stdout) first, then the tuned one (warn logs), each against the bare proxy in alternating rounds.
+    const cpuRounds = [];
+    for (const scenario of limiterScenarios) {
+      if (infoTarget) cpuRounds.push(await runCpuRounds(bareTarget, infoTarget, scenario, roundSeconds, ALTERNATING_ROUNDS, log));
+      cpuRounds.push(await runCpuRounds(bareTarget, gatewayTarget, scenario, roundSeconds, ALTERNATING_ROUNDS, log));
+    }
     const limiterCost = await runLimiterCost(gatewayTarget, limitsTarget, limiterScenarios, roundSeconds, ALTERNATING_ROUNDS, log);
 
     const ttfb = [];
