@@ -7,21 +7,17 @@ import type { Readable } from 'node:stream';
 import type { AudioUsage } from '../core/audio/audio-usage.js';
 import type { Deadlines } from '../core/chat/deadlines.js';
 import type { EndpointRecord } from '../core/records.js';
-import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { Reply } from '../http/reply.js';
-import { UpstreamAbort, type UpstreamResponse } from '../upstream/upstream-client.js';
-import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
+import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
+import type { UpstreamResponse } from '../upstream/upstream-client.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
-import { errorText } from '../upstream/answer-cap.js';
 
 export interface AudioCall {
+  /** The answer below 400; rejects with the client's error (an error status mapped, the deadline, ...). */
   readonly response: Promise<UpstreamResponse>;
-  abort(): void;
-  /** Turns a failed call (or a response >= 400) into the client's error, and clears the deadline. */
-  failure(err: unknown): Promise<GatewayError>;
-  done(): void;
-  readonly started: number;
+  /** Its deadline and abort: `abort()`, `done()`, `started`, and `failure(err)` for a failed body read. */
+  readonly deadline: UpstreamDeadline;
 }
 
 export interface AudioAccount {
@@ -30,47 +26,32 @@ export interface AudioAccount {
   readonly keyId: string;
 }
 
-export function callUpstream(
+export function startAudioCall(
   services: ChatServices,
   req: IncomingRequest,
   endpoint: EndpointRecord,
   call: { path: string; body: Buffer | Readable; contentType?: string; accept?: string },
   deadlines: Deadlines,
 ): AudioCall {
-  const controller = new UpstreamAbort();
-  let timedOut = false;
-  req.onAbort(() => controller.abort());
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, deadlines.requestMs);
-  const started = performance.now();
-  const response = services.upstream.post(endpoint, {
-    ...call,
-    signal: controller,
-    headersTimeoutMs: deadlines.requestMs + 1000,
-    bodyTimeoutMs: deadlines.idleMs + 1000,
-    requestId: req.requestId,
-  });
-  response.catch(() => undefined);
-  return {
-    response,
-    started,
-    abort: () => controller.abort(),
-    done: () => clearTimeout(timer),
-    async failure(err) {
-      clearTimeout(timer);
-      if (timedOut) return new GatewayError('timeout', { message: `The model server did not answer within the ${endpoint.tier} tier's ${deadlines.requestMs / 1000} s deadline.` });
-      if (err instanceof GatewayError) return err;
-      const res = err as Partial<UpstreamResponse> | undefined;
-      if (res && typeof res.statusCode === 'number' && res.body) {
-        const text = await errorText(res.body);
-        const retryAfter = res.headers?.['retry-after'];
-        return mapUpstreamError(res.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
-      }
-      return unreachableUpstream();
+  const deadline = new UpstreamDeadline(deadlines.requestMs, req, 'model server', endpoint.tier, null);
+  const response = callUpstream(
+    services.upstream,
+    endpoint,
+    {
+      path: call.path,
+      body: call.body,
+      contentType: call.contentType,
+      accept: call.accept,
+      signal: deadline,
+      headersTimeoutMs: deadlines.requestMs + 1000,
+      bodyTimeoutMs: deadlines.idleMs + 1000,
+      requestId: req.requestId,
     },
-  };
+    true,
+  );
+  // An upload that fails first never awaits the response.
+  response.catch(() => undefined);
+  return { response, deadline };
 }
 
 const KEEP_BYTES = 1024 * 1024;

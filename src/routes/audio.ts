@@ -17,7 +17,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { checkTranscriptionField, parseSpeechRequest, type SpeechRequest } from '../schemas/audio.js';
 import { readModelField } from './audio-model-field.js';
 import { forwardUpload } from './audio-upload.js';
-import { callUpstream, pipeToClient, recordAudioUsage, type AudioAccount } from './audio-call.js';
+import { pipeToClient, recordAudioUsage, startAudioCall, type AudioAccount } from './audio-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
 import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
 
@@ -106,25 +106,25 @@ async function serveUpload(services: AudioServices, ctx: RouteContext, route: Up
     checkField: (name, value) => checkTranscriptionField(name, value, task),
   });
   await upload.fileStarted;
-  const call = callUpstream(services, req, endpoint, { path: `/audio/${route}`, body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const { response, deadline } = startAudioCall(services, req, endpoint, { path: `/audio/${route}`, body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
   const record = (outcome: Outcome, usage: ReturnType<typeof transcriptionUsage> | null): void =>
-    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: call.started });
+    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started });
   let fileBytes = 0;
   try {
-    // An upstream that refuses early (before reading the whole upload) answers before the upload ends.
-    const early = await Promise.race([upload.finished.then(() => null), call.response.then((r) => (r.statusCode >= 400 ? r : null))]);
-    if (early) throw early;
+    // An upstream that refuses early (before reading the whole upload) answers before the upload ends:
+    // the response rejects with its error then.
+    await Promise.race([upload.finished, response]);
     fileBytes = (await upload.finished).fileBytes;
-    const res = await call.response;
-    if (res.statusCode >= 400) throw res;
-    req.log.upstreamMs = performance.now() - call.started;
-    call.done();
+    const res = await response;
+    req.log.upstreamMs = performance.now() - deadline.started;
+    deadline.done();
     const piped = await pipeToClient(req, reply, res);
     const contentType = String(res.headers['content-type'] ?? '');
     record(piped.outcome, piped.outcome === 'completed' ? transcriptionUsage(contentType, piped.kept, fileBytes, piped.complete) : null);
   } catch (err) {
-    call.abort();
-    const e = err instanceof GatewayError && (err.status === 400 || err.status === 413) ? err : await call.failure(err);
+    deadline.abort();
+    deadline.done();
+    const e = err instanceof GatewayError && (err.status === 400 || err.status === 413) ? err : deadline.failure(err);
     record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
     throw e;
   }
@@ -170,18 +170,18 @@ async function serveSpeech(services: AudioServices, ctx: RouteContext, admitted:
   const raw = await req.body();
   const forwarded = spliceTopLevel(raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...parsed, model: endpoint.upstream.model }));
   const sse = speech.stream_format === 'sse';
-  const call = callUpstream(services, req, endpoint, { path: '/audio/speech', body: forwarded, ...(sse ? { accept: 'text/event-stream' } : {}) }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const { response, deadline } = startAudioCall(services, req, endpoint, { path: '/audio/speech', body: forwarded, ...(sse ? { accept: 'text/event-stream' } : {}) }, deadlinesFor(endpoint.tier, services.timeouts, false));
   const record = (outcome: Outcome, usage: ReturnType<typeof speechUsage> | null): void =>
-    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: call.started });
+    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started });
   try {
-    const res = await call.response;
-    if (res.statusCode >= 400) throw res;
-    req.log.upstreamMs = performance.now() - call.started;
-    call.done();
+    const res = await response;
+    req.log.upstreamMs = performance.now() - deadline.started;
+    deadline.done();
     const piped = await pipeToClient(req, reply, res, sse);
     record(piped.outcome, piped.outcome === 'completed' ? speechUsage(speech.input, sse ? piped.kept : null) : null);
   } catch (err) {
-    const e = await call.failure(err);
+    deadline.done();
+    const e = deadline.failure(err);
     record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
     throw e;
   }

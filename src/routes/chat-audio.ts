@@ -19,7 +19,7 @@ import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
-import { callUpstream, recordAudioUsage, type AudioAccount, type AudioCall } from './audio-call.js';
+import { recordAudioUsage, startAudioCall, type AudioAccount, type AudioCall } from './audio-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
 import { readCapped } from '../upstream/answer-cap.js';
 
@@ -85,13 +85,11 @@ function outcomeOf(req: IncomingRequest, e: GatewayError): Outcome {
 /** The body of a successful call, or the call's mapped failure (the deadline timer cleared either way). */
 async function bodyOf<T>(call: AudioCall, read: (res: Awaited<AudioCall['response']>) => Promise<T>): Promise<T> {
   try {
-    const res = await call.response;
-    if (res.statusCode >= 400) throw res;
-    const body = await read(res);
-    call.done();
-    return body;
+    return await read(await call.response);
   } catch (err) {
-    throw await call.failure(err);
+    throw call.deadline.failure(err);
+  } finally {
+    call.deadline.done();
   }
 }
 
@@ -127,9 +125,9 @@ async function transcribeOne(services: ChatServices, turn: AudioTurn, endpoint: 
     [['model', endpoint.upstream.model], ['response_format', 'json']],
     { name: 'file', filename: `audio.${p.format}`, contentType: MIME[p.format.toLowerCase()] ?? `audio/${p.format.toLowerCase()}`, data: file },
   );
-  const call = callUpstream(services, req, endpoint, { path: '/audio/transcriptions', body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const call = startAudioCall(services, req, endpoint, { path: '/audio/transcriptions', body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
   const record = (outcome: Outcome, usage: ReturnType<typeof transcriptionUsage> | null): void =>
-    recordAudioUsage(services, { requestId: `${req.requestId}:${at}`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.started });
+    recordAudioUsage(services, { requestId: `${req.requestId}:${at}`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.deadline.started });
   try {
     const text = (await bodyOf(call, (res) => readCapped(res.body))).toString('utf8');
     let parsed: unknown;
@@ -222,9 +220,9 @@ async function speakOne(services: ChatServices, plan: SpeechPlan, turn: AudioTur
   const { req } = turn;
   const { endpoint } = plan;
   const body = Buffer.from(JSON.stringify({ model: endpoint.upstream.model, input, voice: plan.voice, response_format: plan.responseFormat }));
-  const call = callUpstream(services, req, endpoint, { path: '/audio/speech', body }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const call = startAudioCall(services, req, endpoint, { path: '/audio/speech', body }, deadlinesFor(endpoint.tier, services.timeouts, false));
   const record = (outcome: Outcome, usage: ReturnType<typeof speechUsage> | null): void =>
-    recordAudioUsage(services, { requestId: `${req.requestId}:choices[${choice}].message.audio`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.started });
+    recordAudioUsage(services, { requestId: `${req.requestId}:choices[${choice}].message.audio`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.deadline.started });
   try {
     const audio = await bodyOf(call, (res) => readCapped(res.body, MAX_SPEECH_BYTES));
     record('completed', speechUsage(input, null));

@@ -3,7 +3,6 @@
  * client may first have tried a server it could not connect to), a deadline, abort wiring, response
  * normalization (buffered or streamed chunk by chunk), and exactly one usage row.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Config } from '../config.js';
 import { inputOf, type ContextInput } from '../core/chat/context-window.js';
 import type { Deadlines } from '../core/chat/deadlines.js';
@@ -15,12 +14,11 @@ import { GatewayError, toGatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { Reply } from '../http/reply.js';
 import type { UsageLedger } from '../store/usage-ledger.js';
-import { UpstreamAbort, type BufferedResponse, type UpstreamClient, type UpstreamResponse } from '../upstream/upstream-client.js';
-import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
+import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
+import type { BufferedResponse, UpstreamClient, UpstreamResponse } from '../upstream/upstream-client.js';
 import type { MediaResolver } from './chat-media.js';
 import { streamTurn } from './chat-stream.js';
 import type { Services } from './services.js';
-import { errorText } from '../upstream/answer-cap.js';
 
 export interface ChatServices extends Services {
   readonly upstream: UpstreamClient;
@@ -70,14 +68,9 @@ function estimatePrompt(t: TurnRequest): number {
 }
 
 export async function dispatchTurn(services: ChatServices, t: TurnRequest): Promise<void> {
-  const started = performance.now();
-  const controller = new UpstreamAbort();
-  let timedOut = false;
-  t.req.onAbort(() => controller.abort());
-  const deadline = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, t.deadlines.requestMs);
+  // The deadline, the client's abort and the upstream's latency on the access log (upstream-call.ts).
+  const deadline = new UpstreamDeadline(t.deadlines.requestMs, t.req, 'model', t.endpoint.tier, t.req.log);
+  const started = deadline.started;
 
   let charged = false;
   const charge = (outcome: Outcome, usage: TurnUsage | null): void => {
@@ -114,50 +107,32 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
     const call = {
       path: '/chat/completions',
       body: t.body,
-      signal: controller,
+      signal: deadline,
       accept: t.stream ? 'text/event-stream' : undefined,
       headersTimeoutMs: t.deadlines.requestMs + 1000,
       bodyTimeoutMs: t.deadlines.requestMs + 1000,
       requestId: t.req.requestId,
     };
-    let res: UpstreamResponse | BufferedResponse;
-    try {
-      res = t.stream ? await services.upstream.post(t.endpoint, call) : await services.upstream.exchange(t.endpoint, call);
-    } catch (err) {
-      throw failure(t, timedOut, err);
-    }
-    t.req.log.upstreamMs = performance.now() - started;
+    // Below 400 only: an error status, a deadline or an unreachable server is thrown as the client's error.
+    const res = await callUpstream(services.upstream, t.endpoint, call, t.stream);
     if (isBuffered(res)) {
-      if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
       const completing = bufferedTurn(services, t, res.body, charge);
       if (completing) await completing;
     } else {
-      if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, await errorText(res.body));
-      await streamTurn(t, res, controller, () => timedOut, charge, () => estimatePrompt(t));
+      await streamTurn(t, res, deadline, () => deadline.timedOut, charge, () => estimatePrompt(t));
     }
   } catch (err) {
     const e = toGatewayError(err);
     charge(t.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
     if (!t.req.aborted) throw e;
   } finally {
-    clearTimeout(deadline);
+    deadline.done();
   }
-}
-
-function failure(t: TurnRequest, timedOut: boolean, err: unknown): GatewayError {
-  if (timedOut) return new GatewayError('timeout', { message: `The model did not answer within the ${t.endpoint.tier} tier's ${t.deadlines.requestMs / 1000} s deadline.` });
-  if (err instanceof GatewayError) return err;
-  return unreachableUpstream();
 }
 
 /** Non-streamed turns read the answer whole (`exchange`); streamed ones get undici's body stream. */
 function isBuffered(res: UpstreamResponse | BufferedResponse): res is BufferedResponse {
   return Buffer.isBuffer(res.body);
-}
-
-export function upstreamRefusal(status: number, headers: IncomingHttpHeaders, text: string): GatewayError {
-  const retryAfter = headers['retry-after'];
-  return mapUpstreamError(status, text, typeof retryAfter === 'string' ? retryAfter : null);
 }
 
 /** Answers the turn; a promise only when a completion hook (audio output) has work to wait for. */

@@ -33,9 +33,8 @@ import type { EndpointRecord } from '../core/records.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
-import { UpstreamAbort } from '../upstream/upstream-client.js';
-import { unreachableUpstream } from '../upstream/upstream-errors.js';
-import { upstreamRefusal, type ChatServices, type Outcome, type TurnReply } from './chat-dispatch.js';
+import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
+import type { ChatServices, Outcome, TurnReply } from './chat-dispatch.js';
 
 type Json = Record<string, unknown>;
 
@@ -163,14 +162,8 @@ function answer(b: BridgeInput, completion: Json, choice: Json, usage: Json | nu
  * model turn, all found by the request id's prefix.
  */
 async function exchangeTurn(services: ChatServices, b: BridgeInput, body: Buffer, index: number): Promise<Json> {
-  const started = performance.now();
-  const controller = new UpstreamAbort();
-  let timedOut = false;
-  b.req.onAbort(() => controller.abort());
-  const deadline = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, b.deadlines.requestMs);
+  const deadline = new UpstreamDeadline(b.deadlines.requestMs, b.req, 'model', b.endpoint.tier, null);
+  const started = deadline.started;
   const charge = (status: Outcome, u: TurnUsage | null): void =>
     services.usage.record({
       requestId: index === 0 ? b.req.requestId : `${b.req.requestId}.t${index + 1}`,
@@ -191,21 +184,16 @@ async function exchangeTurn(services: ChatServices, b: BridgeInput, body: Buffer
       createdAt: services.now(),
     });
   try {
-    const res = await services.upstream
-      .exchange(b.endpoint, {
-        path: '/chat/completions',
-        body,
-        signal: controller,
-        accept: undefined,
-        headersTimeoutMs: b.deadlines.requestMs + 1000,
-        bodyTimeoutMs: b.deadlines.requestMs + 1000,
-        requestId: b.req.requestId,
-      })
-      .catch((err: unknown) => {
-        if (timedOut) throw new GatewayError('timeout', { message: `The model did not answer within the ${b.endpoint.tier} tier's ${b.deadlines.requestMs / 1000} s deadline.` });
-        throw err instanceof GatewayError ? err : unreachableUpstream();
-      });
-    if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
+    const call = {
+      path: '/chat/completions',
+      body,
+      signal: deadline,
+      accept: undefined,
+      headersTimeoutMs: b.deadlines.requestMs + 1000,
+      bodyTimeoutMs: b.deadlines.requestMs + 1000,
+      requestId: b.req.requestId,
+    };
+    const res = await callUpstream(services.upstream, b.endpoint, call, false);
     let json: unknown;
     try {
       json = JSON.parse(res.body.toString('utf8'));
@@ -221,6 +209,6 @@ async function exchangeTurn(services: ChatServices, b: BridgeInput, body: Buffer
     charge(b.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
     throw e;
   } finally {
-    clearTimeout(deadline);
+    deadline.done();
   }
 }

@@ -10,9 +10,8 @@ import type { TurnContext, TurnUsage } from '../core/chat/turn-context.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
-import { UpstreamAbort } from '../upstream/upstream-client.js';
-import { unreachableUpstream } from '../upstream/upstream-errors.js';
-import { upstreamRefusal, type ChatServices, type Outcome } from './chat-dispatch.js';
+import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
+import type { ChatServices, Outcome } from './chat-dispatch.js';
 
 type Json = Record<string, unknown>;
 
@@ -33,14 +32,8 @@ export interface HarnessAnswer {
 
 /** `label` null: the client's own turn (row keyed by the request id). Bytes are sent as they are. */
 export async function exchangeOnce(services: ChatServices, c: HarnessCall, body: Json | Buffer, label: string | null): Promise<HarnessAnswer> {
-  const started = performance.now();
-  const controller = new UpstreamAbort();
-  let timedOut = false;
-  c.req.onAbort(() => controller.abort());
-  const deadline = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, c.deadlines.requestMs);
+  const deadline = new UpstreamDeadline(c.deadlines.requestMs, c.req, 'model', c.endpoint.tier, null);
+  const started = deadline.started;
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
   const charge = (status: Outcome, u: TurnUsage | null): void =>
     services.usage.record({
@@ -62,21 +55,16 @@ export async function exchangeOnce(services: ChatServices, c: HarnessCall, body:
       createdAt: services.now(),
     });
   try {
-    const res = await services.upstream
-      .exchange(c.endpoint, {
-        path: '/chat/completions',
-        body: bytes,
-        signal: controller,
-        accept: undefined,
-        headersTimeoutMs: c.deadlines.requestMs + 1000,
-        bodyTimeoutMs: c.deadlines.requestMs + 1000,
-        requestId: c.req.requestId,
-      })
-      .catch((err: unknown) => {
-        if (timedOut) throw new GatewayError('timeout', { message: `The model did not answer within the ${c.endpoint.tier} tier's ${c.deadlines.requestMs / 1000} s deadline.` });
-        throw err instanceof GatewayError ? err : unreachableUpstream();
-      });
-    if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
+    const call = {
+      path: '/chat/completions',
+      body: bytes,
+      signal: deadline,
+      accept: undefined,
+      headersTimeoutMs: c.deadlines.requestMs + 1000,
+      bodyTimeoutMs: c.deadlines.requestMs + 1000,
+      requestId: c.req.requestId,
+    };
+    const res = await callUpstream(services.upstream, c.endpoint, call, false);
     let json: unknown;
     try {
       json = JSON.parse(res.body.toString('utf8'));
@@ -91,6 +79,6 @@ export async function exchangeOnce(services: ChatServices, c: HarnessCall, body:
     charge(c.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
     throw e;
   } finally {
-    clearTimeout(deadline);
+    deadline.done();
   }
 }

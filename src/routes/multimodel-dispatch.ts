@@ -14,9 +14,7 @@ import { queryPreview } from '../core/routing/query.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RouteContext } from '../http/server.js';
 import { decisionRecord } from '../router/decision-row.js';
-import { UpstreamAbort } from '../upstream/upstream-client.js';
-import { unreachableUpstream } from '../upstream/upstream-errors.js';
-import { upstreamRefusal } from './chat-dispatch.js';
+import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
 import { requireBudget } from './guard.js';
 import type { RouterChatServices, RouterWorkspace } from './semantic-router-chat.js';
 
@@ -104,33 +102,25 @@ export async function dispatchStep(turn: MultimodelTurn, fields: { readonly mess
 async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Json): Promise<Dispatched> {
   const { services, ctx, auth } = turn;
   const { req } = ctx;
-  const started = performance.now();
   const deadlines = deadlinesFor(endpoint.tier, services.timeouts, body.reasoning_effort !== undefined && body.reasoning_effort !== null);
-  const controller = new UpstreamAbort();
-  let timedOut = false;
-  req.onAbort(() => controller.abort());
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, deadlines.requestMs);
+  const deadline = new UpstreamDeadline(deadlines.requestMs, req, 'model', endpoint.tier, null);
+  const started = deadline.started;
   let usage: Usage | null = null;
   let outcome = 'error';
   try {
-    let res;
-    try {
-      res = await services.upstream.exchange(endpoint, {
+    const res = await callUpstream(
+      services.upstream,
+      endpoint,
+      {
         path: '/chat/completions',
         body: Buffer.from(JSON.stringify(body)),
-        signal: controller,
+        signal: deadline,
         headersTimeoutMs: deadlines.requestMs + 1000,
         bodyTimeoutMs: deadlines.requestMs + 1000,
         requestId: req.requestId,
-      });
-    } catch (err) {
-      if (timedOut) throw new GatewayError('timeout', { message: `The model did not answer within the ${endpoint.tier} tier's ${deadlines.requestMs / 1000} s deadline.` });
-      throw err instanceof GatewayError ? err : unreachableUpstream();
-    }
-    if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
+      },
+      false,
+    );
     const answer = readAnswer(res.body);
     usage = answer.usage;
     outcome = 'completed';
@@ -140,7 +130,7 @@ async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Js
     outcome = req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error';
     throw e;
   } finally {
-    clearTimeout(timer);
+    deadline.done();
     services.usage.record({
       requestId: req.requestId,
       projectId: auth.project.id,

@@ -12,7 +12,7 @@ import { plannerBody, plannerMessages } from '../core/multimodel/planner-prompt.
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
-import { UpstreamAbort } from '../upstream/upstream-client.js';
+import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
 import type { RouterChatServices } from './semantic-router-chat.js';
 
 const bySlug = (a: EndpointRecord, b: EndpointRecord): number => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
@@ -66,25 +66,28 @@ export async function makePlan(p: PlannerRequest): Promise<Plan | null> {
 /** The planner's text answer; null when the call failed in any way (refused, unreachable, deadline, no text). */
 async function askPlanner(p: PlannerRequest, body: Record<string, unknown>): Promise<string | null> {
   const deadlines = deadlinesFor(p.endpoint.tier, p.services.timeouts, false);
-  const controller = new UpstreamAbort();
-  p.req.onAbort(() => controller.abort());
-  const timer = setTimeout(() => controller.abort(), deadlines.requestMs);
+  const deadline = new UpstreamDeadline(deadlines.requestMs, p.req, 'model', p.endpoint.tier, null);
   try {
-    const res = await p.services.upstream.exchange(p.endpoint, {
-      path: '/chat/completions',
-      body: Buffer.from(JSON.stringify(body)),
-      signal: controller,
-      headersTimeoutMs: deadlines.requestMs + 1000,
-      bodyTimeoutMs: deadlines.requestMs + 1000,
-      requestId: p.req.requestId,
-    });
-    if (res.statusCode >= 400) return null;
+    // An error status is thrown (and answered null) like any other failure.
+    const res = await callUpstream(
+      p.services.upstream,
+      p.endpoint,
+      {
+        path: '/chat/completions',
+        body: Buffer.from(JSON.stringify(body)),
+        signal: deadline,
+        headersTimeoutMs: deadlines.requestMs + 1000,
+        bodyTimeoutMs: deadlines.requestMs + 1000,
+        requestId: p.req.requestId,
+      },
+      false,
+    );
     const json = JSON.parse(res.body.toString('utf8')) as { choices?: { message?: { content?: unknown } }[] };
     const content = json.choices?.[0]?.message?.content;
     return typeof content === 'string' ? content : null;
   } catch {
     return null;
   } finally {
-    clearTimeout(timer);
+    deadline.done();
   }
 }

@@ -11,7 +11,7 @@ import { spliceTopLevel } from '../core/json-splice.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext } from '../http/server.js';
 import { readCapped } from '../upstream/answer-cap.js';
-import { callUpstream } from './audio-call.js';
+import { startAudioCall } from './audio-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
 import type { EndpointAccess } from './guard.js';
 
@@ -31,7 +31,7 @@ export async function servePromptOnly(services: ChatServices, ctx: RouteContext,
   const { endpoint, workspaceId } = access;
   const forwarded =
     spliceTopLevel(c.raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...c.parsed, model: endpoint.upstream.model }));
-  const call = callUpstream(services, req, endpoint, { path: c.path, body: forwarded }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const { response, deadline } = startAudioCall(services, req, endpoint, { path: c.path, body: forwarded }, deadlinesFor(endpoint.tier, services.timeouts, false));
   const charge = (outcome: Outcome, usage: EmbeddingUsage | null): void => {
     services.usage.record({
       requestId: req.requestId,
@@ -48,22 +48,21 @@ export async function servePromptOnly(services: ChatServices, ctx: RouteContext,
       tierMultiplier: 1,
       status: outcome,
       usageSource: usage?.source ?? 'estimated',
-      latencyMs: performance.now() - call.started,
+      latencyMs: performance.now() - deadline.started,
       createdAt: services.now(),
     });
   };
   let answer: ClientEmbeddings;
   try {
-    const res = await call.response;
-    if (res.statusCode >= 400) throw res;
+    const res = await response;
     // Read whole inside the deadline: a server that stalls mid-body times out like one that never answers.
     const raw = await readCapped(res.body);
-    call.done();
-    req.log.upstreamMs = performance.now() - call.started;
+    deadline.done();
+    req.log.upstreamMs = performance.now() - deadline.started;
     answer = c.answer(raw);
   } catch (err) {
-    const e = err instanceof GatewayError ? err : await call.failure(err);
-    call.done();
+    const e = err instanceof GatewayError ? err : deadline.failure(err);
+    deadline.done();
     charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
     if (req.aborted) return;
     throw e;

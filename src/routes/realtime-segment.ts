@@ -13,8 +13,7 @@ import { PcmBuffer } from '../core/realtime/pcm-buffer.js';
 import { EnergyVad } from '../core/realtime/vad.js';
 import { GatewayError } from '../errors.js';
 import type { WsSession, WsSocket } from '../http/ws.js';
-import { UpstreamAbort } from '../upstream/upstream-client.js';
-import { mapUpstreamError, unreachableUpstream } from '../upstream/upstream-errors.js';
+import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
 import { applyUpdate, CLIENT_DEFAULT_THRESHOLD, initialState, PCM16_RATE, sessionObject, SessionIo, type RealtimeContext, type SessionState } from './realtime-session.js';
 import { readCapped } from '../upstream/answer-cap.js';
 
@@ -36,7 +35,7 @@ export class SegmentSession implements WsSession {
   readonly #state: SessionState;
   readonly #buffer = new PcmBuffer();
   /** One per segment in flight: a segment's deadline must not cut the others. */
-  readonly #aborts = new Set<UpstreamAbort>();
+  readonly #aborts = new Set<UpstreamDeadline>();
   readonly #queue: Segment[] = [];
   #vad: EnergyVad | null = null;
   #speechItem: string | null = null;
@@ -182,13 +181,9 @@ export class SegmentSession implements WsSession {
     const { services, endpoint } = this.#io.ctx;
     const started = performance.now();
     const deadlines = deadlinesFor(endpoint.tier, services.timeouts, false);
-    const abort = new UpstreamAbort();
+    // No client request to follow: the session's close aborts every segment in flight (#aborts).
+    const abort = new UpstreamDeadline(deadlines.requestMs, null, 'transcription server', null, null);
     this.#aborts.add(abort);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, deadlines.requestMs);
     const fields: [string, string][] = [['model', endpoint.upstream.model], ['response_format', 'json']];
     if (this.#state.language) fields.push(['language', this.#state.language]);
     if (this.#state.prompt) fields.push(['prompt', this.#state.prompt]);
@@ -196,26 +191,22 @@ export class SegmentSession implements WsSession {
     try {
       // The endpoint's pool: a segment goes to one of its servers, and to another only when the first
       // could not even be connected to.
-      const res = await services.upstream.post(endpoint, { path: '/audio/transcriptions', body, contentType, signal: abort, headersTimeoutMs: deadlines.requestMs, bodyTimeoutMs: deadlines.idleMs });
+      const res = await callUpstream(services.upstream, endpoint, { path: '/audio/transcriptions', body, contentType, signal: abort, headersTimeoutMs: deadlines.requestMs, bodyTimeoutMs: deadlines.idleMs }, true);
       const text = (await readCapped(res.body)).toString('utf8');
-      if (res.statusCode >= 400) throw mapUpstreamError(res.statusCode, text, null);
       const parsed = JSON.parse(text) as { text?: unknown; usage?: unknown };
       const transcript = typeof parsed.text === 'string' ? parsed.text.trim() : '';
       const usage = fromUsageObject(parsed.usage, transcript) ?? { promptTokens: audioTokensForMs(pcm16DurationMs(s.pcm.length, PCM16_RATE)), completionTokens: textTokens(transcript), source: 'estimated' as const };
       this.#io.recordSegment(s.itemId, 'completed', usage, started);
       return { ok: true, text: transcript, usage };
     } catch (err) {
-      const e = timedOut
-        ? new GatewayError('timeout', { message: `The transcription server did not answer within ${deadlines.requestMs / 1000} s.` })
-        : err instanceof GatewayError
-          ? err
-          : err instanceof SyntaxError
-            ? new GatewayError('internal_error', { message: 'The transcription server returned a response that is not JSON.' })
-            : unreachableUpstream();
-      this.#io.recordSegment(s.itemId, timedOut ? 'timeout' : abort.aborted ? 'aborted' : 'error', null, started);
+      const e =
+        err instanceof SyntaxError && !abort.timedOut
+          ? new GatewayError('internal_error', { message: 'The transcription server returned a response that is not JSON.' })
+          : abort.failure(err);
+      this.#io.recordSegment(s.itemId, abort.timedOut ? 'timeout' : abort.aborted ? 'aborted' : 'error', null, started);
       return { ok: false, error: e };
     } finally {
-      clearTimeout(timer);
+      abort.done();
       this.#aborts.delete(abort);
     }
   }

@@ -16,11 +16,10 @@ import type { EndpointRecord } from '../core/records.js';
 import { sequenceOf, usageOfEvent, usageOfResponse } from '../core/responses/upstream-usage.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RouteContext } from '../http/server.js';
-import { errorText } from '../upstream/answer-cap.js';
 import { SseDecoder, type SseEvent } from '../upstream/sse-decoder.js';
-import { UpstreamAbort, type UpstreamResponse } from '../upstream/upstream-client.js';
-import { unreachableUpstream } from '../upstream/upstream-errors.js';
-import { upstreamRefusal, type ChatServices, type Outcome } from './chat-dispatch.js';
+import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
+import type { UpstreamResponse } from '../upstream/upstream-client.js';
+import type { ChatServices, Outcome } from './chat-dispatch.js';
 
 export interface PassthroughTurn {
   readonly ctx: RouteContext;
@@ -49,16 +48,10 @@ function errorEvent(e: GatewayError, after: number | null): string {
 export async function passThroughResponse(services: ChatServices, t: PassthroughTurn): Promise<void> {
   const { req, reply } = t.ctx;
   const stream = t.parsed.stream === true;
-  const started = performance.now();
   const deadlines = deadlinesFor(t.endpoint.tier, services.timeouts, false);
   const tier = resolveServiceTier(t.parsed.service_tier);
-  const controller = new UpstreamAbort();
-  let timedOut = false;
-  req.onAbort(() => controller.abort());
-  const deadline = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, deadlines.requestMs);
+  const deadline = new UpstreamDeadline(deadlines.requestMs, req, 'model', t.endpoint.tier, req.log);
+  const started = deadline.started;
 
   let charged = false;
   const charge = (outcome: Outcome, usage: TurnUsage | null): void => {
@@ -92,16 +85,14 @@ export async function passThroughResponse(services: ChatServices, t: Passthrough
     const call = {
       path: '/responses',
       body: passthroughBody(t.raw, t.parsed, t.endpoint.upstream.model),
-      signal: controller,
+      signal: deadline,
       accept: stream ? 'text/event-stream' : undefined,
       headersTimeoutMs: deadlines.requestMs + 1000,
       bodyTimeoutMs: deadlines.requestMs + 1000,
       requestId: req.requestId,
     };
     if (!stream) {
-      const res = await services.upstream.exchange(t.endpoint, call).catch((err: unknown) => Promise.reject(failure(t, deadlines.requestMs, timedOut, err)));
-      req.log.upstreamMs = performance.now() - started;
-      if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, res.body.toString('utf8'));
+      const res = await callUpstream(services.upstream, t.endpoint, call, false);
       let json: unknown;
       try {
         json = JSON.parse(res.body.toString('utf8'));
@@ -112,27 +103,19 @@ export async function passThroughResponse(services: ChatServices, t: Passthrough
       charge('completed', usageOfResponse(json));
       return;
     }
-    const res = await services.upstream.post(t.endpoint, call).catch((err: unknown) => Promise.reject(failure(t, deadlines.requestMs, timedOut, err)));
-    req.log.upstreamMs = performance.now() - started;
-    if (res.statusCode >= 400) throw upstreamRefusal(res.statusCode, res.headers, await errorText(res.body));
-    await relay(t, res, controller, deadlines.idleMs, () => timedOut, charge);
+    const res = await callUpstream(services.upstream, t.endpoint, call, true);
+    await relay(t, res, deadline, deadlines.idleMs, () => deadline.timedOut, charge);
   } catch (err) {
     const e = toGatewayError(err);
     charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
     if (!req.aborted) throw e;
   } finally {
-    clearTimeout(deadline);
+    deadline.done();
   }
 }
 
-function failure(t: PassthroughTurn, requestMs: number, timedOut: boolean, err: unknown): GatewayError {
-  if (timedOut) return new GatewayError('timeout', { message: `The model did not answer within the ${t.endpoint.tier} tier's ${requestMs / 1000} s deadline.` });
-  if (err instanceof GatewayError) return err;
-  return unreachableUpstream();
-}
-
 /** The upstream SSE written through as it arrives; a copy is decoded only to find the terminal event. */
-function relay(t: PassthroughTurn, res: UpstreamResponse, controller: UpstreamAbort, idleMs: number, timedOut: () => boolean, charge: (o: Outcome, u: TurnUsage | null) => void): Promise<void> {
+function relay(t: PassthroughTurn, res: UpstreamResponse, controller: UpstreamDeadline, idleMs: number, timedOut: () => boolean, charge: (o: Outcome, u: TurnUsage | null) => void): Promise<void> {
   const { req, reply } = t.ctx;
   const decoder = new SseDecoder();
   const utf8 = new StringDecoder('utf8');

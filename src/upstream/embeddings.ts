@@ -3,9 +3,11 @@
  * router: one call per routed request for the query, batched calls when profiles are (re)indexed. Vectors
  * are asked for as base64 little-endian float32 (supported by OpenAI-compatible servers and the
  * simulator), which decodes straight into a Float32Array instead of parsing thousands of JSON numbers; a
- * server that answers with number arrays anyway is read too.
+ * server that answers with number arrays anyway is read too. The call is the buffered exchange every
+ * upstream call makes (upstream-call.ts): read whole by our own dispatch handler, under the answer cap.
  */
-import { UpstreamAbort, type UpstreamClient, type UpstreamTarget } from './upstream-client.js';
+import { callUpstream, UpstreamDeadline } from './upstream-call.js';
+import type { UpstreamClient, UpstreamTarget } from './upstream-client.js';
 
 export class EmbeddingError extends Error {
   override readonly name = 'EmbeddingError';
@@ -24,20 +26,18 @@ interface EmbeddingItem {
 }
 
 export async function embed(client: UpstreamClient, target: UpstreamTarget, input: readonly string[], opts: EmbedOptions): Promise<Float32Array<ArrayBuffer>[]> {
-  const abort = new UpstreamAbort();
-  const timer = setTimeout(() => abort.abort(), opts.timeoutMs);
+  const abort = new UpstreamDeadline(opts.timeoutMs, null, 'model server', null, null);
   opts.onAbort?.(() => abort.abort());
   try {
     const body = Buffer.from(JSON.stringify({ model: opts.model, input, encoding_format: 'base64' }));
-    const res = await client.post(target, { path: '/embeddings', body, signal: abort, headersTimeoutMs: opts.timeoutMs, bodyTimeoutMs: opts.timeoutMs });
-    const text = await res.body.text();
-    if (res.statusCode >= 400) throw new EmbeddingError(`the embedding endpoint answered ${res.statusCode}`);
-    return vectorsOf(text, input.length);
+    // An error status is thrown as the client's error (upstream-errors.ts); its message goes to the log.
+    const res = await callUpstream(client, target, { path: '/embeddings', body, signal: abort, headersTimeoutMs: opts.timeoutMs, bodyTimeoutMs: opts.timeoutMs }, false);
+    return vectorsOf(res.body.toString('utf8'), input.length);
   } catch (err) {
     if (err instanceof EmbeddingError) throw err;
     throw new EmbeddingError(abort.aborted ? 'the embedding call was aborted or timed out' : `the embedding call failed: ${(err as Error).message}`);
   } finally {
-    clearTimeout(timer);
+    abort.done();
   }
 }
 
