@@ -54,7 +54,7 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     return;
   }
   if (path.endsWith('/down')) {
-    res.writeHead(503).end('unavailable');
+    res.writeHead(503).end('down for maintenance');
     return;
   }
   res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
