@@ -91,11 +91,12 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     affinity: createAffinityMap({ maxEntries: rc.affinity_max_entries, ttlMs: rc.affinity_ttl_ms }),
     indexes,
     similarity,
-    embedQuery: async (e, text, onAbort) => {
+    embedQuery: async (e, text, onAbort, requestId) => {
       const [vector] = await embed(deps.upstream, e, [text], {
         model: e.upstream.model,
         timeoutMs: rc.embedding_timeout_ms,
         onAbort,
+        requestId,
       });
       if (!vector) throw new Error('no vector');
       return vector;

@@ -29,6 +29,8 @@ export interface RouteRequest {
   readonly conversationId: string | undefined;
   /** Registers a client-abort callback (cheaper than an AbortSignal per request); aborts the embedding call. */
   readonly onAbort?: ((listener: () => void) => void) | undefined;
+  /** The client request's id, on the operator's log line of a failed embedding call. */
+  readonly requestId?: string | undefined;
   /** The X-SLO-TTFT-Ms / X-SLO-TPOT-Ms headers' objective, when the request sent a valid one. */
   readonly slo?: LatencyObjective | null | undefined;
   /**
@@ -52,7 +54,7 @@ export interface SemanticRouterDeps {
   readonly indexes: ProfileIndexes;
   readonly similarity: SimilarityPool;
   /** Embeds one query text; rejects on failure or timeout. */
-  readonly embedQuery: (embedding: EndpointRecord, text: string, onAbort: RouteRequest['onAbort']) => Promise<Float32Array<ArrayBuffer>>;
+  readonly embedQuery: (embedding: EndpointRecord, text: string, onAbort: RouteRequest['onAbort'], requestId: string | undefined) => Promise<Float32Array<ArrayBuffer>>;
   readonly region: string;
   readonly videoInputEnabled: boolean;
   readonly searchK: number;
@@ -113,7 +115,7 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
     if (!handle) return null;
     let query: Float32Array<ArrayBuffer>;
     try {
-      query = await deps.embedQuery(embedding, plan.input.query.text, r.onAbort);
+      query = await deps.embedQuery(embedding, plan.input.query.text, r.onAbort, r.requestId);
     } catch {
       return null;
     }

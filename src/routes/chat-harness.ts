@@ -114,6 +114,7 @@ async function topK(services: ChatServices, s: HarnessScope, body: Json): Promis
       model: embedding.upstream.model,
       timeoutMs: TOP_K_EMBED_TIMEOUT_MS,
       onAbort: (listener) => s.req.onAbort(listener),
+      requestId: s.req.requestId,
     });
   } catch {
     return null;

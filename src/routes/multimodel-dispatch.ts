@@ -72,6 +72,7 @@ export async function dispatchStep(turn: MultimodelTurn, fields: { readonly mess
     chat: routed,
     conversationId: undefined,
     onAbort: (listener) => req.onAbort(listener),
+    requestId: req.requestId,
     slo: turn.slo,
     subTask: true,
   });

@@ -62,6 +62,7 @@ export async function routeChatTurn(services: RouterChatServices, ctx: RouteCont
     // SPEC: the affinity key, on router routes only (direct routes never read it).
     conversationId: req.header('x-conversation-id'),
     onAbort: (listener) => req.onAbort(listener),
+    requestId: req.requestId,
     slo: requestedSlo(req.header('x-slo-ttft-ms'), req.header('x-slo-tpot-ms')),
   });
   const routeTimeMs = performance.now() - started;

@@ -18,6 +18,8 @@ export interface EmbedOptions {
   readonly timeoutMs: number;
   /** Registers a callback run when the client goes away. */
   readonly onAbort?: ((listener: () => void) => void) | undefined;
+  /** The client request's id (none for index builds), on the log line of a failed call. */
+  readonly requestId?: string | undefined;
 }
 
 interface EmbeddingItem {
@@ -31,7 +33,7 @@ export async function embed(client: UpstreamClient, target: UpstreamTarget, inpu
   try {
     const body = Buffer.from(JSON.stringify({ model: opts.model, input, encoding_format: 'base64' }));
     // An error status is thrown as the client's error (upstream-errors.ts); its message goes to the log.
-    const res = await callUpstream(client, target, { path: '/embeddings', body, signal: abort, headersTimeoutMs: opts.timeoutMs, bodyTimeoutMs: opts.timeoutMs }, false);
+    const res = await callUpstream(client, target, { path: '/embeddings', body, signal: abort, headersTimeoutMs: opts.timeoutMs, bodyTimeoutMs: opts.timeoutMs, requestId: opts.requestId }, false);
     return vectorsOf(res.body.toString('utf8'), input.length);
   } catch (err) {
     if (err instanceof EmbeddingError) throw err;

@@ -2,14 +2,19 @@
  * SPEC behaviour 3: semantic routing fails open. A project with two generative endpoints and no embedding
  * endpoint, and one whose embedding endpoint cannot be reached, still serve every turn, on the default.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, testConfig } from '../helpers/configs.js';
+import { ERROR, waitForLog } from '../helpers/gateway-log.js';
 import { call, type JsonResponse } from '../helpers/http.js';
 import { mintTestKey, startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
 let sim: SimulatorProcess;
 let gw: GatewayProcess;
-const keys = { noEmbed: mintTestKey('noembed'), broken: mintTestKey('broken') };
+const keys = { noEmbed: mintTestKey('noembed'), broken: mintTestKey('broken'), flaky: mintTestKey('flaky') };
+/** An embedding server that answers (through the simulator) until the test takes it down. */
+let flaky: Server;
 
 function project(id: string, slug: string, key: string, upstream: string, embeddingUrl: string | null, n: number) {
   const chat = (i: number, name: string, profile: string) => ({
@@ -37,12 +42,24 @@ function project(id: string, slug: string, key: string, upstream: string, embedd
 
 beforeAll(async () => {
   sim = await startSimulatorProcess();
+  flaky = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void fetch(`${sim.url}/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) }).then(async (r) => {
+        res.writeHead(r.status, { 'content-type': 'application/json' }).end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+  });
+  await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
+  const flakyUrl = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/v1`;
   gw = await startGatewayProcess(
     testConfig(sim.url, makeKeys(), {
       semanticRouter: { embedding_timeout_ms: 1000 },
       extraProjects: [
         project('proj_noembed', 'noembed', keys.noEmbed, sim.url, null, 1),
         project('proj_broken', 'broken', keys.broken, sim.url, 'http://127.0.0.1:9/v1', 2),
+        project('proj_flaky', 'flaky', keys.flaky, sim.url, flakyUrl, 3),
       ],
     }),
   );
@@ -79,5 +96,20 @@ describe('failing open', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-service-routed-endpoint')).toBe('alpha');
     expect(row).toMatchObject({ route_reason: 'fallback', fallback_reason: 'similarity_unavailable' });
+  });
+
+  it("logs a routed turn's failed embedding call once, with its cause and the turn's request id", async () => {
+    // Indexed while the embedding server answered; then it goes away and the query's call is refused.
+    const first = await routedDecision('proj_flaky', keys.flaky);
+    expect(first.row).toHaveProperty('similarity_score');
+    flaky.closeAllConnections();
+    await new Promise<void>((r) => flaky.close(() => r()));
+    const { res, row } = await routedDecision('proj_flaky', keys.flaky);
+    expect(res.status).toBe(200);
+    expect(row).toMatchObject({ route_reason: 'fallback', fallback_reason: 'similarity_unavailable' });
+    const id = res.headers.get('x-request-id');
+    const line = await waitForLog(gw, (l) => l.request_id === id && l.level >= ERROR);
+    expect(line).toMatchObject({ project: 'proj_flaky', endpoint: 'embed', msg: 'upstream server unreachable' });
+    expect(String(line.cause)).toMatch(/^ECONNREFUSED /);
   });
 });
