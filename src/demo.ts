@@ -20,22 +20,6 @@ const TLS_DIR = 'data/demo-tls';
 const SIMULATOR_PORT = 9100;
 const USAGE = 'usage: npm start [-- --tls]';
 
-/**
- * A realtime transcription endpoint for the demo when data/demo.yaml has none, so the realtime route (and
- * the SDK's realtime client) can be tried at once; segment mode against the simulator's transcription route.
- */
-const DEMO_REALTIME_ENDPOINT = {
-  id: '9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a',
-  slug: 'live',
-  name: 'Demo live transcription',
-  kind: 'realtime',
-  tier: 'gpu',
-  region: 'local',
-  model: { id: 'demo-live', name: 'Demo Live', context_window: 8192 },
-  upstream: { base_url: `http://127.0.0.1:${SIMULATOR_PORT}/v1`, model: 'sim-whisper' },
-  realtime: { mode: 'segment' },
-};
-
 async function waitForSimulator(url: string, deadline: number): Promise<void> {
   while (Date.now() < deadline) {
     try {
@@ -65,11 +49,12 @@ function demoCertificate(): { cert: string; key: string } {
   return { cert, key };
 }
 
-/** data/demo.yaml, plus the realtime endpoint if it has none, plus server.tls when asked. */
+/**
+ * data/demo.yaml, plus server.tls when asked. Everything else is in the file itself, so the CLI's
+ * `--config data/demo.yaml` (keys, users) syncs the same endpoints the demo serves.
+ */
 function demoConfig(tls: { cert: string; key: string } | null): Config {
-  const raw = parseYaml(readFileSync(CONFIG, 'utf8')) as { server?: Record<string, unknown>; projects?: { endpoints?: { kind?: unknown }[] }[] };
-  const endpoints = raw.projects?.[0]?.endpoints;
-  if (endpoints && !endpoints.some((e) => e.kind === 'realtime')) endpoints.push(DEMO_REALTIME_ENDPOINT);
+  const raw = parseYaml(readFileSync(CONFIG, 'utf8')) as { server?: Record<string, unknown> };
   if (tls) raw.server = { ...raw.server, tls: { cert_file: tls.cert, key_file: tls.key } };
   return parseConfig(raw, CONFIG, dirname(resolve(CONFIG)));
 }

@@ -10,7 +10,7 @@ import type { BodyGate } from './body-gate.js';
 import { DrainState } from './drain-state.js';
 
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized', 402: '402 Payment Required',
+  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 302: '302 Found', 303: '303 See Other', 400: '400 Bad Request', 401: '401 Unauthorized', 402: '402 Payment Required',
   403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 408: '408 Request Timeout', 409: '409 Conflict',
   413: '413 Payload Too Large', 406: '406 Not Acceptable', 415: '415 Unsupported Media Type', 426: '426 Upgrade Required', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
   499: '499 Client Closed Request', 501: '501 Not Implemented', 502: '502 Bad Gateway', 503: '503 Service Unavailable', 504: '504 Gateway Timeout',

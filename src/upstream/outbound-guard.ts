@@ -73,7 +73,7 @@ export async function checkOutboundUrl(raw: string, policy: OutboundPolicy, reso
   const host = url.hostname;
   if (parseIpLiteral(host)) {
     const range = refusedRange(host, policy, host);
-    return range ? { ok: false, reason: `must not target ${refusal(host, host, range)}` } : { ok: true, url };
+    return range ? { ok: false, reason: `must not target a private or internal address: ${refusal(host, host, range)}` } : { ok: true, url };
   }
   let addresses: readonly LookupAddress[];
   try {
@@ -84,7 +84,7 @@ export async function checkOutboundUrl(raw: string, policy: OutboundPolicy, reso
   if (addresses.length === 0) return { ok: false, reason: `has a host that does not resolve (${host})` };
   for (const a of addresses) {
     const range = refusedRange(a.address, policy, host);
-    if (range) return { ok: false, reason: `must not target ${refusal(host, a.address, range)}` };
+    if (range) return { ok: false, reason: `must not target a private or internal address: ${refusal(host, a.address, range)}` };
   }
   return { ok: true, url };
 }

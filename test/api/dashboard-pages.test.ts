@@ -58,6 +58,18 @@ const session = (role: 'owner' | 'admin' | 'member', workspaces: readonly string
   signInAs(suite.gw, { email: `pages-${role}-${(counter += 1)}@example.com`, projectId: PROJECT, role, workspaceIds: workspaces });
 
 describe('dashboard pages: roles', () => {
+  it('sends /dashboard and /dashboard/ to the projects page, and a visitor without a session to sign in first', async () => {
+    const s = await session('member');
+    for (const path of ['/dashboard', '/dashboard/']) {
+      const page = await getPage(s, path);
+      expect(page.status, path).toBe(303);
+      expect(page.headers.get('location')).toBe('/dashboard/projects');
+    }
+    const anonymous = await fetch(`${suite.gw.url}/dashboard`, { redirect: 'manual' });
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get('location')).toMatch(/^\/dashboard\/login\?next=/);
+  });
+
   it('lets a member read every page of the project, with no write form on it', async () => {
     const s = await session('member');
     for (const section of ['', 'keys', 'router', 'webhooks', 'usage', 'approvals']) {

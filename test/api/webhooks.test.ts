@@ -158,7 +158,7 @@ describe('POST /v1/webhooks', () => {
 
   it('says why a URL is refused', async () => {
     const res = await create({ url: 'https://localhost/hooks', events: ['exec.completed'] });
-    expect((res.body as { error: { message: string } }).error.message).toMatch(/^url must not target localhost resolves to (127\.0\.0\.1|::1), a loopback address\.$/);
+    expect((res.body as { error: { message: string } }).error.message).toMatch(/^url must not target a private or internal address: localhost resolves to (127\.0\.0\.1|::1), a loopback address\.$/);
   });
 
   it('allows at most 20 endpoints per project (400 webhook_limit_reached), and one more after a delete', async () => {

@@ -42,7 +42,7 @@ function normalizeChoice(choice: Json, ctx: TurnContext): Json {
   return {
     index: typeof index === 'number' ? index : 0,
     message: normalizeMessage(obj(message), ctx, split),
-    logprobs: normalizeLogprobs(split ? split.logprobs : logprobs),
+    logprobs: normalizeLogprobs(split?.logprobs ?? logprobs),
     finish_reason: finish_reason ?? null,
     ...rest,
   };
@@ -51,7 +51,8 @@ function normalizeChoice(choice: Json, ctx: TurnContext): Json {
 interface SplitMessage {
   readonly reasoning: string;
   readonly content: string;
-  readonly logprobs: unknown;
+  /** The entries that deliver content, or null when the choice had none to filter (logprobs as sent). */
+  readonly logprobs: Json | null;
 }
 
 /** Inline think text moves to reasoning; its tokens leave logprobs.content, which covers delivered content only. */
@@ -75,7 +76,7 @@ function splitMessage(message: Json, logprobs: Json): SplitMessage | null {
     content += part.content;
   }
   const tail = splitter.flush();
-  return { reasoning: reasoning + tail.reasoning, content: content + tail.content, logprobs: entries ? { ...logprobs, content: kept } : logprobs };
+  return { reasoning: reasoning + tail.reasoning, content: content + tail.content, logprobs: entries ? { ...logprobs, content: kept } : null };
 }
 
 function normalizeMessage(message: Json, ctx: TurnContext, split: SplitMessage | null): Json {

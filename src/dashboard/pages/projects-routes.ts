@@ -1,4 +1,4 @@
-/** The projects overview and each project's overview page. */
+/** The projects overview (also where `/dashboard` leads) and each project's overview page. */
 import { DAY_MS } from '../../store/usage-totals.js';
 import { projectRoute, sendHtml, userPageRoute, type PageDef, type PageDeps } from './page-kit.js';
 import { PROJECTS_PATH } from './paths.js';
@@ -6,6 +6,11 @@ import { renderProjectOverview, renderProjectsPage, type ProjectSummary } from '
 
 export function projectsPages(deps: PageDeps): PageDef[] {
   return [
+    // `/dashboard` itself (what a person types): the projects page, or the sign-in page first.
+    userPageRoute('/dashboard', (ctx) => {
+      ctx.reply.setHeader('Location', PROJECTS_PATH);
+      ctx.reply.empty(303);
+    }),
     userPageRoute(PROJECTS_PATH, (ctx, principal) => {
       const projects = principal.projectIds.flatMap((id): ProjectSummary[] => {
         const role = principal.roleIn(id);

@@ -17,11 +17,11 @@ describe('checkOutboundUrl', () => {
     ['ftp://93.184.216.34/', 'must use https'],
     ['https://user:pass@93.184.216.34/', 'must not carry credentials'],
     ['not a url', 'must be an absolute URL'],
-    ['https://127.0.0.1/', 'must not target 127.0.0.1 is a loopback address'],
-    ['https://0x7f.1/', 'must not target 127.0.0.1 is a loopback address'],
-    ['https://2130706433/', 'must not target 127.0.0.1 is a loopback address'],
-    ['https://[::ffff:7f00:1]/', 'must not target [::ffff:7f00:1] is an IPv4-mapped IPv6 address'],
-    ['https://169.254.169.254/latest/meta-data', 'must not target 169.254.169.254 is a link-local address'],
+    ['https://127.0.0.1/', 'must not target a private or internal address: 127.0.0.1 is a loopback address'],
+    ['https://0x7f.1/', 'must not target a private or internal address: 127.0.0.1 is a loopback address'],
+    ['https://2130706433/', 'must not target a private or internal address: 127.0.0.1 is a loopback address'],
+    ['https://[::ffff:7f00:1]/', 'must not target a private or internal address: [::ffff:7f00:1] is an IPv4-mapped IPv6 address'],
+    ['https://169.254.169.254/latest/meta-data', 'must not target a private or internal address: 169.254.169.254 is a link-local address'],
   ])('refuses %s (%s)', async (url, reason) => {
     expect(await checkOutboundUrl(url, strict, resolvesTo('93.184.216.34'))).toEqual({ ok: false, reason });
   });
@@ -29,7 +29,7 @@ describe('checkOutboundUrl', () => {
   it('refuses a name that resolves to a private address, naming the address', async () => {
     expect(await checkOutboundUrl('https://intranet.example.com/', strict, resolvesTo('10.0.0.7'))).toEqual({
       ok: false,
-      reason: 'must not target intranet.example.com resolves to 10.0.0.7, a private address',
+      reason: 'must not target a private or internal address: intranet.example.com resolves to 10.0.0.7, a private address',
     });
   });
 
@@ -45,7 +45,7 @@ describe('checkOutboundUrl', () => {
   it('refuses localhost through the system resolver', async () => {
     const check = await checkOutboundUrl('https://localhost:8443/', strict);
     expect(check).toMatchObject({ ok: false });
-    expect(check.ok === false && check.reason).toMatch(/^must not target localhost resolves to (127\.0\.0\.1|::1), a loopback address$/);
+    expect(check.ok === false && check.reason).toMatch(/^must not target a private or internal address: localhost resolves to (127\.0\.0\.1|::1), a loopback address$/);
   });
 
   it('admits http and private targets only when the operator relaxed both', async () => {

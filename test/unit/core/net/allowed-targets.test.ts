@@ -101,7 +101,7 @@ describe('the outbound guard with allowed targets', () => {
   it('refuses an unlisted private target, and still requires https', async () => {
     expect(await checkOutboundUrl('https://intranet.corp/', guard, resolvesTo('192.168.7.7'))).toEqual({
       ok: false,
-      reason: 'must not target intranet.corp resolves to 192.168.7.7, a private address',
+      reason: 'must not target a private or internal address: intranet.corp resolves to 192.168.7.7, a private address',
     });
     expect(await checkOutboundUrl('https://192.168.1.5/', guard)).toMatchObject({ ok: false });
     expect(await checkOutboundUrl('http://hooks.internal/', guard, resolvesTo('10.0.0.1'))).toEqual({ ok: false, reason: 'must use https' });
