@@ -13,6 +13,7 @@
  */
 import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
+import { GatewayError } from '../errors.js';
 import type { Dispatcher } from 'undici';
 import { BufferingHandler, type BufferedResponse } from './buffering-handler.js';
 import { probeModels } from './models-probe.js';
@@ -211,6 +212,12 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   function failed(pool: EndpointPool, server: PoolServer, call: UpstreamCall, err: unknown, mayRetry: boolean): { error: unknown; next: PoolServer | null } {
     pool.release(server);
     if (call.signal.aborted) return { error: err, next: null };
+    // The server answered, but the gateway refused the answer (one past the answer cap, answer-cap.ts): not
+    // a transport failure, so the server stays in the pool and the client gets that error, not "unreachable".
+    if (err instanceof GatewayError) {
+      log.warn({ ...where(pool, server), request_id: call.requestId, reason: err.message }, 'upstream answer refused');
+      return { error: err, next: null };
+    }
     const cause = causeOf(err, server.origin);
     const error = unreachableUpstream(transportFailure(err));
     pool.failed(server, cause);

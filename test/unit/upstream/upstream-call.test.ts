@@ -53,6 +53,21 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}');
     return;
   }
+  if (path.endsWith('/huge')) {
+    // A buffered answer past the 128 MiB cap (answer-cap.ts), written as fast as the client reads it.
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const mib = Buffer.alloc(1024 * 1024, 0x20);
+    let left = 129;
+    const more = (): void => {
+      while (left > 0 && !res.destroyed) {
+        left -= 1;
+        if (!res.write(mib)) return void res.once('drain', more);
+      }
+      if (!res.destroyed) res.end();
+    };
+    more();
+    return;
+  }
   if (path.endsWith('/down')) {
     res.writeHead(503).end('down for maintenance');
     return;
@@ -177,6 +192,23 @@ describe('callUpstream', () => {
     const logged = lines.filter((l) => l.fields.request_id === 'req_call' && String(l.fields.cause).startsWith('ECONNREFUSED'));
     expect(logged).toHaveLength(1);
     expect(counted.slice(before)).toEqual(['unreachable']);
+  });
+});
+
+describe('an answer past the cap', () => {
+  it('fails the turn with the cap in the message, without counting or marking the server as unreachable', async () => {
+    const before = counted.length;
+    const failures = (): number[] | undefined => client.report().find((p) => p.endpoint_id === endpoint(base).id)?.servers.map((s) => s.consecutive_failures);
+    const failuresBefore = failures();
+    const deadline = new UpstreamDeadline(20_000, null, 'model', 'standard', null);
+    const e = await rejection(callUpstream(client, endpoint(base), call('/huge', deadline), false));
+    deadline.done();
+    expect(e.code).toBe('internal_error');
+    expect(e.message).toContain('exceeded 134217728 bytes');
+    expect(counted.slice(before)).toEqual([]);
+    expect(lines.filter((l) => l.msg === 'upstream answer refused')).toHaveLength(1);
+    expect(client.healthy(endpoint(base).id)).toBe(true);
+    expect(failures()).toEqual(failuresBefore);
   });
 });
 
