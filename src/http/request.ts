@@ -45,6 +45,8 @@ export class IncomingRequest {
   params: Readonly<Record<string, string>> = {};
   /** Set by route guards for the request log; never holds key values or prompt text. */
   readonly log: RequestLog = {};
+  /** Where the request came from: the API, or the dashboard's own chat (its turns run as synthetic requests). */
+  surface: 'api' | 'dashboard' = 'api';
   #aborted = false;
   #controller: AbortController | null = null;
   #abortListeners: (() => void)[] | null = null;
@@ -80,6 +82,11 @@ export class IncomingRequest {
       this.#clientIp = forwarded ?? this.#peerAddress();
     }
     return this.#clientIp;
+  }
+
+  /** A request the gateway makes on a client's behalf (the playground): that client's address, not the stand-in's. */
+  actFor(clientIp: string): void {
+    this.#clientIp = clientIp;
   }
 
   #peerAddress(): string {

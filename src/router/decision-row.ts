@@ -14,8 +14,8 @@ export interface TurnFacts {
   readonly createdAt: number;
   readonly preview: string;
   readonly routerId: string;
-  /** `api` for API-key traffic; `mcp` when the workspace was named by X-Service-Workspace. */
-  readonly clientMode: 'api' | 'mcp';
+  /** `api` for API-key traffic; `mcp` when the workspace was named by X-Service-Workspace; `dashboard` for playground turns. */
+  readonly clientMode: 'api' | 'mcp' | 'dashboard';
   readonly userAgent: string | null;
   readonly clientIp: string;
   readonly routeTimeMs: number;

@@ -86,7 +86,7 @@ export async function dispatchStep(turn: MultimodelTurn, fields: { readonly mess
       createdAt: services.now(),
       preview: queryPreview(messages),
       routerId: services.routerId,
-      clientMode: workspace.namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
+      clientMode: req.surface === 'dashboard' ? 'dashboard' : workspace.namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
       userAgent: req.header('user-agent') ?? null,
       clientIp: req.clientIp,
       routeTimeMs,

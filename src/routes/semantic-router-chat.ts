@@ -80,7 +80,7 @@ export async function routeChatTurn(services: RouterChatServices, ctx: RouteCont
         createdAt: services.now(),
         preview: queryPreview(chat.messages),
         routerId: services.routerId,
-        clientMode: namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
+        clientMode: req.surface === 'dashboard' ? 'dashboard' : namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
         userAgent: req.header('user-agent') ?? null,
         clientIp: req.clientIp,
         routeTimeMs,

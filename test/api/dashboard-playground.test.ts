@@ -120,6 +120,10 @@ describe('a playground turn', () => {
     expect(chunks(t)[0]?.id).toBe(requestId);
     const row = await usage.waitForRow(requestId);
     expect(row).toMatchObject({ project_id: ROUTER_PROJECT, workspace_id: WS_MAIN, key_id: owner.userId, route: 'router', status: 'completed' });
+    // The decision row names the surface: a playground turn is not API traffic.
+    const decisions = await call(`${suite.base}/v1/management/semantic-router/decisions?limit=100`, { key: suite.keys.full });
+    const mine = (decisions.body as { data: { decision_request_id: string; client_mode: string }[] }).data.find((d) => d.decision_request_id === requestId);
+    expect(mine?.client_mode).toBe('dashboard');
   });
 
   it('reports the rule that decided a routed turn', async () => {

@@ -80,6 +80,9 @@ export function playgroundTurnRoute(deps: PlaygroundTurnDeps): PageDef {
     const headers = { ...chatHeadersOf(turn), authorization: `Bearer ${bearer}`, 'user-agent': ctx.req.header('user-agent') ?? 'switchboard-playground' };
     const synthetic = createSyntheticRequest({ method: 'POST', path: `/${projectId}/playground`, headers, body: Buffer.from(JSON.stringify(chatBodyOf(turn, model))), idPrefix: 'chatcmpl-' });
     synthetic.req.params = endpointSlug === null ? { project: projectId } : { project: projectId, endpoint: endpointSlug };
+    // Decision rows say where the turn came from and whose address it was (not the stand-in's loopback).
+    synthetic.req.surface = 'dashboard';
+    synthetic.req.actFor(ctx.req.clientIp);
     const requestId = synthetic.req.requestId;
     // The page closing its request stops the turn, upstream call included, as an API client's abort does.
     ctx.req.onAbort(() => synthetic.abort());
@@ -108,9 +111,9 @@ export function playgroundTurnRoute(deps: PlaygroundTurnDeps): PageDef {
     } finally {
       release();
       decisions.delete(requestId);
-      // The access log and endpoint metrics see the turn (project, endpoint, user, tokens, latencies), but
-      // the client address stays the page's: the synthetic request's is a loopback stand-in.
-      const { clientIp: _loopback, ...turnLog } = synthetic.req.log;
+      // The access log and endpoint metrics see the turn (project, endpoint, user, tokens, latencies); the
+      // client address is the page's already (actFor above).
+      const { clientIp: _same, ...turnLog } = synthetic.req.log;
       Object.assign(ctx.req.log, turnLog);
     }
   }
