@@ -27,14 +27,13 @@ import {
   toolMessage,
   type ExecToolRunner,
 } from '../core/chat/exec-bridge.js';
-import { normalizeCompletion } from '../core/chat/normalize-completion.js';
-import type { TurnContext, TurnUsage } from '../core/chat/turn-context.js';
+import type { TurnContext } from '../core/chat/turn-context.js';
 import type { EndpointRecord } from '../core/records.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
-import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
-import type { ChatServices, Outcome, TurnReply } from './chat-dispatch.js';
+import type { ChatServices, TurnReply } from './chat-dispatch.js';
+import { exchangeOnce } from './chat-harness-call.js';
 
 type Json = Record<string, unknown>;
 
@@ -117,7 +116,9 @@ async function bridgeLoop(services: ChatServices, runner: ExecToolRunner, b: Bri
     if (execTools.length > 0 && !last) body.tools = [...(clientTools ?? []), ...execTools];
     const left = remainingCap(cap, spent);
     if (capField && left !== null) body[capField] = left;
-    const completion = await exchangeTurn(services, b, Buffer.from(JSON.stringify(body)), index);
+    // Rows are keyed `<request id>` for the first turn and `<request id>.t<k>` for turn k (2, 3, ...): one
+    // row per model turn, all found by the request id's prefix.
+    const { completion } = await exchangeOnce(services, b, Buffer.from(JSON.stringify(body)), index === 0 ? null : `t${index + 1}`);
     const turnUsage = completion.usage as Json;
     usage = usage ? addUsage(usage, turnUsage) : turnUsage;
     spent += typeof turnUsage.completion_tokens === 'number' ? turnUsage.completion_tokens : 0;
@@ -154,61 +155,4 @@ function answer(b: BridgeInput, completion: Json, choice: Json, usage: Json | nu
   for (const chunk of completionChunks(body, b.includeUsage)) out += `data: ${JSON.stringify(chunk)}\n\n`;
   b.reply.write(`${out}data: [DONE]\n\n`);
   b.reply.endStream();
-}
-
-/**
- * One buffered upstream turn with its deadline and abort wiring, normalized, and its usage row. Rows are
- * keyed `<request id>` for the first turn and `<request id>.t<k>` for turn k (2, 3, ...): one row per
- * model turn, all found by the request id's prefix.
- */
-async function exchangeTurn(services: ChatServices, b: BridgeInput, body: Buffer, index: number): Promise<Json> {
-  const deadline = new UpstreamDeadline(b.deadlines.requestMs, b.req, 'model', b.endpoint.tier, null);
-  const started = deadline.started;
-  const charge = (status: Outcome, u: TurnUsage | null): void =>
-    services.usage.record({
-      requestId: index === 0 ? b.req.requestId : `${b.req.requestId}.t${index + 1}`,
-      projectId: b.account.projectId,
-      workspaceId: b.account.workspaceId,
-      endpointId: b.endpoint.id,
-      keyId: b.account.keyId,
-      route: b.route,
-      promptTokens: u?.promptTokens ?? 0,
-      completionTokens: u?.completionTokens ?? 0,
-      cachedTokens: u?.cachedTokens ?? 0,
-      reasoningTokens: u?.reasoningTokens ?? null,
-      serviceTier: b.turn.lane,
-      tierMultiplier: b.account.multiplier,
-      status,
-      usageSource: u?.source ?? 'estimated',
-      latencyMs: performance.now() - started,
-      createdAt: services.now(),
-    });
-  try {
-    const call = {
-      path: '/chat/completions',
-      body,
-      signal: deadline,
-      accept: undefined,
-      headersTimeoutMs: b.deadlines.requestMs + 1000,
-      bodyTimeoutMs: b.deadlines.requestMs + 1000,
-      requestId: b.req.requestId,
-    };
-    const res = await callUpstream(services.upstream, b.endpoint, call, false);
-    let json: unknown;
-    try {
-      json = JSON.parse(res.body.toString('utf8'));
-    } catch {
-      throw new GatewayError('internal_error', { message: 'The model server returned a response that is not JSON.' });
-    }
-    const { body: completion, usage } = normalizeCompletion(json, b.turn, services.now);
-    // A turn the model server reported no usage for is billed its output as 0 and its input estimated.
-    charge('completed', usage ?? { promptTokens: Math.ceil(body.length / 4), completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' });
-    return completion;
-  } catch (err) {
-    const e = toGatewayError(err);
-    charge(b.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
-    throw e;
-  } finally {
-    deadline.done();
-  }
 }

@@ -2,7 +2,8 @@
  * One buffered model turn the harness adds or serves (a compaction summary, a corrective retry, a turn
  * served buffered so its answer can be repaired): deadline, abort wiring, error mapping, normalization,
  * and its own usage row. Rows are keyed `<request id>.<label>`, except the client's first turn, which
- * keeps the request id, so every row of a request is found by the id's prefix (as the x_exec bridge does).
+ * keeps the request id, so every row of a request is found by the id's prefix. The x_exec bridge's turns
+ * come through here too (labels t2, t3, ...).
  */
 import type { Deadlines } from '../core/chat/deadlines.js';
 import { normalizeCompletion } from '../core/chat/normalize-completion.js';
