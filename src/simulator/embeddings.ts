@@ -40,19 +40,6 @@ export function embedText(text: string, dimensions: number = DEFAULT_DIMENSIONS)
   return Array.from(vec, (v) => v / norm);
 }
 
-export function cosine(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] ?? 0;
-    const y = b[i] ?? 0;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return dot / (Math.sqrt(na * nb) || 1);
-}
 
 /** Little-endian float32, what the OpenAI SDK decodes for encoding_format=base64. */
 export function toBase64Float32(vec: readonly number[]): string {

@@ -1,4 +1,5 @@
-import { cosine, embedText } from './embeddings.js';
+import { cosine } from '../core/vectors.js';
+import { embedText } from './embeddings.js';
 import { invalidRequest } from './errors.js';
 import { isRecord, utf8Length } from './json.js';
 

@@ -8,6 +8,8 @@
  * the function `tool_choice` names, and functions the history already called (the model must still be
  * able to read its own calls). The kept tools stay in the client's order. Pure.
  */
+import { cosine } from '../vectors.js';
+
 type Json = Record<string, unknown>;
 
 export const DEFAULT_TOOL_TOP_K = 8;
@@ -52,20 +54,6 @@ export function pinnedTools(body: Json): Set<string> {
     if (Array.isArray(m.tool_calls)) for (const c of m.tool_calls as Json[]) pinned.add(String(((c.function ?? {}) as Json).name ?? ''));
   }
   return pinned;
-}
-
-export function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] ?? 0;
-    const y = b[i] ?? 0;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return dot / (Math.sqrt(na * nb) || 1);
 }
 
 /**

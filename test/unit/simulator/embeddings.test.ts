@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { cosine, embedText, handleEmbeddings, toBase64Float32 } from '../../../src/simulator/embeddings.js';
+import { cosine } from '../../../src/core/vectors.js';
+import { embedText, handleEmbeddings, toBase64Float32 } from '../../../src/simulator/embeddings.js';
 import { SimError } from '../../../src/simulator/errors.js';
 
 describe('embedText', () => {
