@@ -2,7 +2,7 @@
  * The dependency scheduler: every sub-task starts the moment its last predecessor has answered, so
  * independent sub-tasks run in parallel and a dependent one receives its predecessors' answers. The first
  * failure rejects the run; sub-tasks depending on the failed one never start (those already running
- * finish and are billed, as any dispatched turn is). Pure apart from the `run` it is given.
+ * finish and are billed, as every dispatched turn is). Pure apart from the `run` it is given.
  */
 
 export interface Schedulable {
