@@ -111,6 +111,14 @@ async function signInThroughIdp(browser: Browser, provider: string, login: strin
 }
 
 describe('OpenID Connect sign-in', () => {
+  it('answers 404 for a provider the config does not declare, on both the start and the callback', async () => {
+    for (const path of ['/auth/nope', '/auth/nope/callback']) {
+      const res = await fetch(url(path), { redirect: 'manual' });
+      expect(res.status, path).toBe(404);
+      expect(await res.text()).toContain('No sign-in provider is called nope.');
+    }
+  });
+
   it('does not attach an existing account with the same verified e-mail until the user connects the provider', async () => {
     const user = await createDashboardUser(gw.dbPath, { email: 'alice@example.test' });
     const stranger = new Browser();

@@ -22,7 +22,12 @@ function refusal(ctx: RouteContext, deps: AuthDeps, status: number, title: strin
 
 export function oidcRoutes(deps: AuthDeps): RouteDef[] {
   const { users } = deps;
-  const providerOf = (ctx: RouteContext): OidcProviderConfig | null => deps.providers.find((p) => p.id === ctx.req.params.provider) ?? null;
+  /** The provider the path names, or null once the 404 page is sent. */
+  const providerOf = (ctx: RouteContext): OidcProviderConfig | null => {
+    const provider = deps.providers.find((p) => p.id === ctx.req.params.provider) ?? null;
+    if (!provider) refusal(ctx, deps, 404, 'Unknown sign-in provider', `No sign-in provider is called ${ctx.req.params.provider ?? ''}.`);
+    return provider;
+  };
 
   return [
     {
@@ -31,7 +36,7 @@ export function oidcRoutes(deps: AuthDeps): RouteDef[] {
       family: 'dashboard',
       async handle(ctx) {
         const provider = providerOf(ctx);
-        if (!provider) return refusal(ctx, deps, 404, 'Unknown sign-in provider', `No sign-in provider is called ${ctx.req.params.provider ?? ''}.`);
+        if (!provider) return;
         try {
           await startOidcFlow(ctx, deps, provider, { connectUserId: null, next: safeNext(ctx.req.searchParams().get('next')) });
         } catch {
@@ -45,7 +50,7 @@ export function oidcRoutes(deps: AuthDeps): RouteDef[] {
       family: 'dashboard',
       async handle(ctx) {
         const provider = providerOf(ctx);
-        if (!provider) return refusal(ctx, deps, 404, 'Unknown sign-in provider', `No sign-in provider is called ${ctx.req.params.provider ?? ''}.`);
+        if (!provider) return;
         const cookie = readCookie(ctx.req.header('cookie'), deps.cookies.oidcFlow);
         ctx.reply.setHeader('Set-Cookie', setCookie(deps.cookies.oidcFlow, '', deps.cookies.secure, 0));
         const flow = cookie === null ? null : deps.sessionsRepo.takeFlow(sha256(cookie));
