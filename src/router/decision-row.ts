@@ -7,6 +7,14 @@ import type { RouteDecision } from '../core/routing/types.js';
 import type { EndpointRecord } from '../core/records.js';
 import type { DecisionRecord } from '../store/decision-log.js';
 
+export type ClientMode = 'api' | 'mcp' | 'dashboard';
+
+/** `dashboard` for playground turns; `mcp` when the workspace was named by X-Service-Workspace; else `api`. */
+export function clientModeOf(surface: 'api' | 'dashboard', workspaceNamedBy: string): ClientMode {
+  if (surface === 'dashboard') return 'dashboard';
+  return workspaceNamedBy === 'X-Service-Workspace' ? 'mcp' : 'api';
+}
+
 export interface TurnFacts {
   readonly requestId: string;
   readonly projectId: string;
@@ -14,8 +22,7 @@ export interface TurnFacts {
   readonly createdAt: number;
   readonly preview: string;
   readonly routerId: string;
-  /** `api` for API-key traffic; `mcp` when the workspace was named by X-Service-Workspace; `dashboard` for playground turns. */
-  readonly clientMode: 'api' | 'mcp' | 'dashboard';
+  readonly clientMode: ClientMode;
   readonly userAgent: string | null;
   readonly clientIp: string;
   readonly routeTimeMs: number;

@@ -13,7 +13,7 @@ import type { LatencyObjective } from '../core/routing/latency-window.js';
 import { queryPreview } from '../core/routing/query.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { RouteContext } from '../http/server.js';
-import { decisionRecord } from '../router/decision-row.js';
+import { clientModeOf, decisionRecord } from '../router/decision-row.js';
 import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
 import { requireBudget } from './guard.js';
 import type { RouterChatServices, RouterWorkspace } from './semantic-router-chat.js';
@@ -86,7 +86,7 @@ export async function dispatchStep(turn: MultimodelTurn, fields: { readonly mess
       createdAt: services.now(),
       preview: queryPreview(messages),
       routerId: services.routerId,
-      clientMode: req.surface === 'dashboard' ? 'dashboard' : workspace.namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
+      clientMode: clientModeOf(req.surface, workspace.namedBy),
       userAgent: req.header('user-agent') ?? null,
       clientIp: req.clientIp,
       routeTimeMs,

@@ -12,7 +12,7 @@ import type { EndpointRecord } from '../core/records.js';
 import { requestedSlo } from '../core/routing/latency-window.js';
 import { queryPreview } from '../core/routing/query.js';
 import type { RouteDef, RouteContext } from '../http/server.js';
-import { decisionRecord } from '../router/decision-row.js';
+import { clientModeOf, decisionRecord } from '../router/decision-row.js';
 import type { SemanticRouter } from '../router/semantic-router.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
 import type { DecisionLog } from '../store/decision-log.js';
@@ -80,7 +80,7 @@ export async function routeChatTurn(services: RouterChatServices, ctx: RouteCont
         createdAt: services.now(),
         preview: queryPreview(chat.messages),
         routerId: services.routerId,
-        clientMode: req.surface === 'dashboard' ? 'dashboard' : namedBy === 'X-Service-Workspace' ? 'mcp' : 'api',
+        clientMode: clientModeOf(req.surface, namedBy),
         userAgent: req.header('user-agent') ?? null,
         clientIp: req.clientIp,
         routeTimeMs,
