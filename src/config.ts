@@ -43,6 +43,11 @@ const serverSchema = z.strictObject({
   allow_uws_fallback: z.boolean().default(false),
   log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   /**
+   * Event loops serving the one port (`serve --workers N` overrides it): worker threads of one process,
+   * sharing the store and, without Redis, the limit counters in shared memory (docs/deploy.md).
+   */
+  workers: z.number().int().min(1).max(64).default(1),
+  /**
    * GET /metrics: on the main listener by default. `port` serves it on a listener of its own instead (a
    * scrape network apart from client traffic); `token_env` names an environment variable whose value a
    * scraper must send as `Authorization: Bearer <value>`.
@@ -58,6 +63,22 @@ const serverSchema = z.strictObject({
 
 /** A relative path is from the config file's folder (loadConfigFile), so every command finds the same store. */
 const storageSchema = z.strictObject({ path: z.string().min(1).default('data/switchboard.db') });
+
+/**
+ * What N replicas must share (issue 12): absent `redis_url`, counters and the invalidation bus stay in
+ * this process. `on_outage` says what the request limiters do while Redis does not answer
+ * (docs/deploy.md "Outages"): `fail_open` admits and counts locally, `fail_closed` answers 503.
+ */
+const coordinationSchema = z.strictObject({
+  redis_url: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  key_prefix: z.string().min(1).default('switchboard:'),
+  on_outage: z.enum(['fail_open', 'fail_closed']).default('fail_open'),
+  /** How long one Redis command may take before the limiter treats Redis as down for this request. */
+  command_timeout_ms: z.number().int().positive().default(250),
+});
 
 const securitySchema = z.strictObject({
   /** Testing only: every private address becomes reachable. `allowed_targets` is the production way. */
@@ -311,6 +332,7 @@ export const configSchema = z
   .strictObject({
     server: serverSchema.prefault({}),
     storage: storageSchema.prefault({}),
+    coordination: coordinationSchema.prefault({}),
     security: securitySchema.prefault({}),
     pool: poolSchema.prefault({}),
     timeouts: timeoutsSchema.prefault({}),
