@@ -49,6 +49,7 @@ import { resolveStorePath } from './store/store-path.js';
 import { createKeysRepo } from './store/keys-repo.js';
 import { createStoreWriter } from './store/store-writer.js';
 import { createUsageJournal, replayUsageJournal } from './store/usage-journal.js';
+import { createInstanceRegistry } from './store/instances-registry.js';
 import { createUsageLedger, type UsageLedger } from './store/usage-ledger.js';
 import { createUpstreamClient } from './upstream/upstream-client.js';
 import { webhooksRoutes } from './routes/webhooks.js';
@@ -131,10 +132,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     filesPerMinute: config.limits.files_requests_per_minute,
     conversationItemsPerMinute: config.limits.conversation_items_requests_per_minute,
   });
-  // Turns a killed process had answered but not yet stored go in before the budgets are rebuilt from them.
-  if (store.durable) {
-    const replayed = replayUsageJournal(db, dbPath);
+  // This instance in the store's registry (issue 12): recovery, now and as siblings die, takes only the
+  // work of instances that are gone, never a live sibling's.
+  const instances = createInstanceRegistry({ dbPath, db, onError: (message) => logger.error({ message }, 'instance registry failed'), onWarn: (message, fields) => logger.warn(fields, message) });
+  // Turns a killed instance had answered but not yet stored go in before the budgets are rebuilt from them.
+  const replayJournal = (): void => {
+    const replayed = replayUsageJournal(db, dbPath, instances);
     if (replayed.segments > 0) logger.warn(replayed, 'usage journal: rows of a stopped process replayed into the ledger');
+  };
+  if (store.durable) {
+    replayJournal();
+    instances.onSweep(replayJournal);
   }
   const budgetsRepo = createBudgetsRepo(db);
   const budgets = new Budgets();
@@ -158,7 +166,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   // Each turn's usage row also charges the token limiter and the budgets, once, as it is recorded.
   const ledgerError = (message: string): void => logger.error({ message }, 'usage ledger write failed; will retry');
-  const journal = store.durable ? createUsageJournal(dbPath, ledgerError) : null;
+  const journal = store.durable ? createUsageJournal(dbPath, instances.id, ledgerError) : null;
   // One writer thread for the usage ledger and the routing decision log (two users).
   const storeWriter = createStoreWriter({ path: dbPath, journalDir: journal?.dir ?? null }, 2);
   const ledger = createUsageLedger(storeWriter, journal, ledgerError);
@@ -172,7 +180,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxRedirects: config.media.max_redirects,
     userAgent: mediaUserAgent(VERSION, config.media),
   });
-  const webhooks = createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger });
+  const webhooks = createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger, instances });
   // Frequent state changes (invocations and agents, batch lines, responses, conversations) commit on a
   // connection of their own with synchronous=NORMAL: in WAL mode a commit still survives a process crash
   // (only a power loss can roll back the last ones), and no fsync runs on the event loop per change (the
@@ -185,7 +193,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   const agents = createAgentsSystem({ db: busyDb, outbox: busyOutbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
-  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger });
+  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger, instances });
   const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms };
   // The chat tool bridge (x_exec, docs/exec.md "Chat tool bridge") runs tools through the same invocations service.
   const execTools = createChatToolRunner({ service: execInvocations.service, registry: agents.registry, policyOf: approvalPolicies(config), timeoutMs: config.exec.default_timeout_ms });
@@ -200,7 +208,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   };
   const routing = createRouterSystem({ config, db, dbPath, storeWriter, pool, upstream, catalog, now: clock.now, logger });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
-  const batchesRepo = createBatchesRepo(busyDb, busyOutbox);
+  const batchesRepo = createBatchesRepo(busyDb, busyOutbox, instances.id);
   const batchFiles = batchFilesOf(filesServices.files);
   const keysRepo = createKeysRepo(db);
   const batches = createBatchSystem({
@@ -211,6 +219,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxLines: config.batches.max_lines,
     now: clock.now,
     logger,
+    instances,
   });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
@@ -220,8 +229,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
   const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
-  // Background responses fail "interrupted" if the last process left any running (docs/decisions.md).
-  const responses = createResponsesSystem({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox), conversations });
+  // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
+  const responses = createResponsesSystem({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox, instances.id), conversations }, instances);
   // Dashboard sign-in (issue 22): users, sessions, CSRF; `dashboardAuth.dashboardRoute` guards every page.
   const dashboardAuth = createDashboardAuth({ config, db, dbPath, now: clock.now, reloadCredentials: () => catalog.reload() });
   // The semantic-router management API and the dashboard's router page run one set of use cases (src/app/).
@@ -327,7 +336,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
   const host = options.host ?? config.server.host;
-  // Before listening: what a previous process left dispatched fails (gateway_restarted) before any agent
+  // Before listening: what a stopped instance left dispatched fails (gateway_restarted) before any agent
   // can connect and be handed work that recovery would then fail.
   execInvocations.start();
   const port = await server.listen(host, options.port ?? config.server.port);
@@ -370,6 +379,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await mediaFetcher.close();
         catalog.close();
         await pool.close();
+        // Last: until its row is gone no sibling takes this instance's unfinished work.
+        instances.close();
         if (busyDb !== db) busyDb.close();
         db.close();
         store.discard();

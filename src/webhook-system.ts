@@ -3,6 +3,8 @@
  * the repositories, the outbox other modules emit through, the dedicated sender, the dispatcher and the
  * management use cases. The dispatcher writes on its own connection (synchronous=NORMAL: no fsync on the
  * event loop per outcome batch; see store/webhook-deliveries-repo.ts) unless the store is in memory.
+ * Deliveries are claimed for this instance with the registry's lease, renewed at each of its heartbeats,
+ * when claims of dead siblings are also given back (issue 12: each due delivery is sent by one instance).
  */
 import type { Config } from './config.js';
 import { createDispatcher, type Dispatcher, type DispatcherEvent } from './core/webhooks/dispatcher.js';
@@ -11,6 +13,7 @@ import { createWebhookManager, type WebhookManager } from './core/webhooks/webho
 import type { Logger } from './log.js';
 import type { WorkerPool } from './pool/worker-pool.js';
 import { openDatabase, type Db } from './store/db.js';
+import type { InstanceRegistry } from './store/instances-registry.js';
 import { loadSecretBox, storedSealedValues } from './store/secret-box.js';
 import { createDeliveriesList, createDeliveriesRepo } from './store/webhook-deliveries-repo.js';
 import { createWebhookRetention } from './store/webhook-retention.js';
@@ -23,7 +26,7 @@ export interface WebhookSystem {
   readonly manager: WebhookManager;
   readonly outbox: StoreOutbox;
   readonly dispatcher: Dispatcher;
-  /** Resumes deliveries left pending or in flight by a previous process, then polls. */
+  /** Resumes deliveries left in flight by stopped instances, then polls. */
   start(): void;
   close(): Promise<void>;
 }
@@ -35,15 +38,19 @@ export interface WebhookSystemOptions {
   readonly pool: WorkerPool;
   readonly now: () => number;
   readonly logger: Logger;
+  readonly instances: InstanceRegistry;
 }
 
-/** How long shutdown waits for attempts in flight before cutting them (they are resent at the next start). */
+/**
+ * How long shutdown waits for attempts in flight before cutting them: they are resent by a sibling once
+ * this instance's row is gone (its close deletes it), or at the next start.
+ */
 const CLOSE_WAIT_MS = 2000;
 const DAY_MS = 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
 export function createWebhookSystem(options: WebhookSystemOptions): WebhookSystem {
-  const { config, db, dbPath, pool, now, logger } = options;
+  const { config, db, dbPath, pool, now, logger, instances } = options;
   const settings = config.webhooks;
   // The first load at start: a key that cannot open what the store holds stops the start here, before listening.
   const box = loadSecretBox(dbPath, storedSealedValues(db));
@@ -55,7 +62,7 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
   const dispatchDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
 
   const dispatcher = createDispatcher({
-    store: createDeliveriesRepo(dispatchDb, box),
+    store: createDeliveriesRepo(dispatchDb, box, { instanceId: instances.id, leaseMs: instances.leaseMs }),
     sign,
     send: sender.send,
     now,
@@ -89,6 +96,7 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
     );
   };
   let pruneTimer: NodeJS.Timeout | null = null;
+  let stopKeeping: (() => void) | null = null;
 
   return {
     manager,
@@ -96,6 +104,7 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
     dispatcher,
     start: () => {
       dispatcher.start();
+      stopKeeping = instances.onHeartbeat(() => dispatcher.keepClaims());
       if (retention) {
         pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
         pruneTimer.unref();
@@ -104,6 +113,7 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
     },
     async close() {
       if (pruneTimer) clearInterval(pruneTimer);
+      stopKeeping?.();
       await pruning;
       await dispatcher.close(CLOSE_WAIT_MS);
       await sender.close();
@@ -113,7 +123,7 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
 }
 
 function logDispatcherEvent(logger: Logger, event: DispatcherEvent): void {
-  if (event.kind === 'resumed') logger.info({ deliveries: event.count }, 'webhooks: resuming deliveries left in flight by the previous process');
+  if (event.kind === 'resumed') logger.info({ deliveries: event.count }, 'webhooks: resuming deliveries left in flight by a stopped instance');
   else if (event.kind === 'attempt') {
     const fields = { delivery_id: event.deliveryId, webhook_id: event.webhookId, attempt: event.attempt, http_status: event.httpStatus, error: event.error ?? undefined, state: event.state };
     if (event.ok) logger.info(fields, 'webhooks: delivery attempt succeeded');

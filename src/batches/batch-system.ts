@@ -13,6 +13,7 @@ import { createBatchScheduler, type BatchScheduler, type ClaimedLine, type LineR
 import type { Logger } from '../log.js';
 import type { BatchLineRunner } from '../routes/batch-line-runner.js';
 import type { BatchesRepo, BatchRow, BatchEvent } from '../store/batches-repo.js';
+import type { RecoveryCue } from '../store/instances-registry.js';
 import { batchObject, isSuccess, resultLine } from './batch-object.js';
 
 /** What batches need of the files API: read a `batch` file, write the output and error files. */
@@ -34,16 +35,25 @@ export interface BatchSystemOptions {
   readonly maxLines: number;
   readonly now: () => number;
   readonly logger: Logger;
+  /** The cue that a sibling instance died, whose running lines then fail; absent: one instance, start only. */
+  readonly instances?: RecoveryCue;
 }
 
 const EXPIRED_CODE = 'batch_expired';
 
 export const INTERRUPTED = 'The gateway stopped while this line was in flight; it was not run again (each line is run at most once).';
 
+/** Lines a stopped gateway instance had in flight; a live sibling's are its own (issue 12). */
+function interruptAbandoned(repo: BatchesRepo, logger: Logger): void {
+  const interrupted = repo.interruptRunning(INTERRUPTED);
+  if (interrupted > 0) logger.warn({ lines: interrupted }, 'batch lines in flight in a stopped gateway instance were failed "interrupted" (run at most once)');
+}
+
 export function createBatchSystem(o: BatchSystemOptions) {
   const { repo } = o;
   const busy = new Set<string>();
   let sweepTimer: NodeJS.Timeout | null = null;
+  let stopRecovering: (() => void) | null = null;
 
   const eventFor = (row: BatchRow): BatchEvent | null => {
     const type = eventOf(row.status);
@@ -176,13 +186,14 @@ export function createBatchSystem(o: BatchSystemOptions) {
     },
     /** The resume rule, then every live batch moves on. */
     start(): void {
-      const interrupted = repo.interruptRunning(INTERRUPTED);
-      if (interrupted > 0) o.logger.warn({ lines: interrupted }, 'batch lines in flight at the last stop were failed "interrupted" (run at most once)');
+      interruptAbandoned(repo, o.logger);
+      stopRecovering = o.instances?.onSweep(() => interruptAbandoned(repo, o.logger)) ?? null;
       sweep();
       sweepTimer = setInterval(sweep, 60_000).unref();
     },
     async close(): Promise<void> {
       if (sweepTimer) clearInterval(sweepTimer);
+      stopRecovering?.();
       await scheduler.close();
     },
   };

@@ -19,6 +19,7 @@ import type { RouteContext } from '../http/server.js';
 import { createSyntheticRequest } from '../http/synthetic-request.js';
 import type { Logger } from '../log.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
+import type { RecoveryCue } from '../store/instances-registry.js';
 import type { ResponsesRepo } from '../store/responses-repo.js';
 import type { ChatServices, TurnReply } from './chat-dispatch.js';
 import { serveChatTurn } from './chat-turn.js';
@@ -186,12 +187,17 @@ export interface BackgroundResponses {
   close(): void;
 }
 
-export function createBackgroundResponses(services: ChatServices, repo: ResponsesRepo, logger: Logger): BackgroundResponses {
+export function createBackgroundResponses(services: ChatServices, repo: ResponsesRepo, logger: Logger, instances: RecoveryCue): BackgroundResponses {
   const running = new Map<string, BackgroundRun>();
   const kept = new Map<string, BackgroundRun>();
-  // At start: no turn of the last process is still running (each background turn runs at most once).
-  const interrupted = repo.failRunning(INTERRUPTED);
-  if (interrupted > 0) logger.warn({ responses: interrupted }, 'background responses in progress at the last stop were failed "interrupted" (run at most once)');
+  // At start, and whenever a sibling instance is found dead: no turn of a stopped instance is still running
+  // (each background turn runs at most once). A live sibling's turns are its own (issue 12).
+  const recover = (): void => {
+    const interrupted = repo.failRunning(INTERRUPTED, 'abandoned');
+    if (interrupted > 0) logger.warn({ responses: interrupted }, 'background responses in progress in a stopped gateway instance were failed "interrupted" (run at most once)');
+  };
+  recover();
+  const stopRecovering = instances.onSweep(recover);
 
   const keep = (run: BackgroundRun): void => {
     kept.set(run.id, run);
@@ -250,8 +256,9 @@ export function createBackgroundResponses(services: ChatServices, repo: Response
       return true;
     },
     close() {
+      stopRecovering();
       if (running.size === 0) return;
-      const stopped = repo.failRunning(INTERRUPTED);
+      const stopped = repo.failRunning(INTERRUPTED, 'mine');
       for (const run of [...running.values()]) run.cancel();
       logger.warn({ responses: stopped }, 'background responses still running at the stop were failed "interrupted"');
     },

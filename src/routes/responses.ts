@@ -22,6 +22,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseChatRequest } from '../schemas/chat-request.js';
 import { parseResponseRequest, type ResponseRequest } from '../schemas/responses-request.js';
 import type { ConversationsRepo } from '../store/conversations-repo.js';
+import type { RecoveryCue } from '../store/instances-registry.js';
 import type { ResponseRecord, ResponsesRepo } from '../store/responses-repo.js';
 import { assertServesChat } from './chat-completions.js';
 import type { ChatServices } from './chat-dispatch.js';
@@ -235,9 +236,12 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   }
 }
 
-/** The routes, and the background turns' stop (main.ts calls `close` after the HTTP drain). */
-export function createResponsesSystem(services: ResponsesServices & RouterChatServices): { routes: RouteDef[]; close(): void } {
-  const background = createBackgroundResponses(services, services.responses, services.logger);
+/**
+ * The routes, and the background turns' stop (main.ts calls `close` after the HTTP drain). `instances`
+ * cues the recovery of turns a stopped sibling instance left running (routes/responses-background.ts).
+ */
+export function createResponsesSystem(services: ResponsesServices & RouterChatServices, instances: RecoveryCue): { routes: RouteDef[]; close(): void } {
+  const background = createBackgroundResponses(services, services.responses, services.logger, instances);
   return { routes: responsesRoutes(services, background), close: () => background.close() };
 }
 

@@ -62,7 +62,8 @@ export interface BatchEvent {
 
 const LIVE = "('validating', 'in_progress', 'finalizing', 'cancelling')";
 
-export function createBatchesRepo(db: Db, outbox: EventOutbox) {
+/** `owner`: this gateway instance's id; null (single-instance unit tests) writes rows any recovery may take. */
+export function createBatchesRepo(db: Db, outbox: EventOutbox, owner: string | null = null) {
   const insertBatch = db.prepare(`INSERT INTO batches (id, project_id, key_id, workspace_named, workspace_named_by, endpoint, input_file_id, completion_window, status, metadata, created_at, expires_at)
     VALUES (@id, @project_id, @key_id, @workspace_named, @workspace_named_by, @endpoint, @input_file_id, @completion_window, 'validating', @metadata, @created_at, @expires_at)`);
   const byId = db.prepare<[string], BatchRow>('SELECT * FROM batches WHERE id = ?');
@@ -84,7 +85,8 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox) {
   const nextDeferred = db.prepare<{ now: number }, { at: number | null }>(`
     SELECT min(l.not_before) AS at FROM batches b JOIN batch_lines l ON l.batch_id = b.id
     WHERE b.status = 'in_progress' AND b.expires_at > @now AND l.state = 'pending'`);
-  const markRunning = db.prepare("UPDATE batch_lines SET state = 'running' WHERE batch_id = ? AND idx = ? AND state = 'pending'");
+  // A running line records the instance that sends it (migration 016): only that instance's death fails it.
+  const markRunning = db.prepare("UPDATE batch_lines SET state = 'running', owner_instance = ? WHERE batch_id = ? AND idx = ? AND state = 'pending'");
   const line = db.prepare<[string, number], LineRow>('SELECT * FROM batch_lines WHERE batch_id = ? AND idx = ?');
   const settleAnswered = db.prepare("UPDATE batch_lines SET state = 'done', status_code = ?, request_id = ?, response = ? WHERE batch_id = ? AND idx = ?");
   const settleError = db.prepare("UPDATE batch_lines SET state = 'done', error_code = ?, error_message = ? WHERE batch_id = ? AND idx = ?");
@@ -101,7 +103,8 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox) {
   const anyPending = db.prepare<[string], { one: number }>("SELECT 1 AS one FROM batch_lines WHERE batch_id = ? AND state = 'pending' LIMIT 1");
   const anyRunning = db.prepare<[string], { one: number }>("SELECT 1 AS one FROM batch_lines WHERE batch_id = ? AND state = 'running' LIMIT 1");
   const doneLines = db.prepare<[string], LineRow>("SELECT * FROM batch_lines WHERE batch_id = ? AND state = 'done' ORDER BY idx");
-  const interrupt = db.prepare("UPDATE batch_lines SET state = 'done', error_code = 'interrupted', error_message = ? WHERE state = 'running'");
+  const interrupt = db.prepare(`UPDATE batch_lines SET state = 'done', error_code = 'interrupted', error_message = ?
+    WHERE state = 'running' AND (owner_instance IS NULL OR owner_instance NOT IN (SELECT id FROM gateway_instances))`);
   const expirePending = db.prepare("UPDATE batch_lines SET state = 'done', error_code = 'batch_expired', error_message = ? WHERE batch_id = ? AND state = 'pending'");
   const setFiles = db.prepare('UPDATE batches SET output_file_id = ?, error_file_id = ? WHERE id = ?');
   const setErrors = db.prepare('UPDATE batches SET errors = ? WHERE id = ?');
@@ -138,7 +141,7 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox) {
         const at = nextDeferred.get({ now })?.at ?? null;
         return { waitMs: at === null ? null : Math.max(1, at - now) };
       }
-      markRunning.run(next.batch_id, next.idx);
+      markRunning.run(owner, next.batch_id, next.idx);
       return { batchId: next.batch_id, index: next.idx };
     }),
 
@@ -150,6 +153,7 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox) {
     defer: (id: string, idx: number, notBefore: number): void => void deferLine.run(notBefore, id, idx),
 
     /** The resume rule (at most once): lines a stopped process had dispatched are failed, never re-run. */
+    /** Fails lines left running by gateway instances that are gone (never a live instance's). */
     interruptRunning: (message: string): number => interrupt.run(message).changes,
 
     /** Moves a batch on; `event` is written in the same transaction. False: the batch was not in `from`. */

@@ -25,11 +25,12 @@ import { migration012 } from './migrations/012-slos-model-aliases.js';
 import { migrationUsageJournal } from './migrations/013-usage-journal.js';
 import { migrationUsageSpendRollup } from './migrations/014-usage-spend-rollup.js';
 import { migrationDashboardUsers } from './migrations/015-dashboard-users.js';
+import { migrationInstances } from './migrations/016-instances.js';
 
 export type Db = Database.Database;
 
 // Versions are positions in this list: a new migration is appended, never inserted.
-const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, responsesMigration, migration010, migration011, migration012, migrationUsageJournal, migrationUsageSpendRollup, migrationDashboardUsers];
+const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, responsesMigration, migration010, migration011, migration012, migrationUsageJournal, migrationUsageSpendRollup, migrationDashboardUsers, migrationInstances];
 
 /**
  * How long a connection waits for another's write lock before SQLITE_BUSY. Every transaction that

@@ -6,20 +6,33 @@
  * nothing (a power loss can, as with synchronous=NORMAL). No fsync, no lock, no SQL on the event loop.
  *
  * Each batch handed to the writer is exactly one segment: the segment is rotated when the batch is cut.
- * The writer inserts the rows with the segment's marker in one transaction, then unlinks the file. At start,
- * segments left by dead processes are replayed the same way; the marker makes a segment apply once even if
- * the writer had committed it just before the kill. A segment's file name carries its process id, so a
- * gateway never replays the open segment of another live process sharing the store.
+ * The writer inserts the rows with the segment's marker in one transaction, then unlinks the file.
+ *
+ * Segments left by dead instances are replayed the same way: at start, before the budgets are rebuilt, and
+ * whenever a heartbeat finds an instance dead (issue 12). A segment's file name carries the id of the
+ * gateway instance that wrote it (store/instances-registry.ts), and only segments whose instance is no
+ * longer registered are touched, so a starting instance never replays the open segment of a live sibling.
+ * Two instances may find one dead segment at the same moment: each first claims it by renaming the file to
+ * `<segment>.replay-<its id>` (rename is atomic: one wins, the other gets ENOENT and moves on), and only
+ * the winner reads it. A claim left by an instance that died while replaying is taken over the same way;
+ * the marker, inserted with the rows, makes a segment apply once even if the writer (or a dead replayer)
+ * had committed it just before the kill. Names from builds before instance ids (`seg-<pid>-...`) are
+ * judged by their process id, as those builds did.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeTransaction, type Db } from './db.js';
+import { processAlive } from './instances-liveness.js';
 import { createMarkerForgetter, createSegmentApplier, USAGE_COLUMNS } from './usage-insert.js';
 import type { LedgerRow } from './usage-ledger.js';
 
 export const journalDirOf = (dbPath: string): string => `${dbPath}.usage-journal`;
 
-const SEGMENT = /^seg-(\d+)-(\d+)-(\d+)\.jsonl$/;
+/** `seg-<instance id>-<ms>-<n>.jsonl`; before instance ids, `seg-<pid>-<ms>-<n>.jsonl`. */
+const SEGMENT = /^seg-(inst_[0-9a-f]+)-\d+-\d+\.jsonl$/;
+const LEGACY_SEGMENT = /^seg-(\d+)-\d+-\d+\.jsonl$/;
+/** A segment being replayed by the named instance. */
+const CLAIMED = /^(seg-.+\.jsonl)\.replay-(inst_[0-9a-f]+)$/;
 
 /**
  * One line a row: the column values in USAGE_COLUMNS order (half the bytes of an object, no key parsing).
@@ -64,10 +77,10 @@ export interface UsageJournal {
   readonly dir: string;
 }
 
-export function createUsageJournal(dbPath: string, onError: (message: string) => void): UsageJournal {
+export function createUsageJournal(dbPath: string, instanceId: string, onError: (message: string) => void): UsageJournal {
   const dir = journalDirOf(dbPath);
   mkdirSync(dir, { recursive: true });
-  const prefix = `seg-${process.pid}-${Date.now()}-`;
+  const prefix = `seg-${instanceId}-${Date.now()}-`;
   let next = 0;
   let fd: number | null = null;
   let name: string | null = null;
@@ -100,21 +113,42 @@ export function createUsageJournal(dbPath: string, onError: (message: string) =>
   };
 }
 
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return false; // a previous process with our pid is certainly gone
+/** What replay needs of the instance registry. */
+export interface JournalOwners {
+  /** The replaying instance. */
+  readonly id: string;
+  isRegistered(instanceId: string): boolean;
+}
+
+/** The file's segment name (its marker) if it is a dead instance's segment, or a dead replayer's claim. */
+function abandonedSegment(file: string, owners: JournalOwners, alive: (pid: number) => boolean): string | null {
+  const claimed = CLAIMED.exec(file);
+  if (claimed) return claimed[2] !== owners.id && !owners.isRegistered(claimed[2] ?? '') ? (claimed[1] ?? null) : null;
+  const current = SEGMENT.exec(file);
+  if (current) return current[1] !== owners.id && !owners.isRegistered(current[1] ?? '') ? file : null;
+  const legacy = LEGACY_SEGMENT.exec(file);
+  // A previous process with our pid is certainly gone.
+  if (legacy) return Number(legacy[1]) === process.pid || !alive(Number(legacy[1])) ? file : null;
+  return null;
+}
+
+/** Renames the file to this instance's claim; false when another instance renamed (or replayed) it first. */
+function claim(dir: string, file: string, claimedPath: string): boolean {
   try {
-    process.kill(pid, 0);
+    renameSync(join(dir, file), claimedPath);
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
 }
 
 /**
- * Applies the segments that dead processes left, before the budgets are rebuilt from the ledger. Returns
- * how many rows went in (rows of segments a writer had already committed are not counted again).
+ * Applies the segments that dead instances left (at start before the budgets are rebuilt, and after a
+ * heartbeat found an instance dead). Returns how many segments this instance replayed and how many rows
+ * went in (rows of segments a writer had already committed are not counted again).
  */
-export function replayUsageJournal(db: Db, dbPath: string, alive: (pid: number) => boolean = processAlive): { segments: number; rows: number } {
+export function replayUsageJournal(db: Db, dbPath: string, owners: JournalOwners, alive: (pid: number) => boolean = processAlive): { segments: number; rows: number } {
   const dir = journalDirOf(dbPath);
   let files: string[];
   try {
@@ -129,12 +163,13 @@ export function replayUsageJournal(db: Db, dbPath: string, alive: (pid: number) 
   let inserted = 0;
   const gone: string[] = [];
   for (const file of files.sort()) {
-    const m = SEGMENT.exec(file);
-    if (!m || alive(Number(m[1]))) continue;
-    const path = join(dir, file);
-    inserted += replay(file, parseSegment(readFileSync(path, 'utf8')));
-    unlinkSync(path);
-    gone.push(file);
+    const segment = abandonedSegment(file, owners, alive);
+    if (segment === null) continue;
+    const claimedPath = join(dir, `${segment}.replay-${owners.id}`);
+    if (!claim(dir, file, claimedPath)) continue;
+    inserted += replay(segment, parseSegment(readFileSync(claimedPath, 'utf8')));
+    unlinkSync(claimedPath);
+    gone.push(segment);
     segments += 1;
   }
   if (gone.length > 0) writeTransaction(db, forget)(gone);

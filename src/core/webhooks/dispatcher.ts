@@ -1,7 +1,8 @@
 /**
  * The delivery dispatcher: works the outbox's due deliveries without blocking the event loop.
  *
- * Rows are claimed (selected and marked `sending` synchronously, so nothing is claimed twice) two ways:
+ * Rows are claimed (selected and marked `sending` in one store transaction, so nothing is claimed twice,
+ * by this dispatcher or by another instance's on the same store) two ways:
  *  - a global tick (every `pollMs`, on `wake()` after an emission, and again after a full batch) takes
  *    due rows oldest first across endpoints, skipping endpoints whose share is claimed;
  *  - a per-endpoint refill, once half an endpoint's share is free again, takes that endpoint's next due
@@ -16,21 +17,28 @@
  * times are compared against the injected clock at every claim (no long timers): a test that moves the
  * clock sees retries go out at the next poll.
  *
- * At least once: a row stays `sending` until its outcome is committed, and `start()` puts every
- * `sending` row back to `pending` (this process is the only dispatcher of its store), so an attempt lost
- * to a crash is made again on restart. Its outcome was never recorded, so it does not count as made.
+ * At least once: a row stays `sending`, claimed by this instance with a lease the store keeps renewed,
+ * until its outcome is committed. A claim whose instance died (or whose lease ran out) is given back to
+ * `pending` by `releaseAbandoned`, at `start()` and at every heartbeat of any instance, so an attempt lost
+ * to a crash is made again by whichever instance claims it next. Its outcome was never recorded, so it
+ * does not count as made.
  */
 import type { AttemptOutcome, DeliveryResult, DueDelivery, WebhookAttempt } from './delivery.js';
 import { resultOf, SECRET_UNREADABLE } from './delivery-outcome.js';
 
 export interface DispatchStore {
-  /** Puts rows a previous process left `sending` back to `pending`; returns how many. */
-  resetInFlight(): number;
-  /** Due rows of active endpoints, oldest due first, skipping the listed webhooks. */
-  selectDue(now: number, limit: number, skipWebhooks: readonly string[]): DueDelivery[];
-  /** One endpoint's due rows, oldest due first. */
-  selectDueFor(webhookId: string, now: number, limit: number): DueDelivery[];
-  markSending(seqs: readonly number[], now: number): void;
+  /** Puts rows whose claimant is gone (or whose claim lease ran out) back to `pending`; returns how many. */
+  releaseAbandoned(): number;
+  /** Extends this instance's claims by a lease; returns how many. */
+  renewClaims(): number;
+  /**
+   * Claims (marks `sending` for this instance) the rows `pick` chooses among up to `limit` due rows of
+   * active endpoints, oldest due first, skipping the listed webhooks; atomically. `seen`: the candidates.
+   */
+  claimDue(now: number, limit: number, skipWebhooks: readonly string[], pick: (candidates: DueDelivery[]) => DueDelivery[]): { claimed: DueDelivery[]; seen: number };
+  /** Claims up to `limit` of one endpoint's due rows, oldest due first. */
+  claimDueFor(webhookId: string, now: number, limit: number): DueDelivery[];
+  /** Writes outcomes of rows this instance still holds; others are someone else's now, and skipped. */
   recordResults(results: readonly DeliveryResult[], now: number): void;
 }
 
@@ -49,6 +57,7 @@ export interface DispatcherDeps {
 }
 
 export type DispatcherEvent =
+  /** Deliveries a stopped instance had claimed, given back to be sent again. */
   | { readonly kind: 'resumed'; readonly count: number }
   | {
       readonly kind: 'attempt';
@@ -69,6 +78,11 @@ export interface Dispatcher {
   start(): void;
   /** Ask for a tick soon (after an emission commits). */
   wake(): void;
+  /**
+   * At each heartbeat of this instance: extends its claims, and gives back those of instances gone since
+   * (then claims them, or a sibling does).
+   */
+  keepClaims(): void;
   /** Rows claimed and not settled yet (signing, waiting for a slot, or sending). */
   readonly inFlight: number;
   /** Stops claiming and sending, waits up to `waitMs` for requests open, writes their outcomes. */
@@ -218,10 +232,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     for (const id of touched) pump(id);
   }
 
-  /** Marks rows `sending` and takes their claims, then signs them (off the loop) and queues them to send. */
+  /** Takes the claims of rows the store marked `sending`, then signs them (off the loop) and queues them to send. */
   function claim(rows: readonly DueDelivery[], now: number): void {
     if (rows.length === 0) return;
-    deps.store.markSending(rows.map((r) => r.seq), now);
     claimed += rows.length;
     for (const r of rows) bump(claimedBy, r.webhookId, 1);
     void startAttempts(rows, Math.floor(now / 1000));
@@ -249,11 +262,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const now = deps.now();
       const limit = Math.min(free * 2, 1000);
       const skip = [...claimedBy].filter(([, n]) => n >= claimCap).map(([id]) => id);
-      const candidates = deps.store.selectDue(now, limit, skip);
-      const rows = pick(candidates, free);
+      const { claimed: rows, seen } = deps.store.claimDue(now, limit, skip, (candidates) => pick(candidates, free));
       claim(rows, now);
       // Everything seen was taken and there may be more: look again (capacity permitting).
-      if (rows.length > 0 && rows.length === candidates.length && candidates.length === limit) wake();
+      if (rows.length > 0 && rows.length === seen && seen === limit) wake();
     } catch (err) {
       report({ kind: 'error', message: `dispatch tick failed: ${(err as Error).message}` });
     }
@@ -275,7 +287,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (closed || free <= 0) continue;
       try {
         const now = deps.now();
-        claim(deps.store.selectDueFor(id, now, free), now);
+        claim(deps.store.claimDueFor(id, now, free), now);
       } catch (err) {
         report({ kind: 'error', message: `dispatch refill failed: ${(err as Error).message}` });
       }
@@ -290,13 +302,26 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   return {
     start() {
-      const resumed = deps.store.resetInFlight();
+      const resumed = deps.store.releaseAbandoned();
       if (resumed > 0) report({ kind: 'resumed', count: resumed });
       pollTimer = setInterval(wake, deps.pollMs);
       pollTimer.unref();
       wake();
     },
     wake,
+    keepClaims() {
+      if (stopped) return;
+      try {
+        deps.store.renewClaims();
+        const released = deps.store.releaseAbandoned();
+        if (released > 0) {
+          report({ kind: 'resumed', count: released });
+          wake();
+        }
+      } catch (err) {
+        report({ kind: 'error', message: `keeping delivery claims failed: ${(err as Error).message}` });
+      }
+    },
     get inFlight() {
       return claimed;
     },

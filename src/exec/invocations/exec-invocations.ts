@@ -1,7 +1,9 @@
 /**
  * The invocations' half of the execution surface, assembled for the composition root (main.ts calls this
  * once): the store on the gateway's connection (the outbox writes events there, inside the same
- * transactions), the service, subscribed to the agent registry's reports, and its clock.
+ * transactions), the service, subscribed to the agent registry's reports, and its clock. Recovery runs
+ * at start and whenever the instance registry finds a sibling dead: it fails only invocations whose
+ * dispatching instance is gone (issue 12).
  */
 import type { Config } from '../../config.js';
 import type { AgentRegistry } from '../../core/exec/agent-registry.js';
@@ -10,6 +12,7 @@ import { invocationIds } from '../../core/exec/invocation-ids.js';
 import type { EventOutbox } from '../../core/webhooks/outbox.js';
 import type { Logger } from '../../log.js';
 import type { Db } from '../../store/db.js';
+import type { InstanceRegistry } from '../../store/instances-registry.js';
 import { ExecClock } from './exec-clock.js';
 import { createInvocationStore } from './invocation-store.js';
 import { InvocationService } from './invocation-service.js';
@@ -21,7 +24,7 @@ const SWEEP_EVERY = 10;
 
 export interface ExecInvocations {
   readonly service: InvocationService;
-  /** Fails what a previous process left dispatched, then starts the clock. */
+  /** Fails what stopped instances left dispatched (now and as siblings die), then starts the clock. */
   start(): void;
   close(): void;
 }
@@ -33,6 +36,7 @@ export interface ExecInvocationsOptions {
   readonly registry: AgentRegistry;
   readonly now: () => number;
   readonly logger: Logger;
+  readonly instances: InstanceRegistry;
 }
 
 /** Approval settings by project and workspace, from the config file; a workspace it does not list gets the defaults. */
@@ -53,8 +57,8 @@ export function approvalPolicies(config: Config): (projectId: string, workspaceI
 export const DEFAULT_POLICY: ApprovalPolicy = { approvalRequiredTools: [], chain: [{ target: 'operators', timeoutMs: 15 * 60 * 1000 }] };
 
 export function createExecInvocations(options: ExecInvocationsOptions): ExecInvocations {
-  const { config, db, outbox, registry, now, logger } = options;
-  const store = createInvocationStore(db, outbox);
+  const { config, db, outbox, registry, now, logger, instances } = options;
+  const store = createInvocationStore(db, outbox, instances.id);
   const service = new InvocationService({
     store,
     registry,
@@ -73,13 +77,21 @@ export function createExecInvocations(options: ExecInvocationsOptions): ExecInvo
     },
     onError: (err) => logger.error({ err }, 'exec: the clock poll failed; retrying at the next poll'),
   });
+  const recover = (): void => {
+    const failed = service.recover();
+    if (failed > 0) logger.warn({ invocations: failed }, 'exec: invocations dispatched by a stopped gateway instance failed (gateway_restarted)');
+  };
+  let stopRecovering: (() => void) | null = null;
   return {
     service,
     start() {
-      const failed = service.recover();
-      if (failed > 0) logger.warn({ invocations: failed }, 'exec: invocations dispatched before the restart failed (gateway_restarted)');
+      recover();
+      stopRecovering = instances.onSweep(recover);
       clock.start();
     },
-    close: () => clock.stop(),
+    close: () => {
+      stopRecovering?.();
+      clock.stop();
+    },
   };
 }

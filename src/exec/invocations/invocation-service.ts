@@ -285,9 +285,11 @@ export class InvocationService implements AgentReports {
   }
 
   /**
-   * At start (docs/exec.md "Durability"): invocations a previous process had dispatched fail with
-   * gateway_restarted (their agent's result would come to a connection that no longer exists); queued
-   * ones and pending approvals resume, their deadlines on the stored clock times.
+   * At start (docs/exec.md "Durability"), and whenever a sibling instance is found dead: invocations that
+   * a stopped gateway instance had dispatched fail with gateway_restarted (their agent's result would come
+   * to a connection that no longer exists); a live instance's are left alone. Queued ones and pending
+   * approvals resume, their deadlines on the stored clock times. Each batch is read and failed in one
+   * transaction, so two instances recovering at once fail each invocation once.
    */
   recover(): number {
     const { store } = this.#deps;
@@ -295,14 +297,17 @@ export class InvocationService implements AgentReports {
     for (const status of ['dispatched', 'running'] as const) {
       let after = 0;
       for (;;) {
-        const batch = store.withStatus(status, after, DUE_BATCH);
-        for (const { seq, invocation } of batch) {
-          after = seq;
-          const t = machine.fail(invocation, 'gateway_restarted', 'The gateway restarted while the invocation was running; its result cannot be known.', this.#deps.now());
-          if (t) store.commit(invocation.projectId, t.invocation, null, t.events);
-          failed += 1;
-        }
-        if (batch.length < DUE_BATCH) break;
+        const n = store.atomically(() => {
+          const batch = store.abandoned(status, after, DUE_BATCH);
+          for (const { seq, invocation } of batch) {
+            after = seq;
+            const t = machine.fail(invocation, 'gateway_restarted', 'The gateway instance running this invocation stopped; its result cannot be known.', this.#deps.now());
+            if (t) store.commit(invocation.projectId, t.invocation, null, t.events);
+          }
+          return batch.length;
+        });
+        failed += n;
+        if (n < DUE_BATCH) break;
       }
     }
     return failed;

@@ -3,6 +3,10 @@
  * written together with the events it emits, in one transaction (docs/exec.md "Events"): `commit` takes
  * the records to save and the events, and the outbox writes the events on this same connection, inside
  * the transaction (store/webhook-outbox.ts runs its own as a savepoint of ours).
+ *
+ * A dispatched or running invocation records the gateway instance that dispatched it (`owner_instance`,
+ * migration 016): its agent's results come back to that instance's socket only, so that instance alone can
+ * finish it, and restart recovery fails it only once that instance is gone (store/instances-registry.ts).
  */
 import type { ToolRisk } from '../../core/exec/agent-registry.js';
 import type { Approval, ApprovalStage, ApprovalState } from '../../core/exec/approval-machine.js';
@@ -180,19 +184,21 @@ function narrow(where: string[], params: unknown[], stateColumn: 'status' | 'sta
 
 export type InvocationStore = ReturnType<typeof createInvocationStore>;
 
-export function createInvocationStore(db: Db, outbox: EventOutbox) {
+/** `owner`: this gateway instance's id; null (single-instance unit tests) writes rows any recovery may take. */
+export function createInvocationStore(db: Db, outbox: EventOutbox, owner: string | null = null) {
   const INV_COLUMNS = `seq, id, project_id, workspace_id, tool_name, arguments, status, risk, agent_id, approval_id, timeout_ms, exit_code,
     duration_ms, output, output_truncated, error_code, error_message, created_at, ready_at, dispatched_at, completed_at`;
   const APP_COLUMNS = 'seq, id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at';
   const insertInvocation = db.prepare(`
     INSERT INTO exec_invocations (id, project_id, workspace_id, tool_name, arguments, status, risk, agent_id, approval_id, timeout_ms, exit_code,
-      duration_ms, output, output_truncated, error_code, error_message, created_at, ready_at, deadline_at, dispatched_at, completed_at)
+      duration_ms, output, output_truncated, error_code, error_message, created_at, ready_at, deadline_at, dispatched_at, completed_at, owner_instance)
     VALUES (@id, @projectId, @workspaceId, @toolName, @arguments, @status, @risk, @agentId, @approvalId, @timeoutMs, @exitCode,
-      @durationMs, @output, @outputTruncated, @errorCode, @errorMessage, @createdAt, @readyAt, @deadlineAt, @dispatchedAt, @completedAt)`);
+      @durationMs, @output, @outputTruncated, @errorCode, @errorMessage, @createdAt, @readyAt, @deadlineAt, @dispatchedAt, @completedAt, @owner)`);
   const updateInvocation = db.prepare(`
     UPDATE exec_invocations SET status = @status, agent_id = @agentId, exit_code = @exitCode, duration_ms = @durationMs, output = @output,
       output_truncated = @outputTruncated, error_code = @errorCode, error_message = @errorMessage, ready_at = @readyAt, deadline_at = @deadlineAt,
-      dispatched_at = @dispatchedAt, completed_at = @completedAt
+      dispatched_at = @dispatchedAt, completed_at = @completedAt,
+      owner_instance = CASE WHEN @status IN ('dispatched', 'running') THEN @owner ELSE owner_instance END
     WHERE id = @id`);
   const insertApproval = db.prepare(`
     INSERT INTO exec_approvals (id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at)
@@ -213,6 +219,11 @@ export function createInvocationStore(db: Db, outbox: EventOutbox) {
   const withStatus = db.prepare<[string, number, number], InvocationRow>(
     `SELECT ${INV_COLUMNS} FROM exec_invocations WHERE status = ? AND seq > ? ORDER BY seq LIMIT ?`,
   );
+  // Dispatched or running rows whose instance is no longer registered (or was never recorded).
+  const abandoned = db.prepare<[string, number, number], InvocationRow>(
+    `SELECT ${INV_COLUMNS} FROM exec_invocations WHERE status = ? AND seq > ?
+      AND (owner_instance IS NULL OR owner_instance NOT IN (SELECT id FROM gateway_instances)) ORDER BY seq LIMIT ?`,
+  );
   const activeOfAgent = db.prepare<[string], InvocationRow>(
     `SELECT ${INV_COLUMNS} FROM exec_invocations WHERE status IN ('dispatched', 'running') AND agent_id = ?`,
   );
@@ -230,7 +241,7 @@ export function createInvocationStore(db: Db, outbox: EventOutbox) {
   };
 
   const save = (inv: Invocation | null, approval: Approval | null): void => {
-    if (inv) updateInvocation.run(invocationParams(inv));
+    if (inv) updateInvocation.run({ ...invocationParams(inv), owner });
     if (approval) updateApproval.run(approvalParams(approval));
   };
 
@@ -251,7 +262,7 @@ export function createInvocationStore(db: Db, outbox: EventOutbox) {
           return { kind: 'replayed', invocation: toInvocation(first) };
         }
       }
-      insertInvocation.run(invocationParams(inv));
+      insertInvocation.run({ ...invocationParams(inv), owner });
       if (approval) insertApproval.run(approvalParams(approval));
       emit(events, inv.projectId);
       return { kind: 'created' };
@@ -313,6 +324,12 @@ export function createInvocationStore(db: Db, outbox: EventOutbox) {
     withStatus(status: InvocationStatus, afterSeq: number, limit: number): { seq: number; invocation: Invocation }[] {
       return withStatus.all(status, afterSeq, limit).map((r) => ({ seq: r.seq, invocation: toInvocation(r) }));
     },
+    /** Like withStatus, only rows whose owner instance is gone: what recovery may fail. */
+    abandoned(status: 'dispatched' | 'running', afterSeq: number, limit: number): { seq: number; invocation: Invocation }[] {
+      return abandoned.all(status, afterSeq, limit).map((r) => ({ seq: r.seq, invocation: toInvocation(r) }));
+    },
+    /** `fn` in one write transaction: a read and the commits that follow from it, with no instance in between. */
+    atomically: <T>(fn: () => T): T => writeTransaction(db, fn)(),
     activeOfAgent: (agentId: string): Invocation[] => activeOfAgent.all(agentId).map(toInvocation),
     dropExpiredKeys: (now: number): number => dropExpiredKeys.run(now).changes,
   };

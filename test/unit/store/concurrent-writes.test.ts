@@ -149,10 +149,10 @@ describe('a write while another connection holds the write lock', () => {
     storedWebhook();
     const outbox = createOutbox(db, { now: () => 5_000 });
     expect(await besideAnotherWriter(() => outbox.emit(PROJECT, 'exec.completed', { n: 1 }))).toBeGreaterThan(0);
-    const deliveries = createDeliveriesRepo(db, box);
-    const [due] = deliveries.selectDue(5_000, 1, []);
+    const deliveries = createDeliveriesRepo(db, box, { instanceId: 'inst_c0ffee', leaseMs: 15_000 });
+    const claimed = await besideAnotherWriter(() => deliveries.claimDue(5_001, 1, [], (rows) => rows));
+    const [due] = claimed.claimed;
     if (!due) throw new Error('no delivery was queued');
-    await besideAnotherWriter(() => deliveries.markSending([due.seq], 5_001));
     const outcome = { ok: true, httpStatus: 200, responseBody: 'ok', errorMessage: null };
     await besideAnotherWriter(() => deliveries.recordResults([{ seq: due.seq, kind: 'attempted', state: 'delivered', attemptCount: 1, nextAttemptAt: null, outcome, at: 5_002 }], 5_002));
     expect(db.prepare('SELECT state FROM webhook_deliveries WHERE seq = ?').get(due.seq)).toEqual({ state: 'delivered' });

@@ -4,7 +4,7 @@
  * torn last line is skipped, and a live process's open segment is never replayed by another. The writer
  * is a worker thread, so the ledger is imported compiled from dist/ (built by the global setup).
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -49,10 +49,13 @@ function markers(path: string): string[] {
   return names;
 }
 
+/** The replaying instance, alone on the store: every other instance id is a dead one's. */
+const NOBODY_LIVE = { id: 'inst_5e1f', isRegistered: () => false };
+
 describe('the usage journal', () => {
   it('holds each row the moment it is recorded, before any batch is stored', () => {
     const path = freshStore('append.db');
-    const journal = createUsageJournal(path, () => undefined);
+    const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
     journal.append(row(1));
     journal.append(row(2));
     const files = readdirSync(journal.dir);
@@ -65,7 +68,7 @@ describe('the usage journal', () => {
   it('leaves no segment and no marker behind once the writer has stored every batch', async () => {
     const path = freshStore('writer.db');
     const errors: string[] = [];
-    const journal = createCompiledJournal(path, (m) => errors.push(m));
+    const journal = createCompiledJournal(path, 'inst_0dead', (m: string) => errors.push(m));
     const ledger = createUsageLedger(createStoreWriter({ path, journalDir: journal.dir }, 1), journal, (m) => errors.push(m));
     for (let i = 0; i < 600; i += 1) ledger.record(row(i)); // one full batch of 512 and a tail
     await ledger.close();
@@ -78,12 +81,12 @@ describe('the usage journal', () => {
   it('replays the segments of a dead process once, skipping a torn last line', () => {
     const path = freshStore('replay.db');
     const jdir = journalDirOf(path);
-    createUsageJournal(path, () => undefined); // makes the folder
+    createUsageJournal(path, 'inst_0dead', () => undefined); // makes the folder
     const lines = [row(1), row(2)].map((r) => JSON.stringify([r.requestId, r.projectId, r.workspaceId, r.endpointId, r.keyId, r.route, r.promptTokens, r.completionTokens, r.cachedTokens, r.reasoningTokens, r.serviceTier, r.tierMultiplier, r.status, r.usageSource, r.latencyMs, r.createdAt, r.model, r.costNanos]));
     writeFileSync(join(jdir, 'seg-999999-1-0.jsonl'), `${lines.join('\n')}\n["chatcmpl-3","proj_1",nu`);
     const db = openDatabase(path);
-    expect(replayUsageJournal(db, path, () => false)).toEqual({ segments: 1, rows: 2 });
-    expect(replayUsageJournal(db, path, () => false)).toEqual({ segments: 0, rows: 0 });
+    expect(replayUsageJournal(db, path, NOBODY_LIVE, () => false)).toEqual({ segments: 1, rows: 2 });
+    expect(replayUsageJournal(db, path, NOBODY_LIVE, () => false)).toEqual({ segments: 0, rows: 0 });
     db.close();
     expect(storedIds(path)).toEqual(['chatcmpl-1', 'chatcmpl-2']);
     expect(readdirSync(jdir)).toEqual([]);
@@ -92,29 +95,58 @@ describe('the usage journal', () => {
 
   it('does not apply again a segment the writer committed just before the kill (marker present, file not yet unlinked)', () => {
     const path = freshStore('committed.db');
-    const journal = createUsageJournal(path, () => undefined);
+    const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
     journal.append(row(7));
     const segment = journal.cut() as string;
     const db = openDatabase(path);
     writeTransaction(db, createSegmentApplier(db))(segment, [row(7)]);
-    expect(replayUsageJournal(db, path, () => false)).toEqual({ segments: 1, rows: 0 });
+    expect(replayUsageJournal(db, path, NOBODY_LIVE, () => false)).toEqual({ segments: 1, rows: 0 });
     db.close();
     expect(storedIds(path)).toEqual(['chatcmpl-7']);
     expect(existsSync(join(journal.dir, segment))).toBe(false);
     expect(markers(path)).toEqual([]);
   });
 
-  it("never replays a segment of another live process sharing the store", () => {
+  it('never replays a segment of another live instance sharing the store', () => {
     const path = freshStore('live.db');
-    const journal = createUsageJournal(path, () => undefined);
+    const journal = createUsageJournal(path, 'inst_a11ce', () => undefined);
+    journal.append(row(1));
+    const db = openDatabase(path);
+    const aliceLives = { id: 'inst_5e1f', isRegistered: (id: string) => id === 'inst_a11ce' };
+    expect(replayUsageJournal(db, path, aliceLives, () => false)).toEqual({ segments: 0, rows: 0 });
+    db.close();
+    expect(readdirSync(journal.dir)).toHaveLength(1);
+  });
+
+  it("never replays a segment named by the pid of another live process (a build before instance ids)", () => {
+    const path = freshStore('live-legacy.db');
+    const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
     journal.append(row(1));
     const file = readdirSync(journal.dir)[0] as string;
-    const renamed = file.replace(/^seg-\d+-/, 'seg-424242-');
+    const renamed = file.replace(/^seg-inst_[0-9a-f]+-/, 'seg-424242-');
     writeFileSync(join(journal.dir, renamed), readFileSync(join(journal.dir, file)));
     rmSync(join(journal.dir, file));
     const db = openDatabase(path);
-    expect(replayUsageJournal(db, path, (pid) => pid === 424242)).toEqual({ segments: 0, rows: 0 });
+    expect(replayUsageJournal(db, path, NOBODY_LIVE, (pid) => pid === 424242)).toEqual({ segments: 0, rows: 0 });
     db.close();
     expect(readdirSync(journal.dir)).toEqual([renamed]);
+  });
+
+  it('leaves a segment another live instance is replaying, and takes over one whose replayer died', () => {
+    const path = freshStore('claimed.db');
+    const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
+    journal.append(row(5));
+    const segment = journal.cut() as string;
+    const claimed = `${segment}.replay-inst_b0b`;
+    renameSync(join(journal.dir, segment), join(journal.dir, claimed));
+    const db = openDatabase(path);
+    const bobLives = { id: 'inst_5e1f', isRegistered: (id: string) => id === 'inst_b0b' };
+    expect(replayUsageJournal(db, path, bobLives, () => false)).toEqual({ segments: 0, rows: 0 });
+    expect(readdirSync(journal.dir)).toEqual([claimed]);
+    expect(replayUsageJournal(db, path, NOBODY_LIVE, () => false)).toEqual({ segments: 1, rows: 1 });
+    expect(replayUsageJournal(db, path, NOBODY_LIVE, () => false)).toEqual({ segments: 0, rows: 0 });
+    db.close();
+    expect(storedIds(path)).toEqual(['chatcmpl-5']);
+    expect(readdirSync(journal.dir)).toEqual([]);
   });
 });

@@ -12,8 +12,8 @@ interface Row {
   secret: string | null;
 }
 
-/** The store contract in memory: what the SQL does, minus the SQL. */
-function memoryStore(rows: Row[]): DispatchStore & { rows: Row[]; claims: number[][] } {
+/** The store contract in memory: what the SQL does, minus the SQL (one instance: no leases to expire). */
+function memoryStore(rows: Row[]): DispatchStore & { rows: Row[]; claims: number[][]; selectDueFor(webhookId: string, now: number, limit: number): DueDelivery[] } {
   const claims: number[][] = [];
   const toDue = (r: Row): DueDelivery => ({
     seq: r.seq,
@@ -24,32 +24,40 @@ function memoryStore(rows: Row[]): DispatchStore & { rows: Row[]; claims: number
     body: `{"n":${r.seq}}`,
     attemptCount: r.attemptCount,
   });
+  const selectDue = (now: number, limit: number, skip: readonly string[]): DueDelivery[] =>
+    rows
+      .filter((r) => r.state === 'pending' && r.nextAttemptAt <= now && !skip.includes(r.webhookId))
+      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq)
+      .slice(0, limit)
+      .map(toDue);
+  const markSending = (picked: readonly DueDelivery[]): DueDelivery[] => {
+    if (picked.length > 0) claims.push(picked.map((d) => d.seq));
+    for (const d of picked) {
+      const r = rows.find((x) => x.seq === d.seq);
+      if (r?.state === 'pending') r.state = 'sending';
+    }
+    return [...picked];
+  };
   return {
     rows,
     claims,
-    resetInFlight() {
+    releaseAbandoned() {
       const stuck = rows.filter((r) => r.state === 'sending');
       stuck.forEach((r) => (r.state = 'pending'));
       return stuck.length;
     },
-    selectDue(now, limit, skip) {
-      return rows
-        .filter((r) => r.state === 'pending' && r.nextAttemptAt <= now && !skip.includes(r.webhookId))
-        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq)
-        .slice(0, limit)
-        .map(toDue);
+    renewClaims: () => rows.filter((r) => r.state === 'sending').length,
+    claimDue(now, limit, skip, pick) {
+      const candidates = selectDue(now, limit, skip);
+      return { claimed: markSending(pick(candidates)), seen: candidates.length };
     },
     selectDueFor(webhookId, now, limit) {
-      return this.selectDue(now, Number.MAX_SAFE_INTEGER, [])
+      return selectDue(now, Number.MAX_SAFE_INTEGER, [])
         .filter((r) => r.webhookId === webhookId)
         .slice(0, limit);
     },
-    markSending(seqs) {
-      claims.push([...seqs]);
-      for (const seq of seqs) {
-        const r = rows.find((x) => x.seq === seq);
-        if (r?.state === 'pending') r.state = 'sending';
-      }
+    claimDueFor(webhookId, now, limit) {
+      return markSending(this.selectDueFor(webhookId, now, limit));
     },
     recordResults(results: readonly DeliveryResult[]) {
       for (const res of results) {
