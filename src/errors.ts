@@ -123,6 +123,8 @@ export const ERROR_CATALOGUE = {
   endpoint_unavailable: { status: 503, type: SERVER, message: 'The endpoint is not active.', retryable: false },
   // Another replica, or this one once restarted, will serve the same request.
   service_draining: { status: 503, type: SERVER, message: 'The server is shutting down.', retryable: true },
+  // coordination.on_outage: fail_closed (issue 12): Redis comes back, or another replica reaches it.
+  limits_unavailable: { status: 503, type: SERVER, message: 'The shared rate limiter is unreachable; retry shortly.', retryable: true },
   // The execution surface (SPEC "Execution surface errors"; docs/exec.md). Statuses and retryability are
   // SPEC's; types are ours where SPEC shows none.
   exec_tool_not_found: { status: 400, type: INVALID, message: 'No online agent offers this tool.', retryable: false },

@@ -1,0 +1,187 @@
+/**
+ * The admission port over Redis (issue 12): N replicas share exact request and token limits. Each
+ * admission is one EVALSHA of the sliding-window script (sliding-window-script.ts), which checks and
+ * consumes the project counter, the key's quota counter and reads the token counter atomically; the
+ * Admission is then built by RateLimiter's own rules (admission-of-counts.ts) and ceilings (a RateLimiter
+ * is kept for its `ceiling` and as the outage fallback), so Redis and in-process agree on every count,
+ * wait, header and refusal.
+ *
+ * Counter identity is RateLimiter's: project + class, the key's quota by key id with the key's window,
+ * the project's tokens. Keys are `<prefix>{<project id>}:...` (one hash slot per project, so a script's
+ * keys stay together on a cluster) and expire a margin after their window, so idle counters vanish.
+ *
+ * Outage (coordination.on_outage, docs/decisions.md "Shared limits in Redis"): a failed or timed-out
+ * command, or a connection that is down, marks Redis down; until a probe answers again every admission
+ * goes to the local RateLimiter (fail_open: this replica still limits itself) or is refused with 503
+ * limits_unavailable (fail_closed), without trying Redis per request. Each transition is logged once.
+ */
+import type { Redis } from 'ioredis';
+import type { AdmissionPort, DependencyHealth } from '../../core/coordination/admission-port.js';
+import { RateLimiter, type Admission, type LimitClass, type LimitPolicy } from '../../core/limits/rate-limiter.js';
+import { BUCKETS_PER_WINDOW } from '../../core/limits/sliding-window.js';
+import type { ApiKeyRecord, ProjectRecord } from '../../core/records.js';
+import { GatewayError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { admissionOfCounts, type AdmissionLimits, type CounterReadings } from './admission-of-counts.js';
+import { causeOf } from './redis-connection.js';
+import { SLIDING_WINDOW_SCRIPT, SLIDING_WINDOW_SCRIPT_SHA } from './sliding-window-script.js';
+
+export type OutagePolicy = 'fail_open' | 'fail_closed';
+
+export interface RedisAdmissionOptions {
+  /** A connection opened with redis-connection.ts's options (no offline queue, a command timeout). */
+  readonly redis: Redis;
+  readonly keyPrefix: string;
+  readonly onOutage: OutagePolicy;
+  readonly policy: LimitPolicy;
+  readonly logger: Logger;
+  /** How often a down Redis is asked again (PING); the connection's `ready` also asks at once. */
+  readonly probeEveryMs?: number;
+}
+
+const MINUTE_MS = 60_000;
+/** Counters outlive their window by this much: a key that expires has nothing left to count. */
+const TTL_MARGIN_MS = 60_000;
+const DEFAULT_PROBE_MS = 500;
+const UNMETERED: Admission = { view: null, refusal: null };
+
+export class RedisAdmission implements AdmissionPort {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #failOpen: boolean;
+  readonly #local: RateLimiter;
+  readonly #logger: Logger;
+  readonly #probeEveryMs: number;
+  /** Why Redis is treated as down; null while it answers. */
+  #down: string | null = null;
+  #probe: NodeJS.Timeout | null = null;
+  #closed = false;
+  /** Token charges that did not reach Redis (charged locally instead), for /readyz. */
+  #lostCharges = 0;
+
+  constructor(options: RedisAdmissionOptions) {
+    this.#redis = options.redis;
+    this.#prefix = options.keyPrefix;
+    this.#failOpen = options.onOutage === 'fail_open';
+    this.#local = new RateLimiter(options.policy);
+    this.#logger = options.logger;
+    this.#probeEveryMs = options.probeEveryMs ?? DEFAULT_PROBE_MS;
+    if (this.#redis.status === 'ready') this.#loadScript();
+    else this.#enterOutage('not connected yet', false);
+    this.#redis.on('ready', () => {
+      this.#loadScript();
+      this.#probeNow();
+    });
+    this.#redis.on('close', () => this.markDown('connection closed'));
+  }
+
+  readonly health = (): DependencyHealth => {
+    if (this.#down === null) return { name: 'redis', ok: true, detail: this.#lostCharges > 0 ? `${this.#lostCharges} token charges counted locally during outages` : 'shared limits in Redis' };
+    return { name: 'redis', ok: false, detail: `${this.#failOpen ? 'fail_open: limits counted on this replica only' : 'fail_closed: limited requests refused'} (${this.#down})` };
+  };
+
+  admit(project: ProjectRecord, key: ApiKeyRecord, cls: LimitClass, now: number): Admission | Promise<Admission> {
+    const limits: AdmissionLimits = {
+      projectLimit: this.#local.ceiling(project, cls),
+      projectWindowMs: MINUTE_MS,
+      quotaLimit: key.quotaRequests > 0 ? key.quotaRequests : 0,
+      quotaWindowMs: key.quotaWindow * 1000,
+      tokenLimit: cls === 'inference' && project.tokensPerMinute > 0 ? project.tokensPerMinute : 0,
+    };
+    // Nothing metered: nothing to ask Redis, and nothing to refuse when it is down (RateLimiter answers the same).
+    if (limits.projectLimit === 0 && limits.quotaLimit === 0 && limits.tokenLimit === 0) return UNMETERED;
+    if (this.#down !== null) return this.#outageAdmit(project, key, cls, now);
+    const scope = `${this.#prefix}{${project.id}}:`;
+    const keys = [`${scope}req:${cls}`, `${scope}key:${key.id}`, `${scope}tokens`];
+    const args = ['admit', now, BUCKETS_PER_WINDOW, TTL_MARGIN_MS, limits.projectLimit, limits.projectWindowMs, limits.quotaLimit, limits.quotaWindowMs, limits.tokenLimit, MINUTE_MS];
+    return this.#run(keys, args)
+      .then((reply) => admissionOfCounts(limits, readingsOf(reply)))
+      .catch((err: unknown) => {
+        this.markDown(causeOf(err));
+        return this.#outageAdmit(project, key, cls, now);
+      });
+  }
+
+  chargeTokens(projectId: string, tokens: number, now: number): void {
+    if (!(tokens > 0)) return;
+    if (this.#down !== null) {
+      this.#local.chargeTokens(projectId, tokens, now);
+      return;
+    }
+    // Fire and forget: the turn is over and answered; a lost charge is counted and charged locally.
+    this.#run([`${this.#prefix}{${projectId}}:tokens`], ['charge', now, BUCKETS_PER_WINDOW, TTL_MARGIN_MS, tokens, MINUTE_MS]).catch((err: unknown) => {
+      this.#lostCharges += 1;
+      this.markDown(causeOf(err));
+      this.#local.chargeTokens(projectId, tokens, now);
+    });
+  }
+
+  /** Redis treated as down from now on (logged once per outage), until a probe answers. */
+  markDown(cause: string): void {
+    if (this.#closed || this.#down !== null) return;
+    this.#enterOutage(cause, true);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#probe) clearInterval(this.#probe);
+    this.#probe = null;
+  }
+
+  #enterOutage(cause: string, log: boolean): void {
+    this.#down = cause;
+    if (log) {
+      this.#logger.warn({ cause, on_outage: this.#failOpen ? 'fail_open' : 'fail_closed' }, this.#failOpen ? 'shared rate limits: Redis unreachable; limiting on this replica only until it answers' : 'shared rate limits: Redis unreachable; refusing limited requests (503 limits_unavailable) until it answers');
+    }
+    this.#probe ??= setInterval(() => this.#probeNow(), this.#probeEveryMs);
+    this.#probe.unref();
+  }
+
+  #probeNow(): void {
+    if (this.#closed || this.#down === null || this.#redis.status !== 'ready') return;
+    this.#redis.ping().then(
+      () => this.#leaveOutage(),
+      () => undefined,
+    );
+  }
+
+  #leaveOutage(): void {
+    if (this.#closed || this.#down === null) return;
+    const was = this.#down;
+    this.#down = null;
+    if (this.#probe) clearInterval(this.#probe);
+    this.#probe = null;
+    this.#logger.info({ after: was }, 'shared rate limits: Redis answers; limits shared again');
+  }
+
+  #outageAdmit(project: ProjectRecord, key: ApiKeyRecord, cls: LimitClass, now: number): Admission {
+    if (this.#failOpen) return this.#local.admit(project, key, cls, now);
+    throw new GatewayError('limits_unavailable');
+  }
+
+  /**
+   * Sent first on every new connection, so that no EVALSHA meets NOSCRIPT after a Redis restart: the
+   * commands of one connection run in order, and a charge that went EVALSHA then EVAL could otherwise
+   * land after an admission sent later.
+   */
+  #loadScript(): void {
+    this.#redis.script('LOAD', SLIDING_WINDOW_SCRIPT).catch(() => undefined);
+  }
+
+  /** EVALSHA, and EVAL once when this Redis has not seen the script (a restart, a flush). */
+  async #run(keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    try {
+      return await this.#redis.evalsha(SLIDING_WINDOW_SCRIPT_SHA, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return this.#redis.eval(SLIDING_WINDOW_SCRIPT, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+function readingsOf(reply: unknown): CounterReadings {
+  if (!Array.isArray(reply) || reply.length !== 5) throw new Error(`unexpected script reply ${JSON.stringify(reply)}`);
+  const [code, projectUsed, projectWaitMs, quotaUsed, quotaWaitMs] = reply.map(Number) as [number, number, number, number, number];
+  if (code !== 0 && code !== 1 && code !== 2) throw new Error(`unexpected script code ${code}`);
+  return { code, projectUsed, projectWaitMs, quotaUsed, quotaWaitMs };
+}
