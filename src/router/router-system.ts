@@ -6,7 +6,7 @@
  * src/router is the router's I/O shell: it may import core, store, pool and upstream; routes import it.
  */
 import type { Config } from '../config.js';
-import { createAffinityMap } from '../core/routing/affinity-map.js';
+import { createAffinityMap, type AffinityMap } from '../core/routing/affinity-map.js';
 import type { DeploymentDefaults } from '../core/routing/settings.js';
 import type { Logger } from '../log.js';
 import { createSimilarityPool } from '../pool/similarity-pool.js';
@@ -34,6 +34,8 @@ export interface RouterSystem {
   readonly decisionLog: DecisionLog;
   readonly decisions: DecisionsRepo;
   readonly settings: RouterSettingsRepo;
+  /** Conversation affinity, shared with other replicas over the bus (src/coordination/bus-wiring.ts). */
+  readonly affinity: AffinityMap;
   readonly workspaces: WorkspaceRoutingRepo;
   readonly defaults: DeploymentDefaults;
   /** Decision rows name the router that made them; a row of another router reads router_id null. */
@@ -84,11 +86,12 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     proximity_bonus: rc.proximity_bonus,
   };
   const slos = createSloTracker(createSlosRepo(deps.db));
+  const affinity = createAffinityMap({ maxEntries: rc.affinity_max_entries, ttlMs: rc.affinity_ttl_ms });
   const router = createSemanticRouter({
     catalog: deps.catalog,
     settings,
     defaults,
-    affinity: createAffinityMap({ maxEntries: rc.affinity_max_entries, ttlMs: rc.affinity_ttl_ms }),
+    affinity,
     indexes,
     similarity,
     embedQuery: async (e, text, onAbort, requestId) => {
@@ -120,6 +123,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     decisionLog,
     decisions,
     settings,
+    affinity,
     workspaces: createWorkspaceRoutingRepo(deps.db),
     defaults,
     routerId: `rtr_${config.server.region}`,

@@ -9,7 +9,7 @@
  * stored cost never changes when prices change later.
  */
 import type { Budgets } from '../core/limits/budgets.js';
-import type { RateLimiter } from '../core/limits/rate-limiter.js';
+import type { AdmissionPort } from '../core/coordination/admission-port.js';
 import { turnCostNanos } from '../core/usage/cost.js';
 import type { PricingLookup } from '../core/usage/pricing.js';
 import type { LedgerRow, LedgerWriter, UsageLedger, UsageRow } from './usage-ledger.js';
@@ -44,7 +44,8 @@ export function pricedRow(row: UsageRow, pricing: PricingLookup): LedgerRow {
   };
 }
 
-export function chargingLedger(ledger: LedgerWriter, limiter: RateLimiter, budgets: Budgets, pricing: PricingLookup): UsageLedger {
+/** `limiter`: any admission port (in process, shared memory, Redis); only its token charge is used here. */
+export function chargingLedger(ledger: LedgerWriter, limiter: Pick<AdmissionPort, 'chargeTokens'>, budgets: Budgets, pricing: PricingLookup): UsageLedger {
   return {
     record(row) {
       const priced = pricedRow(row, pricing);

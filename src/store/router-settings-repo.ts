@@ -1,7 +1,8 @@
 /**
  * Semantic-router settings and rules per project (one row each, JSON columns read and written whole).
  * Read on every routed request, so everything is held in memory: loaded once, and replaced on write by
- * the management routes, the only writers.
+ * the management routes, the only writers in this process. Another replica's write reaches this one as a
+ * bus invalidation (src/coordination/bus-wiring.ts), which reloads the whole table.
  */
 import type { StoredSettings } from '../core/routing/settings.js';
 import type { RoutingRule } from '../core/routing/types.js';
@@ -17,6 +18,8 @@ export interface ProjectRouterState {
 export interface RouterSettingsRepo {
   get(projectId: string): ProjectRouterState;
   save(projectId: string, state: ProjectRouterState, now: number): void;
+  /** Reads every project's row again (another process wrote). */
+  reload(): void;
 }
 
 interface Row {
@@ -31,11 +34,16 @@ export function createRouterSettingsRepo(db: Db): RouterSettingsRepo {
   const upsert = db.prepare(`
     INSERT INTO semantic_router_settings (project_id, settings, rules, updated_at) VALUES (@projectId, @settings, @rules, @now)
     ON CONFLICT (project_id) DO UPDATE SET settings = excluded.settings, rules = excluded.rules, updated_at = excluded.updated_at`);
-  const cache = new Map<string, ProjectRouterState>();
-  for (const row of db.prepare<[], Row>('SELECT project_id, settings, rules FROM semantic_router_settings').all()) {
-    cache.set(row.project_id, { settings: fromJson<StoredSettings>(row.settings), rules: fromJson<RoutingRule[]>(row.rules) });
-  }
+  const selectAll = db.prepare<[], Row>('SELECT project_id, settings, rules FROM semantic_router_settings');
+  let cache = new Map<string, ProjectRouterState>();
+  const reload = (): void => {
+    const next = new Map<string, ProjectRouterState>();
+    for (const row of selectAll.all()) next.set(row.project_id, { settings: fromJson<StoredSettings>(row.settings), rules: fromJson<RoutingRule[]>(row.rules) });
+    cache = next;
+  };
+  reload();
   return {
+    reload,
     get: (projectId) => cache.get(projectId) ?? EMPTY,
     save(projectId, state, now) {
       upsert.run({ projectId, settings: toJson(state.settings), rules: toJson(state.rules), now });

@@ -128,6 +128,23 @@ function capMeasure(c: BudgetCaps, w: BudgetWindow, unit: BudgetUnit): number | 
   return cap === null || unit === 'tokens' ? cap : cap * NANOS_PER_CENT;
 }
 
+/**
+ * What this process changed, for the bus between replicas (src/coordination/bus-wiring.ts): each turn it
+ * charged, and each API cap it set. Changes applied from other replicas are not reported back.
+ */
+export interface BudgetChangeListener {
+  charged(projectId: string, endpointId: string, workspaceId: string | null, tokens: number, costNanos: number, at: number): void;
+  apiCapsSet(): void;
+}
+
+/** An API cap as stored (store/budgets-repo.ts), for replacing every override at once. */
+export interface ApiCapsEntry {
+  readonly level: BudgetLevel;
+  readonly projectId: string;
+  readonly targetId: string;
+  readonly caps: BudgetCaps;
+}
+
 export class Budgets {
   /** By level, project and target: nested maps, so the per-turn charge builds no key string. */
   readonly #states: Record<BudgetLevel, Map<string, Map<string, BudgetState>>> = { endpoint: new Map(), workspace: new Map() };
@@ -135,11 +152,18 @@ export class Budgets {
   #capped = 0;
   #listener: ((event: BudgetThresholdEvent) => void) | null = null;
   #onListenerError: (err: unknown) => void = () => undefined;
+  /** null on one process: the per-turn charge then costs one null check. */
+  #changes: BudgetChangeListener | null = null;
 
   /** Sets the threshold callback (main.ts; the webhooks engine turns it into budget.threshold_reached). */
   onBudgetThreshold(listener: ((event: BudgetThresholdEvent) => void) | null, onError?: (err: unknown) => void): void {
     this.#listener = listener;
     if (onError) this.#onListenerError = onError;
+  }
+
+  /** Sets the listener of local changes (bus-wiring.ts; none on one process). */
+  onLocalChange(listener: BudgetChangeListener | null): void {
+    this.#changes = listener;
   }
 
   setConfigCaps(level: BudgetLevel, projectId: string, targetId: string, caps: BudgetCaps | null): void {
@@ -149,6 +173,23 @@ export class Budgets {
   /** `undefined` removes the API override, so the config file's caps apply again. */
   setApiCaps(level: BudgetLevel, projectId: string, targetId: string, caps: BudgetCaps | undefined): void {
     this.#update(this.#state(level, projectId, targetId), (s) => (s.apiCaps = caps));
+    this.#changes?.apiCapsSet();
+  }
+
+  /**
+   * Every API override replaced by the stored ones (another replica set or removed one): listed entries
+   * set, overrides not listed removed. Not reported as a local change.
+   */
+  replaceApiCaps(entries: readonly ApiCapsEntry[]): void {
+    const listed = new Set(entries.map((e) => `${e.level}\u0000${e.projectId}\u0000${e.targetId}`));
+    for (const level of ['endpoint', 'workspace'] as const) {
+      for (const byTarget of this.#states[level].values()) {
+        for (const s of byTarget.values()) {
+          if (s.apiCaps !== undefined && !listed.has(`${level}\u0000${s.projectId}\u0000${s.targetId}`)) this.#update(s, (x) => (x.apiCaps = undefined));
+        }
+      }
+    }
+    for (const e of entries) this.#update(this.#state(e.level, e.projectId, e.targetId), (s) => (s.apiCaps = e.caps));
   }
 
   /** At start: spend rebuilt from the usage ledger for the current hour, day and all time (tokens, and nano-dollars). */
@@ -173,8 +214,20 @@ export class Budgets {
   /** One turn's tokens (prompt + completion - cached) and cost (nano-dollars; 0 when unpriced), after the turn. */
   charge(projectId: string, endpointId: string, workspaceId: string | null, tokens: number, now: number, costNanos = 0): void {
     if (!(tokens > 0) && !(costNanos > 0)) return;
-    this.#chargeState(this.#state('endpoint', projectId, endpointId), tokens, costNanos, now);
-    if (workspaceId !== null) this.#chargeState(this.#state('workspace', projectId, workspaceId), tokens, costNanos, now);
+    this.#chargeState(this.#state('endpoint', projectId, endpointId), tokens, costNanos, now, true);
+    if (workspaceId !== null) this.#chargeState(this.#state('workspace', projectId, workspaceId), tokens, costNanos, now, true);
+    this.#changes?.charged(projectId, endpointId, workspaceId, tokens, costNanos, now);
+  }
+
+  /**
+   * A turn another replica served and charged (the bus): the spend counts here too, so this replica
+   * refuses once the cap is spent, but the threshold alert is the charging replica's to send. A threshold
+   * crossed by a remote charge is marked as sent here, so a later local charge does not send it again.
+   */
+  applyRemoteCharge(projectId: string, endpointId: string, workspaceId: string | null, tokens: number, at: number, costNanos = 0): void {
+    if (!(tokens > 0) && !(costNanos > 0)) return;
+    this.#chargeState(this.#state('endpoint', projectId, endpointId), tokens, costNanos, at, false);
+    if (workspaceId !== null) this.#chargeState(this.#state('workspace', projectId, workspaceId), tokens, costNanos, at, false);
   }
 
   /** The request path: null (nothing to say) unless a budget of the endpoint or workspace is near or at its cap. */
@@ -277,7 +330,7 @@ export class Budgets {
     }
   }
 
-  #chargeState(s: BudgetState, tokens: number, costNanos: number, now: number): void {
+  #chargeState(s: BudgetState, tokens: number, costNanos: number, now: number, alert: boolean): void {
     this.#roll(s, now);
     s.hourly += tokens;
     s.daily += tokens;
@@ -293,7 +346,7 @@ export class Budgets {
         const key = this.#firedKey(s, caps, w, unit);
         if (s.fired[`${unit}:${w}`] === key) continue;
         s.fired[`${unit}:${w}`] = key;
-        this.#emit(s, caps, w, unit, now);
+        if (alert) this.#emit(s, caps, w, unit, now);
       }
     }
   }

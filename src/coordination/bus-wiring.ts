@@ -1,0 +1,94 @@
+/**
+ * Keeps the in-memory state of N gateway processes right through the bus (issue 12). Every cache a
+ * management write refreshes, every budget charge and every conversation affinity is told to the others:
+ *
+ *   invalidate 'catalog': projects, workspaces, endpoints, key credentials (store/catalog.ts: key
+ *     management, workspace PATCH, dashboard users through reloadCredentials) and API budget caps;
+ *   invalidate 'router': semantic-router settings and rules (store/router-settings-repo.ts);
+ *   invalidate 'all': both;
+ *   budget_charge: a turn's spend, applied without a threshold alert (the charging replica sends it);
+ *   affinity: the endpoint a conversation was routed to (SPEC Semantic router behaviour 5).
+ *
+ * The publishing side wraps the in-process calls (catalog.reload, settings.save, affinity.set) instead of
+ * threading a bus through every writer: every writer holds the same object, so one wrapper catches all of
+ * them, and a writer added later is covered too. A received message calls the unwrapped function, so it
+ * is never published again. Model aliases and SLOs have no cache (one SELECT per read), so nothing to do.
+ *
+ * With the embedded default (localBus) nothing is wrapped and nothing subscribed: no cost on the hot path.
+ * main.ts calls attachBus once, after the router system exists, before listening.
+ */
+import { localBus, type Bus, type BusMessage } from '../core/coordination/bus.js';
+import type { ApiCapsEntry, Budgets } from '../core/limits/budgets.js';
+import type { AffinityMap } from '../core/routing/affinity-map.js';
+import type { Catalog } from '../store/catalog.js';
+import type { RouterSettingsRepo } from '../store/router-settings-repo.js';
+
+export interface BusWiringDeps {
+  readonly catalog: Catalog;
+  readonly routerSettings: RouterSettingsRepo;
+  readonly affinity: AffinityMap;
+  readonly budgets: Budgets;
+  /** The API budget caps as stored (budgetsRepo.list), read again when another replica changed one. */
+  readonly storedBudgetCaps: () => readonly ApiCapsEntry[];
+}
+
+export interface BusWiring {
+  /** Restores the unwrapped functions and stops listening (tests; a gateway closes its bus instead). */
+  detach(): void;
+}
+
+const CATALOG_CHANGED: BusMessage = { kind: 'invalidate', what: 'catalog' };
+const ROUTER_CHANGED: BusMessage = { kind: 'invalidate', what: 'router' };
+
+export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
+  if (bus === localBus) return { detach: () => undefined };
+  const { catalog, routerSettings, affinity, budgets } = deps;
+  const reloadHere = catalog.reload;
+  const saveHere = routerSettings.save;
+  const setHere = affinity.set;
+
+  catalog.reload = () => {
+    reloadHere();
+    bus.publish(CATALOG_CHANGED);
+  };
+  routerSettings.save = (projectId, state, now) => {
+    saveHere(projectId, state, now);
+    bus.publish(ROUTER_CHANGED);
+  };
+  affinity.set = (key, endpointId, now) => {
+    setHere(key, endpointId, now);
+    bus.publish({ kind: 'affinity', key, endpointId, at: now });
+  };
+  budgets.onLocalChange({
+    charged: (projectId, endpointId, workspaceId, tokens, costNanos, at) => bus.publish({ kind: 'budget_charge', projectId, endpointId, workspaceId, tokens, costNanos, at }),
+    apiCapsSet: () => bus.publish(CATALOG_CHANGED),
+  });
+
+  const unsubscribe = bus.subscribe((message) => {
+    switch (message.kind) {
+      case 'invalidate':
+        if (message.what !== 'router') {
+          reloadHere();
+          budgets.replaceApiCaps(deps.storedBudgetCaps());
+        }
+        if (message.what !== 'catalog') routerSettings.reload();
+        return;
+      case 'budget_charge':
+        budgets.applyRemoteCharge(message.projectId, message.endpointId, message.workspaceId, message.tokens, message.at, message.costNanos);
+        return;
+      case 'affinity':
+        setHere(message.key, message.endpointId, message.at);
+        return;
+    }
+  });
+
+  return {
+    detach() {
+      unsubscribe();
+      catalog.reload = reloadHere;
+      routerSettings.save = saveHere;
+      affinity.set = setHere;
+      budgets.onLocalChange(null);
+    },
+  };
+}
