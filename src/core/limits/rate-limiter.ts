@@ -1,11 +1,14 @@
 /**
  * The request and token limiters of SPEC "Limits": per project and route class, plus each key's own quota.
- * Counters live in memory on one node (ARCHITECTURE "State"); a shared engine would replace this class
- * behind the same two calls, `admit` and `chargeTokens`.
+ * It implements the admission port (core/coordination/admission-port.ts) over counters of a CounterSource:
+ * private to this thread by default, or in memory shared by the worker threads of `serve --workers N`
+ * (src/coordination/shared-memory/), the same algorithm over either (sliding-window.ts).
  *
  * One admission is check-then-consume with no await in between, so concurrent requests on the event loop
- * can never overshoot a ceiling; a refused request consumes nothing.
+ * can never overshoot a ceiling; with shared counters the source's lock is held across the whole of it,
+ * so no other thread's admission interleaves either. A refused request consumes nothing.
  */
+import type { AdmissionPort, DependencyHealth } from '../coordination/admission-port.js';
 import type { ApiKeyRecord, ProjectRecord } from '../records.js';
 import { SlidingWindowCounter } from './sliding-window.js';
 
@@ -74,13 +77,36 @@ interface Candidate {
   readonly used: number;
 }
 
-export class RateLimiter {
+/**
+ * Where the limiter's counters live. `counter` is asked once per name and window (the limiter keeps what it
+ * gets); names: `project:<id>:<class>`, `project:<id>:tokens`, `key:<id>:<window ms>`.
+ */
+export interface CounterSource {
+  counter(name: string, windowMs: number): SlidingWindowCounter;
+  /**
+   * Counters other threads use too: held across each whole admission or charge (and every `counter`
+   * call, which happens inside one). Absent: counters private to this thread, no lock needed.
+   */
+  readonly lock?: { acquire(): void; release(): void };
+  readonly health?: () => DependencyHealth;
+}
+
+/** The default: counters private to this thread. */
+export const privateCounters: CounterSource = { counter: (_name, windowMs) => new SlidingWindowCounter(windowMs) };
+
+export class RateLimiter implements AdmissionPort {
   readonly #policy: LimitPolicy;
+  readonly #source: CounterSource;
+  readonly #lock: NonNullable<CounterSource['lock']> | null;
   readonly #projects = new Map<string, ProjectCounters>();
   readonly #keys = new Map<string, SlidingWindowCounter>();
+  readonly health?: () => DependencyHealth;
 
-  constructor(policy: LimitPolicy = DEFAULT_LIMIT_POLICY) {
+  constructor(policy: LimitPolicy = DEFAULT_LIMIT_POLICY, source: CounterSource = privateCounters) {
     this.#policy = policy;
+    this.#source = source;
+    this.#lock = source.lock ?? null;
+    if (source.health) this.health = source.health;
   }
 
   /** The ceiling of a class for a project; 0 = unmetered. Management has no burst (SPEC: fixed). */
@@ -98,9 +124,20 @@ export class RateLimiter {
   }
 
   admit(project: ProjectRecord, key: ApiKeyRecord, cls: LimitClass, now: number): Admission {
+    const lock = this.#lock;
+    if (lock === null) return this.#admit(project, key, cls, now);
+    lock.acquire();
+    try {
+      return this.#admit(project, key, cls, now);
+    } finally {
+      lock.release();
+    }
+  }
+
+  #admit(project: ProjectRecord, key: ApiKeyRecord, cls: LimitClass, now: number): Admission {
     const counters = this.#countersOf(project.id);
     const limit = this.ceiling(project, cls);
-    const projectCounter = limit > 0 ? (counters[cls] ??= new SlidingWindowCounter(MINUTE_MS)) : null;
+    const projectCounter = limit > 0 ? (counters[cls] ??= this.#source.counter(`project:${project.id}:${cls}`, MINUTE_MS)) : null;
     const quotaCounter = key.quotaRequests > 0 ? this.#quotaOf(key) : null;
     const projectUse: Candidate | null = projectCounter ? { counter: projectCounter, limit, used: projectCounter.count(now) } : null;
     const quotaUse: Candidate | null = quotaCounter ? { counter: quotaCounter, limit: key.quotaRequests, used: quotaCounter.count(now) } : null;
@@ -129,7 +166,9 @@ export class RateLimiter {
     }
 
     if (cls === 'inference' && project.tokensPerMinute > 0) {
-      const used = counters.tokens?.count(now) ?? 0;
+      // Another thread may have charged tokens this one never did: with shared counters, look it up.
+      const tokens = counters.tokens ?? (this.#lock === null ? undefined : (counters.tokens = this.#tokensOf(project.id)));
+      const used = tokens?.count(now) ?? 0;
       if (used >= project.tokensPerMinute) {
         return {
           view: bindingView(projectUse, quotaUse, now, 0),
@@ -146,8 +185,18 @@ export class RateLimiter {
   /** SPEC Limits 3: prompt + completion - cached, charged once the turn is over. */
   chargeTokens(projectId: string, tokens: number, now: number): void {
     if (!(tokens > 0)) return;
-    const counters = this.#countersOf(projectId);
-    (counters.tokens ??= new SlidingWindowCounter(MINUTE_MS)).add(now, tokens);
+    const lock = this.#lock;
+    lock?.acquire();
+    try {
+      const counters = this.#countersOf(projectId);
+      (counters.tokens ??= this.#tokensOf(projectId)).add(now, tokens);
+    } finally {
+      lock?.release();
+    }
+  }
+
+  #tokensOf(projectId: string): SlidingWindowCounter {
+    return this.#source.counter(`project:${projectId}:tokens`, MINUTE_MS);
   }
 
   #countersOf(projectId: string): ProjectCounters {
@@ -164,7 +213,7 @@ export class RateLimiter {
     const windowMs = key.quotaWindow * 1000;
     let counter = this.#keys.get(key.id);
     if (!counter || counter.windowMs !== windowMs) {
-      counter = new SlidingWindowCounter(windowMs);
+      counter = this.#source.counter(`key:${key.id}:${windowMs}`, windowMs);
       this.#keys.set(key.id, counter);
     }
     return counter;
