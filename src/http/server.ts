@@ -23,7 +23,35 @@ export interface RouteContext {
   readonly draining: boolean;
 }
 
-export interface RouteDef {
+/**
+ * Who may call a route, declared in the route table (issue 12) so that a route cannot forget it: the server
+ * runs a `key` route's authenticator after the route checks (draining, plain HTTP, method) and before the
+ * handler, and hands its result to the handler. This layer knows the shape only: what a key, a scope or a
+ * session is belongs to the authenticator the routes layer puts here (routes/guard.ts `keyed`).
+ */
+export type RouteAuth<A = unknown> =
+  /** Anyone: probes, sign-in pages and their callbacks, static assets, test hooks. */
+  | { readonly kind: 'public' }
+  /** A signed-in dashboard session, with its CSRF token on writes: checked by the dashboard's route wrapper. */
+  | { readonly kind: 'session' }
+  /**
+   * An API key holding `scope`. `authenticate` throws the refusal (401, 403, 429) or returns what the
+   * handler receives; it returns a Promise only when admission is asynchronous (shared limits), so the
+   * embedded default adds no microtask.
+   */
+  | { readonly kind: 'key'; readonly scope: string; authenticate(ctx: RouteContext): A | Promise<A> }
+  /**
+   * The handler authenticates itself, because it must act before the check or the check is not an API key
+   * (`credential`); `why` says which. Kept few: tests list every one.
+   */
+  | { readonly kind: 'in-handler'; readonly credential: string; readonly why: string };
+
+/**
+ * `A` is what the route's authenticator yields (unknown for routes without one). `handle` is written as a
+ * method, whose parameters TypeScript checks both ways, so that a `RouteDef<AuthenticatedKey>` sits in a
+ * `RouteDef[]`: the pairing is sound because one helper builds `auth` and `handle` from the same `A`.
+ */
+export interface RouteDef<A = unknown> {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   readonly pattern: string;
   /** Route family for logs and metrics: `chat`, `models`, `management`, ... */
@@ -40,7 +68,8 @@ export interface RouteDef {
    * sending); every other route answers 503 service_draining then.
    */
   readonly servedWhileDraining?: boolean;
-  handle(ctx: RouteContext): Promise<void> | void;
+  readonly auth: RouteAuth<A>;
+  handle(ctx: RouteContext, auth: A): Promise<void> | void;
 }
 
 export interface CompletedRequest {
@@ -80,9 +109,29 @@ export interface HttpServer {
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const UNMATCHED: RouteDef = { method: 'GET', pattern: '', family: 'unmatched', plainHttpAllowed: true, handle: () => undefined };
+const UNMATCHED: RouteDef = { method: 'GET', pattern: '', family: 'unmatched', plainHttpAllowed: true, auth: { kind: 'public' }, handle: () => undefined };
+
+const isThenable = <T>(value: T | Promise<T>): value is Promise<T> => typeof (value as { then?: unknown } | null)?.then === 'function';
+
+/**
+ * The route's authenticator, then its handler: what the server runs once a request passed the route checks,
+ * and what a synthetic request (a batch line) runs to go through the same steps. A synchronous
+ * authenticator adds no await; after an asynchronous one, a client gone meanwhile gets no handler (its
+ * answer could not be read, and nothing should reach a model for it).
+ */
+export function serveRoute(route: RouteDef, ctx: RouteContext): Promise<void> | void {
+  const declared = route.auth;
+  if (declared.kind !== 'key') return route.handle(ctx, undefined);
+  const who = declared.authenticate(ctx);
+  if (!isThenable(who)) return route.handle(ctx, who);
+  return who.then((admitted) => (ctx.req.aborted ? undefined : route.handle(ctx, admitted)));
+}
 
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
+  // The type makes `auth` required; this catches a route built around it (a cast, plain JavaScript).
+  for (const r of opts.routes) {
+    if (!r.auth) throw new Error(`route ${r.method} ${r.pattern} declares no authentication (RouteDef.auth)`);
+  }
   const table = createRouteTable<RouteDef>(opts.routes.map((r): RoutePattern<RouteDef> => ({ method: r.method, pattern: r.pattern, value: r })));
   const app: TemplatedApp = opts.tls
     ? opts.uws.SSLApp({ cert_file_name: opts.tls.cert_file, key_file_name: opts.tls.key_file })
@@ -112,7 +161,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   async function run(route: RouteDef, req: IncomingRequest, reply: Reply, early: GatewayError | null): Promise<void> {
     try {
       if (early) throw early;
-      await route.handle({ req, reply, route, draining: drain.draining });
+      await serveRoute(route, { req, reply, route, draining: drain.draining });
     } catch (err) {
       if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'handler', req);
       req.log.errorCode = err instanceof GatewayError ? err.code : 'internal_error';

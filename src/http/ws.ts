@@ -54,8 +54,11 @@ export interface WsAccept {
 export interface WsRouteDef {
   readonly pattern: string;
   readonly family: string;
-  /** Called synchronously in the upgrade handler; throw a GatewayError to refuse with an HTTP error. */
-  upgrade(ctx: RouteContext): WsAccept;
+  /**
+   * Called in the upgrade handler; throw a GatewayError (or reject with one) to refuse with an HTTP error.
+   * A Promise only when a step is asynchronous (a shared admission): the upgrade then waits for it.
+   */
+  upgrade(ctx: RouteContext): WsAccept | Promise<WsAccept>;
 }
 
 export interface WsOptions {
@@ -74,6 +77,8 @@ export interface WsRegistry {
   /** Ends every open socket (1001), after letting each session say goodbye. */
   closeAll(): void;
 }
+
+const WS_UPGRADE_AUTH = { kind: 'in-handler', credential: 'the WebSocket route\'s own', why: 'WsRouteDef.upgrade checks it before the upgrade' } as const;
 
 interface UserData {
   accept: WsAccept;
@@ -152,7 +157,8 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
       }
     };
   for (const route of opts.routes) {
-    const def: RouteDef = { method: 'GET', pattern: route.pattern, family: route.family, handle: () => undefined };
+    // The upgrade callback authenticates (it must answer before the socket exists); the descriptor says so.
+    const def: RouteDef = { method: 'GET', pattern: route.pattern, family: route.family, auth: WS_UPGRADE_AUTH, handle: () => undefined };
     const table = createRouteTable([{ method: 'GET', pattern: route.pattern, value: def }]);
     app.ws<UserData>(toUwsPattern(route.pattern), {
       compression: uwsCompression,
@@ -174,21 +180,31 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
         });
         const match = table.match('GET', path);
         if (match.kind === 'found') req.params = match.params;
-        let status = 101;
-        try {
-          if (opts.isDraining()) throw new GatewayError('service_draining', { headers: { Connection: 'close' } });
-          const accept = route.upgrade({ req, reply, route: def, draining: false });
+        const complete = (status: number): void => opts.onComplete({ req, family: route.family, status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
+        const refuse = (err: unknown): void => {
+          if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'ws.upgrade', req);
+          reply.error(err);
+          complete(reply.status);
+        };
+        const upgrade = (accept: WsAccept): void => {
+          // A client gone while an asynchronous step ran: its response may not be touched any more.
+          if (req.aborted) return complete(reply.status);
           res.cork(() => {
             res.writeStatus('101 Switching Protocols');
             for (const [k, v] of reply.pendingHeaders) res.writeHeader(k, v);
             res.upgrade<UserData>({ accept, session: null, facade: null }, key, accept.protocol ?? '', extensions, context);
           });
+          complete(101);
+        };
+        let accepted: WsAccept | Promise<WsAccept>;
+        try {
+          if (opts.isDraining()) throw new GatewayError('service_draining', { headers: { Connection: 'close' } });
+          accepted = route.upgrade({ req, reply, route: def, draining: false });
+          if (!(accepted instanceof Promise)) return upgrade(accepted);
         } catch (err) {
-          if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'ws.upgrade', req);
-          reply.error(err);
-          status = reply.status;
+          return refuse(err);
         }
-        opts.onComplete({ req, family: route.family, status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
+        accepted.then(upgrade, refuse).catch((err: unknown) => opts.onUnexpectedError(err, 'ws.upgrade', req));
       },
       open: guard('open', (ws) => {
         const data = ws.getUserData();

@@ -19,7 +19,7 @@ import { readModelField } from './audio-model-field.js';
 import { forwardUpload } from './audio-upload.js';
 import { pipeToClient, recordAudioUsage, startAudioCall, type AudioAccount } from './audio-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
-import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
+import { keyed, requireBudget, requireEndpoint, requireModel, type EndpointAccess } from './guard.js';
 
 export interface AudioServices extends ChatServices {
   readonly audio: AudioConfig;
@@ -34,8 +34,7 @@ interface Admitted {
 }
 
 /** Key, endpoint of the right kind and status, budget: in that order (docs/decisions.md "Order of checks"). */
-function admit(ctx: RouteContext, services: ChatServices, route: AudioRoute): Admitted {
-  const auth = requireKey(ctx, services, 'inference');
+function admit(ctx: RouteContext, services: ChatServices, auth: AuthenticatedKey, route: AudioRoute): Admitted {
   return admitEndpoint(ctx, services, auth, requireEndpoint(ctx.req, services, auth), route);
 }
 
@@ -64,37 +63,36 @@ function admitModel(ctx: RouteContext, services: ChatServices, auth: Authenticat
 type UploadRoute = 'transcriptions' | 'translations';
 
 function uploadRoute(services: AudioServices, route: UploadRoute): RouteDef {
-  return {
+  return keyed(services, 'inference', {
     method: 'POST',
     pattern: `/:project/:endpoint/v1/audio/${route}`,
     family: 'audio',
     streamBody: true,
     bodyLimit: services.audio.max_upload_bytes,
-    handle: async (ctx) => {
-      const admitted = admit(ctx, services, route);
+    handle: async (ctx, auth) => {
+      const admitted = admit(ctx, services, auth, route);
       const source = ctx.req.bodyStream();
       if (!source) throw new GatewayError('internal_error');
       await serveUpload(services, ctx, route, admitted, source);
     },
-  };
+  });
 }
 
 /** The `model` form field picks the endpoint; the body is replayed whole to the direct route's forwarder. */
 function projectUploadRoute(services: AudioServices, route: UploadRoute): RouteDef {
-  return {
+  return keyed(services, 'inference', {
     method: 'POST',
     pattern: `/:project/v1/audio/${route}`,
     family: 'audio',
     streamBody: true,
     bodyLimit: services.audio.max_upload_bytes,
-    handle: async (ctx) => {
-      const auth = requireKey(ctx, services, 'inference');
+    handle: async (ctx, auth) => {
       const source = ctx.req.bodyStream();
       if (!source) throw new GatewayError('internal_error');
       const field = await readModelField(source, ctx.req.header('content-type'));
       await serveUpload(services, ctx, route, admitModel(ctx, services, auth, field.model, route), field.body);
     },
-  };
+  });
 }
 
 async function serveUpload(services: AudioServices, ctx: RouteContext, route: UploadRoute, admitted: Admitted, source: Readable): Promise<void> {
@@ -139,28 +137,27 @@ async function readSpeech(ctx: RouteContext): Promise<{ parsed: Record<string, u
 }
 
 function speechRoute(services: AudioServices): RouteDef {
-  return {
+  return keyed(services, 'inference', {
     method: 'POST',
     pattern: '/:project/:endpoint/v1/audio/speech',
     family: 'audio',
-    handle: async (ctx) => {
-      const admitted = admit(ctx, services, 'speech');
+    handle: async (ctx, auth) => {
+      const admitted = admit(ctx, services, auth, 'speech');
       await serveSpeech(services, ctx, admitted, await readSpeech(ctx));
     },
-  };
+  });
 }
 
 function projectSpeechRoute(services: AudioServices): RouteDef {
-  return {
+  return keyed(services, 'inference', {
     method: 'POST',
     pattern: '/:project/v1/audio/speech',
     family: 'audio',
-    handle: async (ctx) => {
-      const auth = requireKey(ctx, services, 'inference');
+    handle: async (ctx, auth) => {
       const body = await readSpeech(ctx);
       await serveSpeech(services, ctx, admitModel(ctx, services, auth, body.speech.model, 'speech'), body);
     },
-  };
+  });
 }
 
 async function serveSpeech(services: AudioServices, ctx: RouteContext, admitted: Admitted, body: { parsed: Record<string, unknown>; speech: SpeechRequest }): Promise<void> {

@@ -15,7 +15,7 @@
 import type { ApiKeyRecord, KeyCredential } from '../core/records.js';
 import type { BatchEndpoint } from '../core/batches/batch-lines.js';
 import { hashKeyValue, mintKeyValue } from '../core/auth/key-token.js';
-import type { RouteDef } from '../http/server.js';
+import { serveRoute, type RouteDef } from '../http/server.js';
 import { createSyntheticRequest } from '../http/synthetic-request.js';
 import type { Catalog } from '../store/catalog.js';
 import type { ChatServices } from './chat-dispatch.js';
@@ -80,7 +80,7 @@ export function createBatchLineRunner(services: ChatServices, findKey: (projectI
       const synthetic = createSyntheticRequest({ method: 'POST', path: `/${job.projectId}${job.url}`, headers, body: job.body, idPrefix: route.idPrefix ?? 'req_' });
       synthetic.req.params = { project: job.projectId };
       try {
-        const answer = await synthetic.serve(() => route.handle({ req: synthetic.req, reply: synthetic.reply, route, draining: false }) ?? Promise.resolve());
+        const answer = await synthetic.serve(() => serveRoute(route, { req: synthetic.req, reply: synthetic.reply, route, draining: false }) ?? Promise.resolve());
         if (answer.errorCode !== null && LIMITER_CODES.has(answer.errorCode)) {
           const seconds = Number(answer.headers.get('retry-after') ?? '1');
           return { kind: 'deferred', retryAfterMs: Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000 };

@@ -5,6 +5,7 @@
  * scope its lines run under. The lines themselves run in the background (batches/batch-system.ts).
  */
 import { z } from 'zod';
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { BATCH_ENDPOINTS } from '../core/batches/batch-lines.js';
 import { COMPLETION_WINDOWS } from '../core/batches/batch-machine.js';
 import { GatewayError } from '../errors.js';
@@ -14,7 +15,7 @@ import { parseStrictBody } from '../schemas/issues.js';
 import type { BatchFiles, BatchSystem } from '../batches/batch-system.js';
 import { newBatchId } from '../batches/batch-object.js';
 import type { BatchesRepo, BatchRow } from '../store/batches-repo.js';
-import { MANAGEMENT_BODY_LIMIT, namedWorkspace, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT, namedWorkspace } from './guard.js';
 import type { Services } from './services.js';
 
 export interface BatchServices extends Services {
@@ -41,8 +42,7 @@ function batchOf(services: BatchServices, projectId: string, id: string): BatchR
   return row;
 }
 
-async function create(services: BatchServices, ctx: RouteContext): Promise<void> {
-  const auth = requireKey(ctx, services, 'inference');
+async function create(services: BatchServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {
   const input = parseStrictBody(createSchema, parseJsonBody(await ctx.req.body()), FIELDS);
   const projectId = auth.project.id;
   const purpose = await services.batchFiles.purposeOf(projectId, input.input_file_id);
@@ -68,8 +68,7 @@ async function create(services: BatchServices, ctx: RouteContext): Promise<void>
   ctx.reply.json(200, services.batches.objectOf(batchOf(services, projectId, id)));
 }
 
-function list(services: BatchServices, ctx: RouteContext): void {
-  const auth = requireKey(ctx, services, 'inference');
+function list(services: BatchServices, ctx: RouteContext, auth: AuthenticatedKey): void {
   const query = ctx.req.searchParams();
   const rawLimit = query.get('limit');
   const limit = rawLimit === null ? 20 : Number(rawLimit);
@@ -86,24 +85,22 @@ function list(services: BatchServices, ctx: RouteContext): void {
 export function batchesRoutes(services: BatchServices): RouteDef[] {
   const family = 'batches';
   return [
-    { method: 'POST', pattern: '/:project/v1/batches', family, bodyLimit: MANAGEMENT_BODY_LIMIT, handle: (ctx) => create(services, ctx) },
-    { method: 'GET', pattern: '/:project/v1/batches', family, handle: (ctx) => list(services, ctx) },
-    {
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/v1/batches', family, bodyLimit: MANAGEMENT_BODY_LIMIT, handle: (ctx, auth) => create(services, ctx, auth) }),
+    keyed(services, 'inference', { method: 'GET', pattern: '/:project/v1/batches', family, handle: (ctx, auth) => list(services, ctx, auth) }),
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: '/:project/v1/batches/:batch',
       family,
-      handle: (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: (ctx, auth) => {
         ctx.reply.json(200, services.batches.objectOf(batchOf(services, auth.project.id, ctx.req.params.batch ?? '')));
       },
-    },
-    {
+    }),
+    keyed(services, 'inference', {
       method: 'POST',
       pattern: '/:project/v1/batches/:batch/cancel',
       family,
       bodyLimit: MANAGEMENT_BODY_LIMIT,
-      handle: async (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: async (ctx, auth) => {
         await ctx.req.body();
         const row = batchOf(services, auth.project.id, ctx.req.params.batch ?? '');
         if (!services.batches.cancel(row.id) && row.status !== 'cancelling') {
@@ -111,6 +108,6 @@ export function batchesRoutes(services: BatchServices): RouteDef[] {
         }
         ctx.reply.json(200, services.batches.objectOf(batchOf(services, auth.project.id, row.id)));
       },
-    },
+    }),
   ];
 }

@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { parseChatBody, serveChatTurn } from './chat-turn.js';
-import { requireBudget, requireEndpoint, requireKey, requireModel } from './guard.js';
+import { keyed, requireBudget, requireEndpoint, requireModel } from './guard.js';
 
 export function assertServesChat(endpoint: EndpointRecord): void {
   if (endpoint.kind !== 'chat') {
@@ -25,14 +25,13 @@ export function assertServesChat(endpoint: EndpointRecord): void {
 
 export function chatCompletionsRoutes(services: ChatServices): RouteDef[] {
   return [
-    {
+    keyed(services, 'inference', {
       method: 'POST',
       pattern: '/:project/:endpoint/v1/chat/completions',
       family: 'chat',
       idPrefix: 'chatcmpl-',
-      handle: async (ctx) => {
+      handle: async (ctx, auth) => {
         const { req } = ctx;
-        const auth = requireKey(ctx, services, 'inference');
         const access = requireEndpoint(req, services, auth);
         const { endpoint, workspaceId } = access;
         assertServesChat(endpoint);
@@ -40,15 +39,14 @@ export function chatCompletionsRoutes(services: ChatServices): RouteDef[] {
         const body = await parseChatBody(req);
         await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, ...body, route: 'chat' });
       },
-    },
-    {
+    }),
+    keyed(services, 'inference', {
       method: 'POST',
       pattern: '/:project/v1/chat/completions',
       family: 'chat',
       idPrefix: 'chatcmpl-',
-      handle: async (ctx) => {
+      handle: async (ctx, auth) => {
         const { req } = ctx;
-        const auth = requireKey(ctx, services, 'inference');
         const body = await parseChatBody(req);
         const access = requireModel(req, services, auth, { model: body.chat.model, kind: 'chat', route: '/v1/chat/completions' });
         const { endpoint, workspaceId } = access;
@@ -56,6 +54,6 @@ export function chatCompletionsRoutes(services: ChatServices): RouteDef[] {
         requireBudget(ctx, services, auth, access);
         await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, ...body, route: 'chat' });
       },
-    },
+    }),
   ];
 }

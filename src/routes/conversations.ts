@@ -14,7 +14,7 @@ import { newRequestId } from '../http/request-id.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseConversationCreate, parseConversationUpdate, parseItemsCreate } from '../schemas/responses-request.js';
 import type { ConversationRecord, ConversationsRepo } from '../store/conversations-repo.js';
-import { MANAGEMENT_BODY_LIMIT, namedWorkspace, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT, namedWorkspace } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
 import type { Services } from './services.js';
 
@@ -48,17 +48,17 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
     if (!found || !reaches(auth, found.workspaceId)) throw new GatewayError('conversation_not_found', { message: `No conversation ${JSON.stringify(id)} in this project.` });
     return found;
   };
-  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey, body: unknown) => void): RouteDef => ({
-    method,
-    pattern,
-    family: 'conversations',
-    bodyLimit: MANAGEMENT_BODY_LIMIT * 4,
-    handle: async (ctx) => {
-      const auth = requireKey(ctx, services, 'inference');
-      const body = await jsonBody(ctx);
-      handle(ctx, auth, body);
-    },
-  });
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey, body: unknown) => void): RouteDef =>
+    keyed(services, 'inference', {
+      method,
+      pattern,
+      family: 'conversations',
+      bodyLimit: MANAGEMENT_BODY_LIMIT * 4,
+      handle: async (ctx, auth) => {
+        const body = await jsonBody(ctx);
+        handle(ctx, auth, body);
+      },
+    });
   return [
     route('POST', '/:project/v1/conversations', (ctx, auth, body) => {
       const request = parseConversationCreate(body);

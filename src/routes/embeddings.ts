@@ -18,7 +18,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseEmbeddingsRequest, type EmbeddingsRequest } from '../schemas/embeddings.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { servePromptOnly } from './prompt-only-call.js';
-import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
+import { keyed, requireBudget, requireEndpoint, requireModel, type EndpointAccess } from './guard.js';
 import { routerWorkspace } from './semantic-router-chat.js';
 
 /** Usage ledger label of every embeddings call, direct or through a router base URL (not a routed turn). */
@@ -50,8 +50,7 @@ async function readBody(ctx: RouteContext): Promise<EmbeddingsBody> {
 }
 
 /** The direct route: the endpoint named by slug. */
-async function direct(services: ChatServices, ctx: RouteContext): Promise<void> {
-  const auth = requireKey(ctx, services, 'inference');
+async function direct(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {
   const access = requireEndpoint(ctx.req, services, auth);
   assertServesEmbeddings(access.endpoint);
   requireBudget(ctx, services, auth, access);
@@ -59,8 +58,7 @@ async function direct(services: ChatServices, ctx: RouteContext): Promise<void> 
 }
 
 /** The project base URL: the body is read first, since its `model` names the endpoint. */
-async function byModel(services: ChatServices, ctx: RouteContext): Promise<void> {
-  const auth = requireKey(ctx, services, 'inference');
+async function byModel(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {
   const body = await readBody(ctx);
   const access = requireModel(ctx.req, services, auth, { model: body.request.model, kind: 'embedding', route: '/v1/embeddings' });
   assertServesEmbeddings(access.endpoint);
@@ -73,8 +71,7 @@ async function byModel(services: ChatServices, ctx: RouteContext): Promise<void>
  * the key's reach. Its slug and model are reported as on routed turns (X-Service-Routed-*), since no
  * path segment told the client which endpoint would answer.
  */
-async function routerBase(services: ChatServices, ctx: RouteContext): Promise<void> {
-  const auth = requireKey(ctx, services, 'inference');
+async function routerBase(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {
   const scope = routerWorkspace(ctx, services, auth);
   const access = embeddingTarget(auth.project.id, services.catalog.endpoints(auth.project.id), {
     workspaceId: scope.workspaceId,
@@ -103,9 +100,9 @@ function serveEmbeddings(services: ChatServices, ctx: RouteContext, auth: Authen
 export function embeddingsRoutes(services: ChatServices): RouteDef[] {
   const family = 'embeddings';
   return [
-    { method: 'POST', pattern: '/:project/:endpoint/v1/embeddings', family, handle: (ctx) => direct(services, ctx) },
-    { method: 'POST', pattern: '/:project/v1/embeddings', family, handle: (ctx) => byModel(services, ctx) },
-    { method: 'POST', pattern: '/:project/_semantic/router/v1/embeddings', family, handle: (ctx) => routerBase(services, ctx) },
-    { method: 'POST', pattern: '/:project/:workspace/_semantic/router/v1/embeddings', family, handle: (ctx) => routerBase(services, ctx) },
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/:endpoint/v1/embeddings', family, handle: (ctx, auth) => direct(services, ctx, auth) }),
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/v1/embeddings', family, handle: (ctx, auth) => byModel(services, ctx, auth) }),
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/_semantic/router/v1/embeddings', family, handle: (ctx, auth) => routerBase(services, ctx, auth) }),
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/:workspace/_semantic/router/v1/embeddings', family, handle: (ctx, auth) => routerBase(services, ctx, auth) }),
   ];
 }

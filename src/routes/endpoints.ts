@@ -1,7 +1,7 @@
 /** GET /{project}/v1/endpoints: every non-deleted endpoint the key can reach, whatever its status. */
 import type { EndpointRecord } from '../core/records.js';
 import type { RouteDef } from '../http/server.js';
-import { reachableEndpoints, requireKey } from './guard.js';
+import { keyed, reachableEndpoints } from './guard.js';
 import type { Services } from './services.js';
 
 export function endpointItem(e: EndpointRecord) {
@@ -22,15 +22,14 @@ export function endpointItem(e: EndpointRecord) {
 
 export function endpointsRoutes(services: Services): RouteDef[] {
   return [
-    {
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: '/:project/v1/endpoints',
       family: 'endpoints',
-      handle: (ctx) => {
+      handle: (ctx, auth) => {
         const { req, reply } = ctx;
-        const auth = requireKey(ctx, services, 'inference');
         reply.json(200, { object: 'list', data: reachableEndpoints(req, services, auth).map(endpointItem) });
       },
-    },
+    }),
   ];
 }

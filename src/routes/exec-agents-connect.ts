@@ -33,6 +33,7 @@ export function execAgentsConnectHttpRoutes(agents: AgentsSystem): RouteDef[] {
       method: 'GET',
       pattern: AGENTS_CONNECT_PATTERN,
       family: 'exec',
+      auth: { kind: 'in-handler', credential: 'an exec agent key or join key', why: 'not an API key: agents.authenticate checks it' },
       handle: ({ req }) => {
         agents.authenticate(req.header('authorization'), req.params.project ?? '');
         throw new GatewayError('upgrade_required', { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });

@@ -12,7 +12,7 @@ import { parseAcceptApproval, parseRejectApproval, parseStateFilter } from '../s
 import { parsePageQuery } from '../schemas/webhooks.js';
 import type { ExecServices } from './exec-invocations.js';
 import { mayUseWorkspace, requireExecWorkspace } from './exec-workspace.js';
-import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
 
@@ -41,21 +41,14 @@ export function approvalWire(a: Approval) {
 
 export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
   const decisions = createApprovalDecisions(services.exec);
-  const auth = (ctx: RouteContext): AuthenticatedKey => requireKey(ctx, services, 'execution');
   const id = (ctx: RouteContext): string => ctx.req.params.approval ?? '';
-  const route = (method: RouteDef['method'], pattern: string, handle: RouteDef['handle']): RouteDef => ({
-    method,
-    pattern: `/:project/v1/exec/approvals${pattern}`,
-    family: 'exec',
-    bodyLimit: MANAGEMENT_BODY_LIMIT,
-    handle,
-  });
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, a: AuthenticatedKey) => Promise<void> | void): RouteDef =>
+    keyed(services, 'execution', { method, pattern: `/:project/v1/exec/approvals${pattern}`, family: 'exec', bodyLimit: MANAGEMENT_BODY_LIMIT, handle });
   /** Another project's approval, or another workspace's for a confined key, is 404 approval_not_found. */
   const decider = (a: AuthenticatedKey): Decider => ({ id: a.key.id, mayUse: (w) => mayUseWorkspace(a, w), label: 'this API key' });
 
   return [
-    route('GET', '', (ctx) => {
-      const a = auth(ctx);
+    route('GET', '', (ctx, a) => {
       const query = ctx.req.searchParams();
       const { limit, after } = parsePageQuery(query);
       const state = parseStateFilter(query.get('state'));
@@ -64,13 +57,11 @@ export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
       const page = decisions.list(a.project.id, { limit, after, status: state, workspaceIds });
       ctx.reply.json(200, { object: 'list', data: page.items.map(approvalWire), has_more: page.hasMore });
     }),
-    route('POST', '/:approval/accept', async (ctx) => {
-      const a = auth(ctx);
+    route('POST', '/:approval/accept', async (ctx, a) => {
       parseAcceptApproval(await ctx.req.body());
       ctx.reply.json(200, approvalWire(decisions.accept(a.project.id, id(ctx), decider(a))));
     }),
-    route('POST', '/:approval/reject', async (ctx) => {
-      const a = auth(ctx);
+    route('POST', '/:approval/reject', async (ctx, a) => {
       const { reason } = parseRejectApproval(await ctx.req.body());
       ctx.reply.json(200, approvalWire(decisions.reject(a.project.id, id(ctx), decider(a), reason)));
     }),

@@ -14,7 +14,7 @@ import { canonicalJson, parseCancelInvocation, parseCreateInvocation, parseIdemp
 import { parsePageQuery } from '../schemas/webhooks.js';
 import { followInvocation } from './exec-invocation-events.js';
 import { mayUseWorkspace, requireExecWorkspace } from './exec-workspace.js';
-import { requireKey } from './guard.js';
+import { keyed } from './guard.js';
 import type { Services } from './services.js';
 
 export interface ExecServices extends Services {
@@ -60,18 +60,12 @@ export function visibleInvocation(services: ExecServices, auth: AuthenticatedKey
 
 export function execInvocationsRoutes(services: ExecServices): RouteDef[] {
   const { exec } = services;
-  const auth = (ctx: RouteContext): AuthenticatedKey => requireKey(ctx, services, 'execution');
   const id = (ctx: RouteContext): string => ctx.req.params.invocation ?? '';
-  const route = (method: RouteDef['method'], pattern: string, handle: RouteDef['handle']): RouteDef => ({
-    method,
-    pattern: `/:project/v1/exec/invocations${pattern}`,
-    family: 'exec',
-    handle,
-  });
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, a: AuthenticatedKey) => Promise<void> | void): RouteDef =>
+    keyed(services, 'execution', { method, pattern: `/:project/v1/exec/invocations${pattern}`, family: 'exec', handle });
 
   return [
-    route('POST', '', async (ctx) => {
-      const a = auth(ctx);
+    route('POST', '', async (ctx, a) => {
       const idempotencyKey = parseIdempotencyKey(ctx.req.header('idempotency-key'));
       const { body, raw } = parseCreateInvocation(await ctx.req.body());
       const workspaceId = requireExecWorkspace(body.workspace_id, a, services);
@@ -85,8 +79,7 @@ export function execInvocationsRoutes(services: ExecServices): RouteDef[] {
       });
       ctx.reply.json(created ? 201 : 200, invocationWire(invocation));
     }),
-    route('GET', '', (ctx) => {
-      const a = auth(ctx);
+    route('GET', '', (ctx, a) => {
       const query = ctx.req.searchParams();
       const { limit, after } = parsePageQuery(query);
       const status = parseStatusFilter(query.get('status'));
@@ -96,17 +89,15 @@ export function execInvocationsRoutes(services: ExecServices): RouteDef[] {
       if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no invocation of this project: ${JSON.stringify(after)}.` });
       ctx.reply.json(200, { object: 'list', data: page.items.map(invocationWire), has_more: page.hasMore });
     }),
-    route('GET', '/:invocation', (ctx) => {
-      ctx.reply.json(200, invocationWire(visibleInvocation(services, auth(ctx), id(ctx))));
+    route('GET', '/:invocation', (ctx, a) => {
+      ctx.reply.json(200, invocationWire(visibleInvocation(services, a, id(ctx))));
     }),
-    route('POST', '/:invocation/cancel', async (ctx) => {
-      const a = auth(ctx);
+    route('POST', '/:invocation/cancel', async (ctx, a) => {
       parseCancelInvocation(await ctx.req.body());
       visibleInvocation(services, a, id(ctx));
       ctx.reply.json(200, invocationWire(exec.cancel(a.project.id, id(ctx))));
     }),
-    route('GET', '/:invocation/events', (ctx) => {
-      const a = auth(ctx);
+    route('GET', '/:invocation/events', (ctx, a) => {
       visibleInvocation(services, a, id(ctx));
       return followInvocation(ctx, exec, a.project.id, id(ctx));
     }),

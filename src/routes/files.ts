@@ -14,7 +14,7 @@ import type { RouteDef } from '../http/server.js';
 import { parseFileListQuery, parsePurpose } from '../schemas/files.js';
 import type { FilesStore } from '../store/files-store.js';
 import { receiveFile } from './file-multipart.js';
-import { requireKey } from './guard.js';
+import { keyed } from './guard.js';
 import type { Services } from './services.js';
 
 export interface FilesServices extends Services {
@@ -31,14 +31,13 @@ export function filesRoutes(services: FilesServices): RouteDef[] {
   const { files } = services;
   const maxBytes = services.filesConfig.max_bytes;
   return [
-    {
+    keyed(services, 'inference', {
       method: 'POST',
       pattern: '/:project/v1/files',
       family: 'files',
       streamBody: true,
       bodyLimit: maxBytes + MULTIPART_SLACK,
-      handle: async (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: async (ctx, auth) => {
         const source = ctx.req.bodyStream();
         if (!source) throw new GatewayError('internal_error');
         const got = await receiveFile(files, source, ctx.req.header('content-type'), 'file', maxBytes);
@@ -51,55 +50,51 @@ export function filesRoutes(services: FilesServices): RouteDef[] {
           throw err;
         }
       },
-    },
-    {
+    }),
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: '/:project/v1/files',
       family: 'files',
-      handle: (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: (ctx, auth) => {
         const query = parseFileListQuery(ctx.req.searchParams());
         const page = files.list(auth.project.id, query);
         if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no file of this project: ${JSON.stringify(query.after)}.` });
         const data = page.data.map(fileObject);
         ctx.reply.json(200, { object: 'list', data, first_id: page.data[0]?.id ?? null, last_id: page.data.at(-1)?.id ?? null, has_more: page.hasMore });
       },
-    },
-    {
+    }),
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: '/:project/v1/files/:file',
       family: 'files',
-      handle: (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: (ctx, auth) => {
         const id = ctx.req.params.file ?? '';
         const meta = files.get(auth.project.id, id);
         if (!meta) throw fileNotFound(id);
         ctx.reply.json(200, fileObject(meta));
       },
-    },
-    {
+    }),
+    keyed(services, 'inference', {
       method: 'DELETE',
       pattern: '/:project/v1/files/:file',
       family: 'files',
-      handle: async (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: async (ctx, auth) => {
         const id = ctx.req.params.file ?? '';
         if (!(await files.delete(auth.project.id, id))) throw fileNotFound(id);
         ctx.reply.json(200, { id, object: 'file', deleted: true });
       },
-    },
-    {
+    }),
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: '/:project/v1/files/:file/content',
       family: 'files',
-      handle: async (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: async (ctx, auth) => {
         const id = ctx.req.params.file ?? '';
         const opened = files.open(auth.project.id, id);
         if (!opened) throw fileNotFound(id);
         await streamFile(ctx.req, ctx.reply, opened.path);
       },
-    },
+    }),
   ];
 }
 

@@ -4,14 +4,15 @@
  */
 import type { Scope } from '../config.js';
 import { authenticateKey, authorizeEndpoint, resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
+import { isPromise } from '../core/coordination/admission-port.js';
 import { budgetError } from '../core/limits/budget-errors.js';
 import { refusalError, writeRateLimitHeaders } from '../core/limits/limit-headers.js';
-import { limitClassOf } from '../core/limits/rate-limiter.js';
+import { limitClassOf, type Admission } from '../core/limits/rate-limiter.js';
 import { NO_ALIASES, resolveModel, type EndpointKind, type ModelAliases } from '../core/models/resolve-model.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
-import type { RouteContext } from '../http/server.js';
+import type { RouteAuth, RouteContext, RouteDef } from '../http/server.js';
 import type { Services } from './services.js';
 
 /** SPEC Limits: management request bodies (RouteDef.bodyLimit of control-plane routes). */
@@ -22,9 +23,13 @@ export const MANAGEMENT_BODY_LIMIT = 16 * 1024;
  * route's class (SPEC Limits). From this point on every response, success or error, carries the
  * RateLimit headers; a refused request gets 429 and consumes nothing. Requests refused by authentication
  * neither count nor see the headers (docs/decisions.md).
+ *
+ * Routes declare it (`keyed` below) and the server runs it before their handler; the few that call it
+ * themselves say why at the call. A Promise comes back only from an asynchronous admission port (shared
+ * limits): the embedded limiter answers at once and this stays synchronous, with no microtask added.
  */
-export function requireKey(ctx: RouteContext, services: Services, scope: Scope): AuthenticatedKey {
-  const { req, reply, route } = ctx;
+export function requireKey(ctx: RouteContext, services: Services, scope: Scope): AuthenticatedKey | Promise<AuthenticatedKey> {
+  const { req, route } = ctx;
   const now = services.now();
   const auth = authenticateKey(
     {
@@ -42,9 +47,24 @@ export function requireKey(ctx: RouteContext, services: Services, scope: Scope):
   req.log.project = auth.project.id;
   req.log.keyId = auth.key.id;
   const admission = services.limits.admit(auth.project, auth.key, limitClassOf(route.family, route.method, route.pattern), now);
-  writeRateLimitHeaders(admission.view, (name, value) => reply.setHeader(name, value));
+  if (isPromise(admission)) return admission.then((decided) => admitted(ctx, auth, decided));
+  return admitted(ctx, auth, admission);
+}
+
+function admitted(ctx: RouteContext, auth: AuthenticatedKey, admission: Admission): AuthenticatedKey {
+  writeRateLimitHeaders(admission.view, (name, value) => ctx.reply.setHeader(name, value));
   if (admission.refusal) throw refusalError(admission.refusal);
   return auth;
+}
+
+/** The declaration of a route that needs an API key with `scope`: the server runs `requireKey` for it. */
+export function keyAuth(services: Services, scope: Scope): RouteAuth<AuthenticatedKey> {
+  return { kind: 'key', scope, authenticate: (ctx) => requireKey(ctx, services, scope) };
+}
+
+/** A keyed route: its handler receives the authenticated key the server's run of `requireKey` produced. */
+export function keyed(services: Services, scope: Scope, route: Omit<RouteDef<AuthenticatedKey>, 'auth'>): RouteDef<AuthenticatedKey> {
+  return { ...route, auth: keyAuth(services, scope) };
 }
 
 /**

@@ -4,12 +4,13 @@
  * (stored in SQLite, overriding the config file); DELETE drops the override so the file's caps apply again.
  * Management scope and rate limit, 16 KiB bodies.
  */
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { BUDGET_WINDOWS, WARNING_PERCENT, type BudgetCaps, type BudgetDescription, type BudgetLevel, type BudgetWindow } from '../core/limits/budgets.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseBudget } from '../schemas/management-keys.js';
 import type { BudgetsRepo } from '../store/budgets-repo.js';
-import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
@@ -69,17 +70,11 @@ export function budgetWire(level: BudgetLevel, targetId: string, d: BudgetDescri
 
 export function managementBudgetsRoutes(services: BudgetServices): RouteDef[] {
   const { budgets, budgetsRepo, catalog } = services;
-  const def = (method: RouteDef['method'], pattern: string, handle: RouteDef['handle']): RouteDef => ({
-    method,
-    pattern: `/:project/v1/management/budgets${pattern}`,
-    family: 'management',
-    bodyLimit: MANAGEMENT_BODY_LIMIT,
-    handle,
-  });
+  const def = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void): RouteDef =>
+    keyed(services, 'management', { method, pattern: `/:project/v1/management/budgets${pattern}`, family: 'management', bodyLimit: MANAGEMENT_BODY_LIMIT, handle });
 
   /** The budget's target, checked to exist in the key's project. */
-  const target = (ctx: RouteContext, level: BudgetLevel): { projectId: string; targetId: string } => {
-    const projectId = requireKey(ctx, services, 'management').project.id;
+  const target = (ctx: RouteContext, projectId: string, level: BudgetLevel): { projectId: string; targetId: string } => {
     if (level === 'endpoint') {
       const id = ctx.req.params.endpoint_id ?? '';
       if (!catalog.endpoints(projectId).some((e) => e.id === id)) {
@@ -100,16 +95,16 @@ export function managementBudgetsRoutes(services: BudgetServices): RouteDef[] {
     budgetWire(level, t.targetId, budgets.describe(level, t.projectId, t.targetId, services.now()));
 
   const perTarget = (level: BudgetLevel, segment: string, param: string): RouteDef[] => [
-    def('GET', `/${segment}/:${param}`, (ctx) => ctx.reply.json(200, describe(level, target(ctx, level)))),
-    def('PUT', `/${segment}/:${param}`, async (ctx) => {
-      const t = target(ctx, level);
+    def('GET', `/${segment}/:${param}`, (ctx, auth) => ctx.reply.json(200, describe(level, target(ctx, auth.project.id, level)))),
+    def('PUT', `/${segment}/:${param}`, async (ctx, auth) => {
+      const t = target(ctx, auth.project.id, level);
       const caps = parseBudget(await ctx.req.json());
       budgetsRepo.put({ projectId: t.projectId, level, targetId: t.targetId, caps }, services.now());
       budgets.setApiCaps(level, t.projectId, t.targetId, caps);
       ctx.reply.json(200, describe(level, t));
     }),
-    def('DELETE', `/${segment}/:${param}`, (ctx) => {
-      const t = target(ctx, level);
+    def('DELETE', `/${segment}/:${param}`, (ctx, auth) => {
+      const t = target(ctx, auth.project.id, level);
       budgetsRepo.remove(t.projectId, level, t.targetId);
       budgets.setApiCaps(level, t.projectId, t.targetId, undefined);
       ctx.reply.json(200, describe(level, t));
@@ -117,8 +112,8 @@ export function managementBudgetsRoutes(services: BudgetServices): RouteDef[] {
   ];
 
   return [
-    def('GET', '', (ctx) => {
-      const projectId = requireKey(ctx, services, 'management').project.id;
+    def('GET', '', (ctx, auth) => {
+      const projectId = auth.project.id;
       const data = [
         ...catalog.endpoints(projectId).map((e) => describe('endpoint', { projectId, targetId: e.id })),
         ...[...catalog.workspaces(projectId).keys()].map((w) => describe('workspace', { projectId, targetId: w })),

@@ -11,7 +11,7 @@ import type { AgentRecord, JoinKeyRecord } from '../exec/agents/records.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { checkWorkspaceIds, execBody, parseCreateJoinKey, parsePatchAgent } from '../schemas/management-exec.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 export interface ExecManagementServices extends Services {
@@ -46,13 +46,14 @@ export function agentWire(a: AgentRecord, registry: LocalAgentRegistry) {
 export function managementExecRoutes(services: ExecManagementServices): RouteDef[] {
   const { agentsAdmin: admin, agentRegistry: registry, catalog } = services;
   type Handler = (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void;
-  const route = (method: RouteDef['method'], pattern: string, handle: Handler): RouteDef => ({
-    method,
-    pattern: `/:project/v1/management/exec${pattern}`,
-    family: 'management',
-    bodyLimit: MANAGEMENT_BODY_LIMIT,
-    handle: (ctx) => handle(ctx, requireKey(ctx, services, 'management')),
-  });
+  const route = (method: RouteDef['method'], pattern: string, handle: Handler): RouteDef =>
+    keyed(services, 'management', {
+      method,
+      pattern: `/:project/v1/management/exec${pattern}`,
+      family: 'management',
+      bodyLimit: MANAGEMENT_BODY_LIMIT,
+      handle,
+    });
   const agentId = (ctx: RouteContext): string => ctx.req.params.agent ?? '';
   const agent = (a: AgentRecord) => agentWire(a, registry);
 

@@ -11,7 +11,7 @@ import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseCreateKey } from '../schemas/management-keys.js';
 import type { KeysRepo } from '../store/keys-repo.js';
-import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 // The wire shape and rules, where `switchboard keys` (cli-keys-store.ts) has always found them.
@@ -24,13 +24,14 @@ export interface KeyManagementServices extends Services {
 export function managementKeysRoutes(services: KeyManagementServices): RouteDef[] {
   const manage = createKeyManagement({ keys: services.keys, catalog: services.catalog, now: services.now });
   type Handler = (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void;
-  const route = (method: RouteDef['method'], pattern: string, handle: Handler): RouteDef => ({
-    method,
-    pattern: `/:project/v1/management/api-keys${pattern}`,
-    family: 'management',
-    bodyLimit: MANAGEMENT_BODY_LIMIT,
-    handle: (ctx) => handle(ctx, requireKey(ctx, services, 'management')),
-  });
+  const route = (method: RouteDef['method'], pattern: string, handle: Handler): RouteDef =>
+    keyed(services, 'management', {
+      method,
+      pattern: `/:project/v1/management/api-keys${pattern}`,
+      family: 'management',
+      bodyLimit: MANAGEMENT_BODY_LIMIT,
+      handle,
+    });
   const keyId = (ctx: RouteContext): string => ctx.req.params.key ?? '';
 
   return [

@@ -7,7 +7,7 @@ import { createRouterManagement, type RouterManagementDeps } from '../app/router
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseRuleCreate, parseRuleUpdate, parseSettingsPatch } from '../schemas/semantic-router.js';
-import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 export type RouterManagementServices = Services & Omit<RouterManagementDeps, 'catalog' | 'now'>;
@@ -22,13 +22,14 @@ export function parseDecisionLimit(raw: string | null): number {
 
 export function managementSemanticRouterRoutes(services: RouterManagementServices): RouteDef[] {
   const manage = createRouterManagement(services);
-  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, projectId: string) => Promise<void> | void): RouteDef => ({
-    method,
-    pattern: `/:project/v1/management/semantic-router${pattern}`,
-    family: 'management',
-    bodyLimit: MANAGEMENT_BODY_LIMIT,
-    handle: (ctx) => handle(ctx, requireKey(ctx, services, 'management').project.id),
-  });
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, projectId: string) => Promise<void> | void): RouteDef =>
+    keyed(services, 'management', {
+      method,
+      pattern: `/:project/v1/management/semantic-router${pattern}`,
+      family: 'management',
+      bodyLimit: MANAGEMENT_BODY_LIMIT,
+      handle: (ctx, auth) => handle(ctx, auth.project.id),
+    });
 
   return [
     route('GET', '/config', async (ctx, projectId) => {

@@ -9,7 +9,7 @@ import type { RouteDef } from '../http/server.js';
 import { parseUsageQuery } from '../schemas/management-usage.js';
 import type { UsageReader } from '../store/usage-reader.js';
 import { DAY_MS, type UsageGroupBy, type UsageTotals } from '../store/usage-totals.js';
-import { requireKey } from './guard.js';
+import { keyed } from './guard.js';
 import type { Services } from './services.js';
 
 export interface UsageServices extends Services {
@@ -56,12 +56,12 @@ export function usageResultWire(groupBy: UsageGroupBy, t: UsageTotals) {
 
 export function managementUsageRoutes(services: UsageServices): RouteDef[] {
   return [
-    {
+    keyed(services, 'management', {
       method: 'GET',
       pattern: '/:project/v1/management/usage',
       family: 'management',
-      async handle(ctx) {
-        const projectId = requireKey(ctx, services, 'management').project.id;
+      async handle(ctx, auth) {
+        const projectId = auth.project.id;
         const q = parseUsageQuery(ctx.req.searchParams(), services.now());
         const page = await services.usageReader.page({
           projectId,
@@ -80,6 +80,6 @@ export function managementUsageRoutes(services: UsageServices): RouteDef[] {
           has_more: page.hasMore,
         });
       },
-    },
+    }),
   ];
 }

@@ -9,7 +9,7 @@ import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseWorkspacePatch, type WorkspacePatch } from '../schemas/workspace-routing.js';
 import type { WorkspaceChange, WorkspaceRoutingRepo } from '../store/workspace-routing-repo.js';
-import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 export interface WorkspaceManagementServices extends Services {
@@ -45,13 +45,14 @@ export function managementWorkspacesRoutes(services: WorkspaceManagementServices
     if (!w) throw new GatewayError('workspace_not_found', { param: 'workspace_id', message: `Project ${projectId} has no workspace ${id}.` });
     return w;
   };
-  const route = (method: RouteDef['method'], handle: (ctx: RouteContext, project: ProjectRecord) => Promise<void> | void): RouteDef => ({
-    method,
-    pattern: '/:project/v1/management/workspaces/:workspace',
-    family: 'management',
-    bodyLimit: MANAGEMENT_BODY_LIMIT,
-    handle: (ctx) => handle(ctx, requireKey(ctx, services, 'management').project),
-  });
+  const route = (method: RouteDef['method'], handle: (ctx: RouteContext, project: ProjectRecord) => Promise<void> | void): RouteDef =>
+    keyed(services, 'management', {
+      method,
+      pattern: '/:project/v1/management/workspaces/:workspace',
+      family: 'management',
+      bodyLimit: MANAGEMENT_BODY_LIMIT,
+      handle: (ctx, auth) => handle(ctx, auth.project),
+    });
 
   function changeOf(projectId: string, w: WorkspaceRecord, patch: WorkspacePatch): WorkspaceChange {
     const change: { -readonly [K in keyof WorkspaceChange]: WorkspaceChange[K] } = {};

@@ -75,7 +75,7 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     const { req, reply } = ctx;
     const refused = originRefusal(req.header('host'), req.header('origin'), services.mcpOrigins);
     if (refused) throw new GatewayError('origin_not_allowed', { message: refused });
-    const auth = requireKey(ctx, services, 'execution');
+    const auth = await requireKey(ctx, services, 'execution');
     const workspaceId = mcpWorkspace(ctx, services, auth);
     const body = req.method === 'POST' ? await req.body() : null;
     // As on every JSON route (http/json-depth.ts): stored arguments are re-serialized, which recurses.
@@ -90,7 +90,9 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     await sendWebResponse(res, req, reply);
   }
 
-  const route = (method: RouteDef['method']): RouteDef => ({ method, pattern: '/:project/v1/mcp', family: 'mcp', handle });
+  // The key is checked in `handle`, not declared: the Origin check (DNS rebinding) answers before it.
+  const auth = { kind: 'in-handler', credential: 'API key with the execution scope', why: 'the Origin check answers before the key' } as const;
+  const route = (method: RouteDef['method']): RouteDef => ({ method, pattern: '/:project/v1/mcp', family: 'mcp', auth, handle });
   return {
     routes: [route('POST'), route('DELETE')],
     close() {

@@ -15,7 +15,7 @@ import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseAliasCreate, parseAliasUpdate } from '../schemas/models-api.js';
 import type { ModelAlias, ModelAliasesRepo } from '../store/model-aliases-repo.js';
-import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 export interface ModelsApiServices extends Services {
@@ -52,13 +52,14 @@ export function modelsApiRoutes(services: ModelsApiServices): RouteDef[] {
     throw new GatewayError('model_not_found', { param: 'model', message: `Project ${projectId} has no model alias ${JSON.stringify(name)}.` });
   };
 
-  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, projectId: string) => Promise<void>): RouteDef => ({
-    method,
-    pattern,
-    family: 'models',
-    bodyLimit: MANAGEMENT_BODY_LIMIT,
-    handle: (ctx) => handle(ctx, requireKey(ctx, services, 'inference').project.id),
-  });
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, projectId: string) => Promise<void>): RouteDef =>
+    keyed(services, 'inference', {
+      method,
+      pattern,
+      family: 'models',
+      bodyLimit: MANAGEMENT_BODY_LIMIT,
+      handle: (ctx, auth) => handle(ctx, auth.project.id),
+    });
 
   return [
     route('POST', '/:project/v1/models', async (ctx, projectId) => {

@@ -5,12 +5,13 @@
  * an endpoint or the router can list too. Items carry exactly SPEC's fields: id, object, created, owned_by;
  * the project list adds the project's aliases (models-api.ts), which also carry `target`.
  */
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { GatewayError } from '../errors.js';
 import type { EndpointRecord, ProjectRecord } from '../core/records.js';
 import type { ModelAlias } from '../store/model-aliases-repo.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import type { SemanticRouter } from '../router/semantic-router.js';
-import { reachableEndpoints, requireEndpoint, requireKey } from './guard.js';
+import { keyed, reachableEndpoints, requireEndpoint } from './guard.js';
 import { routerWorkspace } from './semantic-router-chat.js';
 import type { Services } from './services.js';
 
@@ -71,52 +72,49 @@ function findModel(items: ModelItem[], id: string): ModelItem {
  * (semantic-router-chat.ts), and what the router may dispatch it to there.
  */
 export function routerModelsRoutes(services: Services & { readonly router: SemanticRouter }): RouteDef[] {
-  const list = (ctx: RouteContext): ModelItem[] => {
-    const auth = requireKey(ctx, services, 'inference');
+  const list = (ctx: RouteContext, auth: AuthenticatedKey): ModelItem[] => {
     const { workspaceId } = routerWorkspace(ctx, services, auth);
     return routerModelItems(auth.project, services.router.routableEndpoints(auth.project.id, workspaceId, auth.key.endpointId));
   };
   return ['/:project/_semantic/router/v1/models', '/:project/:workspace/_semantic/router/v1/models'].flatMap((base): RouteDef[] => [
-    { method: 'GET', pattern: base, family: 'models', handle: (ctx) => ctx.reply.json(200, { object: 'list', data: list(ctx) }) },
-    { method: 'GET', pattern: `${base}/*model`, family: 'models', handle: (ctx) => ctx.reply.json(200, findModel(list(ctx), ctx.req.params.model ?? '')) },
+    keyed(services, 'inference', { method: 'GET', pattern: base, family: 'models', handle: (ctx, auth) => ctx.reply.json(200, { object: 'list', data: list(ctx, auth) }) }),
+    keyed(services, 'inference', { method: 'GET', pattern: `${base}/*model`, family: 'models', handle: (ctx, auth) => ctx.reply.json(200, findModel(list(ctx, auth), ctx.req.params.model ?? '')) }),
   ]);
 }
 
 export function modelsRoutes(services: Services): RouteDef[] {
-  const projectModels = (ctx: Parameters<RouteDef['handle']>[0]): ModelItem[] => {
-    const auth = requireKey(ctx, services, 'inference');
+  const projectModels = (ctx: RouteContext, auth: AuthenticatedKey): ModelItem[] => {
     const served = modelItems(reachableEndpoints(ctx.req, services, auth), auth.project.id);
     return [...served, ...aliasItems(services.modelAliases?.list(auth.project.id) ?? [], served, auth.project.id)];
   };
-  const endpointModels = (ctx: Parameters<RouteDef['handle']>[0]): ModelItem[] => {
-    const auth = requireKey(ctx, services, 'inference');
+  const endpointModels = (ctx: RouteContext, auth: AuthenticatedKey): ModelItem[] => {
     const { endpoint } = requireEndpoint(ctx.req, services, auth);
     return modelItems([endpoint], auth.project.id);
   };
   return [
-    {
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: '/:project/v1/models',
       family: 'models',
-      handle: (ctx) => ctx.reply.json(200, { object: 'list', data: projectModels(ctx) }),
-    },
-    {
+      handle: (ctx, auth) => ctx.reply.json(200, { object: 'list', data: projectModels(ctx, auth) }),
+    }),
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: '/:project/v1/models/*model',
       family: 'models',
-      handle: (ctx) => ctx.reply.json(200, findModel(projectModels(ctx), ctx.req.params.model ?? '')),
-    },
-    {
+      handle: (ctx, auth) => ctx.reply.json(200, findModel(projectModels(ctx, auth), ctx.req.params.model ?? '')),
+    }),
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: '/:project/:endpoint/v1/models',
       family: 'models',
-      handle: (ctx) => ctx.reply.json(200, { object: 'list', data: endpointModels(ctx) }),
-    },
-    {
+      handle: (ctx, auth) => ctx.reply.json(200, { object: 'list', data: endpointModels(ctx, auth) }),
+    }),
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: '/:project/:endpoint/v1/models/*model',
       family: 'models',
-      handle: (ctx) => ctx.reply.json(200, findModel(endpointModels(ctx), ctx.req.params.model ?? '')),
-    },
+      handle: (ctx, auth) => ctx.reply.json(200, findModel(endpointModels(ctx, auth), ctx.req.params.model ?? '')),
+    }),
   ];
 }

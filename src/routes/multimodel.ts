@@ -20,7 +20,7 @@ import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
 import { serveChatTurn } from './chat-turn.js';
-import { requireKey } from './guard.js';
+import { keyed } from './guard.js';
 import type { MultimodelTurn } from './multimodel-dispatch.js';
 import { makePlan, plannerEndpoint } from './multimodel-planner.js';
 import { runChoice, usageOf, type ChoiceAnswer, type PlanRun, type Progress } from './multimodel-run.js';
@@ -75,8 +75,7 @@ async function singleModel(services: RouterChatServices, ctx: RouteContext, auth
   await serveChatTurn(services, { ctx, auth, endpoint, workspaceId: workspace.workspaceId, raw: body.raw, parsed: body.parsed, chat, route: 'router' });
 }
 
-async function multimodelTurn(services: RouterChatServices, ctx: RouteContext): Promise<void> {
-  const auth = requireKey(ctx, services, 'inference');
+async function multimodelTurn(services: RouterChatServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {
   const workspace = routerWorkspace(ctx, services, auth);
   const body = await readBody(ctx);
   const settings = services.router.settingsOf(auth.project.id);
@@ -218,12 +217,12 @@ async function streamed(turn: MultimodelTurn, run: PlanRun, body: Incoming): Pro
 
 export function multimodelRoutes(services: RouterChatServices): RouteDef[] {
   return [
-    {
+    keyed(services, 'inference', {
       method: 'POST',
       pattern: '/:project/_semantic/router/v1/chat/completions/multimodel',
       family: 'router',
       idPrefix: 'chatcmpl-',
-      handle: (ctx) => multimodelTurn(services, ctx),
-    },
+      handle: (ctx, auth) => multimodelTurn(services, ctx, auth),
+    }),
   ];
 }

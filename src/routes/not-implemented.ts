@@ -7,7 +7,7 @@
 import type { Scope } from '../config.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
-import { requireKey } from './guard.js';
+import { keyAuth } from './guard.js';
 import type { Services } from './services.js';
 
 type Method = RouteDef['method'];
@@ -81,16 +81,18 @@ const SCOPE_OF_FAMILY: Record<string, Scope | null> = {
 /** Pending routes minus those a landed family now serves (matched on method and pattern). */
 export function notImplementedRoutes(services: Services, implemented: readonly RouteDef[]): RouteDef[] {
   const served = new Set(implemented.map((r) => `${r.method} ${r.pattern}`));
-  return PENDING.filter(([, method, pattern]) => !served.has(`${method} ${pattern}`)).map(([family, method, pattern]) => ({
-    method,
-    pattern,
-    family,
-    ...(pattern.includes('/chat/completions') ? { idPrefix: 'chatcmpl-' } : {}),
-    handle: async (ctx) => {
-      const scope = family in SCOPE_OF_FAMILY ? SCOPE_OF_FAMILY[family] : 'inference';
-      if (scope) requireKey(ctx, services, scope);
-      await ctx.req.body();
-      throw new GatewayError('not_implemented', { message: `${method} ${pattern.replace(/:(\w+)/g, '{$1}')} is not implemented yet.` });
-    },
-  }));
+  return PENDING.filter(([, method, pattern]) => !served.has(`${method} ${pattern}`)).map(([family, method, pattern]): RouteDef => {
+    const scope = family in SCOPE_OF_FAMILY ? SCOPE_OF_FAMILY[family] : 'inference';
+    return {
+      method,
+      pattern,
+      family,
+      ...(pattern.includes('/chat/completions') ? { idPrefix: 'chatcmpl-' } : {}),
+      auth: scope ? keyAuth(services, scope) : { kind: 'public' },
+      handle: async (ctx) => {
+        await ctx.req.body();
+        throw new GatewayError('not_implemented', { message: `${method} ${pattern.replace(/:(\w+)/g, '{$1}')} is not implemented yet.` });
+      },
+    };
+  });
 }

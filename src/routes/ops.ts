@@ -18,6 +18,7 @@ export function testClockRoutes(clock: Clock): RouteDef[] {
       method: 'POST',
       pattern: '/__test/clock',
       family: 'ops',
+      auth: { kind: 'public' },
       handle: async ({ req, reply }) => {
         const parsed = advanceSchema.safeParse(await req.json());
         if (!parsed.success) throw new GatewayError('invalid_body', { param: 'advance_ms', message: 'Send {"advance_ms": <non-negative integer>}.' });
@@ -38,6 +39,7 @@ export function opsRoutes(services: Services, upstream?: { report(): PoolReport[
       method: 'GET',
       pattern: '/healthz',
       family: 'ops',
+      auth: { kind: 'public' },
       plainHttpAllowed: true,
       servedWhileDraining: true,
       handle: ({ reply }) => reply.json(200, { status: 'ok' }),
@@ -46,6 +48,7 @@ export function opsRoutes(services: Services, upstream?: { report(): PoolReport[
       method: 'GET',
       pattern: '/readyz',
       family: 'ops',
+      auth: { kind: 'public' },
       plainHttpAllowed: true,
       servedWhileDraining: true,
       handle: ({ reply, draining }) => {
@@ -69,6 +72,7 @@ export function metricsRoutes(services: Services, token: string | null): RouteDe
       method: 'GET',
       pattern: '/metrics',
       family: 'ops',
+      auth: { kind: 'in-handler', credential: 'the scrape token, when server.metrics names one', why: 'not an API key' },
       plainHttpAllowed: true,
       servedWhileDraining: true,
       handle: async ({ req, reply }) => {

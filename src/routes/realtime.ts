@@ -7,12 +7,14 @@
  */
 import type { RealtimeConfig } from '../config.js';
 import { REALTIME_DEFAULTS } from '../config.js';
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { isPromise } from '../core/coordination/admission-port.js';
 import { dialectFromUpgrade } from '../core/realtime/dialect.js';
 import { GatewayError } from '../errors.js';
-import type { RouteDef } from '../http/server.js';
-import type { WsRouteDef } from '../http/ws.js';
+import type { RouteContext, RouteDef } from '../http/server.js';
+import type { WsAccept, WsRouteDef } from '../http/ws.js';
 import type { ChatServices } from './chat-dispatch.js';
-import { requireBudget, requireEndpoint, requireKey } from './guard.js';
+import { keyed, requireBudget, requireEndpoint, requireKey } from './guard.js';
 import { RelaySession } from './realtime-relay.js';
 import { SegmentSession } from './realtime-segment.js';
 import type { RealtimeContext } from './realtime-session.js';
@@ -50,46 +52,52 @@ export function realtimeRoutes(services: RealtimeServices): WsRouteDef[] {
         const { req } = ctx;
         const { offered, key } = protocols(req.headers);
         if (req.header('authorization') === undefined && key !== null) req.headers.authorization = `Bearer ${key}`;
+        // Called here, not declared: the key may come in a subprotocol, moved to Authorization just above.
         const auth = requireKey(ctx, services, 'inference');
-        const access = requireEndpoint(req, services, auth);
-        const { endpoint } = access;
-        if (endpoint.kind !== 'realtime') {
-          throw new GatewayError('invalid_request', { message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/realtime needs a realtime endpoint.` });
-        }
-        if (endpoint.status !== 'active') throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });
-        requireBudget(ctx, services, auth, access);
-        const settings = services.realtimeSettings(endpoint.id);
-        const session: RealtimeContext = {
-          services,
-          endpoint,
-          settings,
-          auth,
-          account: { projectId: auth.project.id, workspaceId: access.workspaceId, keyId: auth.key.id },
-          requestId: req.requestId,
-          dialect: dialectFromUpgrade(req.header('openai-beta'), offered, req.searchParams()),
-        };
-        return {
-          protocol: chosenProtocol(offered),
-          maxBufferedBytes: settings.max_client_buffer_bytes,
-          open: (socket) => (settings.mode === 'relay' ? new RelaySession(socket, session) : new SegmentSession(socket, session)),
-        };
+        return isPromise(auth) ? auth.then((admitted) => accept(services, ctx, offered, admitted)) : accept(services, ctx, offered, auth);
       },
     },
   ];
 }
 
+/** The upgrade past the key: a realtime endpoint, active, within budget; the session it opens. */
+function accept(services: RealtimeServices, ctx: RouteContext, offered: string[], auth: AuthenticatedKey): WsAccept {
+  const { req } = ctx;
+  const access = requireEndpoint(req, services, auth);
+  const { endpoint } = access;
+  if (endpoint.kind !== 'realtime') {
+    throw new GatewayError('invalid_request', { message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/realtime needs a realtime endpoint.` });
+  }
+  if (endpoint.status !== 'active') throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });
+  requireBudget(ctx, services, auth, access);
+  const settings = services.realtimeSettings(endpoint.id);
+  const session: RealtimeContext = {
+    services,
+    endpoint,
+    settings,
+    auth,
+    account: { projectId: auth.project.id, workspaceId: access.workspaceId, keyId: auth.key.id },
+    requestId: req.requestId,
+    dialect: dialectFromUpgrade(req.header('openai-beta'), offered, req.searchParams()),
+  };
+  return {
+    protocol: chosenProtocol(offered),
+    maxBufferedBytes: settings.max_client_buffer_bytes,
+    open: (socket) => (settings.mode === 'relay' ? new RelaySession(socket, session) : new SegmentSession(socket, session)),
+  };
+}
+
 /** A plain GET (no upgrade) on the realtime path: 426, so the route never reads as missing. */
 export function realtimeHttpRoutes(services: ChatServices): RouteDef[] {
   return [
-    {
+    keyed(services, 'inference', {
       method: 'GET',
       pattern: REALTIME_PATTERN,
       family: 'realtime',
-      handle: (ctx) => {
-        requireKey(ctx, services, 'inference');
+      handle: () => {
         throw new GatewayError('upgrade_required', { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
       },
-    },
+    }),
   ];
 }
 

@@ -16,7 +16,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseRerankRequest, parseScoreRequest, rerankTexts, scoreTexts } from '../schemas/rerank.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { servePromptOnly } from './prompt-only-call.js';
-import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
+import { keyed, requireBudget, requireEndpoint, requireModel, type EndpointAccess } from './guard.js';
 
 type Operation = 'rerank' | 'score';
 
@@ -48,16 +48,14 @@ async function readBody(ctx: RouteContext, op: Operation): Promise<RerankBody> {
   return { raw, parsed: body, model: body.model as string, texts };
 }
 
-async function direct(services: ChatServices, ctx: RouteContext, op: Operation): Promise<void> {
-  const auth = requireKey(ctx, services, 'inference');
+async function direct(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, op: Operation): Promise<void> {
   const access = requireEndpoint(ctx.req, services, auth);
   assertServesRerank(access.endpoint, op);
   requireBudget(ctx, services, auth, access);
   await serve(services, ctx, auth, access, op, await readBody(ctx, op));
 }
 
-async function byModel(services: ChatServices, ctx: RouteContext, op: Operation): Promise<void> {
-  const auth = requireKey(ctx, services, 'inference');
+async function byModel(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, op: Operation): Promise<void> {
   const body = await readBody(ctx, op);
   const access = requireModel(ctx.req, services, auth, { model: body.model, kind: 'rerank', route: `/v1/${op}` });
   assertServesRerank(access.endpoint, op);
@@ -79,7 +77,7 @@ function serve(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey
 export function rerankRoutes(services: ChatServices): RouteDef[] {
   const family = 'rerank';
   return (['rerank', 'score'] as const).flatMap((op): RouteDef[] => [
-    { method: 'POST', pattern: `/:project/:endpoint/v1/${op}`, family, handle: (ctx) => direct(services, ctx, op) },
-    { method: 'POST', pattern: `/:project/v1/${op}`, family, handle: (ctx) => byModel(services, ctx, op) },
+    keyed(services, 'inference', { method: 'POST', pattern: `/:project/:endpoint/v1/${op}`, family, handle: (ctx, auth) => direct(services, ctx, auth, op) }),
+    keyed(services, 'inference', { method: 'POST', pattern: `/:project/v1/${op}`, family, handle: (ctx, auth) => byModel(services, ctx, auth, op) }),
   ]);
 }

@@ -8,7 +8,7 @@ import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import type { StoredResponse } from '../store/responses-repo.js';
-import { requireKey } from './guard.js';
+import { keyed } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
 import { followRun, KEPT_STREAMS, type BackgroundResponses } from './responses-background.js';
 import type { ResponsesServices } from './responses.js';
@@ -62,52 +62,37 @@ function cancel(ctx: RouteContext, services: ResponsesServices, background: Back
 }
 
 export function storedResponseRoutes(services: ResponsesServices, background: BackgroundResponses): RouteDef[] {
-  const keyed = (handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void) => async (ctx: RouteContext) => {
-    const auth = requireKey(ctx, services, 'inference');
-    await ctx.req.body();
-    await handle(ctx, auth);
-  };
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void): RouteDef =>
+    keyed(services, 'inference', {
+      method,
+      pattern,
+      family: 'responses',
+      handle: async (ctx, auth) => {
+        await ctx.req.body();
+        await handle(ctx, auth);
+      },
+    });
   return [
-    {
-      method: 'GET',
-      pattern: '/:project/v1/responses/:response',
-      family: 'responses',
-      handle: keyed((ctx, auth) => retrieve(ctx, services, background, auth)),
-    },
-    {
-      method: 'DELETE',
-      pattern: '/:project/v1/responses/:response',
-      family: 'responses',
-      handle: keyed((ctx, auth) => {
-        const { id } = storedResponse(ctx, services, auth);
-        // A running background response is stopped first: nothing would be left to finish.
-        background.cancel(id);
-        services.responses.delete(auth.project.id, id);
-        ctx.reply.json(200, { id, object: 'response.deleted', deleted: true });
-      }),
-    },
-    {
-      method: 'POST',
-      pattern: '/:project/v1/responses/:response/cancel',
-      family: 'responses',
-      handle: keyed((ctx, auth) => cancel(ctx, services, background, auth)),
-    },
-    {
-      method: 'GET',
-      pattern: '/:project/v1/responses/:response/input_items',
-      family: 'responses',
-      handle: keyed((ctx, auth) => {
-        const { input } = storedResponse(ctx, services, auth);
-        const query = parseListQuery(ctx.req);
-        const ordered = query.order === 'asc' ? input : [...input].reverse();
-        let start = 0;
-        if (query.after !== null) {
-          start = ordered.findIndex((item) => item.id === query.after) + 1;
-          if (start === 0) throw new GatewayError('invalid_query', { param: 'after', message: `after names no input item of this response: ${JSON.stringify(query.after)}.` });
-        }
-        const page = ordered.slice(start, start + query.limit);
-        ctx.reply.json(200, listPage(page, start + query.limit < ordered.length));
-      }),
-    },
+    route('GET', '/:project/v1/responses/:response', (ctx, auth) => retrieve(ctx, services, background, auth)),
+    route('DELETE', '/:project/v1/responses/:response', (ctx, auth) => {
+      const { id } = storedResponse(ctx, services, auth);
+      // A running background response is stopped first: nothing would be left to finish.
+      background.cancel(id);
+      services.responses.delete(auth.project.id, id);
+      ctx.reply.json(200, { id, object: 'response.deleted', deleted: true });
+    }),
+    route('POST', '/:project/v1/responses/:response/cancel', (ctx, auth) => cancel(ctx, services, background, auth)),
+    route('GET', '/:project/v1/responses/:response/input_items', (ctx, auth) => {
+      const { input } = storedResponse(ctx, services, auth);
+      const query = parseListQuery(ctx.req);
+      const ordered = query.order === 'asc' ? input : [...input].reverse();
+      let start = 0;
+      if (query.after !== null) {
+        start = ordered.findIndex((item) => item.id === query.after) + 1;
+        if (start === 0) throw new GatewayError('invalid_query', { param: 'after', message: `after names no input item of this response: ${JSON.stringify(query.after)}.` });
+      }
+      const page = ordered.slice(start, start + query.limit);
+      ctx.reply.json(200, listPage(page, start + query.limit < ordered.length));
+    }),
   ];
 }

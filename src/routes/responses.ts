@@ -27,7 +27,7 @@ import type { ResponseRecord, ResponsesRepo } from '../store/responses-repo.js';
 import { assertServesChat } from './chat-completions.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { serveChatTurn } from './chat-turn.js';
-import { requireBudget, requireEndpoint, requireKey, requireModel, type EndpointAccess } from './guard.js';
+import { keyed, requireBudget, requireEndpoint, requireModel, type EndpointAccess } from './guard.js';
 import { reaches } from './item-list.js';
 import { createBackgroundResponses, followRun, type BackgroundResponses } from './responses-background.js';
 import { passThroughResponse } from './responses-passthrough.js';
@@ -132,9 +132,8 @@ function checkBackground(request: ResponseRequest, zdr: boolean): void {
   }
 }
 
-async function createResponse(services: ResponsesServices & RouterChatServices, background: BackgroundResponses, ctx: RouteContext, how: 'slug' | 'model' | 'router'): Promise<void> {
+async function createResponse(services: ResponsesServices & RouterChatServices, background: BackgroundResponses, ctx: RouteContext, auth: AuthenticatedKey, how: 'slug' | 'model' | 'router'): Promise<void> {
   const { req } = ctx;
-  const auth = requireKey(ctx, services, 'inference');
   let placement: Placement | null = how === 'slug' ? { kind: 'direct', access: requireEndpoint(req, services, auth) } : null;
   const body = await readBody(req);
   // The model is read leniently so that a passed-through body is not held to the translator's schema;
@@ -247,9 +246,9 @@ export function createResponsesSystem(services: ResponsesServices & RouterChatSe
 
 function responsesRoutes(services: ResponsesServices & RouterChatServices, background: BackgroundResponses): RouteDef[] {
   return [
-    { method: 'POST', pattern: '/:project/:endpoint/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx) => createResponse(services, background, ctx, 'slug') },
-    { method: 'POST', pattern: '/:project/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx) => createResponse(services, background, ctx, 'model') },
-    { method: 'POST', pattern: '/:project/_semantic/router/v1/responses', family: 'router', idPrefix: 'resp_', handle: (ctx) => createResponse(services, background, ctx, 'router') },
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/:endpoint/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx, auth) => createResponse(services, background, ctx, auth, 'slug') }),
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/v1/responses', family: 'responses', idPrefix: 'resp_', handle: (ctx, auth) => createResponse(services, background, ctx, auth, 'model') }),
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/_semantic/router/v1/responses', family: 'router', idPrefix: 'resp_', handle: (ctx, auth) => createResponse(services, background, ctx, auth, 'router') }),
     ...storedResponseRoutes(services, background),
   ];
 }

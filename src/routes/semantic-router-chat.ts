@@ -18,7 +18,7 @@ import type { ChatRequest } from '../schemas/chat-request.js';
 import type { DecisionLog } from '../store/decision-log.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { parseChatBody, serveChatTurn } from './chat-turn.js';
-import { namedWorkspace, requireBudget, requireKey } from './guard.js';
+import { keyed, namedWorkspace, requireBudget } from './guard.js';
 import type { Services } from './services.js';
 
 export interface RouterChatServices extends ChatServices {
@@ -92,8 +92,7 @@ export async function routeChatTurn(services: RouterChatServices, ctx: RouteCont
   return endpoint;
 }
 
-async function routedTurn(services: RouterChatServices, ctx: RouteContext): Promise<void> {
-  const auth = requireKey(ctx, services, 'inference');
+async function routedTurn(services: RouterChatServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {
   const workspace = routerWorkspace(ctx, services, auth);
   const body = await parseChatBody(ctx.req);
   const endpoint = await routeChatTurn(services, ctx, auth, workspace, body.chat);
@@ -101,9 +100,9 @@ async function routedTurn(services: RouterChatServices, ctx: RouteContext): Prom
 }
 
 export function semanticRouterChatRoutes(services: RouterChatServices): RouteDef[] {
-  const handle = (ctx: RouteContext): Promise<void> => routedTurn(services, ctx);
+  const handle = (ctx: RouteContext, auth: AuthenticatedKey): Promise<void> => routedTurn(services, ctx, auth);
   return [
-    { method: 'POST', pattern: '/:project/_semantic/router/v1/chat/completions', family: 'router', idPrefix: 'chatcmpl-', handle },
-    { method: 'POST', pattern: '/:project/:workspace/_semantic/router/v1/chat/completions', family: 'router', idPrefix: 'chatcmpl-', handle },
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/_semantic/router/v1/chat/completions', family: 'router', idPrefix: 'chatcmpl-', handle }),
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/:workspace/_semantic/router/v1/chat/completions', family: 'router', idPrefix: 'chatcmpl-', handle }),
   ];
 }

@@ -11,14 +11,14 @@
  * An slo object: {object: "slo", endpoint_id, endpoint_slug, ttft_ms, tpot_ms, measured: {ttft_ms,
  * tpot_ms, samples}, attainment, created_at, updated_at} (times in Unix seconds).
  */
-import { authorizeEndpoint } from '../core/auth/authenticate.js';
+import { authorizeEndpoint, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import type { SloTracker } from '../router/slo-tracker.js';
 import { parseSloPut } from '../schemas/models-api.js';
 import type { EndpointSlo } from '../store/slos-repo.js';
-import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 export interface SlosServices extends Services {
@@ -42,8 +42,7 @@ export function slosRoutes(services: SlosServices): RouteDef[] {
     };
   };
 
-  const list = (ctx: RouteContext): void => {
-    const auth = requireKey(ctx, services, 'inference');
+  const list = (ctx: RouteContext, auth: AuthenticatedKey): void => {
     const endpoints = new Map(services.catalog.endpoints(auth.project.id).map((e) => [e.id, e]));
     const data = slos.repo
       .list(auth.project.id)
@@ -55,8 +54,7 @@ export function slosRoutes(services: SlosServices): RouteDef[] {
     ctx.reply.json(200, { object: 'list', data });
   };
 
-  const put = async (ctx: RouteContext): Promise<void> => {
-    const auth = requireKey(ctx, services, 'inference');
+  const put = async (ctx: RouteContext, auth: AuthenticatedKey): Promise<void> => {
     const projectId = auth.project.id;
     const body = parseSloPut(await ctx.req.json());
     const endpoint = services.catalog.endpoints(projectId).find((e) => e.slug === body.endpoint || e.id === body.endpoint);
@@ -76,7 +74,7 @@ export function slosRoutes(services: SlosServices): RouteDef[] {
   };
 
   return [
-    { method: 'GET', pattern: '/:project/v1/slos', family: 'slos', handle: (ctx) => list(ctx) },
-    { method: 'POST', pattern: '/:project/v1/slos', family: 'slos', bodyLimit: MANAGEMENT_BODY_LIMIT, handle: (ctx) => put(ctx) },
+    keyed(services, 'inference', { method: 'GET', pattern: '/:project/v1/slos', family: 'slos', handle: list }),
+    keyed(services, 'inference', { method: 'POST', pattern: '/:project/v1/slos', family: 'slos', bodyLimit: MANAGEMENT_BODY_LIMIT, handle: put }),
   ];
 }

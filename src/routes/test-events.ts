@@ -35,6 +35,7 @@ export function testEventRoutes(enabled: boolean, outbox: StoreOutbox): RouteDef
       method: 'POST',
       pattern: '/__test/webhook-events',
       family: 'ops',
+      auth: { kind: 'public' },
       handle: async ({ req, reply }) => {
         const parsed = bodySchema.safeParse(await req.json());
         if (!parsed.success) throw new GatewayError('invalid_body', { message: 'Send {project, type, data?, count?} with a known event type.' });

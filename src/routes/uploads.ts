@@ -12,7 +12,7 @@ import { parseCompleteUpload, parseCreateUpload } from '../schemas/files.js';
 import { FilesRefusal } from '../store/files-store.js';
 import { filesError, receiveFile } from './file-multipart.js';
 import { MULTIPART_SLACK, type FilesServices } from './files.js';
-import { requireKey } from './guard.js';
+import { keyed } from './guard.js';
 
 /** `part_ids` of up to 10,000 parts. */
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -46,27 +46,25 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
   const render = (upload: UploadMeta): Record<string, unknown> => uploadObject(upload, services.now(), upload.fileId === null ? null : files.get(upload.projectId, upload.fileId));
 
   return [
-    {
+    keyed(services, 'inference', {
       method: 'POST',
       pattern: '/:project/v1/uploads',
       family: 'uploads',
       bodyLimit: JSON_BODY_LIMIT,
-      handle: async (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: async (ctx, auth) => {
         const body = parseCreateUpload(await ctx.req.json(), config.max_upload_bytes);
         ctx.reply.json(200, render(files.createUpload(auth.project.id, body)));
         // Expired uploads' parts go when the next upload begins: no timer on the injected clock needed.
         files.sweepExpired().catch((err: unknown) => services.logger.error({ err }, 'expired uploads sweep failed'));
       },
-    },
-    {
+    }),
+    keyed(services, 'inference', {
       method: 'POST',
       pattern: '/:project/v1/uploads/:upload/parts',
       family: 'uploads',
       streamBody: true,
       bodyLimit: config.max_part_bytes + MULTIPART_SLACK,
-      handle: async (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: async (ctx, auth) => {
         const upload = uploadOf(ctx, auth.project.id);
         const status = uploadObject(upload, services.now(), null).status;
         if (status !== 'pending') throw new GatewayError('invalid_state', { message: `Upload ${upload.id} is ${String(status)}; parts are accepted while it is pending.` });
@@ -80,14 +78,13 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
           throw refusal(err);
         }
       },
-    },
-    {
+    }),
+    keyed(services, 'inference', {
       method: 'POST',
       pattern: '/:project/v1/uploads/:upload/complete',
       family: 'uploads',
       bodyLimit: JSON_BODY_LIMIT,
-      handle: async (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: async (ctx, auth) => {
         const upload = uploadOf(ctx, auth.project.id);
         const body = parseCompleteUpload(await ctx.req.json());
         try {
@@ -97,14 +94,13 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
           throw refusal(err);
         }
       },
-    },
-    {
+    }),
+    keyed(services, 'inference', {
       method: 'POST',
       pattern: '/:project/v1/uploads/:upload/cancel',
       family: 'uploads',
       bodyLimit: JSON_BODY_LIMIT,
-      handle: async (ctx) => {
-        const auth = requireKey(ctx, services, 'inference');
+      handle: async (ctx, auth) => {
         const upload = uploadOf(ctx, auth.project.id);
         await ctx.req.body();
         try {
@@ -113,6 +109,6 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
           throw refusal(err);
         }
       },
-    },
+    }),
   ];
 }

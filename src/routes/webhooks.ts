@@ -3,11 +3,12 @@
  * Management scope (docs/decisions.md), bodies capped at SPEC's 16 KiB management limit. Resources carry
  * exactly SPEC's fields; `secret` only in the create response. Times are Unix seconds on the wire.
  */
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { DeliveryRecord, WebhookEndpointRecord, WebhookPatch } from '../core/webhooks/delivery.js';
 import type { WebhookManager } from '../core/webhooks/webhook-manager.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseCreateWebhook, parsePageQuery, parseUpdateWebhook, type UpdateWebhookBody } from '../schemas/webhooks.js';
-import { MANAGEMENT_BODY_LIMIT, requireKey } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 export interface WebhookServices extends Services {
@@ -57,50 +58,44 @@ function toPatch(body: UpdateWebhookBody): WebhookPatch {
 
 export function webhooksRoutes(services: WebhookServices): RouteDef[] {
   const { webhooks } = services;
-  const project = (ctx: RouteContext): string => requireKey(ctx, services, 'management').project.id;
   const id = (ctx: RouteContext): string => ctx.req.params.webhook ?? '';
-  const route = (method: RouteDef['method'], pattern: string, handle: RouteDef['handle']): RouteDef => ({
-    method,
-    pattern: `/:project/v1/webhooks${pattern}`,
-    family: 'webhooks',
-    bodyLimit: MANAGEMENT_BODY_LIMIT,
-    handle,
-  });
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void): RouteDef =>
+    keyed(services, 'management', { method, pattern: `/:project/v1/webhooks${pattern}`, family: 'webhooks', bodyLimit: MANAGEMENT_BODY_LIMIT, handle });
 
   return [
-    route('POST', '', async (ctx) => {
-      const projectId = project(ctx);
+    route('POST', '', async (ctx, auth) => {
+      const projectId = auth.project.id;
       const body = parseCreateWebhook(await ctx.req.json());
       const { record, secret } = await webhooks.create(projectId, body);
       ctx.reply.json(201, webhookEndpointWire(record, secret));
     }),
-    route('GET', '', (ctx) => {
-      const projectId = project(ctx);
+    route('GET', '', (ctx, auth) => {
+      const projectId = auth.project.id;
       const { limit, after } = parsePageQuery(ctx.req.searchParams());
       const page = webhooks.list(projectId, limit, after);
       ctx.reply.json(200, { object: 'list', data: page.items.map((w) => webhookEndpointWire(w)), has_more: page.hasMore });
     }),
-    route('GET', '/:webhook', (ctx) => {
-      ctx.reply.json(200, webhookEndpointWire(webhooks.get(project(ctx), id(ctx))));
+    route('GET', '/:webhook', (ctx, auth) => {
+      ctx.reply.json(200, webhookEndpointWire(webhooks.get(auth.project.id, id(ctx))));
     }),
-    route('PUT', '/:webhook', async (ctx) => {
-      const projectId = project(ctx);
+    route('PUT', '/:webhook', async (ctx, auth) => {
+      const projectId = auth.project.id;
       const body = parseUpdateWebhook(await ctx.req.json());
       ctx.reply.json(200, webhookEndpointWire(await webhooks.update(projectId, id(ctx), toPatch(body))));
     }),
-    route('DELETE', '/:webhook', async (ctx) => {
-      const projectId = project(ctx);
+    route('DELETE', '/:webhook', async (ctx, auth) => {
+      const projectId = auth.project.id;
       await ctx.req.body();
       webhooks.delete(projectId, id(ctx));
       ctx.reply.json(200, { id: id(ctx), object: 'webhook_endpoint', deleted: true });
     }),
-    route('POST', '/:webhook/test', async (ctx) => {
-      const projectId = project(ctx);
+    route('POST', '/:webhook/test', async (ctx, auth) => {
+      const projectId = auth.project.id;
       await ctx.req.body();
       ctx.reply.json(200, await webhooks.test(projectId, id(ctx)));
     }),
-    route('GET', '/:webhook/deliveries', (ctx) => {
-      const projectId = project(ctx);
+    route('GET', '/:webhook/deliveries', (ctx, auth) => {
+      const projectId = auth.project.id;
       const { limit, after } = parsePageQuery(ctx.req.searchParams());
       const page = webhooks.deliveries(projectId, id(ctx), limit, after);
       ctx.reply.json(200, { object: 'list', data: page.items.map(webhookDeliveryWire), has_more: page.hasMore });

@@ -118,6 +118,8 @@ export function createDashboardGuard(deps: DashboardGuardDeps) {
       method,
       pattern,
       family: 'dashboard',
+      // Declared; checked below, where a GET without a session is redirected to sign in rather than refused.
+      auth: { kind: 'session' },
       bodyLimit: DASHBOARD_BODY_LIMIT,
       async handle(ctx) {
         setSecurityHeaders(ctx.reply, deps.csp);

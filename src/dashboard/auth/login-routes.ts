@@ -65,6 +65,7 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
       method: 'GET',
       pattern: LOGIN_PATH,
       family: 'dashboard',
+      auth: { kind: 'public' },
       handle(ctx) {
         const q = ctx.req.searchParams();
         const next = safeNext(q.get('next'));
@@ -83,6 +84,7 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
       method: 'POST',
       pattern: LOGIN_PATH,
       family: 'dashboard',
+      auth: { kind: 'public' },
       bodyLimit: 16 * 1024,
       async handle(ctx) {
         const form = await readForm(ctx);
@@ -112,6 +114,7 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
       method: 'GET',
       pattern: SECOND_FACTOR_PATH,
       family: 'dashboard',
+      auth: { kind: 'in-handler', credential: 'the sign-in\'s second-factor session', why: 'a session not yet signed in: the handler resolves it (and its CSRF token on POST)' },
       handle(ctx) {
         const session = deps.sessions.resolve(cookieOf(ctx), 'totp');
         if (!session) return redirect(ctx, deps, `${LOGIN_PATH}?expired=1`);
@@ -122,6 +125,7 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
       method: 'POST',
       pattern: SECOND_FACTOR_PATH,
       family: 'dashboard',
+      auth: { kind: 'in-handler', credential: 'the sign-in\'s second-factor session', why: 'a session not yet signed in: the handler resolves it (and its CSRF token on POST)' },
       bodyLimit: 16 * 1024,
       async handle(ctx) {
         const session = deps.sessions.resolve(cookieOf(ctx), 'totp');
@@ -140,6 +144,7 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
       method: 'POST',
       pattern: LOGOUT_PATH,
       family: 'dashboard',
+      auth: { kind: 'in-handler', credential: 'the dashboard session, when there is one', why: 'signing out without a session is not an error' },
       async handle(ctx) {
         const who = deps.guard.signedIn(ctx.req);
         if (who) {

@@ -34,6 +34,7 @@ export function oidcRoutes(deps: AuthDeps): RouteDef[] {
       method: 'GET',
       pattern: '/auth/:provider',
       family: 'dashboard',
+      auth: { kind: 'public' },
       async handle(ctx) {
         const provider = providerOf(ctx);
         if (!provider) return;
@@ -48,6 +49,7 @@ export function oidcRoutes(deps: AuthDeps): RouteDef[] {
       method: 'GET',
       pattern: '/auth/:provider/callback',
       family: 'dashboard',
+      auth: { kind: 'public' },
       async handle(ctx) {
         const provider = providerOf(ctx);
         if (!provider) return;

@@ -24,6 +24,7 @@ export function dashboardAssetRoutes(): RouteDef[] {
       method: 'GET',
       pattern: STYLESHEET_PATH,
       family: 'dashboard',
+      auth: { kind: 'public' },
       handle(ctx) {
         ctx.reply.setHeader('Cache-Control', 'public, max-age=300');
         ctx.reply.setHeader('X-Content-Type-Options', 'nosniff');

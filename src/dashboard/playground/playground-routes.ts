@@ -55,6 +55,7 @@ function asset(pattern: string, body: string, contentType: string): RouteDef {
     method: 'GET',
     pattern,
     family: 'dashboard',
+    auth: { kind: 'public' },
     handle(ctx) {
       ctx.reply.setHeader('Cache-Control', 'public, max-age=300');
       ctx.reply.setHeader('X-Content-Type-Options', 'nosniff');

@@ -28,8 +28,9 @@ import { createTurnRelay, type TurnRelay } from './turn-relay.js';
 import { chatBodyOf, chatHeadersOf, parsePlaygroundTurn, type PlaygroundTurn } from './turn-request.js';
 
 /** The API routes whose steps a playground turn runs: their family and pattern pick the limiter class. */
-const DIRECT_ROUTE: RouteDef = { method: 'POST', pattern: '/:project/:endpoint/v1/chat/completions', family: 'chat', idPrefix: 'chatcmpl-', handle: () => undefined };
-const ROUTER_ROUTE: RouteDef = { method: 'POST', pattern: '/:project/_semantic/router/v1/chat/completions', family: 'router', idPrefix: 'chatcmpl-', handle: () => undefined };
+const TURN_AUTH = { kind: 'in-handler', credential: 'API key with the inference scope', why: 'runTurn calls requireKey on the synthetic request' } as const;
+const DIRECT_ROUTE: RouteDef = { method: 'POST', pattern: '/:project/:endpoint/v1/chat/completions', family: 'chat', idPrefix: 'chatcmpl-', auth: TURN_AUTH, handle: () => undefined };
+const ROUTER_ROUTE: RouteDef = { method: 'POST', pattern: '/:project/_semantic/router/v1/chat/completions', family: 'router', idPrefix: 'chatcmpl-', auth: TURN_AUTH, handle: () => undefined };
 /** The `model` a routed turn sends: the router ignores it and the answer's chunks echo it back. */
 export const ROUTED_MODEL = 'playground-router';
 
@@ -119,7 +120,9 @@ export function playgroundTurnRoute(deps: PlaygroundTurnDeps): PageDef {
   }
 
   async function runTurn(inner: RouteContext, turn: PlaygroundTurn, reply: TurnRelay, ranOn: (e: { slug: string; model: { id: string } }) => void): Promise<void> {
-    const auth = requireKey(inner, services, 'inference');
+    // Called here: the playground route itself is a session route; its turn runs the key step on the
+    // synthetic request that carries the user's stand-in key.
+    const auth = await requireKey(inner, services, 'inference');
     if (turn.target.kind === 'endpoint') {
       const access = requireEndpoint(inner.req, services, auth);
       assertServesChat(access.endpoint);

@@ -18,6 +18,7 @@ beforeAll(async () => {
         method: 'GET',
         pattern: '/boom',
         family: 'test',
+        auth: { kind: 'public' },
         handle() {
           throw new TypeError('a bug in a handler');
         },

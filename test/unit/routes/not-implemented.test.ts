@@ -17,7 +17,7 @@ describe('pending routes', () => {
     const pending = notImplementedRoutes(services, []).find((r) => r.family === 'dashboard');
     expect(pending).toBeDefined();
     const failure = await Promise.resolve()
-      .then(() => pending?.handle(ctx))
+      .then(() => pending?.handle(ctx, undefined))
       .then(
         () => null,
         (err: unknown) => err,
@@ -30,7 +30,7 @@ describe('pending routes', () => {
 
   it('leaves out a pending route once a family serves the same method and pattern', () => {
     const pattern = '/:project/_semantic/router/v1/chat/completions/multimodel';
-    const served = { method: 'POST', pattern, family: 'router', handle: async () => undefined } as const;
+    const served = { method: 'POST', pattern, family: 'router', auth: { kind: 'public' }, handle: async () => undefined } as const;
     expect(notImplementedRoutes(services, []).some((r) => r.pattern === pattern)).toBe(true);
     expect(notImplementedRoutes(services, [served]).some((r) => r.pattern === pattern)).toBe(false);
   });
