@@ -135,6 +135,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // This instance in the store's registry (issue 12): recovery, now and as siblings die, takes only the
   // work of instances that are gone, never a live sibling's.
   const instances = createInstanceRegistry({ dbPath, db, onError: (message) => logger.error({ message }, 'instance registry failed'), onWarn: (message, fields) => logger.warn(fields, message) });
+  logger.info({ instance: instances.id, lease_ms: instances.leaseMs }, 'registered as a gateway instance of the store');
   // Turns a killed instance had answered but not yet stored go in before the budgets are rebuilt from them.
   const replayJournal = (): void => {
     const replayed = replayUsageJournal(db, dbPath, instances);
