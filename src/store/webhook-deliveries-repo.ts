@@ -118,10 +118,15 @@ export function createDeliveriesRepo(db: Db, box: SecretBox, claimant: Claimant)
     const won = new Set(claim.all({ seqs: JSON.stringify(rows.map((r) => r.seq)), me, until: until(), now }).map((r) => r.seq));
     return rows.filter((r) => won.has(r.seq));
   };
-  const claimDue = writeTransaction(db, (now: number, limit: number, skip: readonly string[], pick: (candidates: DueDelivery[]) => DueDelivery[]) => {
+  // Idle polls (every poll_interval_ms on every instance) must not take the write lock: a read first.
+  const anyDue = db.prepare<{ now: number }, { one: number }>(`
+    SELECT 1 AS one FROM webhook_deliveries d WHERE d.state = 'pending' AND d.next_attempt_at <= @now LIMIT 1`);
+  const claimDueTx = writeTransaction(db, (now: number, limit: number, skip: readonly string[], pick: (candidates: DueDelivery[]) => DueDelivery[]) => {
     const candidates = due.all({ now, limit, skip: JSON.stringify(skip) }).map(toDue);
     return { claimed: claimRows(pick(candidates), now), seen: candidates.length };
   });
+  const claimDue = (now: number, limit: number, skip: readonly string[], pick: (candidates: DueDelivery[]) => DueDelivery[]) =>
+    anyDue.get({ now }) === undefined ? { claimed: [], seen: 0 } : claimDueTx(now, limit, skip, pick);
   const claimDueFor = writeTransaction(db, (webhookId: string, now: number, limit: number) => claimRows(dueFor.all({ webhookId, now, limit }).map(toDue), now));
   const recordAll = writeTransaction(db, (results: readonly DeliveryResult[], now: number) => {
     for (const r of results) {
