@@ -1,16 +1,20 @@
 /**
- * The semantic router's dedicated similarity thread (a one-thread piscina running workers/similarity.ts).
- * One thread holds every loaded profile index, so each index exists once in memory and is loaded once;
- * builds run on the shared pool and reach this thread as files (see src/pool/tasks.ts). The thread never
- * idles out: its indexes would go with it.
+ * The semantic router's dedicated similarity thread (a plain worker_threads Worker running
+ * similarity-thread.ts around workers/similarity.ts). One thread holds every loaded profile index, so each
+ * index exists once in memory and is loaded once; builds run on the shared pool and reach this thread as
+ * files (see src/pool/tasks.ts). The thread never idles out: its indexes would go with it.
  *
- * Searches are batched: those made in one event-loop turn travel as one task. Under load piscina's own
- * bookkeeping per task (queueing, dispatch, response handling) cost more main-thread CPU than the rest of
- * the routing decision (measured with --cpu-prof, bench/RESULTS.md); alone, a search is a batch of one.
+ * Not piscina: with one thread and no queue policy to choose, piscina's per-task bookkeeping (task info,
+ * async resource, Atomics wake-up, the answer copied back) doubled the CPU of a round trip, measured with
+ * the gateway's threads on one core (about 100 us against 50 us; bench/RESULTS.md, routing). Queries go in
+ * transferred and answers come back transferred: a round trip copies no vector.
+ *
+ * Searches are batched: those made in one event-loop turn travel as one message; alone, a search is a
+ * batch of one. The thread starts with the pool. A thread that dies (it should not) fails its pending
+ * tasks; the next task starts a new one, which holds no index, so the next search answers `found: false` and the caller reloads.
  */
-import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
-import type { LoadIndexInput, LoadIndexOutput, SearchBatchInput, SearchBatchOutput, SearchIndexInput, SearchIndexOutput } from './tasks.js';
+import { Worker } from 'node:worker_threads';
+import type { LoadIndexInput, LoadIndexOutput, SearchBatchInput, SearchBatchOutput, SearchIndexInput, SearchIndexOutput, SimilarityReply, SimilarityRequest } from './tasks.js';
 
 export interface SimilarityPool {
   load(input: Omit<LoadIndexInput, 'op'>): Promise<LoadIndexOutput>;
@@ -24,32 +28,82 @@ interface Pending {
   reject(err: unknown): void;
 }
 
+interface Waiter {
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
 export function createSimilarityPool(): SimilarityPool {
-  const piscina = new Piscina({
-    filename: fileURLToPath(new URL('../../workers/similarity.js', import.meta.url)),
-    minThreads: 1,
-    maxThreads: 1,
-    idleTimeout: Number.POSITIVE_INFINITY,
-  });
+  let worker: Worker | null = null;
+  let closed = false;
+  let ids = 0;
+  const waiting = new Map<number, Waiter>();
   let batch: Pending[] = [];
+
+  function failAll(err: Error): void {
+    for (const w of waiting.values()) w.reject(err);
+    waiting.clear();
+  }
+
+  function thread(): Worker {
+    if (worker) return worker;
+    const w = new Worker(new URL('./similarity-thread.js', import.meta.url));
+    w.on('message', (reply: SimilarityReply) => {
+      const waiter = waiting.get(reply.id);
+      waiting.delete(reply.id);
+      // Held only while an answer is awaited: an idle thread does not keep the process alive.
+      if (waiting.size === 0) w.unref();
+      if (!waiter) return;
+      if (reply.ok) waiter.resolve(reply.value);
+      else waiter.reject(new Error(reply.message));
+    });
+    w.on('error', (err) => failAll(err));
+    w.on('exit', (code) => {
+      if (worker === w) worker = null;
+      failAll(new Error(`the similarity thread exited (${code})`));
+    });
+    w.unref();
+    worker = w;
+    return w;
+  }
+  // Started now, as the first index load should not wait for a thread to boot.
+  thread();
+
+  function run<T>(task: SimilarityRequest['task'], transfer: ArrayBuffer[]): Promise<T> {
+    if (closed) return Promise.reject(new Error('the similarity thread is closed'));
+    const w = thread();
+    ids += 1;
+    const id = ids;
+    return new Promise<T>((resolve, reject) => {
+      if (waiting.size === 0) w.ref();
+      waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      w.postMessage({ id, task } satisfies SimilarityRequest, transfer);
+    });
+  }
 
   function flush(): void {
     const pending = batch;
     batch = [];
     const task: SearchBatchInput = { op: 'search-batch', searches: pending.map((p) => p.input) };
-    (piscina.run(task, { transferList: pending.map((p) => p.input.query.buffer) }) as Promise<SearchBatchOutput>).then(
+    run<SearchBatchOutput>(task, pending.map((p) => p.input.query.buffer)).then(
       (outputs) => pending.forEach((p, i) => p.resolve(outputs[i] ?? { found: false })),
       (err: unknown) => pending.forEach((p) => p.reject(err)),
     );
   }
 
   return {
-    load: (input) => piscina.run({ op: 'load', ...input } satisfies LoadIndexInput, { transferList: [input.vectors.buffer] }) as Promise<LoadIndexOutput>,
+    load: (input) => run<LoadIndexOutput>({ op: 'load', ...input }, [input.vectors.buffer]),
     search: (input) =>
       new Promise<SearchIndexOutput>((resolve, reject) => {
         if (batch.length === 0) setImmediate(flush);
         batch.push({ input, resolve, reject });
       }),
-    close: () => piscina.destroy(),
+    async close() {
+      closed = true;
+      const w = worker;
+      worker = null;
+      if (w) await w.terminate();
+      failAll(new Error('the similarity thread is closed'));
+    },
   };
 }

@@ -84,3 +84,15 @@ export interface SearchBatchInput {
 export type SearchBatchOutput = SearchIndexOutput[];
 
 export type SimilarityTask = BuildIndexInput | LoadIndexInput | SearchIndexInput | SearchBatchInput;
+
+/**
+ * The similarity thread's messages (similarity-thread.ts): a task with the id its answer carries back.
+ * Queries go in transferred; search answers come back with their arrays transferred.
+ */
+export interface SimilarityRequest {
+  readonly id: number;
+  readonly task: LoadIndexInput | SearchBatchInput;
+}
+export type SimilarityReply =
+  | { readonly id: number; readonly ok: true; readonly value: LoadIndexOutput | SearchBatchOutput | BuildIndexOutput | SearchIndexOutput }
+  | { readonly id: number; readonly ok: false; readonly message: string };

@@ -88,10 +88,19 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
     return effectiveSettings(stored.settings, stored.rules, deps.defaults);
   };
 
+  // Chosen once per catalog version (the catalog hands out the same array until it reloads), as below.
+  const embeddingMemo = new Map<string, { readonly source: readonly EndpointRecord[]; readonly chosen: EndpointRecord | null }>();
+
   function embeddingEndpoint(projectId: string, workspaceId: string | null): EndpointRecord | null {
-    const active = deps.catalog.endpoints(projectId).filter((e) => e.kind === 'embedding' && e.status === 'active');
+    const source = deps.catalog.endpoints(projectId);
+    const key = `${projectId}/${workspaceId ?? '*'}`;
+    const hit = embeddingMemo.get(key);
+    if (hit?.source === source) return hit.chosen;
+    const active = source.filter((e) => e.kind === 'embedding' && e.status === 'active');
     const serving = active.filter((e) => workspaceId === null || e.workspaceIds.includes(workspaceId));
-    return [...(serving.length > 0 ? serving : active)].sort((a, b) => (a.slug < b.slug ? -1 : 1))[0] ?? null;
+    const chosen = [...(serving.length > 0 ? serving : active)].sort((a, b) => (a.slug < b.slug ? -1 : 1))[0] ?? null;
+    embeddingMemo.set(key, { source, chosen });
+    return chosen;
   }
 
   // The catalog hands out the same array until it reloads: the members (and, in ProfileIndexes, their
@@ -121,13 +130,17 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
     }
     if (handle.count === 0) return new Map();
     if (query.length !== handle.dimensions) return null;
-    const positions = (ids: readonly string[]): Int32Array =>
-      Int32Array.from(ids.map((id) => handle.positions.get(id)).filter((p): p is number => p !== undefined));
-    const eligible = positions(plan.eligible.map((e) => e.id));
+    const eligible = new Int32Array(plan.eligible.length);
+    let n = 0;
+    for (const e of plan.eligible) {
+      const p = handle.positions.get(e.id);
+      if (p !== undefined) eligible[n++] = p;
+    }
     // Positions are unique: when every indexed endpoint is eligible the search needs no filter.
-    const allowed = eligible.length === handle.endpointIds.length ? null : eligible;
-    // Not abortable: a search takes well under a millisecond, and piscina runs abortable tasks one per thread.
-    const result = await deps.similarity.search({ key, version: handle.version, query, k: deps.searchK, allowed, exact: positions(plan.incumbent ? [plan.incumbent.id] : []) });
+    const allowed = n === handle.endpointIds.length ? null : eligible.slice(0, n);
+    const incumbent = plan.incumbent ? handle.positions.get(plan.incumbent.id) : undefined;
+    // Not abortable: a search takes well under a millisecond.
+    const result = await deps.similarity.search({ key, version: handle.version, query, k: deps.searchK, allowed, exact: incumbent === undefined ? NO_POSITIONS : Int32Array.of(incumbent) });
     if (!result.found) {
       deps.indexes.invalidate(handle);
       return null;
@@ -192,6 +205,9 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
     },
   };
 }
+
+/** Never written: sent (cloned, empty) when a search has no incumbent to score. */
+const NO_POSITIONS = new Int32Array(0);
 
 function workspaceRouting(catalog: Catalog, projectId: string, workspaceId: string | null): WorkspaceRouting | null {
   const w = workspaceId === null ? undefined : catalog.workspaces(projectId).get(workspaceId);

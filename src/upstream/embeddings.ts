@@ -6,6 +6,7 @@
  * server that answers with number arrays anyway is read too. The call is the buffered exchange every
  * upstream call makes (upstream-call.ts): read whole by our own dispatch handler, under the answer cap.
  */
+import { endianness } from 'node:os';
 import { callUpstream, UpstreamDeadline } from './upstream-call.js';
 import type { UpstreamClient, UpstreamTarget } from './upstream-client.js';
 
@@ -62,8 +63,17 @@ function vectorsOf(text: string, expected: number): Float32Array<ArrayBuffer>[] 
   return out;
 }
 
+/** Float32Array uses the platform's byte order; the wire is little-endian. */
+const LITTLE_ENDIAN = endianness() === 'LE';
+
 function decode(embedding: unknown): Float32Array<ArrayBuffer> {
   if (typeof embedding === 'string') {
+    if (LITTLE_ENDIAN) {
+      // Decoded straight into the vector's memory: no intermediate bytes, no per-float read. The length is
+      // an upper bound (characters outside the alphabet are skipped); when fewer bytes came, read as below.
+      const vector = new Float32Array(Buffer.byteLength(embedding, 'base64') >> 2);
+      if (Buffer.from(vector.buffer).write(embedding, 'base64') === vector.byteLength) return vector;
+    }
     const bytes = Buffer.from(embedding, 'base64');
     const vector = new Float32Array(bytes.length >> 2);
     for (let i = 0; i < vector.length; i += 1) vector[i] = bytes.readFloatLE(i * 4);
