@@ -7,6 +7,7 @@ import { Budgets } from './core/limits/budgets.js';
 import { RateLimiter } from './core/limits/rate-limiter.js';
 import { createHttpServer, type CompletedRequest, type RouteDef } from './http/server.js';
 import { loadUws, UwsFallbackError } from './http/uws.js';
+import { accessLogOf } from './access-line.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
 import { createMetrics, type EndpointLabels, type Metrics } from './metrics.js';
 import { createWorkerPool } from './pool/worker-pool.js';
@@ -422,35 +423,10 @@ function meteredLedger(inner: UsageLedger, metrics: Metrics, catalog: Catalog): 
   };
 }
 
-const roundMs = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms * 100) / 100);
-
-/** One line per request, with what operators search by; never a key value or prompt text. */
+/** One line per request, with what operators search by (src/access-line.ts); never a key value or prompt text. */
 function logRequest(logger: Logger, catalog: Catalog, done: CompletedRequest): void {
   if (!logger.isLevelEnabled('info')) return;
-  const { req } = done;
-  const log = req.log;
+  const log = done.req.log;
   const model = log.project !== undefined && log.endpoint !== undefined ? catalog.endpoint(log.project, log.endpoint)?.model.id : undefined;
-  logger.info(
-    {
-      request_id: req.requestId,
-      method: req.method,
-      family: done.family,
-      // Unmatched paths are the ones an operator needs to see (a client with a wrong base URL).
-      path: done.family === 'unmatched' ? req.path : undefined,
-      project: log.project,
-      endpoint: log.endpoint,
-      model,
-      key_id: log.keyId,
-      client_ip: log.clientIp,
-      status: done.status,
-      error_code: log.errorCode,
-      aborted: done.aborted || undefined,
-      latency_ms: roundMs(done.durationMs),
-      upstream_ms: roundMs(log.upstreamMs),
-      ttft_ms: roundMs(log.ttftMs),
-      prompt_tokens: log.promptTokens,
-      completion_tokens: log.completionTokens,
-    },
-    'request',
-  );
+  accessLogOf(logger).write(done, model);
 }

@@ -44,6 +44,29 @@ describe('the access log line', () => {
     expect(JSON.stringify(line)).not.toContain(suite.keys.full);
   });
 
+  it('is written once per request, whole, with id, route, project, endpoint, status, upstream and total ms and tokens', async () => {
+    // Concurrent, so that several requests finish in one event-loop turn and share one write.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const res = await post(chatUrl(), suite.keys.full, { model: 'm', messages: [{ role: 'user', content: `line ${i}` }] });
+        await res.text();
+        return res;
+      }),
+    );
+    const ids = answers.map((res) => res.headers.get('x-request-id') ?? '');
+    for (const id of ids) await logLineFor(id);
+    // Only complete lines: the last piece read from the pipe may still be arriving.
+    const complete = suite.gw.stdout.join('').split('\n').slice(0, -1);
+    const parsed = complete.map((l) => JSON.parse(l) as LogLine);
+    for (const id of ids) {
+      const mine = parsed.filter((l) => l.msg === 'request' && l.request_id === id);
+      expect(mine).toHaveLength(1);
+      expect(mine[0]).toMatchObject({ level: 30, service: 'switchboard', method: 'POST', family: 'chat', project: PROJECT, endpoint: 'chat', status: 200 });
+      expect(mine[0]).toMatchObject({ upstream_ms: expect.any(Number), latency_ms: expect.any(Number), prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
+      expect(Date.parse(String(mine[0]?.time))).not.toBeNaN();
+    }
+  });
+
   it('carries the time to first token of a stream', async () => {
     const res = await post(chatUrl(), suite.keys.full, { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] });
     await res.text();
