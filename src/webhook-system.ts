@@ -48,6 +48,13 @@ export interface WebhookSystemOptions {
 const CLOSE_WAIT_MS = 2000;
 const DAY_MS = 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * A claim outlives its instance's lease: claims are renewed at every beat, and it is the registry that
+ * decides an instance is dead (then its claims go back at once). Claim expiry is the backstop for claims
+ * whose renewal failed while their instance went on beating; it must not fire first for an instance
+ * merely late by a beat.
+ */
+const CLAIM_LEASES_PER_INSTANCE_LEASE = 2;
 
 export function createWebhookSystem(options: WebhookSystemOptions): WebhookSystem {
   const { config, db, dbPath, pool, now, logger, instances } = options;
@@ -62,7 +69,7 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
   const dispatchDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
 
   const dispatcher = createDispatcher({
-    store: createDeliveriesRepo(dispatchDb, box, { instanceId: instances.id, leaseMs: instances.leaseMs }),
+    store: createDeliveriesRepo(dispatchDb, box, { instanceId: instances.id, leaseMs: instances.leaseMs * CLAIM_LEASES_PER_INSTANCE_LEASE }),
     sign,
     send: sender.send,
     now,

@@ -7,8 +7,10 @@
  * outcome the replica never recorded), so duplicates are counted, reported, and bounded by what one
  * replica may hold (2 x per_endpoint_in_flight), and each is the same delivery id sent again.
  *
- * The instance lease is shortened to 1.5 s through SWITCHBOARD_INSTANCE_LEASE_MS (heartbeats every
- * 0.5 s); on one machine the killed replica is seen dead at the survivors' next beat through its pid.
+ * The instance lease is shortened to 5 s through SWITCHBOARD_INSTANCE_LEASE_MS (heartbeats every 1.7 s);
+ * on one machine the killed replica is seen dead at the survivors' next beat through its pid. A live
+ * replica whose event loop stalls past the lease on a loaded machine is judged dead too, and its claims
+ * are then sent again: the report counts those verdicts (`judged_dead`) beside the duplicates.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +23,7 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 const EVENTS = 1000;
 const REPLICAS = 3;
 const PER_ENDPOINT_IN_FLIGHT = 16;
-const LEASE_ENV = { SWITCHBOARD_INSTANCE_LEASE_MS: '1500' };
+const LEASE_ENV = { SWITCHBOARD_INSTANCE_LEASE_MS: '5000' };
 
 let sim: SimulatorProcess;
 let keys: TestKeys;
@@ -44,6 +46,7 @@ afterAll(async () => {
 
 const distinctEvents = (): number => new Set(receiver.received.map((d) => String(d.body.id))).size;
 const sentBy = (gw: GatewayProcess): number => gw.stdout.join('').split('webhooks: delivery attempt succeeded').length - 1;
+const judgedDead = (gw: GatewayProcess): number => gw.stdout.join('').split('had been judged dead').length - 1;
 
 describe(`${REPLICAS} replicas on one store with ${EVENTS} webhook deliveries pending, one SIGKILLed mid-run`, () => {
   it('delivers every event, each claimed by one replica; repeats are only resends of the killed replica\'s claims', { timeout: 60_000 }, async () => {
@@ -92,6 +95,7 @@ describe(`${REPLICAS} replicas on one store with ${EVENTS} webhook deliveries pe
       duplicates,
       requests_before_kill: killedAt,
       sent_by_replica: replicas.map(sentBy),
+      judged_dead: replicas.map(judgedDead),
       elapsed_ms: elapsedMs,
     };
     mkdirSync('test-artifacts', { recursive: true });
