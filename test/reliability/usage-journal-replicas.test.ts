@@ -6,8 +6,8 @@
  *   heartbeat that finds it dead) and never its own open ones; the ledger holds every answered turn once;
  * - both killed, then two started at the same moment: each leftover segment is replayed by exactly one of
  *   them; again every answered turn is in the ledger once.
- * The instance lease is 1.5 s here (SWITCHBOARD_INSTANCE_LEASE_MS); on one machine a killed process is
- * found dead through its pid at the next heartbeat anyway.
+ * The instance lease is 5 s here (SWITCHBOARD_INSTANCE_LEASE_MS, beats every 1.7 s); on one machine a
+ * killed process is found dead through its pid at the next heartbeat.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { openUsageDb } from '../helpers/usage-db.js';
 
-const LEASE_ENV = { SWITCHBOARD_INSTANCE_LEASE_MS: '1500' };
+const LEASE_ENV = { SWITCHBOARD_INSTANCE_LEASE_MS: '5000' };
 const WORKERS = 16;
 const TURNS_BEFORE_KILL = 150;
 
