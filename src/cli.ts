@@ -7,7 +7,7 @@
  * a relative `--db` from the working directory.
  */
 import { z } from 'zod';
-import { ConfigError, loadConfigFile } from './config.js';
+import { ConfigError, loadConfigFile, type Config } from './config.js';
 import { AGENT_USAGE, agentCommand } from './cli-agent.js';
 import { BACKUP_USAGE, backupCommand } from './cli-backup.js';
 import { CONFIG_USAGE, configCommand } from './cli-config.js';
@@ -16,15 +16,16 @@ import { KEYS_USAGE, keysCommand } from './cli-keys.js';
 import { USERS_USAGE, usersCommand } from './cli-users.js';
 import { USAGE_USAGE, usageCommand } from './cli-usage.js';
 import { UwsFallbackError } from './http/uws.js';
-import { flushLogger, type Logger } from './log.js';
+import { createLogger, flushLogger, type Logger } from './log.js';
 import { startGateway } from './main.js';
 import { startSimulator } from './simulator/server.js';
 import { StoreTooNewError } from './store/db.js';
 import { SecretKeyError } from './store/secret-box.js';
 import { VERSION } from './version.js';
+import { startWorkers, WorkerStartError } from './workers/workers-launcher.js';
 
 const USAGE = `usage:
-  switchboard serve --config FILE [--port N] [--host H] [--db PATH]
+  switchboard serve --config FILE [--port N] [--host H] [--db PATH] [--workers N]
   switchboard simulate [--port N] [--host H] [--reasoning-models a,b]
 ${KEYS_USAGE}
 ${USERS_USAGE}
@@ -40,20 +41,34 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = { keys: KEYS_USAGE, user
 async function serve(argv: string[]): Promise<void> {
   const flags = parseFlags(
     argv,
-    { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' } },
+    { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' }, workers: { type: 'string' } },
     z.object({
       config: z.string({ error: 'is required: the YAML config file to serve' }),
       port: port.optional(),
       host: z.string().min(1).optional(),
       db: z.string().min(1).optional(),
+      workers: z.coerce.number().int().min(1).max(64).optional(),
     }),
   );
   const config = loadConfigFile(flags.config);
+  const workers = flags.workers ?? config.server.workers;
+  // One worker is today's single-threaded gateway on the main thread: no worker thread at all.
+  if (workers > 1) return serveOnWorkers(config, workers, flags);
   // Handlers go in before start: the "listening" line can reach a supervisor before startGateway returns.
   const starting = startGateway({ config, port: flags.port, host: flags.host, dbPath: flags.db });
   onShutdownSignal(async () => (await starting).close());
   const gateway = await starting;
   logFatalExceptions(gateway.logger);
+}
+
+/** `serve --workers N` (src/workers/): the main thread supervises N gateway threads on one port. */
+async function serveOnWorkers(config: Config, workers: number, flags: { port?: number | undefined; host?: string | undefined; db?: string | undefined }): Promise<void> {
+  const logger = createLogger(config.server.log_level);
+  const starting = startWorkers({ config, workers, port: flags.port, host: flags.host, dbPath: flags.db, logger });
+  onShutdownSignal(async () => (await starting).stop());
+  const running = await starting;
+  logFatalExceptions(logger);
+  void running.gaveUp.then((code) => process.exit(code));
 }
 
 /**
@@ -136,6 +151,10 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof UwsFallbackError || err instanceof SecretKeyError || err instanceof StoreTooNewError) {
     process.stderr.write(`switchboard: ${err.message}\n`);
     process.exit(2);
+  }
+  if (err instanceof WorkerStartError) {
+    process.stderr.write(`switchboard: a worker failed to start: ${err.message}\n`);
+    process.exit(err.exitCode);
   }
   process.stderr.write(`switchboard: ${(err as Error).message ?? String(err)}\n`);
   process.exit(1);

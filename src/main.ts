@@ -4,7 +4,8 @@
 import { createControllableClock, systemClock } from './clock.js';
 import { ConfigError, type Config } from './config.js';
 import { Budgets } from './core/limits/budgets.js';
-import { RateLimiter } from './core/limits/rate-limiter.js';
+import { attachBus } from './coordination/bus-wiring.js';
+import { createCoordination, type SharedCoordination } from './coordination/coordination.js';
 import { createHttpServer, type CompletedRequest, type RouteDef } from './http/server.js';
 import { loadUws, UwsFallbackError } from './http/uws.js';
 import { accessLogOf } from './access-line.js';
@@ -92,6 +93,8 @@ export interface GatewayOptions {
   readonly port?: number | undefined;
   readonly dbPath?: string | undefined;
   readonly logger?: Logger;
+  /** A worker thread of `serve --workers N` (src/workers/): the process's shared counters and bus. */
+  readonly shared?: SharedCoordination;
 }
 
 export interface RunningGateway {
@@ -128,11 +131,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
   const clock = config.testing.controllable_clock ? createControllableClock() : systemClock;
   if (clock.advance) logger.warn('testing.controllable_clock is on: POST /__test/clock can move time; never use this in production');
-  const limits = new RateLimiter({
-    managementPerMinute: config.limits.management_requests_per_minute,
-    filesPerMinute: config.limits.files_requests_per_minute,
-    conversationItemsPerMinute: config.limits.conversation_items_requests_per_minute,
-  });
+  // Limits and the bus: in this thread, shared by the worker threads, or in Redis (coordination.ts).
+  const coordination = await createCoordination(config, logger, options.shared);
+  const limits = coordination.admission;
+  logger.info({ coordination: coordination.mode }, 'limits and bus coordination chosen');
   // This instance in the store's registry (issue 12): recovery, now and as siblings die, takes only the
   // work of instances that are gone, never a live sibling's.
   const instances = createInstanceRegistry({ dbPath, db, onError: (message) => logger.error({ message }, 'instance registry failed'), onWarn: (message, fields) => logger.warn(fields, message) });
@@ -209,6 +211,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     execTools,
   };
   const routing = createRouterSystem({ config, db, dbPath, storeWriter, pool, upstream, catalog, now: clock.now, logger });
+  // Caches, budget charges and affinity kept right across workers or replicas (nothing with one process).
+  attachBus(coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets, storedBudgetCaps: () => budgetsRepo.list() });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
   const batchesRepo = createBatchesRepo(busyDb, busyOutbox, instances.id);
   const batchFiles = batchFilesOf(filesServices.files);
@@ -318,6 +322,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     production: config.server.production,
     trustProxy: config.server.trust_proxy,
     tls: config.server.tls,
+    sharedPort: options.shared !== undefined,
     onStart: (family) => metrics.requestStarted(family),
     logClientAddress: logger.isLevelEnabled('info'),
     onUnexpectedError: (err, where, req) => {
@@ -353,7 +358,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   batches.start();
   const scheme = config.server.tls ? 'https' : 'http';
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  logger.info({ url, region: config.server.region, production: config.server.production }, 'switchboard listening');
+  // A worker's own line; the main thread of `serve --workers N` says "switchboard listening" once all are up.
+  logger.info({ url, region: config.server.region, production: config.server.production }, options.shared ? 'worker listening' : 'switchboard listening');
 
   let closing: Promise<void> | null = null;
   return {
@@ -376,6 +382,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await webhooks.close();
         await routing.close();
         await usage.close();
+        await coordination.close();
         await usageReader.close();
         await upstream.close();
         await mediaFetcher.close();

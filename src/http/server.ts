@@ -82,6 +82,11 @@ export interface CompletedRequest {
 
 export interface HttpServerOptions {
   readonly uws: Uws;
+  /**
+   * The worker threads of `serve --workers N` (src/workers/): listen with SO_REUSEPORT, uWS's default, so
+   * that each thread's listener takes its share of the one port's connections. Otherwise exclusive.
+   */
+  readonly sharedPort?: boolean;
   readonly routes: readonly RouteDef[];
   readonly maxBodyBytes: number;
   readonly production: boolean;
@@ -244,14 +249,16 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       return new Promise((resolve, reject) => {
         // Exclusive: uWS otherwise sets SO_REUSEPORT, and a second gateway started on the same port would
         // silently share it (each with its own limiter, both writing one store).
-        listenExclusive(opts.uws, app, host, port, (socket) => {
+        const listened = (socket: us_listen_socket | false): void => {
           if (!socket) {
             reject(new Error(`cannot listen on ${host}:${port}: address in use or not available`));
             return;
           }
           listenSocket = socket;
           resolve(opts.uws.us_socket_local_port(socket));
-        });
+        };
+        if (opts.sharedPort) app.listen(host, port, listened);
+        else listenExclusive(opts.uws, app, host, port, listened);
       });
     },
     drain(timeoutMs) {

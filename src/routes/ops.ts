@@ -29,7 +29,8 @@ export function testClockRoutes(clock: Clock): RouteDef[] {
 }
 
 /**
- * `upstream`: the state of every endpoint's upstream servers, reported by /readyz. It does not decide
+ * `upstream`: the state of every endpoint's upstream servers, reported by /readyz, as is the shared limits'
+ * dependency (`services.limits.health`, absent in one process). It does not decide
  * readiness: every replica shares the same model servers, so taking this one out of a load balancer
  * because a model server is down would only move the same failures elsewhere.
  */
@@ -54,7 +55,10 @@ export function opsRoutes(services: Services, upstream?: { report(): PoolReport[
       handle: ({ reply, draining }) => {
         const checks = { store: services.isStoreOpen(), pool: services.pool.ready };
         const ready = checks.store && checks.pool && !draining;
-        const body = { status: draining ? 'draining' : ready ? 'ready' : 'not_ready', checks };
+        // Shared limits (Redis, or the workers' shared counters) are reported, not a readiness condition:
+        // every replica shares them, so taking one out of a load balancer would not bring them back.
+        const limits = services.limits.health?.();
+        const body = { status: draining ? 'draining' : ready ? 'ready' : 'not_ready', checks, ...(limits ? { dependencies: [limits] } : {}) };
         reply.json(ready ? 200 : 503, upstream ? { ...body, upstreams: upstream.report() } : body);
       },
     },

@@ -1,6 +1,6 @@
 /** What route handlers receive from the composition root. */
+import type { AdmissionPort } from '../core/coordination/admission-port.js';
 import type { Budgets } from '../core/limits/budgets.js';
-import type { RateLimiter } from '../core/limits/rate-limiter.js';
 import type { Catalog } from '../store/catalog.js';
 import type { ModelAliasesRepo } from '../store/model-aliases-repo.js';
 import type { Logger } from '../log.js';
@@ -16,8 +16,11 @@ export interface Services {
   /** Unix milliseconds; injected so tests can move time. */
   readonly now: () => number;
   readonly isStoreOpen: () => boolean;
-  /** Request and token limiters (SPEC "Limits"), applied by guard.ts on every keyed route. */
-  readonly limits: RateLimiter;
+  /**
+   * Request and token limiters (SPEC "Limits"), applied by guard.ts on every keyed route: in this thread,
+   * shared by the worker threads, or in Redis (src/coordination/coordination.ts).
+   */
+  readonly limits: AdmissionPort;
   /** Endpoint and workspace token budgets, checked by routes that spend tokens. */
   readonly budgets: Budgets;
   /** Project model aliases (the Models API): model-addressed routes resolve them; absent: none exist. */
