@@ -2,7 +2,8 @@
  * Time-driven transitions of the execution surface: invocation timeouts and approval escalations. Due
  * times are stored and compared with the injected clock at every poll (no timer per invocation), as the
  * webhook dispatcher does: a test that moves the clock (POST /__test/clock) sees the effect at the next
- * poll, and a restart resumes the same deadlines.
+ * poll, and a restart resumes the same deadlines. Every instance on a store polls the same rows; the
+ * service's guarded commits let one of them apply each transition.
  */
 import { DUE_BATCH, type InvocationService } from './invocation-service.js';
 
@@ -41,6 +42,8 @@ export class ExecClock {
     try {
       for (let i = 0; i < MAX_BATCHES && this.#service.lapseDue() === DUE_BATCH; i++);
       for (let i = 0; i < MAX_BATCHES && this.#service.expireDue() === DUE_BATCH; i++);
+      // After the timeouts: what this instance dispatched and another ended reaches its agent now.
+      this.#service.reconcile();
       this.#polls += 1;
       if (this.#polls % this.#options.sweepEvery === 0) this.#options.sweep();
     } catch (err) {

@@ -7,6 +7,14 @@
  * Output of a dispatched invocation is kept in memory (`#live`) as it arrives and written with the
  * terminal state: one write per invocation, not one per chunk. A crash loses it, but a crash also fails
  * the invocation (gateway_restarted), whose output could not be trusted to be whole anyway.
+ *
+ * Several instances share the store (issue 12), and any of them may apply a transition to any invocation
+ * (a client's cancel, a clock's timeout, a queued retry), each from what it read a moment before. Every
+ * commit is therefore guarded by the state the transition was computed from (invocation-store.ts), and
+ * whatever follows a commit (the send to the agent, telling readers) is done only by the instance whose
+ * commit won: an event is written once, an invocation is dispatched to one agent. Only the instance that
+ * dispatched an invocation holds its agent's socket, so when another instance ends it, `reconcile` (on
+ * the clock) tells the agent to stop and this instance's readers that it is over.
  */
 import type { AgentOfflineReason, AgentRegistry, AgentReports } from '../../core/exec/agent-registry.js';
 import * as approvals from '../../core/exec/approval-machine.js';
@@ -19,7 +27,7 @@ import type { Invocation, Transition } from '../../core/exec/invocation-machine.
 import { appendOutput, cappedOf, type CappedOutput } from '../../core/exec/output-cap.js';
 import { checkArguments } from '../../core/exec/tool-arguments.js';
 import { GatewayError } from '../../errors.js';
-import type { InvocationStore, Page, PageQuery } from './invocation-store.js';
+import type { Change, ClaimOutcome, InvocationStore, Page, PageQuery } from './invocation-store.js';
 import { InvocationWatch, type WatchListener } from './invocation-watch.js';
 
 /** docs/exec.md: Idempotency-Keys are kept 24 hours. */
@@ -117,13 +125,16 @@ export class InvocationService implements AgentReports {
   }
 
   cancel(projectId: string, id: string): Invocation {
-    const inv = this.get(projectId, id);
-    const t = machine.cancel(inv, this.#deps.now());
-    if (!t) throw new GatewayError('invocation_terminal', { param: 'invocation_id', message: `Invocation ${id} is already ${inv.status}; only a queued, pending or running invocation can be cancelled.` });
-    const approval = inv.approvalId === null ? null : this.#deps.store.approval(inv.approvalId);
-    const withdrawn = approval ? approvals.withdraw(approval, this.#deps.now()) : null;
-    this.#settle(inv, t, withdrawn);
-    return t.invocation;
+    // A lost commit means another writer moved the invocation on (dispatched, ended) since it was read:
+    // cancel what it is now. States only move forward, so this ends.
+    for (;;) {
+      const inv = this.get(projectId, id);
+      const t = machine.cancel(inv, this.#deps.now());
+      if (!t) throw new GatewayError('invocation_terminal', { param: 'invocation_id', message: `Invocation ${id} is already ${inv.status}; only a queued, pending or running invocation can be cancelled.` });
+      const approval = inv.approvalId === null ? null : this.#deps.store.approval(inv.approvalId);
+      const withdrawn = approval ? approvals.withdraw(approval, this.#deps.now()) : null;
+      if (this.#settle(inv, t, approval && withdrawn && { from: approval, to: withdrawn })) return t.invocation;
+    }
   }
 
   /** A running reader: the invocation as it is now, then every change until it ends. */
@@ -141,48 +152,64 @@ export class InvocationService implements AgentReports {
 
   /** Accepted: the invocation is ready, and dispatched at once if an agent is there. */
   accept(projectId: string, id: string, decidedBy: string): Approval {
-    const a = this.approval(projectId, id);
-    const now = this.#deps.now();
-    const t = approvals.accept(a, decidedBy, now) ?? notPending(a);
-    const inv = this.#deps.store.invocation(a.invocationId);
-    const ready = inv ? machine.approve(inv, now) : null;
-    this.#deps.store.commit(a.projectId, ready, t.approval, t.events);
-    if (ready) {
-      this.watch.publish(ready.id, { kind: 'status', status: ready.status });
-      this.#dispatch(ready);
+    const { store } = this.#deps;
+    // A lost commit: another decision, an escalation or a cancel came first; decide again on what it is
+    // now (a decided approval answers 409). States and stages only move forward, so this ends.
+    for (;;) {
+      const a = this.approval(projectId, id);
+      const now = this.#deps.now();
+      const t = approvals.accept(a, decidedBy, now) ?? notPending(a);
+      const inv = store.invocation(a.invocationId);
+      const ready = inv ? machine.approve(inv, now) : null;
+      const change: Change = { projectId: a.projectId, invocation: inv && ready && { from: inv.status, to: ready }, approval: { from: a, to: t.approval }, events: t.events };
+      if (!store.commit(change)) continue;
+      if (ready) {
+        this.watch.publish(ready.id, { kind: 'status', status: ready.status });
+        this.#dispatch(ready);
+      }
+      return t.approval;
     }
-    return t.approval;
   }
 
   reject(projectId: string, id: string, decidedBy: string, reason: string | null): Approval {
-    const a = this.approval(projectId, id);
-    const now = this.#deps.now();
-    const t = approvals.reject(a, decidedBy, reason, now) ?? notPending(a);
-    const inv = this.#deps.store.invocation(a.invocationId);
-    const message = reason ? `The approval was rejected: ${reason}` : 'The approval was rejected.';
-    const failed = inv ? machine.fail(inv, 'approval_rejected', message, now, t.events) : null;
-    this.#settle(inv, failed ?? { invocation: null, events: t.events }, t.approval);
-    return t.approval;
+    // Retried on a lost commit, as accept.
+    for (;;) {
+      const a = this.approval(projectId, id);
+      const now = this.#deps.now();
+      const t = approvals.reject(a, decidedBy, reason, now) ?? notPending(a);
+      const inv = this.#deps.store.invocation(a.invocationId);
+      const message = reason ? `The approval was rejected: ${reason}` : 'The approval was rejected.';
+      const failed = inv ? machine.fail(inv, 'approval_rejected', message, now, t.events) : null;
+      if (this.#settle(inv, failed ?? { invocation: null, events: t.events }, { from: a, to: t.approval })) return t.approval;
+    }
   }
 
   // ---- dispatch ----
 
-  /** Sends a queued invocation to the least busy agent that takes it; stays queued when none does. */
+  /**
+   * Sends a queued invocation to the least busy agent that takes it; stays queued when none does. The
+   * claim (queued -> dispatched, guarded) and the send are one transaction: when another instance
+   * dispatched or ended the invocation first, nothing is sent and its current state is returned.
+   */
   #dispatch(inv: Invocation): Invocation {
     const { registry, store } = this.#deps;
     for (const agent of registry.candidates(inv.projectId, inv.workspaceId, inv.toolName)) {
       const now = this.#deps.now();
       const t = machine.dispatch(inv, agent.id, now);
       if (!t) return inv;
-      const sent = registry.dispatch(agent.id, { invocationId: inv.id, toolName: inv.toolName, arguments: inv.arguments, timeoutMs: machine.remainingMs(inv, now) });
-      if (!sent) continue;
+      const message = { invocationId: inv.id, toolName: inv.toolName, arguments: inv.arguments, timeoutMs: machine.remainingMs(inv, now) };
+      const change: Change = { projectId: inv.projectId, invocation: { from: inv.status, to: t.invocation }, approval: null, events: t.events };
+      let sent = false;
+      let outcome: ClaimOutcome;
       try {
-        store.commit(inv.projectId, t.invocation, null, t.events);
+        outcome = store.claim(change, () => (sent = registry.dispatch(agent.id, message)));
       } catch (err) {
-        // Not recorded as dispatched: the agent must not run it behind our back.
-        registry.cancel(agent.id, inv.id);
+        // Sent but not recorded as dispatched: the agent must not run it behind our back.
+        if (sent) registry.cancel(agent.id, inv.id);
         throw err;
       }
+      if (outcome === 'unsent') continue;
+      if (outcome === 'taken') return store.invocation(inv.id) ?? inv;
       this.#live.set(inv.id, cappedOf('', false));
       this.watch.publish(inv.id, { kind: 'status', status: t.invocation.status });
       return t.invocation;
@@ -219,10 +246,9 @@ export class InvocationService implements AgentReports {
     const inv = this.#deps.store.invocation(invocationId);
     if (!inv || inv.agentId !== agentId || machine.isTerminal(inv.status)) return;
     const running = machine.markRunning(inv);
-    if (running) {
-      this.#deps.store.commit(inv.projectId, running, null, []);
-      this.watch.publish(invocationId, { kind: 'status', status: running.status });
-    }
+    // Lost: another instance ended it a moment ago (a timeout, a cancel); reconcile stops the agent.
+    if (running && !this.#deps.store.commit({ projectId: inv.projectId, invocation: { from: inv.status, to: running }, approval: null, events: [] })) return;
+    if (running) this.watch.publish(invocationId, { kind: 'status', status: running.status });
     this.#append(invocationId, current, data);
   }
 
@@ -233,7 +259,9 @@ export class InvocationService implements AgentReports {
     // The result's `output`, when sent, is the last chunk (docs/exec.md protocol).
     if (result.output) this.#append(invocationId, current, result.output);
     const t = machine.finish(this.#withLive(inv), { exitCode: result.exitCode, error: result.error }, this.#deps.now());
-    if (t) this.#settle(inv, t, null);
+    // Ended elsewhere first (t null: before the result came; a lost commit: while it was applied): the
+    // agent is done, so its output is all there is to forget.
+    if (!t || !this.#settle(inv, t, null)) this.#live.delete(invocationId);
   }
 
   offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): void {
@@ -246,7 +274,8 @@ export class InvocationService implements AgentReports {
       const before = [execEvents.agentOffline({ invocationId: id, agentId, reason, at: now })];
       const message = `The agent running the invocation went offline (${reason}).`;
       const t = machine.fail(this.#withLive(inv), 'agent_offline', message, now, before);
-      if (t) this.#settle(inv, t, null);
+      // Ended elsewhere first: the agent is gone, nothing to tell it.
+      if (!t || !this.#settle(inv, t, null)) this.#live.delete(id);
     }
   }
 
@@ -256,7 +285,10 @@ export class InvocationService implements AgentReports {
 
   // ---- the clock (exec-clock.ts) ----
 
-  /** Timeouts whose deadline has come; the agent is told to stop. */
+  /**
+   * Timeouts whose deadline has come; the agent is told to stop. Every instance's clock reads the same
+   * due rows: the guarded commit lets one of them time each out (one `exec.timeout`); the others' lose.
+   */
   expireDue(limit = DUE_BATCH): number {
     const due = this.#deps.store.dueInvocations(this.#deps.now(), limit);
     for (const inv of due) {
@@ -273,13 +305,14 @@ export class InvocationService implements AgentReports {
     for (const a of due) {
       const t = approvals.lapse(a, this.#deps.now());
       if (!t) continue;
+      // A lost commit: another instance's clock escalated or expired it first, with the events.
       if (t.approval.state !== 'expired') {
-        store.commit(a.projectId, null, t.approval, t.events);
+        store.commit({ projectId: a.projectId, invocation: null, approval: { from: a, to: t.approval }, events: t.events });
         continue;
       }
       const inv = store.invocation(a.invocationId);
       const expired = inv ? machine.fail(inv, 'approval_expired', 'Nobody decided on the approval before its escalation chain ran out.', this.#deps.now(), t.events) : null;
-      this.#settle(inv, expired ?? { invocation: null, events: t.events }, t.approval);
+      this.#settle(inv, expired ?? { invocation: null, events: t.events }, { from: a, to: t.approval });
     }
     return due.length;
   }
@@ -302,7 +335,7 @@ export class InvocationService implements AgentReports {
           for (const { seq, invocation } of batch) {
             after = seq;
             const t = machine.fail(invocation, 'gateway_restarted', 'The gateway instance running this invocation stopped; its result cannot be known.', this.#deps.now());
-            if (t) store.commit(invocation.projectId, t.invocation, null, t.events);
+            if (t) store.commit({ projectId: invocation.projectId, invocation: { from: invocation.status, to: t.invocation }, approval: null, events: t.events });
           }
           return batch.length;
         });
@@ -311,6 +344,23 @@ export class InvocationService implements AgentReports {
       }
     }
     return failed;
+  }
+
+  /**
+   * What other instances did to invocations this one serves (issue 12): one it dispatched that another
+   * ended (a cancel made there, its clock's timeout, a recovery that judged this instance dead) still
+   * runs on our agent, which only we can reach: it is told to stop. Readers here (SSE, the chat bridge)
+   * of any invocation that ended elsewhere are told it is over. Run by the clock at every poll.
+   */
+  reconcile(): void {
+    const ids = new Set([...this.#live.keys(), ...this.watch.ids()]);
+    if (ids.size === 0) return;
+    for (const { id, status, agentId } of this.#deps.store.statusesOf([...ids])) {
+      if (!machine.isTerminal(status)) continue;
+      if (this.#live.has(id) && agentId !== null) this.#deps.registry.cancel(agentId, id);
+      this.#live.delete(id);
+      this.watch.publish(id, { kind: 'status', status });
+    }
   }
 
   // ---- helpers ----
@@ -329,13 +379,15 @@ export class InvocationService implements AgentReports {
 
   /**
    * Commits a transition that ends (or changes) an invocation, with the approval it touches; then stops
-   * the agent if it was running it, forgets its live output and tells the readers.
+   * the agent if it was running it, forgets its live output and tells the readers. False, with nothing
+   * done, when another writer changed either record since `before` and the approval were read.
    */
-  #settle(before: Invocation | null, t: Transition | { invocation: null; events: readonly ExecEvent[] }, approval: Approval | null): void {
-    const projectId = t.invocation?.projectId ?? approval?.projectId ?? before?.projectId ?? '';
-    this.#deps.store.commit(projectId, t.invocation, approval, t.events);
+  #settle(before: Invocation | null, t: Transition | { invocation: null; events: readonly ExecEvent[] }, approval: Change['approval']): boolean {
+    const projectId = t.invocation?.projectId ?? approval?.to.projectId ?? before?.projectId ?? '';
+    const invocation = before && t.invocation && { from: before.status, to: t.invocation };
+    if (!this.#deps.store.commit({ projectId, invocation, approval, events: t.events })) return false;
     const inv = t.invocation;
-    if (!inv) return;
+    if (!inv) return true;
     const wasOut = before !== null && (before.status === 'dispatched' || before.status === 'running');
     if (machine.isTerminal(inv.status)) {
       this.#live.delete(inv.id);
@@ -343,6 +395,7 @@ export class InvocationService implements AgentReports {
       if (wasOut && before?.agentId && (inv.error?.code === 'timeout' || inv.status === 'cancelled')) this.#deps.registry.cancel(before.agentId, inv.id);
     }
     this.watch.publish(inv.id, { kind: 'status', status: inv.status });
+    return true;
   }
 }
 

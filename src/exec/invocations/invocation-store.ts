@@ -7,6 +7,13 @@
  * A dispatched or running invocation records the gateway instance that dispatched it (`owner_instance`,
  * migration 016): its agent's results come back to that instance's socket only, so that instance alone can
  * finish it, and restart recovery fails it only once that instance is gone (store/instances-registry.ts).
+ *
+ * Several instances share the store and each acts on what it read a moment before (its clock's due rows,
+ * its queued retries, an API call), so every write of a state change is guarded by the state it was read
+ * in: `WHERE id = ? AND status = <the status read>` (approvals: state and stage). Statuses and stages only
+ * move forward, so "still in the state I read" means "nobody changed it since". A write whose guard no
+ * longer holds changes nothing and writes no event: of two instances applying the same transition, one
+ * commits it with its events and the other learns it lost (issue 12).
  */
 import type { ToolRisk } from '../../core/exec/agent-registry.js';
 import type { Approval, ApprovalStage, ApprovalState } from '../../core/exec/approval-machine.js';
@@ -182,6 +189,27 @@ function narrow(where: string[], params: unknown[], stateColumn: 'status' | 'sta
   }
 }
 
+/**
+ * A state change to commit: the records' new states, each with the state it was read in (the guard), and
+ * the events the change emits.
+ */
+export interface Change {
+  readonly projectId: string;
+  readonly invocation: { readonly from: InvocationStatus; readonly to: Invocation } | null;
+  readonly approval: { readonly from: Approval; readonly to: Approval } | null;
+  readonly events: readonly ExecEvent[];
+}
+
+/** `claimed`: dispatched by us and sent; `taken`: another writer changed it first; `unsent`: the agent was gone. */
+export type ClaimOutcome = 'claimed' | 'taken' | 'unsent';
+
+/** Thrown inside a transaction to roll it back, caught outside it: the outcome to report. */
+class Rollback extends Error {
+  constructor(readonly outcome: 'taken' | 'unsent') {
+    super(`rolled back: ${outcome}`);
+  }
+}
+
 export type InvocationStore = ReturnType<typeof createInvocationStore>;
 
 /** `owner`: this gateway instance's id; null (single-instance unit tests) writes rows any recovery may take. */
@@ -199,13 +227,13 @@ export function createInvocationStore(db: Db, outbox: EventOutbox, owner: string
       output_truncated = @outputTruncated, error_code = @errorCode, error_message = @errorMessage, ready_at = @readyAt, deadline_at = @deadlineAt,
       dispatched_at = @dispatchedAt, completed_at = @completedAt,
       owner_instance = CASE WHEN @status IN ('dispatched', 'running') THEN @owner ELSE owner_instance END
-    WHERE id = @id`);
+    WHERE id = @id AND status = @from`);
   const insertApproval = db.prepare(`
     INSERT INTO exec_approvals (id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at)
     VALUES (@id, @projectId, @invocationId, @workspaceId, @toolName, @risk, @state, @chain, @stage, @stageDeadlineAt, @decidedBy, @reason, @createdAt, @decidedAt)`);
   const updateApproval = db.prepare(`
     UPDATE exec_approvals SET state = @state, stage = @stage, stage_deadline_at = @stageDeadlineAt, decided_by = @decidedBy, reason = @reason,
-      decided_at = @decidedAt WHERE id = @id`);
+      decided_at = @decidedAt WHERE id = @id AND state = @fromState AND stage = @fromStage`);
   const invocationById = db.prepare<[string], InvocationRow>(`SELECT ${INV_COLUMNS} FROM exec_invocations WHERE id = ?`);
   const approvalById = db.prepare<[string], ApprovalRow>(`SELECT ${APP_COLUMNS} FROM exec_approvals WHERE id = ?`);
   const seqOfInvocation = db.prepare<[string, string], { seq: number }>('SELECT seq FROM exec_invocations WHERE project_id = ? AND id = ?');
@@ -224,6 +252,9 @@ export function createInvocationStore(db: Db, outbox: EventOutbox, owner: string
     `SELECT ${INV_COLUMNS} FROM exec_invocations WHERE status = ? AND seq > ?
       AND (owner_instance IS NULL OR owner_instance NOT IN (SELECT id FROM gateway_instances)) ORDER BY seq LIMIT ?`,
   );
+  const statusesOf = db.prepare<[string], { id: string; status: string; agent_id: string | null }>(
+    'SELECT id, status, agent_id FROM exec_invocations WHERE id IN (SELECT value FROM json_each(?))',
+  );
   const activeOfAgent = db.prepare<[string], InvocationRow>(
     `SELECT ${INV_COLUMNS} FROM exec_invocations WHERE status IN ('dispatched', 'running') AND agent_id = ?`,
   );
@@ -240,9 +271,24 @@ export function createInvocationStore(db: Db, outbox: EventOutbox, owner: string
     for (const e of events) outbox.emit(projectId, e.type, e.data);
   };
 
-  const save = (inv: Invocation | null, approval: Approval | null): void => {
-    if (inv) updateInvocation.run({ ...invocationParams(inv), owner });
-    if (approval) updateApproval.run(approvalParams(approval));
+  /** The change's guarded writes and its events; throws Rollback('taken') when a guard no longer holds. */
+  const apply = (change: Change): void => {
+    const { invocation, approval } = change;
+    if (invocation && updateInvocation.run({ ...invocationParams(invocation.to), owner, from: invocation.from }).changes !== 1) throw new Rollback('taken');
+    if (approval && updateApproval.run({ ...approvalParams(approval.to), fromState: approval.from.state, fromStage: approval.from.stage }).changes !== 1) {
+      throw new Rollback('taken');
+    }
+    emit(change.events, change.projectId);
+  };
+
+  /** `fn`'s result, or the outcome of the Rollback it threw (anything else is rethrown). */
+  const settled = <T>(fn: () => T): T | Rollback['outcome'] => {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof Rollback) return err.outcome;
+      throw err;
+    }
   };
 
   /**
@@ -269,9 +315,12 @@ export function createInvocationStore(db: Db, outbox: EventOutbox, owner: string
     },
   );
 
-  const commitTx = writeTransaction(db, (projectId: string, inv: Invocation | null, approval: Approval | null, events: readonly ExecEvent[]) => {
-    save(inv, approval);
-    emit(events, projectId);
+  const commitTx = writeTransaction(db, apply);
+
+  const claimTx = writeTransaction(db, (change: Change, send: () => boolean): 'claimed' => {
+    apply(change);
+    if (!send()) throw new Rollback('unsent');
+    return 'claimed';
   });
 
   const page = <R extends { seq: number }, T>(sql: string, params: unknown[], limit: number, map: (r: R) => T): Page<T> => {
@@ -287,10 +336,17 @@ export function createInvocationStore(db: Db, outbox: EventOutbox, owner: string
       const held = keyRecord.get(projectId, key);
       return held && held.expires_at > now ? { bodyHash: held.body_hash, invocationId: held.invocation_id } : null;
     },
-    /** Saves the records' new state and writes their events, atomically. */
-    commit(projectId: string, inv: Invocation | null, approval: Approval | null, events: readonly ExecEvent[]): void {
-      commitTx(projectId, inv, approval, events);
-    },
+    /**
+     * Saves the records' new states and writes their events, atomically, if every record is still in the
+     * state the change was computed from; false (nothing written) when another writer changed one first.
+     */
+    commit: (change: Change): boolean => settled(() => commitTx(change)) !== 'taken',
+    /**
+     * queued -> dispatched for this instance, then `send` (the message to the agent), in one transaction:
+     * the loser of a race for the row never sends, and a send that fails undoes the claim. The commit
+     * follows the send; if it fails the caller must tell the agent to stop.
+     */
+    claim: (change: Change, send: () => boolean): ClaimOutcome => settled(() => claimTx(change, send)),
     invocation(id: string): Invocation | null {
       const r = invocationById.get(id);
       return r ? toInvocation(r) : null;
@@ -331,6 +387,9 @@ export function createInvocationStore(db: Db, outbox: EventOutbox, owner: string
     /** `fn` in one write transaction: a read and the commits that follow from it, with no instance in between. */
     atomically: <T>(fn: () => T): T => writeTransaction(db, fn)(),
     activeOfAgent: (agentId: string): Invocation[] => activeOfAgent.all(agentId).map(toInvocation),
+    /** The stored status (and agent) of each of these invocations: what siblings did to them. */
+    statusesOf: (ids: readonly string[]): { id: string; status: InvocationStatus; agentId: string | null }[] =>
+      statusesOf.all(JSON.stringify(ids)).map((r) => ({ id: r.id, status: r.status as InvocationStatus, agentId: r.agent_id })),
     dropExpiredKeys: (now: number): number => dropExpiredKeys.run(now).changes,
   };
 }

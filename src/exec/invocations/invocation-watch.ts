@@ -31,6 +31,11 @@ export class InvocationWatch {
     for (const listener of [...set]) listener(event);
   }
 
+  /** The invocations someone is reading now. */
+  ids(): IterableIterator<string> {
+    return this.#listeners.keys();
+  }
+
   get watched(): number {
     return this.#listeners.size;
   }

@@ -73,7 +73,8 @@ export interface Fixture {
   events(): [string, Record<string, unknown>][];
 }
 
-export function execFixture(options: { policy?: ApprovalPolicy; capBytes?: number; db?: Db; path?: string } = {}): Fixture {
+/** `owner`: the gateway instance id the store records on what it dispatches (two fixtures on one file are two instances). */
+export function execFixture(options: { policy?: ApprovalPolicy; capBytes?: number; db?: Db; path?: string; owner?: string } = {}): Fixture {
   const db = options.db ?? openDatabase(options.path ?? ':memory:');
   if (!db.prepare('SELECT 1 FROM projects WHERE id = ?').get(PROJECT)) {
     db.prepare(`INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES (?, 'u-a', 'a', 'A', 'paid', 0, 0, 0, 0)`).run(PROJECT);
@@ -83,7 +84,7 @@ export function execFixture(options: { policy?: ApprovalPolicy; capBytes?: numbe
   }
   let clock = T0;
   const now = (): number => clock;
-  const store = createInvocationStore(db, createOutbox(db, { now }));
+  const store = createInvocationStore(db, createOutbox(db, { now }), options.owner ?? null);
   const registry = new FakeRegistry();
   const service = new InvocationService({
     store,
