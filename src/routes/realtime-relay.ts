@@ -10,10 +10,11 @@
 import { WebSocket } from 'undici';
 import { audioTokensForMs, fromUsageObject, textTokens } from '../core/audio/audio-usage.js';
 import { pcm16DurationMs } from '../core/audio/wav.js';
+import { isPromise } from '../core/coordination/admission-port.js';
 import { parseClientEvent } from '../core/realtime/events.js';
 import { GatewayError } from '../errors.js';
 import type { WsSession, WsSocket } from '../http/ws.js';
-import { applyUpdate, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SessionState } from './realtime-session.js';
+import { applyUpdate, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SegmentVerdict, type SessionState } from './realtime-session.js';
 
 type Json = Record<string, unknown>;
 
@@ -37,6 +38,8 @@ export class RelaySession implements WsSession {
   /** Audio bytes appended since the last commit, and per committed item: for estimated usage. */
   #appended = 0;
   readonly #items = new Map<string, { bytes: number; started: number }>();
+  /** Upstream events that arrived while a segment's admission was being decided (asynchronously), in order. */
+  #held: string[] | null = null;
 
   constructor(socket: WsSocket, ctx: RealtimeContext) {
     this.#io = new SessionIo(socket, ctx);
@@ -122,6 +125,10 @@ export class RelaySession implements WsSession {
   }
 
   #fromUpstream(text: string): void {
+    if (this.#held) {
+      this.#held.push(text);
+      return;
+    }
     let event: Json;
     try {
       event = JSON.parse(text) as Json;
@@ -139,18 +146,35 @@ export class RelaySession implements WsSession {
       return;
     }
     if (type === 'input_audio_buffer.committed' && typeof event.item_id === 'string') {
-      const refused = this.#io.admitSegment();
-      if (refused) {
-        this.#closing = true;
-        this.#upstream.close(1000);
-        this.#io.sendText(text);
-        return this.#io.fail(refused, 1008, 'error');
-      }
-      this.#items.set(event.item_id, { bytes: this.#appended, started: performance.now() });
+      const itemId = event.item_id;
+      const bytes = this.#appended;
       this.#appended = 0;
+      const verdict = this.#io.admitSegment();
+      if (!isPromise(verdict)) return this.#committed(itemId, bytes, text, verdict);
+      // The events after this one wait for its verdict, so the client sees them in the upstream's order.
+      this.#held = [];
+      void verdict.then((refused) => {
+        const held = this.#held ?? [];
+        this.#held = null;
+        this.#committed(itemId, bytes, text, refused);
+        for (const later of held) this.#fromUpstream(later);
+      });
+      return;
     } else if ((type === 'conversation.item.input_audio_transcription.completed' || type === 'conversation.item.input_audio_transcription.failed') && typeof event.item_id === 'string') {
       this.#account(event, type.endsWith('completed'));
     }
+    this.#io.sendText(text);
+  }
+
+  /** A committed segment's verdict: a refusal ends the session (SPEC Limits), else its usage is tracked. */
+  #committed(itemId: string, bytes: number, text: string, refused: SegmentVerdict): void {
+    if (refused) {
+      this.#closing = true;
+      this.#upstream.close(1000);
+      this.#io.sendText(text);
+      return this.#io.fail(refused, 1008, 'error');
+    }
+    this.#items.set(itemId, { bytes, started: performance.now() });
     this.#io.sendText(text);
   }
 

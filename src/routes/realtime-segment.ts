@@ -8,6 +8,7 @@ import { audioTokensForMs, fromUsageObject, textTokens, type AudioUsage } from '
 import { multipartBody } from '../core/audio/multipart.js';
 import { pcm16DurationMs, pcm16ToWav } from '../core/audio/wav.js';
 import { deadlinesFor } from '../core/chat/deadlines.js';
+import { isPromise } from '../core/coordination/admission-port.js';
 import { newItemId, parseClientEvent, type ClientEvent, type Update } from '../core/realtime/events.js';
 import { PcmBuffer } from '../core/realtime/pcm-buffer.js';
 import { EnergyVad } from '../core/realtime/vad.js';
@@ -22,7 +23,9 @@ type Result = { readonly ok: true; readonly text: string; readonly usage: AudioU
 interface Segment {
   readonly itemId: string;
   readonly pcm: Buffer;
-  readonly refused: GatewayError | null;
+  refused: GatewayError | null;
+  /** Its admission is still being decided (an asynchronous admission port): it starts once it is. */
+  admitting: boolean;
   result: Result | null;
   started: boolean;
 }
@@ -42,6 +45,8 @@ export class SegmentSession implements WsSession {
   #speechStart = 0;
   #lastItem: string | null = null;
   #inflight = 0;
+  /** The socket is gone: a segment admitted after that (asynchronously) is not transcribed. */
+  #closed = false;
 
   constructor(socket: WsSocket, ctx: RealtimeContext) {
     this.#io = new SessionIo(socket, ctx);
@@ -61,6 +66,7 @@ export class SegmentSession implements WsSession {
   }
 
   closed(code: number, reason: string): void {
+    this.#closed = true;
     for (const a of this.#aborts) a.abort();
     this.#io.closed(code, reason);
   }
@@ -130,7 +136,18 @@ export class SegmentSession implements WsSession {
     this.#speechItem = null;
     this.#io.event('input_audio_buffer.committed', { previous_item_id: this.#lastItem, item_id: itemId });
     this.#lastItem = itemId;
-    this.#queue.push({ itemId, pcm, refused: this.#io.admitSegment(), result: null, started: false });
+    const verdict = this.#io.admitSegment();
+    const segment: Segment = { itemId, pcm, refused: null, admitting: isPromise(verdict), result: null, started: false };
+    if (isPromise(verdict)) {
+      void verdict.then((refused) => {
+        segment.refused = refused;
+        segment.admitting = false;
+        this.#startMore();
+      });
+    } else {
+      segment.refused = verdict;
+    }
+    this.#queue.push(segment);
     this.#startMore();
   }
 
@@ -143,9 +160,12 @@ export class SegmentSession implements WsSession {
   }
 
   #startMore(): void {
+    if (this.#closed) return;
     for (const s of this.#queue) {
       if (this.#inflight >= this.#io.ctx.settings.max_inflight_segments) return;
       if (s.started) continue;
+      // Segments start in commit order: one still waiting for its admission holds back those after it.
+      if (s.admitting) return;
       s.started = true;
       if (s.refused) {
         s.result = { ok: false, error: s.refused };

@@ -8,8 +8,10 @@ import { randomBytes } from 'node:crypto';
 import type { RealtimeConfig } from '../config.js';
 import type { AudioUsage } from '../core/audio/audio-usage.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { isPromise } from '../core/coordination/admission-port.js';
 import { budgetError } from '../core/limits/budget-errors.js';
 import { refusalError } from '../core/limits/limit-headers.js';
+import type { Admission } from '../core/limits/rate-limiter.js';
 import { gaSessionFromBeta, sessionEventType, UPDATE_EVENT, type Dialect } from '../core/realtime/dialect.js';
 import { errorEvent, serverEvent, type SessionUpdate, type TurnDetection, type Update } from '../core/realtime/events.js';
 import type { EndpointRecord } from '../core/records.js';
@@ -86,6 +88,9 @@ export function sessionObject(id: string, state: SessionState): Record<string, u
   };
 }
 
+/** A segment's admission: null admitted, else the refusal its transcription answers with. */
+export type SegmentVerdict = GatewayError | null;
+
 export class SessionIo {
   readonly id = `sess_${randomBytes(10).toString('hex')}`;
   readonly ctx: RealtimeContext;
@@ -97,6 +102,8 @@ export class SessionIo {
   /** PCM16 bytes the client appended: the session's audio seconds in its end-of-session log line. */
   #audioBytes = 0;
   #dialect: Dialect | null;
+  /** The last asynchronous segment admission: the next one's verdict settles after it. */
+  #admitting: Promise<SegmentVerdict> | null = null;
   /** `created` is sent before any client message: in the declared dialect, else the beta (the older default). */
   readonly #createdDialect: Dialect;
 
@@ -180,11 +187,26 @@ export class SessionIo {
     this.#outcome = 'error';
   }
 
-  /** Segments are requests too (SPEC Limits): the project's window, the key quota and the budgets. */
-  admitSegment(): GatewayError | null {
-    const { services, auth, endpoint, account } = this.ctx;
+  /**
+   * Segments are requests too (SPEC Limits): the project's window, the key quota and the budgets. A
+   * Promise only from an asynchronous admission port (shared limits); verdicts then settle in the order
+   * the segments were cut, whatever order the port answers in, each one's budget read once it is admitted.
+   */
+  admitSegment(): SegmentVerdict | Promise<SegmentVerdict> {
+    const { services, auth } = this.ctx;
     const now = services.now();
     const admission = services.limits.admit(auth.project, auth.key, 'inference', now);
+    if (!isPromise(admission)) return this.#verdict(admission, now);
+    const verdict = Promise.all([admission, this.#admitting]).then(
+      ([decided]) => this.#verdict(decided, now),
+      (err: unknown) => (err instanceof GatewayError ? err : new GatewayError('internal_error', { message: 'The rate limiter could not admit this segment.' })),
+    );
+    this.#admitting = verdict;
+    return verdict;
+  }
+
+  #verdict(admission: Admission, now: number): SegmentVerdict {
+    const { services, auth, endpoint, account } = this.ctx;
     if (admission.refusal) return refusalError(admission.refusal);
     const verdict = services.budgets.check(auth.project.id, endpoint.id, account.workspaceId, now);
     return verdict?.exhausted ? budgetError(verdict.exhausted) : null;
