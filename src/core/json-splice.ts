@@ -8,7 +8,7 @@
  * Structural bytes ({ } [ ] " , :) are ASCII and never occur inside UTF-8 multi-byte sequences, so
  * scanning bytes is safe.
  */
-import { byteCache } from './byte-cache.js';
+import { byteCache } from '../byte-cache.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -4,7 +4,7 @@
  * rendered in exactly one place: `{error: {message, type, code, param}}`.
  */
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
-import { byteCache } from '../core/byte-cache.js';
+import { byteCache } from '../byte-cache.js';
 import { GatewayError, toGatewayError } from '../errors.js';
 import type { BodyGate } from './body-gate.js';
 import { DrainState } from './drain-state.js';
