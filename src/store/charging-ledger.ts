@@ -44,7 +44,7 @@ export function pricedRow(row: UsageRow, pricing: PricingLookup): LedgerRow {
   };
 }
 
-/** `limiter`: any admission port (in process, shared memory, Redis); only its token charge is used here. */
+/** `limiter`: an admission port of whichever kind (in process, shared memory, Redis); only its token charge is used here. */
 export function chargingLedger(ledger: LedgerWriter, limiter: Pick<AdmissionPort, 'chargeTokens'>, budgets: Budgets, pricing: PricingLookup): UsageLedger {
   return {
     record(row) {

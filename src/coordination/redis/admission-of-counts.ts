@@ -4,7 +4,7 @@
  * RateLimiter.admit's (src/core/limits/rate-limiter.ts) line for line; the contract suite
  * (test/contract/admission-contract.ts) holds both implementations to the same answers.
  */
-import { TOKEN_RETRY_AFTER_SECONDS, type Admission, type LimitView } from '../../core/limits/rate-limiter.js';
+import { requestRefusal, TOKEN_RETRY_AFTER_SECONDS, type Admission, type LimitView } from '../../core/limits/rate-limiter.js';
 
 /** What one admission asked of the script; a limit of 0 means that counter does not apply. */
 export interface AdmissionLimits {
@@ -34,24 +34,10 @@ export function admissionOfCounts(limits: AdmissionLimits, r: CounterReadings): 
   const project: Candidate | null = limits.projectLimit > 0 ? { limit: limits.projectLimit, used: r.projectUsed, waitMs: r.projectWaitMs } : null;
   const quota: Candidate | null = limits.quotaLimit > 0 ? { limit: limits.quotaLimit, used: r.quotaUsed, waitMs: r.quotaWaitMs } : null;
   if (r.code === 1) {
-    const projectFull = project !== null && project.used >= project.limit;
-    const quotaFull = quota !== null && quota.used >= quota.limit;
-    const projectWait = projectFull ? project.waitMs : 0;
-    const quotaWait = quotaFull ? quota.waitMs : 0;
-    // Both must free a slot; the one that frees later is the one to report.
-    const byKey = quotaFull && (!projectFull || quotaWait > projectWait);
-    const binding = (byKey ? quota : project) as Candidate;
-    const retryAfterSeconds = Math.max(1, Math.ceil(Math.max(projectWait, quotaWait) / 1000));
-    return {
-      view: { limit: binding.limit, remaining: 0, resetSeconds: retryAfterSeconds },
-      refusal: {
-        kind: 'requests',
-        by: byKey ? 'key' : 'project',
-        limit: binding.limit,
-        windowSeconds: Math.round((byKey ? limits.quotaWindowMs : limits.projectWindowMs) / 1000),
-        retryAfterSeconds,
-      },
-    };
+    return requestRefusal(
+      project && { limit: project.limit, windowMs: limits.projectWindowMs, full: project.used >= project.limit, waitMs: project.waitMs },
+      quota && { limit: quota.limit, windowMs: limits.quotaWindowMs, full: quota.used >= quota.limit, waitMs: quota.waitMs },
+    );
   }
   if (r.code === 2) {
     return { view: bindingView(project, quota, 0), refusal: { kind: 'tokens', limit: limits.tokenLimit, retryAfterSeconds: TOKEN_RETRY_AFTER_SECONDS } };

@@ -71,6 +71,35 @@ interface ProjectCounters {
   tokens?: SlidingWindowCounter;
 }
 
+/** A request counter as a refusal reads it; `waitMs` (until its oldest unit leaves) is read only when full. */
+export interface RefusingCounter {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly full: boolean;
+  readonly waitMs: number;
+}
+
+/**
+ * The 429 of SPEC Limits when a request counter is full, for every admission port (in process, shared
+ * memory, Redis), so that each answers with the same headers and body.
+ */
+export function requestRefusal(project: RefusingCounter | null, quota: RefusingCounter | null): Admission {
+  const projectFull = project?.full === true;
+  const quotaFull = quota?.full === true;
+  const projectWait = projectFull ? project.waitMs : 0;
+  const quotaWait = quotaFull ? quota.waitMs : 0;
+  // Both must free a slot; the one that frees later is the one to report.
+  const byKey = quotaFull && (!projectFull || quotaWait > projectWait);
+  const binding = (byKey ? quota : project) as RefusingCounter;
+  // The binding counter is the one that frees later, so Reset and retry_after are the same number. A
+  // full counter's wait is in (0, window] (sliding-window.ts), so this is 1..60 s on a minute window.
+  const retryAfterSeconds = Math.max(1, Math.ceil(Math.max(projectWait, quotaWait) / 1000));
+  return {
+    view: { limit: binding.limit, remaining: 0, resetSeconds: retryAfterSeconds },
+    refusal: { kind: 'requests', by: byKey ? 'key' : 'project', limit: binding.limit, windowSeconds: Math.round(binding.windowMs / 1000), retryAfterSeconds },
+  };
+}
+
 interface Candidate {
   readonly counter: SlidingWindowCounter;
   readonly limit: number;
@@ -145,24 +174,10 @@ export class RateLimiter implements AdmissionPort {
     const projectFull = projectUse !== null && projectUse.used >= projectUse.limit;
     const quotaFull = quotaUse !== null && quotaUse.used >= quotaUse.limit;
     if (projectFull || quotaFull) {
-      const projectWait = projectFull ? projectUse.counter.msUntilOldestLeaves(now) : 0;
-      const quotaWait = quotaFull ? quotaUse.counter.msUntilOldestLeaves(now) : 0;
-      // Both must free a slot; the one that frees later is the one to report.
-      const byKey = quotaFull && (!projectFull || quotaWait > projectWait);
-      const binding = (byKey ? quotaUse : projectUse) as Candidate;
-      // The binding counter is the one that frees later, so Reset and retry_after are the same number. A
-      // full counter's wait is in (0, window] (sliding-window.ts), so this is 1..60 s on a minute window.
-      const retryAfterSeconds = Math.max(1, Math.ceil(Math.max(projectWait, quotaWait) / 1000));
-      return {
-        view: { limit: binding.limit, remaining: 0, resetSeconds: retryAfterSeconds },
-        refusal: {
-          kind: 'requests',
-          by: byKey ? 'key' : 'project',
-          limit: binding.limit,
-          windowSeconds: Math.round(binding.counter.windowMs / 1000),
-          retryAfterSeconds,
-        },
-      };
+      return requestRefusal(
+        projectUse && { limit: projectUse.limit, windowMs: projectUse.counter.windowMs, full: projectFull, waitMs: projectFull ? projectUse.counter.msUntilOldestLeaves(now) : 0 },
+        quotaUse && { limit: quotaUse.limit, windowMs: quotaUse.counter.windowMs, full: quotaFull, waitMs: quotaFull ? quotaUse.counter.msUntilOldestLeaves(now) : 0 },
+      );
     }
 
     if (cls === 'inference' && project.tokensPerMinute > 0) {
