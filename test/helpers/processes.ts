@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -13,6 +14,19 @@ export const CLI = join(process.cwd(), 'dist/src/cli.js');
 
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'switchboard-test-'));
+}
+
+/** A port nothing listens on now, on 127.0.0.1 (for a server that must bind by number). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
 }
 
 export function mintTestKey(slug: string): string {

@@ -4,7 +4,7 @@
  * A missing binary is a loud failure: `.ci/run` installs redis-server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './processes.js';
 
 export interface RedisServer {
   readonly port: number;
@@ -12,18 +12,6 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port (empty: no persistence). */
   restart(): Promise<void>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function launch(port: number): Promise<ChildProcess> {

@@ -3,24 +3,14 @@
  * same port started silently and the kernel split the traffic between two processes, each with its own
  * limiter (a project limited to 3 requests a minute admitted 5 in a second), both writing one store.
  */
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { testConfig } from '../helpers/configs.js';
-import { runCli, startGatewayProcess, tempDir, writeConfig } from '../helpers/processes.js';
+import { freePort, runCli, startGatewayProcess, tempDir, writeConfig } from '../helpers/processes.js';
 import { useSimulator } from '../helpers/suite.js';
 
 const suite = useSimulator();
 
-/** A port nothing listens on now. The first gateway must bind it by number: a port 0 bind is never shared. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
+// The first gateway must bind the port by number: a port 0 bind is never shared.
 describe('a second gateway on a port already served', () => {
   it('fails with "address in use" and exit code 1, and the first keeps serving', async () => {
     const port = String(await freePort());
