@@ -61,8 +61,27 @@ const serverSchema = z.strictObject({
     .default({}),
 });
 
-/** A relative path is from the config file's folder (loadConfigFile), so every command finds the same store. */
-const storageSchema = z.strictObject({ path: z.string().min(1).default('data/switchboard.db') });
+/**
+ * A relative path is from the config file's folder (loadConfigFile), so every command finds the same store.
+ * `kind: postgres` (issue 12) puts the shared aggregates in PostgreSQL at `url` so that replicas on several
+ * hosts share them; `path` stays this instance's own SQLite file for what is not shared yet
+ * (docs/deploy.md lists both).
+ */
+const storageSchema = z
+  .strictObject({
+    kind: z.enum(['sqlite', 'postgres']).default('sqlite'),
+    path: z.string().min(1).default('data/switchboard.db'),
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    /** Connections this instance keeps open to PostgreSQL. */
+    pool_size: z.number().int().min(1).max(100).default(10),
+  })
+  .superRefine((s, ctx) => {
+    if (s.kind === 'postgres' && s.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required when kind is postgres (postgres://user@host:5432/database)' });
+    if (s.kind === 'sqlite' && s.url !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is only read when kind is postgres' });
+  });
 
 /**
  * What N replicas must share (issue 12): absent `redis_url`, counters and the invalidation bus stay in

@@ -1,0 +1,61 @@
+/** The PostgreSQL store's own machinery (store/postgres/pg-store.ts): migrations once, change notices. */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgres, type PgStore } from '../../src/store/postgres/pg-store.js';
+import { PG_MIGRATIONS } from '../../src/store/postgres/migrations/index.js';
+import { freshDatabase, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
+
+beforeAll(requirePostgres);
+
+const cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+async function database(): Promise<TestDatabase> {
+  const db = await freshDatabase();
+  cleanup.push(db.drop);
+  return db;
+}
+async function open(url: string): Promise<PgStore> {
+  const store = await openPostgres({ url, poolSize: 2 });
+  cleanup.push(() => store.close());
+  return store;
+}
+
+describe('PostgreSQL store', () => {
+  it('applies every migration exactly once when several processes open one fresh database together', async () => {
+    const { url } = await database();
+    const stores = await Promise.all([open(url), open(url), open(url), open(url)]);
+    const { rows } = await stores[0]!.pool.query<{ name: string }>('SELECT name FROM switchboard_migrations ORDER BY name');
+    expect(rows.map((r) => r.name)).toEqual(PG_MIGRATIONS.map((m) => m.name).sort());
+  });
+
+  it('refuses a database migrated by a newer build', async () => {
+    const { url } = await database();
+    const first = await open(url);
+    await first.pool.query('INSERT INTO switchboard_migrations (name, applied_at) VALUES ($1, 0)', ['999-from-the-future']);
+    await expect(openPostgres({ url, listen: false })).rejects.toThrow(/999-from-the-future/);
+  });
+
+  it('delivers a committed change notice to every replica, and none for a rolled-back one', async () => {
+    const { url } = await database();
+    const [a, b] = await Promise.all([open(url), open(url)]);
+    const seen: string[] = [];
+    b.onChange('keys', () => seen.push('keys'));
+    await a.transaction(async (c) => {
+      await a.notifyChange(c, 'keys');
+      throw new Error('rolled back');
+    }).catch(() => undefined);
+    await a.transaction((c) => a.notifyChange(c, 'keys'));
+    await expect.poll(() => seen.length).toBe(1);
+    await a.transaction((c) => a.notifyChange(c, 'keys'));
+    await expect.poll(() => seen.length).toBe(2);
+  });
+
+  it('reads BIGINT columns back as numbers', async () => {
+    const { url } = await database();
+    const store = await open(url);
+    const { rows } = await store.pool.query<{ t: number }>('SELECT 1764288000000::bigint AS t');
+    expect(rows[0]!.t).toBe(1764288000000);
+  });
+});
