@@ -39,6 +39,7 @@ import { createBudgetsRepo, restoreBudgets } from './store/budgets-repo.js';
 import { createCatalog, type Catalog } from './store/catalog.js';
 import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
+import { openStoreBackend } from './store/backend.js';
 import { openDatabase } from './store/db.js';
 import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
 import { dashboardAssetRoutes, dashboardPages } from './dashboard/pages/dashboard-pages.js';
@@ -120,6 +121,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const store = resolveStorePath(options.dbPath ?? config.storage.path);
   const dbPath = store.path;
   const db = openDatabase(dbPath);
+  // PostgreSQL too when storage.kind is postgres: the aggregates replicas share (store/backend.ts).
+  const backend = await openStoreBackend(config.storage, logger);
   const synced = syncConfig(db, config, Date.now());
   logger.info({ db: dbPath, ...synced }, 'config synced into the store');
   const catalog = createCatalog(db);
@@ -160,7 +163,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     (err) => logger.error({ err }, 'budget threshold listener failed'),
   );
   const modelAliases = createModelAliasesRepo(db);
-  const services: Services = { catalog, pool, metrics, logger, now: clock.now, isStoreOpen: () => db.open, limits, budgets, modelAliases };
+  const services: Services = { catalog, pool, metrics, logger, now: clock.now, isStoreOpen: () => db.open, storeHealth: backend.health, limits, budgets, modelAliases };
   // Every endpoint's pool of servers is built now, its API keys read from the environment once.
   const upstream = createUpstreamClient({
     projects: config.projects,
@@ -392,6 +395,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         instances.close();
         if (busyDb !== db) busyDb.close();
         db.close();
+        await backend.close();
         store.discard();
         logger.info('stopped');
         flushLogger(logger);

@@ -57,8 +57,9 @@ export function opsRoutes(services: Services, upstream?: { report(): PoolReport[
         const ready = checks.store && checks.pool && !draining;
         // Shared limits (Redis, or the workers' shared counters) are reported, not a readiness condition:
         // every replica shares them, so taking one out of a load balancer would not bring them back.
-        const limits = services.limits.health?.();
-        const body = { status: draining ? 'draining' : ready ? 'ready' : 'not_ready', checks, ...(limits ? { dependencies: [limits] } : {}) };
+        // PostgreSQL likewise: every replica shares it.
+        const dependencies = [services.limits.health?.(), services.storeHealth?.()].filter((d) => d !== undefined && d !== null);
+        const body = { status: draining ? 'draining' : ready ? 'ready' : 'not_ready', checks, ...(dependencies.length > 0 ? { dependencies } : {}) };
         reply.json(ready ? 200 : 503, upstream ? { ...body, upstreams: upstream.report() } : body);
       },
     },

@@ -1,5 +1,5 @@
 /** What route handlers receive from the composition root. */
-import type { AdmissionPort } from '../core/coordination/admission-port.js';
+import type { AdmissionPort, DependencyHealth } from '../core/coordination/admission-port.js';
 import type { Budgets } from '../core/limits/budgets.js';
 import type { Catalog } from '../store/catalog.js';
 import type { ModelAliasesRepo } from '../store/model-aliases-repo.js';
@@ -16,6 +16,8 @@ export interface Services {
   /** Unix milliseconds; injected so tests can move time. */
   readonly now: () => number;
   readonly isStoreOpen: () => boolean;
+  /** PostgreSQL's state for /readyz, when the store is PostgreSQL (store/backend.ts). */
+  readonly storeHealth?: () => DependencyHealth | null;
   /**
    * Request and token limiters (SPEC "Limits"), applied by guard.ts on every keyed route: in this thread,
    * shared by the worker threads, or in Redis (src/coordination/coordination.ts).

@@ -154,7 +154,7 @@ async function migrate(pool: pg.Pool, migrations: readonly PgMigration[]): Promi
     if (unknown.length > 0) throw new PgStoreTooNewError(unknown);
     for (const m of migrations) {
       if (applied.has(m.name)) continue;
-      await client.query(m.sql);
+      if (m.sql.trim() !== '') await client.query(m.sql);
       await client.query('INSERT INTO switchboard_migrations (name, applied_at) VALUES ($1, $2)', [m.name, Date.now()]);
     }
     await client.query('COMMIT');

@@ -1,0 +1,3 @@
+/** PostgreSQL: the usage ledger, its spend rollup, stored budgets. */
+export const pgMigrationUsage = `
+`;

@@ -1,0 +1,3 @@
+/** PostgreSQL: router settings and rules, workspace routing, decisions, SLOs, model aliases. */
+export const pgMigrationRouter = `
+`;
