@@ -6,11 +6,11 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { freePort as freePortOn } from '../src/workers/free-port.js';
 
 export interface Proc {
   readonly name: string;
@@ -167,17 +167,7 @@ export function startBareProxy(logDir: string, core: number | null, upstream: st
 }
 
 /** A port that was free a moment ago (the gateway's listening line is an info log, absent at warn). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export const freePort = (): Promise<number> => freePortOn('127.0.0.1');
 
 async function healthy(url: string): Promise<boolean> {
   try {

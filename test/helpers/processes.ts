@@ -5,10 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { freePort as freePortOn } from '../../src/workers/free-port.js';
 
 export const CLI = join(process.cwd(), 'dist/src/cli.js');
 
@@ -17,17 +17,7 @@ export function tempDir(): string {
 }
 
 /** A port nothing listens on now, on 127.0.0.1 (for a server that must bind by number). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export const freePort = (): Promise<number> => freePortOn('127.0.0.1');
 
 export function mintTestKey(slug: string): string {
   return `svc_${slug}_${randomBytes(32).toString('base64url')}`;
