@@ -8,7 +8,7 @@
  * createSqliteXStore(db)`, both implementing the port in src/core/store/, both run by one contract suite.
  */
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import type { DependencyHealth } from '../core/coordination/admission-port.js';
 import { openPostgres, type PgStore } from './postgres/pg-store.js';
 
@@ -43,8 +43,17 @@ export function redactUrl(url: string): string {
 const PROBE_INTERVAL_MS = 1000;
 const PROBE_TIMEOUT_MS = 1000;
 
-export async function openStoreBackend(storage: Config['storage'], logger: Logger): Promise<StoreBackend> {
+/**
+ * Values sealed by one replica (webhook signing secrets, TOTP secrets, decision excerpts) are opened by the
+ * others, so they must share the key: with PostgreSQL it comes from the environment, the same on every
+ * replica. A key file beside each replica's own SQLite file (the embedded default) would differ per replica.
+ */
+export const SHARED_SECRET_KEY_MISSING =
+  'storage.kind is postgres, and SWITCHBOARD_SECRET_KEY is not set: every replica must seal and open stored secrets with the same key. Set it to the same value on every replica (base64 of 32 bytes: `openssl rand -base64 32`)';
+
+export async function openStoreBackend(storage: Config['storage'], logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<StoreBackend> {
   if (storage.kind === 'sqlite' || storage.url === undefined) return { kind: 'sqlite', pg: null, health: () => null, close: async () => undefined };
+  if (!env.SWITCHBOARD_SECRET_KEY) throw new ConfigError(SHARED_SECRET_KEY_MISSING);
   let pg: PgStore;
   try {
     pg = await openPostgres({ url: storage.url, poolSize: storage.pool_size, logger });

@@ -1,8 +1,10 @@
 /** The PostgreSQL store's own machinery (store/postgres/pg-store.ts): migrations once, change notices. */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { openStoreBackend } from '../../src/store/backend.js';
 import { openPostgres, type PgStore } from '../../src/store/postgres/pg-store.js';
 import { PG_MIGRATIONS } from '../../src/store/postgres/migrations/index.js';
-import { freshDatabase, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
+import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
 
 beforeAll(requirePostgres);
 
@@ -57,5 +59,23 @@ describe('PostgreSQL store', () => {
     const store = await open(url);
     const { rows } = await store.pool.query<{ t: number }>('SELECT 1764288000000::bigint AS t');
     expect(rows[0]!.t).toBe(1764288000000);
+  });
+
+  it('opens PostgreSQL for storage.kind postgres only with a shared secret key, and reports it for /readyz', async () => {
+    const { url } = await database();
+    const storage = { kind: 'postgres' as const, url, path: ':memory:', pool_size: 2 };
+    const logger = pino({ level: 'silent' });
+    await expect(openStoreBackend(storage, logger, {})).rejects.toThrow(/SWITCHBOARD_SECRET_KEY is not set/);
+    const backend = await openStoreBackend(storage, logger, PG_GATEWAY_ENV);
+    cleanup.push(() => backend.close());
+    expect(backend.pg).not.toBeNull();
+    expect(backend.health()).toEqual({ name: 'postgres', ok: true });
+  });
+
+  it('names the unreachable PostgreSQL without its password', async () => {
+    const storage = { kind: 'postgres' as const, url: 'postgres://u:hunter2@127.0.0.1:1/none', path: ':memory:', pool_size: 1 };
+    const failure = openStoreBackend(storage, pino({ level: 'silent' }), PG_GATEWAY_ENV);
+    await expect(failure).rejects.toThrow(/did not answer/);
+    await expect(failure).rejects.not.toThrow(/hunter2/);
   });
 });

@@ -46,3 +46,9 @@ export async function freshDatabase(): Promise<TestDatabase> {
     drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }
+
+/**
+ * The environment of a gateway process on PostgreSQL: replicas share the secret key (store/backend.ts
+ * refuses to start without it in this mode). A fixed test value: 32 bytes, base64.
+ */
+export const PG_GATEWAY_ENV: NodeJS.ProcessEnv = { SWITCHBOARD_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') };
