@@ -3,15 +3,10 @@
  * unknown id, so lookups are one primary-key SELECT; no cache, so every gateway process sharing the file
  * sees a write at once.
  */
+import type { ModelAlias } from '../core/store/router-store.js';
 import type { Db } from './db.js';
 
-export interface ModelAlias {
-  readonly projectId: string;
-  readonly alias: string;
-  readonly target: string;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-}
+export type { ModelAlias };
 
 export interface ModelAliasesRepo {
   get(projectId: string, alias: string): ModelAlias | null;

@@ -6,14 +6,11 @@
  */
 import type { StoredSettings } from '../core/routing/settings.js';
 import type { RoutingRule } from '../core/routing/types.js';
+import type { ProjectRouterState } from '../core/store/router-store.js';
 import type { Db } from './db.js';
 import { fromJson, toJson } from './json-column.js';
 
-export interface ProjectRouterState {
-  readonly settings: StoredSettings;
-  /** Stored order (SPEC: GET lists rules in stored order, not evaluation order). */
-  readonly rules: readonly RoutingRule[];
-}
+export type { ProjectRouterState };
 
 export interface RouterSettingsRepo {
   get(projectId: string): ProjectRouterState;

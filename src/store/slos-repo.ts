@@ -2,16 +2,10 @@
  * Per-endpoint latency objectives (SLOs, issue 14). Read once per routed turn that has a choice to make
  * (one indexed SELECT of the project's rows); no cache, so every process sharing the file agrees.
  */
+import type { EndpointSlo } from '../core/store/router-store.js';
 import type { Db } from './db.js';
 
-export interface EndpointSlo {
-  readonly projectId: string;
-  readonly endpointId: string;
-  readonly ttftMs: number | null;
-  readonly tpotMs: number | null;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-}
+export type { EndpointSlo };
 
 export interface SlosRepo {
   list(projectId: string): EndpointSlo[];
