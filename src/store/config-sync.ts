@@ -6,18 +6,13 @@
  */
 import type { Config, KeyConfig, ProjectConfig } from '../config.js';
 import { hashKeyValue, keyPrefix, newKeyId } from '../core/auth/key-token.js';
+import type { SyncSummary } from '../core/store/catalog-store.js';
 import { writeTransaction, type Db } from './db.js';
 import { createEndpointsRepo } from './endpoints-repo.js';
 import { createKeysRepo, type KeysRepo } from './keys-repo.js';
 import { createProjectsRepo } from './projects-repo.js';
 
-export interface SyncSummary {
-  projects: number;
-  endpoints: number;
-  endpointsDeleted: number;
-  keys: number;
-  keysRevoked: number;
-}
+export type { SyncSummary } from '../core/store/catalog-store.js';
 
 export function syncConfig(db: Db, config: Config, now: number): SyncSummary {
   const projects = createProjectsRepo(db);
@@ -97,7 +92,7 @@ function syncKeys(p: ProjectConfig, repo: KeysRepo, now: number, summary: SyncSu
   summary.keysRevoked += repo.revokeUndeclaredConfigKeys(p.id, declaredIds, now);
 }
 
-function declaredFields(k: KeyConfig, id: string) {
+export function declaredFields(k: KeyConfig, id: string) {
   return {
     id,
     name: k.name ?? null,

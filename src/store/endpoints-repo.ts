@@ -3,7 +3,7 @@ import type { EndpointRecord } from '../core/records.js';
 import type { Db } from './db.js';
 import { fromJson, fromNullableJson, toJson } from './json-column.js';
 
-interface EndpointRow {
+export interface EndpointRow {
   id: string;
   project_id: string;
   slug: string;
@@ -19,7 +19,7 @@ interface EndpointRow {
   created_at: number;
 }
 
-const toEndpoint = (r: EndpointRow): EndpointRecord => ({
+export const toEndpoint = (r: EndpointRow): EndpointRecord => ({
   id: r.id,
   projectId: r.project_id,
   slug: r.slug,

@@ -5,10 +5,11 @@
 import type { Scope } from '../config.js';
 import { compileIpFilter } from '../core/auth/ip-filter.js';
 import type { ApiKeyRecord, KeyCredential } from '../core/records.js';
+import type { NewApiKey } from '../core/store/catalog-store.js';
 import { writeTransaction, type Db } from './db.js';
 import { fromJson, fromNullableJson, toJson } from './json-column.js';
 
-interface KeyRow {
+export interface KeyRow {
   id: string;
   project_id: string;
   name: string | null;
@@ -27,7 +28,7 @@ interface KeyRow {
   revoked_at: number | null;
 }
 
-function toKey(r: KeyRow): ApiKeyRecord {
+export function toKey(r: KeyRow): ApiKeyRecord {
   const allowedIps = fromJson<string[]>(r.allowed_ips);
   const blockedIps = fromJson<string[]>(r.blocked_ips);
   return {
@@ -51,7 +52,7 @@ function toKey(r: KeyRow): ApiKeyRecord {
   };
 }
 
-interface CredentialRow extends KeyRow {
+export interface CredentialRow extends KeyRow {
   valid_until: number | null;
   owner_id: string | null;
   owner_role: string | null;
@@ -63,7 +64,7 @@ interface CredentialRow extends KeyRow {
  * workspaces its user reads in the key's project (none when the user has no role there any more); a user
  * who reads every workspace leaves it unconfined.
  */
-function toCredential(row: CredentialRow): KeyCredential {
+export function toCredential(row: CredentialRow): KeyCredential {
   const key = toKey(row);
   if (key.userId === null) return { key, validUntil: row.valid_until };
   if (row.owner_id === null) return { key, validUntil: row.valid_until, ownerDeleted: true };
@@ -73,7 +74,7 @@ function toCredential(row: CredentialRow): KeyCredential {
   return { key: { ...key, allowedWorkspaceIds: readable, listFromOwner: true }, validUntil: row.valid_until };
 }
 
-export type NewKey = Omit<ApiKeyRecord, 'ipFilter' | 'revokedAt'>;
+export type NewKey = NewApiKey;
 
 export function createKeysRepo(db: Db) {
   const insertKey = db.prepare(`
@@ -102,6 +103,7 @@ export function createKeysRepo(db: Db) {
   const keyIdByHash = db.prepare<[string], { key_id: string }>('SELECT key_id FROM api_key_secrets WHERE hash = ?');
   const keysOfProject = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE project_id = ? ORDER BY created_at, id');
   const keyById = db.prepare<[string, string], KeyRow>('SELECT * FROM api_keys WHERE id = ? AND project_id = ?');
+  const keyByIdAlone = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
   const graceOfProject = db.prepare<[string], { key_id: string; valid_until: number }>(`
     SELECT s.key_id, MAX(s.valid_until) AS valid_until FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id
     WHERE k.project_id = ? AND s.valid_until IS NOT NULL GROUP BY s.key_id`);
@@ -174,6 +176,13 @@ export function createKeysRepo(db: Db) {
     rotate(id: string, newHash: string, newPrefix: string, now: number, graceUntil: number): void {
       rotateTx({ id, hash: newHash, prefix: newPrefix, now, graceUntil });
     },
+    /** `rotate` for an active key only (not revoked, not expired at `now`), checked under the same write lock. */
+    rotateIfActive: writeTransaction(db, (id: string, newHash: string, newPrefix: string, now: number, graceUntil: number): boolean => {
+      const row = keyByIdAlone.get(id);
+      if (!row || row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= now)) return false;
+      rotateTx({ id, hash: newHash, prefix: newPrefix, now, graceUntil });
+      return true;
+    }),
     revokeUndeclaredConfigKeys(projectId: string, keepIds: readonly string[], now: number): number {
       return revokeUndeclared.run({ projectId, keep: toJson(keepIds), now }).changes;
     },

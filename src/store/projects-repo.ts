@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { ProjectRecord, WorkspaceRecord } from '../core/records.js';
 import type { Db } from './db.js';
 
-interface ProjectRow {
+export interface ProjectRow {
   id: string;
   uuid: string;
   slug: string;
@@ -15,7 +15,7 @@ interface ProjectRow {
   created_at: number;
 }
 
-interface WorkspaceRow {
+export interface WorkspaceRow {
   project_id: string;
   id: string;
   name: string;
@@ -27,7 +27,7 @@ interface WorkspaceRow {
   created_at: number;
 }
 
-const toProject = (r: ProjectRow): ProjectRecord => ({
+export const toProject = (r: ProjectRow): ProjectRecord => ({
   id: r.id,
   uuid: r.uuid,
   slug: r.slug,
@@ -39,7 +39,7 @@ const toProject = (r: ProjectRow): ProjectRecord => ({
   createdAt: r.created_at,
 });
 
-const toWorkspace = (r: WorkspaceRow): WorkspaceRecord => ({
+export const toWorkspace = (r: WorkspaceRow): WorkspaceRecord => ({
   id: r.id,
   projectId: r.project_id,
   name: r.name,
@@ -71,7 +71,7 @@ export interface WorkspaceUpsert {
 }
 
 /** New workspaces default to semantic routing (SPEC Semantic router behaviour 9); stamped once at creation. */
-const NEW_WORKSPACE_ROUTING_DEFAULT = 'semantic';
+export const NEW_WORKSPACE_ROUTING_DEFAULT = 'semantic';
 
 export function createProjectsRepo(db: Db) {
   const upsertProject = db.prepare(`
