@@ -125,6 +125,8 @@ export const ERROR_CATALOGUE = {
   service_draining: { status: 503, type: SERVER, message: 'The server is shutting down.', retryable: true },
   // coordination.on_outage: fail_closed (issue 12): Redis comes back, or another replica reaches it.
   limits_unavailable: { status: 503, type: SERVER, message: 'The shared rate limiter is unreachable; retry shortly.', retryable: true },
+  // PostgreSQL (storage.kind postgres) did not answer a read or write this request needed (docs/deploy.md "Outages").
+  store_unavailable: { status: 503, type: SERVER, message: 'The store is unreachable; retry shortly.', retryable: true },
   // The execution surface (SPEC "Execution surface errors"; docs/exec.md). Statuses and retryability are
   // SPEC's; types are ours where SPEC shows none.
   exec_tool_not_found: { status: 400, type: INVALID, message: 'No online agent offers this tool.', retryable: false },

@@ -40,6 +40,8 @@ import { createCatalog, type Catalog } from './store/catalog.js';
 import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
 import { openStoreBackend } from './store/backend.js';
+import { isPostgresUnavailable } from './store/postgres/pg-errors.js';
+import { GatewayError } from './errors.js';
 import { openDatabase } from './store/db.js';
 import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
 import { dashboardAssetRoutes, dashboardPages } from './dashboard/pages/dashboard-pages.js';
@@ -328,6 +330,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     sharedPort: options.shared !== undefined,
     onStart: (family) => metrics.requestStarted(family),
     logClientAddress: logger.isLevelEnabled('info'),
+    // A management or dashboard request that needed PostgreSQL while it is down: 503, logged, not a bug.
+    nameDependencyError: (err, req) => {
+      if (backend.pg === null || !isPostgresUnavailable(err)) return null;
+      logger.warn({ err, request_id: req.requestId, path: req.path }, 'storage: PostgreSQL unreachable; answered 503 store_unavailable');
+      return new GatewayError('store_unavailable');
+    },
     onUnexpectedError: (err, where, req) => {
       metrics.unexpectedError(where);
       logger.error({ err, where, request_id: req?.requestId, method: req?.method, path: req?.path }, 'unexpected error');

@@ -100,6 +100,11 @@ export interface HttpServerOptions {
    * callback would otherwise end the process.
    */
   onUnexpectedError(err: unknown, where: string, req: IncomingRequest | null): void;
+  /**
+   * Names an exception a dependency raised (PostgreSQL unreachable: 503 store_unavailable), before it would
+   * be reported as unexpected; logs it itself. Null: not one it knows.
+   */
+  nameDependencyError?(err: unknown, req: IncomingRequest): GatewayError | null;
   /** The access log wants every client's address: read it at once, while uWS still has it. */
   readonly logClientAddress?: boolean;
   /** WebSocket routes (src/http/ws.ts), registered before the catch-all HTTP handler. */
@@ -167,7 +172,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     try {
       if (early) throw early;
       await serveRoute(route, { req, reply, route, draining: drain.draining });
-    } catch (err) {
+    } catch (thrown) {
+      const err = thrown instanceof GatewayError ? thrown : (opts.nameDependencyError?.(thrown, req) ?? thrown);
       if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'handler', req);
       req.log.errorCode = err instanceof GatewayError ? err.code : 'internal_error';
       req.discardBody();

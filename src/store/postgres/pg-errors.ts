@@ -1,0 +1,20 @@
+/**
+ * Which `pg` errors mean "PostgreSQL is not reachable now" (answered 503 store_unavailable, retryable),
+ * as opposed to a query the server refused (a bug or a constraint: stays an unexpected error).
+ */
+
+/** SQLSTATE classes and codes of a lost or refused connection, and of a server shutting down or starting. */
+const CONNECTION_SQLSTATE = /^(08|57P0[1-3]|53300)/;
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** What pg itself throws (no code) when a connection ends or cannot be had in time. */
+const PG_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed/;
+
+export function isPostgresUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || CONNECTION_SQLSTATE.test(code))) return true;
+  if (PG_MESSAGES.test(err.message)) return true;
+  // AggregateError of a connect to several addresses (localhost: ::1 and 127.0.0.1), each refused.
+  if (err instanceof AggregateError) return err.errors.length > 0 && err.errors.every(isPostgresUnavailable);
+  return err.cause !== undefined && isPostgresUnavailable(err.cause);
+}
