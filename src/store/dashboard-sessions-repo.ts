@@ -2,32 +2,10 @@
  * Dashboard sessions and OpenID Connect sign-ins in flight (migration 015). Both are keyed by the SHA-256
  * of a random id that only the browser's cookie holds (dashboard/auth/sessions.ts).
  */
+import type { OidcFlowRecord, SessionRecord } from '../core/store/identity-store.js';
 import { writeTransaction, type Db } from './db.js';
 
-export interface SessionRecord {
-  readonly idHash: string;
-  readonly userId: string;
-  /** 'totp': password accepted, second factor awaited; 'full': signed in. */
-  readonly stage: 'totp' | 'full';
-  readonly createdAt: number;
-  readonly lastSeenAt: number;
-  readonly ip: string;
-  readonly userAgent: string;
-  /** Where to go once signed in (a dashboard path). */
-  readonly nextPath: string | null;
-}
-
-export interface OidcFlowRecord {
-  readonly idHash: string;
-  readonly providerId: string;
-  readonly state: string;
-  readonly nonce: string;
-  readonly codeVerifier: string;
-  /** Set when a signed-in user connects the provider from the account page. */
-  readonly connectUserId: string | null;
-  readonly nextPath: string | null;
-  readonly createdAt: number;
-}
+export type { OidcFlowRecord, SessionRecord };
 
 interface SessionRow {
   id_hash: string;

@@ -2,37 +2,11 @@
  * Dashboard users, their project roles, backup codes and connected identity providers (migration 015).
  * Secrets arrive here already hashed or sealed (dashboard/auth/): this file is the SQL.
  */
+import type { IdentityRecord, ProjectRole, UserRecord, UserRole } from '../core/store/identity-store.js';
 import { writeTransaction, type Db } from './db.js';
 import { fromNullableJson, toJson } from './json-column.js';
 
-/** The same strings as dashboard/principal.ts ProjectRole (the store does not import the dashboard). */
-export type ProjectRole = 'owner' | 'admin' | 'member';
-
-export interface UserRecord {
-  readonly id: string;
-  readonly email: string;
-  readonly name: string;
-  readonly passwordHash: string | null;
-  readonly totpSealed: string | null;
-  readonly totpLastStep: number | null;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-}
-
-export interface UserRole {
-  readonly projectId: string;
-  readonly role: ProjectRole;
-  /** null: every workspace of the project. */
-  readonly workspaceIds: readonly string[] | null;
-}
-
-export interface IdentityRecord {
-  readonly providerId: string;
-  readonly subject: string;
-  readonly userId: string;
-  readonly email: string | null;
-  readonly createdAt: number;
-}
+export type { IdentityRecord, ProjectRole, UserRecord, UserRole };
 
 interface UserRow {
   id: string;
@@ -94,6 +68,9 @@ export function createUsersRepo(db: Db) {
     'SELECT * FROM dashboard_identities WHERE user_id = ? ORDER BY provider_id',
   );
   const deleteIdentity = db.prepare('DELETE FROM dashboard_identities WHERE user_id = ? AND provider_id = ?');
+  const newestTotp = db.prepare<[], { sealed: string; associated: string }>(
+    'SELECT totp_secret_sealed AS sealed, id AS associated FROM dashboard_users WHERE totp_secret_sealed IS NOT NULL ORDER BY rowid DESC LIMIT 1',
+  );
 
   const toIdentity = (r: { provider_id: string; subject: string; user_id: string; email: string | null; created_at: number }): IdentityRecord => ({
     providerId: r.provider_id,
@@ -159,6 +136,7 @@ export function createUsersRepo(db: Db) {
     },
     identitiesOf: (userId: string): IdentityRecord[] => identitiesOf.all(userId).map(toIdentity),
     unlinkIdentity: (userId: string, providerId: string): boolean => deleteIdentity.run(userId, providerId).changes > 0,
+    newestSealedTotp: (): { sealed: string; associated: string } | null => newestTotp.get() ?? null,
   };
 }
 
