@@ -4,7 +4,8 @@
  * request path).
  */
 import type { BudgetConfig, Config } from '../config.js';
-import { budgetWindowStarts, type BudgetCaps, type BudgetLevel, type Budgets, type BudgetSpend } from '../core/limits/budgets.js';
+import { budgetWindowStarts, type BudgetCaps, type BudgetLevel, type Budgets } from '../core/limits/budgets.js';
+import type { SpendRow, StoredBudget, UsageStore } from '../core/store/usage-store.js';
 import type { Db } from './db.js';
 
 interface BudgetRow {
@@ -19,19 +20,7 @@ interface BudgetRow {
   hard_cap_cents: number | null;
 }
 
-export interface StoredBudget {
-  readonly projectId: string;
-  readonly level: BudgetLevel;
-  readonly targetId: string;
-  readonly caps: BudgetCaps;
-}
-
-export interface SpendRow extends BudgetSpend {
-  readonly projectId: string;
-  readonly targetId: string;
-  /** Nano-dollars of the priced turns. */
-  readonly nanos: BudgetSpend;
-}
+export type { SpendRow, StoredBudget } from '../core/store/usage-store.js';
 
 /*
  * Spend is counted as the limiter counts tokens (prompt + completion - cached, never below zero per row),
@@ -136,13 +125,28 @@ const capsOf = (b: BudgetConfig): BudgetCaps => ({
  * usage ledger's hourly rollup (migration 014; docs/decisions.md "Budgets").
  */
 export function restoreBudgets(repo: BudgetsRepo, config: Config, budgets: Budgets, now: number): void {
+  const since = budgetWindowStarts(now);
+  loadBudgets(config, budgets, now, repo.list(), { endpoint: repo.spend('endpoint', since), workspace: repo.spend('workspace', since) });
+}
+
+/**
+ * The same from a usage store of any kind (PostgreSQL's rollup, issue 12). Returns the stored caps, which
+ * the caller keeps for the bus (coordination/bus-wiring.ts reads them synchronously).
+ */
+export async function restoreBudgetsFrom(store: Pick<UsageStore, 'listBudgets' | 'spend'>, config: Config, budgets: Budgets, now: number): Promise<StoredBudget[]> {
+  const since = budgetWindowStarts(now);
+  const [stored, endpoint, workspace] = await Promise.all([store.listBudgets(), store.spend('endpoint', since), store.spend('workspace', since)]);
+  loadBudgets(config, budgets, now, stored, { endpoint, workspace });
+  return stored;
+}
+
+function loadBudgets(config: Config, budgets: Budgets, now: number, stored: readonly StoredBudget[], spend: Record<BudgetLevel, readonly SpendRow[]>): void {
   for (const p of config.projects) {
     for (const e of p.endpoints) if (e.budget) budgets.setConfigCaps('endpoint', p.id, e.id, capsOf(e.budget));
     for (const w of p.workspaces) if (w.budget) budgets.setConfigCaps('workspace', p.id, w.id, capsOf(w.budget));
   }
-  for (const b of repo.list()) budgets.setApiCaps(b.level, b.projectId, b.targetId, b.caps);
-  const since = budgetWindowStarts(now);
+  for (const b of stored) budgets.setApiCaps(b.level, b.projectId, b.targetId, b.caps);
   for (const level of ['endpoint', 'workspace'] as const) {
-    for (const row of repo.spend(level, since)) budgets.loadSpend(level, row.projectId, row.targetId, row, now, row.nanos);
+    for (const row of spend[level]) budgets.loadSpend(level, row.projectId, row.targetId, row, now, row.nanos);
   }
 }

@@ -6,39 +6,11 @@
  * not store comes back and is sent again, whole, with its segment.
  */
 import { Packr } from 'msgpackr';
+import type { LedgerRow, UsageRow } from '../core/store/usage-store.js';
 import type { StoreWriter } from './store-writer.js';
 import type { UsageJournal } from './usage-journal.js';
 
-export interface UsageRow {
-  readonly requestId: string;
-  readonly projectId: string;
-  readonly workspaceId: string | null;
-  readonly endpointId: string;
-  readonly keyId: string;
-  readonly route: string;
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-  readonly cachedTokens: number;
-  readonly reasoningTokens: number | null;
-  readonly serviceTier: string;
-  readonly tierMultiplier: number;
-  /** completed | aborted | error | timeout */
-  readonly status: string;
-  readonly usageSource: 'upstream' | 'estimated';
-  readonly latencyMs: number;
-  readonly createdAt: number;
-}
-
-/**
- * A row as stored: what the charging layer (charging-ledger.ts) adds to the route's row from the config at
- * the moment of the turn.
- */
-export interface LedgerRow extends UsageRow {
-  /** The endpoint's public model id; null when the endpoint is not in the config (it always is today). */
-  readonly model: string | null;
-  /** Nano-dollars (core/usage/cost.ts); null when the endpoint has no price. */
-  readonly costNanos: number | null;
-}
+export type { LedgerRow, UsageRow } from '../core/store/usage-store.js';
 
 /** What routes record through: one row per turn. */
 export interface UsageLedger {

@@ -9,48 +9,10 @@
  * the cost total is exact however large it grows.
  */
 import type Database from 'better-sqlite3';
+import { DAY_MS, type UsageGroupBy, type UsagePage, type UsageQuery, type UsageTotals } from '../core/store/usage-store.js';
 import type { Db } from './db.js';
 
-export const USAGE_GROUPS = ['day', 'key', 'endpoint', 'model', 'workspace'] as const;
-export type UsageGroupBy = (typeof USAGE_GROUPS)[number];
-
-export const DAY_MS = 86_400_000;
-
-export interface UsageQuery {
-  readonly projectId: string;
-  /** Unix milliseconds, inclusive. */
-  readonly start: number;
-  /** Unix milliseconds, exclusive. */
-  readonly end: number;
-  readonly groupBy: UsageGroupBy;
-  /** Groups per page; null: every group (the CLI). */
-  readonly limit: number | null;
-  /**
-   * The `group` of the last item of the previous page, or null for the first page. A null group (no
-   * workspace, no model) sorts last, so it is never a cursor: nothing can follow it.
-   */
-  readonly after: string | number | null;
-}
-
-export interface UsageTotals {
-  /** day: the UTC day's start (Unix ms); otherwise the key, endpoint, model or workspace id (null: none recorded). */
-  readonly group: string | number | null;
-  /** Ledger rows: one per model turn (a chat turn, an audio call, a realtime segment). */
-  readonly requests: number;
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-  readonly cachedTokens: number;
-  readonly reasoningTokens: number;
-  /** Nano-dollars of the priced rows; null when none of the group's rows had a price. */
-  readonly costNanos: bigint | null;
-  /** Rows recorded without a price (an endpoint without `prices`, or written before prices existed). */
-  readonly unpricedRequests: number;
-}
-
-export interface UsagePage {
-  readonly items: UsageTotals[];
-  readonly hasMore: boolean;
-}
+export { DAY_MS, USAGE_GROUPS, type UsageGroupBy, type UsagePage, type UsageQuery, type UsageTotals } from '../core/store/usage-store.js';
 
 /** The grouped column, and whether it can be NULL (null groups sort last). */
 const GROUP_COLUMNS: Record<UsageGroupBy, { readonly expr: string; readonly nullable: boolean }> = {

@@ -1,0 +1,124 @@
+/**
+ * The usage aggregate's storage port (issue 12): the ledger's rows (one per model turn), the totals the
+ * usage API, the dashboard and `switchboard usage` read, the budget caps set through the management API,
+ * and the spend the budgets are rebuilt from at start (an hourly rollup kept with the rows, never a scan
+ * of the ledger).
+ *
+ * The request path never calls it: turns are charged in memory (store/charging-ledger.ts) and their rows
+ * written in batches off the event loop (the store's writer thread). `storeSegment` is for the journal
+ * replay at start and when a sibling died, and for the contract suite.
+ */
+import type { BudgetCaps, BudgetLevel, BudgetSpend } from '../limits/budgets.js';
+
+export interface UsageRow {
+  readonly requestId: string;
+  readonly projectId: string;
+  readonly workspaceId: string | null;
+  readonly endpointId: string;
+  readonly keyId: string;
+  readonly route: string;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cachedTokens: number;
+  readonly reasoningTokens: number | null;
+  readonly serviceTier: string;
+  readonly tierMultiplier: number;
+  /** completed | aborted | error | timeout */
+  readonly status: string;
+  readonly usageSource: 'upstream' | 'estimated';
+  readonly latencyMs: number;
+  readonly createdAt: number;
+}
+
+/**
+ * A row as stored: what the charging layer (charging-ledger.ts) adds to the route's row from the config at
+ * the moment of the turn.
+ */
+export interface LedgerRow extends UsageRow {
+  /** The endpoint's public model id; null when the endpoint is not in the config (it always is today). */
+  readonly model: string | null;
+  /** Nano-dollars (core/usage/cost.ts); null when the endpoint has no price. */
+  readonly costNanos: number | null;
+}
+
+export const USAGE_GROUPS = ['day', 'key', 'endpoint', 'model', 'workspace'] as const;
+export type UsageGroupBy = (typeof USAGE_GROUPS)[number];
+
+export const DAY_MS = 86_400_000;
+
+export interface UsageQuery {
+  readonly projectId: string;
+  /** Unix milliseconds, inclusive. */
+  readonly start: number;
+  /** Unix milliseconds, exclusive. */
+  readonly end: number;
+  readonly groupBy: UsageGroupBy;
+  /** Groups per page; null: every group (the CLI). */
+  readonly limit: number | null;
+  /**
+   * The `group` of the last item of the previous page, or null for the first page. A null group (no
+   * workspace, no model) sorts last, so it is never a cursor: nothing can follow it.
+   */
+  readonly after: string | number | null;
+}
+
+export interface UsageTotals {
+  /** day: the UTC day's start (Unix ms); otherwise the key, endpoint, model or workspace id (null: none recorded). */
+  readonly group: string | number | null;
+  /** Ledger rows: one per model turn (a chat turn, an audio call, a realtime segment). */
+  readonly requests: number;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cachedTokens: number;
+  readonly reasoningTokens: number;
+  /** Nano-dollars of the priced rows; null when none of the group's rows had a price. */
+  readonly costNanos: bigint | null;
+  /** Rows recorded without a price (an endpoint without `prices`, or written before prices existed). */
+  readonly unpricedRequests: number;
+}
+
+export interface UsagePage {
+  readonly items: UsageTotals[];
+  readonly hasMore: boolean;
+}
+
+/** What the usage API and the dashboard read: a page of totals. */
+export interface UsageTotalsSource {
+  page(query: UsageQuery): Promise<UsagePage>;
+}
+
+export interface StoredBudget {
+  readonly projectId: string;
+  readonly level: BudgetLevel;
+  readonly targetId: string;
+  readonly caps: BudgetCaps;
+}
+
+export interface SpendRow extends BudgetSpend {
+  readonly projectId: string;
+  readonly targetId: string;
+  /** Nano-dollars of the priced turns. */
+  readonly nanos: BudgetSpend;
+}
+
+/** The stored budget caps (management budgets API). */
+export interface BudgetCapsStore {
+  listBudgets(): Promise<StoredBudget[]>;
+  putBudget(budget: StoredBudget, now: number): Promise<void>;
+  /** False when there was no such budget. */
+  removeBudget(projectId: string, level: BudgetLevel, targetId: string): Promise<boolean>;
+}
+
+export interface UsageStore extends UsageTotalsSource, BudgetCapsStore {
+  /**
+   * Stores a journal segment's rows with its marker, in one transaction: a segment stored twice (a replay
+   * racing the writer, two replicas replaying it) is stored once. Returns the rows inserted (0: already
+   * stored).
+   */
+  storeSegment(segment: string, rows: readonly LedgerRow[]): Promise<number>;
+  /** Drops the markers of segments whose files are gone (they can never be stored again). */
+  forgetSegments(segments: readonly string[]): Promise<void>;
+  /** Spend per endpoint or workspace since the hour's and the day's start, and in total (from the hourly rollup). */
+  spend(level: BudgetLevel, since: { hourStart: number; dayStart: number }): Promise<SpendRow[]>;
+  close(): Promise<void>;
+}
