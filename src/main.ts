@@ -31,7 +31,8 @@ import { embeddingsRoutes } from './routes/embeddings.js';
 import { rerankRoutes } from './routes/rerank.js';
 import { modelsApiRoutes } from './routes/models-api.js';
 import { slosRoutes } from './routes/slos.js';
-import { createModelAliasesRepo } from './store/model-aliases-repo.js';
+import { createPgRouterStore } from './store/postgres/router-store.js';
+import { createSqliteRouterStore } from './store/sqlite/router-store.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
 import { metricsRoutes, opsRoutes, testClockRoutes } from './routes/ops.js';
 import type { Services } from './routes/services.js';
@@ -63,6 +64,7 @@ import { createWebhookSystem } from './webhook-system.js';
 import { budgetAlertOf } from './core/webhooks/budget-alert.js';
 import { createRouterAdmin } from './router/router-admin.js';
 import { createRouterSystem } from './router/router-system.js';
+import { openRouterState } from './router/router-state.js';
 import { managementSemanticRouterRoutes } from './routes/management-semantic-router.js';
 import { managementWorkspacesRoutes } from './routes/management-workspaces.js';
 import { semanticRouterChatRoutes } from './routes/semantic-router-chat.js';
@@ -164,7 +166,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
     (err) => logger.error({ err }, 'budget threshold listener failed'),
   );
-  const modelAliases = createModelAliasesRepo(db);
+  // Router settings, rules, SLOs and model aliases: in memory from PostgreSQL when the store is shared.
+  const routerState = await openRouterState(
+    backend.pg ? createPgRouterStore(backend.pg) : createSqliteRouterStore(db),
+    backend.pg ? null : db,
+    (err) => logger.error({ err }, 'router state could not be reloaded; serving the last read'),
+  );
+  const modelAliases = routerState.aliases;
   const services: Services = { catalog, pool, metrics, logger, now: clock.now, isStoreOpen: () => db.open, storeHealth: backend.health, limits, budgets, modelAliases };
   // Every endpoint's pool of servers is built now, its API keys read from the environment once.
   const upstream = createUpstreamClient({
@@ -215,7 +223,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     media: createMediaResolver(mediaFetcher, config.media),
     execTools,
   };
-  const routing = createRouterSystem({ config, db, dbPath, storeWriter, pool, upstream, catalog, now: clock.now, logger });
+  const routing = createRouterSystem({ config, db, dbPath, state: routerState, storeWriter, pool, upstream, catalog, now: clock.now, logger });
   // Caches, budget charges and affinity kept right across workers or replicas (nothing with one process).
   attachBus(coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets, storedBudgetCaps: () => budgetsRepo.list() });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.

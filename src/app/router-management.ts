@@ -7,6 +7,7 @@
 import { healthOf, preferencesOf, ZERO_HEALTH, type DeploymentDefaults, type RoutingHealth } from '../core/routing/settings.js';
 import type { RouterSettings, RoutingRule } from '../core/routing/types.js';
 import { configView } from '../router/config-view.js';
+import type { DecisionReads } from '../router/decision-reads.js';
 import type { RouterAdmin } from '../router/router-admin.js';
 import { DECISION_WINDOW_MS } from '../router/router-system.js';
 import type { SemanticRouter } from '../router/semantic-router.js';
@@ -14,7 +15,6 @@ import type { SloTracker } from '../router/slo-tracker.js';
 import type { RuleCreate, RuleUpdate, SettingsPatch } from '../schemas/semantic-router.js';
 import type { Catalog } from '../store/catalog.js';
 import type { DecisionLog } from '../store/decision-log.js';
-import type { DecisionsRepo } from '../store/decisions-repo.js';
 import type { PoolReport } from '../upstream/upstream-pool.js';
 
 export interface RouterManagementDeps {
@@ -22,7 +22,7 @@ export interface RouterManagementDeps {
   readonly now: () => number;
   readonly router: SemanticRouter;
   readonly admin: RouterAdmin;
-  readonly decisions: DecisionsRepo;
+  readonly decisions: DecisionReads;
   readonly decisionLog: DecisionLog;
   readonly defaults: DeploymentDefaults;
   readonly routerId: string;
@@ -56,7 +56,7 @@ export function createRouterManagement(deps: RouterManagementDeps) {
   async function health(projectId: string): Promise<RoutingHealth> {
     try {
       await decisionLog.flush();
-      return healthOf(decisions.countsByReason(projectId, deps.now() - DECISION_WINDOW_MS));
+      return healthOf(await decisions.countsByReason(projectId, deps.now() - DECISION_WINDOW_MS));
     } catch {
       return ZERO_HEALTH;
     }
@@ -79,8 +79,8 @@ export function createRouterManagement(deps: RouterManagementDeps) {
     },
 
     /** PATCH .../config: the resulting settings object (every key, effective). */
-    patchSettings(projectId: string, patch: SettingsPatch) {
-      admin.patchSettings(projectId, patch);
+    async patchSettings(projectId: string, patch: SettingsPatch) {
+      await admin.patchSettings(projectId, patch);
       return preferencesOf(deps.router.settingsOf(projectId));
     },
 
@@ -91,15 +91,15 @@ export function createRouterManagement(deps: RouterManagementDeps) {
     rules(projectId: string): readonly RoutingRule[] {
       return deps.router.settingsOf(projectId).rules;
     },
-    createRule: (projectId: string, fields: RuleCreate): RoutingRule => admin.createRule(projectId, fields),
-    updateRule: (projectId: string, ruleId: string, fields: RuleUpdate): RoutingRule => admin.updateRule(projectId, ruleId, fields),
-    /** Always succeeds (SPEC: DELETE is 204 even for an unknown rule). */
-    deleteRule: (projectId: string, ruleId: string): void => admin.deleteRule(projectId, ruleId),
+    createRule: (projectId: string, fields: RuleCreate): Promise<RoutingRule> => admin.createRule(projectId, fields),
+    updateRule: (projectId: string, ruleId: string, fields: RuleUpdate): Promise<RoutingRule> => admin.updateRule(projectId, ruleId, fields),
+    /** Succeeds for an unknown rule too (SPEC: DELETE is 204 even for an unknown rule). */
+    deleteRule: (projectId: string, ruleId: string): Promise<void> => admin.deleteRule(projectId, ruleId),
 
     /** The 24-hour window, newest first, with decrypted excerpts (empty when undecryptable). */
     async decisions(projectId: string, limit: number) {
       await decisionLog.flush();
-      const rows = decisions.list(projectId, deps.now() - DECISION_WINDOW_MS, limit);
+      const rows = await decisions.list(projectId, deps.now() - DECISION_WINDOW_MS, limit);
       // A row made by a router this deployment no longer runs names no router.
       for (const row of rows) if (row.router_id !== deps.routerId) row.router_id = null;
       return rows;

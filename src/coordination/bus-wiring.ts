@@ -21,11 +21,11 @@ import { localBus, type Bus, type BusMessage } from '../core/coordination/bus.js
 import type { ApiCapsEntry, Budgets } from '../core/limits/budgets.js';
 import type { AffinityMap } from '../core/routing/affinity-map.js';
 import type { Catalog } from '../store/catalog.js';
-import type { RouterSettingsRepo } from '../store/router-settings-repo.js';
+import type { RouterSettingsCache } from '../router/router-state.js';
 
 export interface BusWiringDeps {
   readonly catalog: Catalog;
-  readonly routerSettings: RouterSettingsRepo;
+  readonly routerSettings: RouterSettingsCache;
   readonly affinity: AffinityMap;
   readonly budgets: Budgets;
   /** The API budget caps as stored (budgetsRepo.list), read again when another replica changed one. */
@@ -51,8 +51,8 @@ export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
     reloadHere();
     bus.publish(CATALOG_CHANGED);
   };
-  routerSettings.save = (projectId, state, now) => {
-    saveHere(projectId, state, now);
+  routerSettings.save = async (projectId, state, now) => {
+    await saveHere(projectId, state, now);
     bus.publish(ROUTER_CHANGED);
   };
   affinity.set = (key, endpointId, now) => {
@@ -71,7 +71,7 @@ export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
           reloadHere();
           budgets.replaceApiCaps(deps.storedBudgetCaps());
         }
-        if (message.what !== 'catalog') routerSettings.reload();
+        if (message.what !== 'catalog') void routerSettings.reload();
         return;
       case 'budget_charge':
         budgets.applyRemoteCharge(message.projectId, message.endpointId, message.workspaceId, message.tokens, message.at, message.costNanos);

@@ -3,6 +3,10 @@
  * the project's endpoints (rule targets, fallback endpoint, exclusions) and, for every rule write, the
  * whole rule array (SPEC "Semantic router management"). A rule DELETE is never validated, so a stale rule
  * can always be removed.
+ *
+ * Each write reads the project's state, changes it and saves it whole: this process runs one write at a
+ * time (a queue), so two concurrent rule writes do not lose one. Replicas sharing PostgreSQL are not
+ * serialized against each other: the last save of a project wins.
  */
 import { randomBytes } from 'node:crypto';
 import { EMPTY_CONDITIONS_MESSAGE, hasCondition, targetProblem, validateRuleSet } from '../core/routing/rule-set.js';
@@ -11,13 +15,14 @@ import type { RoutingRule } from '../core/routing/types.js';
 import { GatewayError } from '../errors.js';
 import { draftFromNested, ruleFromFields, type RuleCreate, type RuleUpdate, type SettingsPatch } from '../schemas/semantic-router.js';
 import type { Catalog } from '../store/catalog.js';
-import type { ProjectRouterState, RouterSettingsRepo } from '../store/router-settings-repo.js';
+import type { ProjectRouterState } from '../core/store/router-store.js';
+import type { RouterSettingsCache } from './router-state.js';
 
 export interface RouterAdmin {
-  patchSettings(projectId: string, patch: SettingsPatch): ProjectRouterState;
-  createRule(projectId: string, fields: RuleCreate): RoutingRule;
-  updateRule(projectId: string, ruleId: string, fields: RuleUpdate): RoutingRule;
-  deleteRule(projectId: string, ruleId: string): void;
+  patchSettings(projectId: string, patch: SettingsPatch): Promise<ProjectRouterState>;
+  createRule(projectId: string, fields: RuleCreate): Promise<RoutingRule>;
+  updateRule(projectId: string, ruleId: string, fields: RuleUpdate): Promise<RoutingRule>;
+  deleteRule(projectId: string, ruleId: string): Promise<void>;
 }
 
 export function newRuleId(): string {
@@ -26,8 +31,15 @@ export function newRuleId(): string {
 
 const invalid = (param: string, message: string): GatewayError => new GatewayError('invalid_semantic_router_config', { param, message });
 
-export function createRouterAdmin(catalog: Catalog, repo: RouterSettingsRepo, now: () => number): RouterAdmin {
+export function createRouterAdmin(catalog: Catalog, repo: RouterSettingsCache, now: () => number): RouterAdmin {
   const endpointsOf = (projectId: string) => catalog.endpoints(projectId);
+  /** The write in progress: the next one reads the state after it. */
+  let tail: Promise<unknown> = Promise.resolve();
+  function serially<R>(write: () => Promise<R>): Promise<R> {
+    const result = tail.then(write, write);
+    tail = result.catch(() => undefined);
+    return result;
+  }
 
   /** The new rule on its own, named by its request fields (the array check names stored ones by index). */
   function checkRule(projectId: string, rule: RoutingRule, targetSent: boolean): void {
@@ -38,9 +50,9 @@ export function createRouterAdmin(catalog: Catalog, repo: RouterSettingsRepo, no
     if (problem) throw invalid('endpoint_id', `endpoint_id ${problem}.`);
   }
 
-  function saveRules(projectId: string, rules: readonly RoutingRule[]): void {
+  async function saveRules(projectId: string, rules: readonly RoutingRule[]): Promise<void> {
     validateRuleSet(rules, endpointsOf(projectId));
-    repo.save(projectId, { ...repo.get(projectId), rules }, now());
+    await repo.save(projectId, { ...repo.get(projectId), rules }, now());
   }
 
   function mergeSettings(projectId: string, current: StoredSettings, patch: SettingsPatch): StoredSettings {
@@ -82,34 +94,34 @@ export function createRouterAdmin(catalog: Catalog, repo: RouterSettingsRepo, no
   }
 
   return {
-    patchSettings(projectId, patch) {
+    patchSettings: (projectId, patch) => serially(async () => {
       const current = repo.get(projectId);
       const settings = mergeSettings(projectId, current.settings, patch);
       const rules = rulesFromPatch(projectId, patch);
       if (rules !== null) validateRuleSet(rules, endpointsOf(projectId));
       const next = { settings, rules: rules ?? current.rules };
-      repo.save(projectId, next, now());
+      await repo.save(projectId, next, now());
       return next;
-    },
-    createRule(projectId, fields) {
+    }),
+    createRule: (projectId, fields) => serially(async () => {
       const rule = ruleFromFields(newRuleId(), fields);
       checkRule(projectId, rule, true);
-      saveRules(projectId, [...repo.get(projectId).rules, rule]);
+      await saveRules(projectId, [...repo.get(projectId).rules, rule]);
       return rule;
-    },
-    updateRule(projectId, ruleId, fields) {
+    }),
+    updateRule: (projectId, ruleId, fields) => serially(async () => {
       const rules = repo.get(projectId).rules;
       const index = rules.findIndex((r) => r.id === ruleId);
       const base = rules[index];
       if (!base) throw new GatewayError('rule_not_found', { message: `Project ${projectId} has no routing rule ${JSON.stringify(ruleId)}.` });
       const rule = ruleFromFields(ruleId, fields, base);
       checkRule(projectId, rule, fields.endpoint_id !== undefined);
-      saveRules(projectId, rules.map((r, i) => (i === index ? rule : r)));
+      await saveRules(projectId, rules.map((r, i) => (i === index ? rule : r)));
       return rule;
-    },
-    deleteRule(projectId, ruleId) {
+    }),
+    deleteRule: (projectId, ruleId) => serially(async () => {
       const rules = repo.get(projectId).rules;
-      if (rules.some((r) => r.id === ruleId)) repo.save(projectId, { ...repo.get(projectId), rules: rules.filter((r) => r.id !== ruleId) }, now());
-    },
+      if (rules.some((r) => r.id === ruleId)) await repo.save(projectId, { ...repo.get(projectId), rules: rules.filter((r) => r.id !== ruleId) }, now());
+    }),
   };
 }

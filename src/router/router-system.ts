@@ -1,6 +1,8 @@
 /**
- * Wires the semantic router: settings and rules (SQLite, cached), the profile-embedding cache, the
- * dedicated similarity thread, the affinity map, the decision log (its own writer thread) and its reads.
+ * Wires the semantic router: settings, rules, SLOs and aliases (router-state.ts: the router store, held in
+ * memory), the profile-embedding cache (the instance's SQLite file), the dedicated similarity thread, the
+ * affinity map, the decision log (the store's writer thread with SQLite, batches of its own with
+ * PostgreSQL) and its reads.
  * Called once from main.ts; start() warms the profile indexes and schedules pruning, close() drains.
  *
  * src/router is the router's I/O shell: it may import core, store, pool and upstream; routes import it.
@@ -15,15 +17,16 @@ import type { Catalog } from '../store/catalog.js';
 import type { Db } from '../store/db.js';
 import { createDecisionLog, type DecisionLog } from '../store/decision-log.js';
 import type { StoreWriter } from '../store/store-writer.js';
-import { createDecisionsRepo, type DecisionsRepo } from '../store/decisions-repo.js';
+import { createDecisionsRepo } from '../store/decisions-repo.js';
 import { createEmbeddingCache } from '../store/embedding-cache.js';
-import { createRouterSettingsRepo, type RouterSettingsRepo } from '../store/router-settings-repo.js';
 import { loadSecretBox, storedSealedValues } from '../store/secret-box.js';
-import { createSlosRepo } from '../store/slos-repo.js';
 import { createWorkspaceRoutingRepo, type WorkspaceRoutingRepo } from '../store/workspace-routing-repo.js';
 import { embed } from '../upstream/embeddings.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
+import { createBatchedDecisionLog } from './decision-batcher.js';
+import { createDecisionReads, type DecisionReads } from './decision-reads.js';
 import { createProfileIndexes } from './profile-index.js';
+import type { RouterSettingsCache, RouterState } from './router-state.js';
 import { createSemanticRouter, type SemanticRouter } from './semantic-router.js';
 import { createSloTracker, type SloTracker } from './slo-tracker.js';
 
@@ -32,8 +35,8 @@ export interface RouterSystem {
   /** Latency objectives and measurements (issue 14): fed by streamed turns, read by the router. */
   readonly slos: SloTracker;
   readonly decisionLog: DecisionLog;
-  readonly decisions: DecisionsRepo;
-  readonly settings: RouterSettingsRepo;
+  readonly decisions: DecisionReads;
+  readonly settings: RouterSettingsCache;
   /** Conversation affinity, shared with other replicas over the bus (src/coordination/bus-wiring.ts). */
   readonly affinity: AffinityMap;
   readonly workspaces: WorkspaceRoutingRepo;
@@ -48,6 +51,8 @@ export interface RouterSystemDeps {
   readonly config: Config;
   readonly db: Db;
   readonly dbPath: string;
+  /** Settings, rules, SLOs and aliases, and the router store (main.ts opens it before the routes need aliases). */
+  readonly state: RouterState;
   /** The store's writer thread, shared with the usage ledger: decision rows are written there. */
   readonly storeWriter: StoreWriter;
   readonly pool: WorkerPool;
@@ -77,7 +82,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     hnsw: rc.hnsw,
     onError: (message, key) => logger.warn({ index: key, message }, 'semantic router: profile index build failed; routing fails open until it succeeds'),
   });
-  const settings = createRouterSettingsRepo(deps.db);
+  const { settings, store } = deps.state;
   const defaults: DeploymentDefaults = {
     enabled: rc.enabled,
     multi_model_enabled: rc.multi_model_enabled,
@@ -85,7 +90,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     switch_margin: rc.switch_margin,
     proximity_bonus: rc.proximity_bonus,
   };
-  const slos = createSloTracker(createSlosRepo(deps.db));
+  const slos = createSloTracker(deps.state.slos);
   const affinity = createAffinityMap({ maxEntries: rc.affinity_max_entries, ttlMs: rc.affinity_ttl_ms });
   const router = createSemanticRouter({
     catalog: deps.catalog,
@@ -112,8 +117,10 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     upstreamHealthy: (endpointId) => deps.upstream.healthy(endpointId),
     sloMisses: (projectId, endpointIds, requested) => slos.misses(projectId, endpointIds, requested),
   });
-  const decisionLog = createDecisionLog(deps.storeWriter, (message) => logger.error({ message }, 'routing decision rows could not be written'));
-  const decisions = createDecisionsRepo(deps.db, loadSecretBox(deps.dbPath, storedSealedValues(deps.db)));
+  const box = loadSecretBox(deps.dbPath, storedSealedValues(deps.db));
+  const decisionError = (message: string): void => logger.error({ message }, 'routing decision rows could not be written');
+  const decisionLog = deps.state.shared ? createBatchedDecisionLog(store, box, decisionError) : createDecisionLog(deps.storeWriter, decisionError);
+  const decisions = createDecisionReads(store, box, createDecisionsRepo(deps.db, box).usageByEndpoint);
   let pruneTimer: NodeJS.Timeout | null = null;
   const prune = (): void => void decisionLog.prune(deps.now() - DECISION_WINDOW_MS);
 
@@ -136,6 +143,9 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     async close() {
       if (pruneTimer) clearInterval(pruneTimer);
       await decisionLog.close();
+      // The writer thread counts its users: with PostgreSQL this log never used it, but holds a share.
+      if (deps.state.shared) await deps.storeWriter.release();
+      deps.state.close();
       await similarity.close();
       indexes.close();
     },

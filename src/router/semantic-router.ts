@@ -15,8 +15,8 @@ import type { LatencyObjective } from '../core/routing/latency-window.js';
 import type { EndpointRecord } from '../core/records.js';
 import type { SimilarityPool } from '../pool/similarity-pool.js';
 import type { Catalog } from '../store/catalog.js';
-import type { RouterSettingsRepo } from '../store/router-settings-repo.js';
 import type { IndexHandle, ProfileIndexes } from './profile-index.js';
+import type { RouterSettingsCache } from './router-state.js';
 
 export interface RouteRequest {
   readonly projectId: string;
@@ -48,7 +48,7 @@ export interface Routed {
 
 export interface SemanticRouterDeps {
   readonly catalog: Catalog;
-  readonly settings: RouterSettingsRepo;
+  readonly settings: Pick<RouterSettingsCache, 'get'>;
   readonly defaults: DeploymentDefaults;
   readonly affinity: AffinityMap;
   readonly indexes: ProfileIndexes;

@@ -1,11 +1,12 @@
 /**
- * Latency objectives (issue 14): the stored per-endpoint SLOs (store/slos-repo.ts), the measured latency
+ * Latency objectives (issue 14): the stored per-endpoint SLOs (router-state.ts), the measured latency
  * of streamed turns (core/routing/latency-window.ts), and what the router and the health route ask of
  * them. A turn's objective for an endpoint is the request's X-SLO-* header values where sent, else the
  * endpoint's stored SLO; docs/decisions.md "Rerank, SLOs and model aliases" has the ranking rule.
  */
 import { attainment, LatencyWindows, type Attainment, type LatencyObjective, type MeasuredLatency } from '../core/routing/latency-window.js';
-import type { EndpointSlo, SlosRepo } from '../store/slos-repo.js';
+import type { EndpointSlo } from '../core/store/router-store.js';
+import type { SloBook } from './router-state.js';
 
 export interface SloAttainment {
   readonly endpoint_id: string;
@@ -16,7 +17,8 @@ export interface SloAttainment {
 }
 
 export interface SloTracker {
-  readonly repo: SlosRepo;
+  /** The stored objectives (read synchronously: from memory, or the embedded file) and their writes. */
+  readonly stored: SloBook;
   /** One completed streamed turn of the endpoint. */
   record(endpointId: string, ttftMs: number, tpotMs: number | null): void;
   measured(endpointId: string): MeasuredLatency;
@@ -33,10 +35,10 @@ export function objectiveFor(stored: EndpointSlo | undefined, requested: Latency
   return { ttftMs: requested?.ttftMs ?? stored?.ttftMs ?? null, tpotMs: requested?.tpotMs ?? stored?.tpotMs ?? null };
 }
 
-export function createSloTracker(repo: SlosRepo, windows = new LatencyWindows()): SloTracker {
-  const storedOf = (projectId: string): Map<string, EndpointSlo> => new Map(repo.list(projectId).map((s) => [s.endpointId, s]));
+export function createSloTracker(book: SloBook, windows = new LatencyWindows()): SloTracker {
+  const storedOf = (projectId: string): Map<string, EndpointSlo> => new Map(book.list(projectId).map((s) => [s.endpointId, s]));
   return {
-    repo,
+    stored: book,
     record: (endpointId, ttftMs, tpotMs) => windows.record(endpointId, ttftMs, tpotMs),
     measured: (endpointId) => windows.measured(endpointId),
     misses(projectId, endpointIds, requested) {

@@ -36,20 +36,20 @@ export function managementSemanticRouterRoutes(services: RouterManagementService
       ctx.reply.json(200, await manage.config(projectId));
     }),
     route('PATCH', '/config', async (ctx, projectId) => {
-      ctx.reply.json(200, manage.patchSettings(projectId, parseSettingsPatch(await ctx.req.json())));
+      ctx.reply.json(200, await manage.patchSettings(projectId, parseSettingsPatch(await ctx.req.json())));
     }),
     route('GET', '/rules', (ctx, projectId) => {
       ctx.reply.json(200, { data: manage.rules(projectId) });
     }),
     route('POST', '/rules', async (ctx, projectId) => {
-      ctx.reply.json(201, manage.createRule(projectId, parseRuleCreate(await ctx.req.json())));
+      ctx.reply.json(201, await manage.createRule(projectId, parseRuleCreate(await ctx.req.json())));
     }),
     route('PATCH', '/rules/:rule', async (ctx, projectId) => {
-      ctx.reply.json(200, manage.updateRule(projectId, ctx.req.params.rule ?? '', parseRuleUpdate(await ctx.req.json())));
+      ctx.reply.json(200, await manage.updateRule(projectId, ctx.req.params.rule ?? '', parseRuleUpdate(await ctx.req.json())));
     }),
     route('DELETE', '/rules/:rule', async (ctx, projectId) => {
       await ctx.req.body();
-      manage.deleteRule(projectId, ctx.req.params.rule ?? '');
+      await manage.deleteRule(projectId, ctx.req.params.rule ?? '');
       ctx.reply.empty(204);
     }),
     route('GET', '/decisions', async (ctx, projectId) => {

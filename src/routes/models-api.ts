@@ -14,12 +14,13 @@
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseAliasCreate, parseAliasUpdate } from '../schemas/models-api.js';
-import type { ModelAlias, ModelAliasesRepo } from '../store/model-aliases-repo.js';
+import type { ModelAlias } from '../core/store/router-store.js';
+import type { ModelAliasBook } from '../router/router-state.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 export interface ModelsApiServices extends Services {
-  readonly modelAliases: ModelAliasesRepo;
+  readonly modelAliases: ModelAliasBook;
 }
 
 function aliasItem(a: ModelAlias) {
@@ -68,7 +69,7 @@ export function modelsApiRoutes(services: ModelsApiServices): RouteDef[] {
         throw new GatewayError('model_exists', { param: 'id', message: `${JSON.stringify(body.id)} is a model this project serves; an alias may not shadow it.` });
       }
       requireTarget(projectId, body.target);
-      if (!repo.create(projectId, body.id, body.target, services.now())) {
+      if (!(await repo.create(projectId, body.id, body.target, services.now()))) {
         throw new GatewayError('model_exists', { param: 'id', message: `Project ${projectId} already has a model alias ${JSON.stringify(body.id)}; PATCH it to change its target.` });
       }
       ctx.reply.json(201, aliasItem(repo.get(projectId, body.id) as ModelAlias));
@@ -77,13 +78,13 @@ export function modelsApiRoutes(services: ModelsApiServices): RouteDef[] {
       const alias = requireAlias(projectId, ctx.req.params.model ?? '');
       const body = parseAliasUpdate(await ctx.req.json());
       requireTarget(projectId, body.target);
-      repo.update(projectId, alias.alias, body.target, services.now());
+      await repo.update(projectId, alias.alias, body.target, services.now());
       ctx.reply.json(200, aliasItem(repo.get(projectId, alias.alias) as ModelAlias));
     }),
     route('DELETE', '/:project/v1/models/*model', async (ctx, projectId) => {
       await ctx.req.body();
       const alias = requireAlias(projectId, ctx.req.params.model ?? '');
-      repo.delete(projectId, alias.alias);
+      await repo.delete(projectId, alias.alias);
       ctx.reply.json(200, { id: alias.alias, object: 'model', deleted: true });
     }),
   ];

@@ -8,7 +8,7 @@
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { GatewayError } from '../errors.js';
 import type { EndpointRecord, ProjectRecord } from '../core/records.js';
-import type { ModelAlias } from '../store/model-aliases-repo.js';
+import type { ModelAlias } from '../core/store/router-store.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import type { SemanticRouter } from '../router/semantic-router.js';
 import { keyed, reachableEndpoints, requireEndpoint } from './guard.js';

@@ -2,7 +2,7 @@
 import type { AdmissionPort, DependencyHealth } from '../core/coordination/admission-port.js';
 import type { Budgets } from '../core/limits/budgets.js';
 import type { Catalog } from '../store/catalog.js';
-import type { ModelAliasesRepo } from '../store/model-aliases-repo.js';
+import type { ModelAliasReader } from '../core/store/router-store.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
@@ -26,5 +26,5 @@ export interface Services {
   /** Endpoint and workspace token budgets, checked by routes that spend tokens. */
   readonly budgets: Budgets;
   /** Project model aliases (the Models API): model-addressed routes resolve them; absent: none exist. */
-  readonly modelAliases?: ModelAliasesRepo;
+  readonly modelAliases?: ModelAliasReader;
 }

@@ -17,7 +17,7 @@ import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import type { SloTracker } from '../router/slo-tracker.js';
 import { parseSloPut } from '../schemas/models-api.js';
-import type { EndpointSlo } from '../store/slos-repo.js';
+import type { EndpointSlo } from '../core/store/router-store.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
@@ -44,7 +44,7 @@ export function slosRoutes(services: SlosServices): RouteDef[] {
 
   const list = (ctx: RouteContext, auth: AuthenticatedKey): void => {
     const endpoints = new Map(services.catalog.endpoints(auth.project.id).map((e) => [e.id, e]));
-    const data = slos.repo
+    const data = slos.stored
       .list(auth.project.id)
       .flatMap((s) => {
         const e = endpoints.get(s.endpointId);
@@ -68,8 +68,8 @@ export function slosRoutes(services: SlosServices): RouteDef[] {
     if (ttftMs === null && tpotMs === null) {
       throw new GatewayError('invalid_request', { param: 'ttft_ms', message: 'Set ttft_ms, tpot_ms or both: an objective of neither would have no effect.' });
     }
-    const existed = slos.repo.list(projectId).some((s) => s.endpointId === endpoint.id);
-    const stored = slos.repo.put(projectId, endpoint.id, { ttftMs, tpotMs }, services.now());
+    const existed = slos.stored.list(projectId).some((s) => s.endpointId === endpoint.id);
+    const stored = await slos.stored.put(projectId, endpoint.id, { ttftMs, tpotMs }, services.now());
     ctx.reply.json(existed ? 200 : 201, view(stored, endpoint));
   };
 

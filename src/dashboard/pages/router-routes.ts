@@ -59,7 +59,7 @@ export function routerPages(deps: PageDeps): PageDef[] {
       try {
         const patch = parseSettingsPatch(settingsPatchFromForm(form, deps.router.settings(id)));
         const changed = Object.keys(patch).length;
-        if (changed > 0) deps.router.patchSettings(id, patch);
+        if (changed > 0) await deps.router.patchSettings(id, patch);
         await render(deps, page, 200, { kind: 'ok', text: changed > 0 ? `Settings saved (${changed} changed).` : 'Nothing to change.' });
       } catch (err) {
         const { status, notice } = refusalNotice(err);
@@ -69,7 +69,7 @@ export function routerPages(deps: PageDeps): PageDef[] {
     route('POST', '/rules', async (page) => {
       const form = await readForm(page.ctx);
       try {
-        const rule = deps.router.createRule(page.project.id, parseRuleCreate(ruleBodyFromForm(form, null)));
+        const rule = await deps.router.createRule(page.project.id, parseRuleCreate(ruleBodyFromForm(form, null)));
         await render(deps, page, 201, { kind: 'ok', text: `Rule ${rule.name || rule.id} added.` });
       } catch (err) {
         const { status, notice } = refusalNotice(err);
@@ -95,7 +95,7 @@ export function routerPages(deps: PageDeps): PageDef[] {
         return render(deps, page, status, notice);
       }
       try {
-        const rule = deps.router.updateRule(id, base.id, parseRuleUpdate(ruleBodyFromForm(form, base)));
+        const rule = await deps.router.updateRule(id, base.id, parseRuleUpdate(ruleBodyFromForm(form, base)));
         await render(deps, page, 200, { kind: 'ok', text: `Rule ${rule.name || rule.id} saved.` });
       } catch (err) {
         const { status, notice } = refusalNotice(err);
@@ -104,7 +104,7 @@ export function routerPages(deps: PageDeps): PageDef[] {
     }),
     route('POST', '/rules/:rule/delete', async (page) => {
       await readForm(page.ctx);
-      deps.router.deleteRule(page.project.id, page.params.rule ?? '');
+      await deps.router.deleteRule(page.project.id, page.params.rule ?? '');
       await render(deps, page, 200, { kind: 'ok', text: 'Rule deleted.' });
     }),
   ];

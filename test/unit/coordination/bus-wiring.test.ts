@@ -8,7 +8,8 @@ import { localBus, type Bus, type BusMessage } from '../../../src/core/coordinat
 import { Budgets, type ApiCapsEntry, type BudgetThresholdEvent } from '../../../src/core/limits/budgets.js';
 import { createAffinityMap } from '../../../src/core/routing/affinity-map.js';
 import type { Catalog } from '../../../src/store/catalog.js';
-import type { ProjectRouterState, RouterSettingsRepo } from '../../../src/store/router-settings-repo.js';
+import type { ProjectRouterState } from '../../../src/core/store/router-store.js';
+import type { RouterSettingsCache } from '../../../src/router/router-state.js';
 import { attachBus } from '../../../src/coordination/bus-wiring.js';
 
 const T0 = 1_700_000_000_000;
@@ -45,13 +46,13 @@ function replica(bus: Bus, store: Store) {
   let reloads = 0;
   const catalog = { reload: () => void (reloads += 1) } as unknown as Catalog;
   let cache = new Map(store.routerRows);
-  const routerSettings: RouterSettingsRepo = {
+  const routerSettings: RouterSettingsCache = {
     get: (projectId) => cache.get(projectId) ?? { settings: {}, rules: [] },
-    save(projectId, state) {
+    async save(projectId, state) {
       store.routerRows.set(projectId, state);
       cache.set(projectId, state);
     },
-    reload: () => void (cache = new Map(store.routerRows)),
+    reload: async () => void (cache = new Map(store.routerRows)),
   };
   const affinity = createAffinityMap({ maxEntries: 10, ttlMs: 60_000 });
   const budgets = new Budgets();
@@ -79,10 +80,10 @@ describe('attachBus between two replicas', () => {
     expect(busB.sent).toEqual([]);
   });
 
-  it('routes on B by a rule saved on A', () => {
+  it('routes on B by a rule saved on A', async () => {
     const { a, b } = pair();
     const state: ProjectRouterState = { settings: { semantic_router_enabled: true }, rules: [] };
-    a.routerSettings.save('proj_a', state, T0);
+    await a.routerSettings.save('proj_a', state, T0);
     expect(b.routerSettings.get('proj_a')).toEqual(state);
     // A router invalidation leaves the catalog alone.
     expect(b.reloads()).toBe(0);

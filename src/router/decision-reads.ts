@@ -1,0 +1,42 @@
+/**
+ * The management reads of routing decision rows, from the router store (SQLite or PostgreSQL). The prompt
+ * excerpt is opened here; a row sealed under another key (a lost or rotated key, or a replica with a key
+ * of its own) reads as an empty preview, never an error (SPEC "Routing decision row": empty if
+ * undecryptable).
+ */
+import type { RouterStore, StoredDecision } from '../core/store/router-store.js';
+import type { DecisionsRepo } from '../store/decisions-repo.js';
+import type { SecretBox } from '../store/secret-box.js';
+
+export interface DecisionReads {
+  /** Newest first, within [since, now], as the decisions route returns them. */
+  list(projectId: string, since: number, limit: number): Promise<Record<string, unknown>[]>;
+  countsByReason(projectId: string, since: number): Promise<Map<string, number>>;
+  /** Turns and tokens per endpoint served by the router since `since` (the usage ledger, in this instance's file). */
+  usageByEndpoint: DecisionsRepo['usageByEndpoint'];
+}
+
+export function createDecisionReads(store: RouterStore, box: SecretBox, usageByEndpoint: DecisionsRepo['usageByEndpoint']): DecisionReads {
+  const open = (r: StoredDecision): string => {
+    if (r.sealedPreview === '') return '';
+    try {
+      return box.open(r.sealedPreview, r.requestId);
+    } catch {
+      return '';
+    }
+  };
+  return {
+    async list(projectId, since, limit) {
+      return (await store.decisions(projectId, since, limit)).map((r) => ({
+        decision_request_id: r.requestId,
+        timestamp: new Date(r.createdAt).toISOString(),
+        workspace_id: r.workspaceId,
+        query_preview: open(r),
+        route_reason: r.routeReason,
+        ...r.detail,
+      }));
+    },
+    countsByReason: (projectId, since) => store.decisionCounts(projectId, since),
+    usageByEndpoint,
+  };
+}
