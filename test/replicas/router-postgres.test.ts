@@ -1,0 +1,81 @@
+/**
+ * Issue 12: two gateway processes, each with its own SQLite file, sharing the router's state through one
+ * PostgreSQL database and nothing else (no Redis, no bus): a routing rule written through A's management
+ * API routes the next matching turn on B within 1 s (B's cache reloads on the change notice), and a turn
+ * routed on B is listed, excerpt readable, by A's decisions route (B writes its decision rows to
+ * PostgreSQL in batches; both share SWITCHBOARD_SECRET_KEY, as replicas must for the excerpts).
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKeys, testConfig } from '../helpers/configs.js';
+import { call } from '../helpers/http.js';
+import { freshDatabase, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
+import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { makeRouterKeys, R_MATH, ROUTER_PROJECT, routerProject, type RouterKeys } from '../helpers/router-config.js';
+
+let sim: SimulatorProcess;
+let database: TestDatabase;
+let routerKeys: RouterKeys;
+let a: GatewayProcess;
+let b: GatewayProcess;
+
+beforeAll(async () => {
+  await requirePostgres();
+  routerKeys = makeRouterKeys();
+  [sim, database] = await Promise.all([startSimulatorProcess(), freshDatabase()]);
+  const config = {
+    ...testConfig(sim.url, makeKeys(), { extraProjects: [routerProject(sim.url, routerKeys)] }),
+    storage: { kind: 'postgres', url: database.url },
+  };
+  const env = { SWITCHBOARD_SECRET_KEY: randomBytes(32).toString('base64') };
+  const [dirA, dirB] = [tempDir(), tempDir()];
+  // One after the other: the first migrates the database, the second finds it current.
+  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env });
+  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop(), sim?.stop()]);
+  await database?.drop();
+});
+
+const routedOn = (replica: GatewayProcess, content: string) =>
+  call(`${replica.url}/${ROUTER_PROJECT}/_semantic/router/v1/chat/completions`, { key: routerKeys.full, body: { model: 'client-model', messages: [{ role: 'user', content }] } });
+
+describe('two replicas sharing the router state in PostgreSQL, without Redis', () => {
+  it('routes the next matching turn on B within 1 s of a rule written through A', async () => {
+    const ask = 'plan a weekend trip to Lisbon';
+    const before = await routedOn(b, ask);
+    expect(before.status).toBe(200);
+    expect(before.headers.get('x-service-routed-endpoint')).toBe('chat');
+
+    const rule = await call(`${a.url}/${ROUTER_PROJECT}/v1/management/semantic-router/rules`, {
+      key: routerKeys.full,
+      body: { name: 'lisbon to math', query_contains: ['LISBON'], endpoint_id: R_MATH },
+    });
+    expect(rule.status).toBe(201);
+    try {
+      await expect.poll(async () => (await routedOn(b, ask)).headers.get('x-service-routed-endpoint'), { timeout: 1000, interval: 20 }).toBe('math');
+      const listed = await call(`${b.url}/${ROUTER_PROJECT}/v1/management/semantic-router/rules`, { key: routerKeys.full });
+      expect((listed.body as { data: { id: string }[] }).data.map((r) => r.id)).toEqual([(rule.body as { id: string }).id]);
+    } finally {
+      await call(`${a.url}/${ROUTER_PROJECT}/v1/management/semantic-router/rules/${(rule.body as { id: string }).id}`, { method: 'DELETE', key: routerKeys.full });
+    }
+    await expect.poll(async () => (await routedOn(b, ask)).headers.get('x-service-routed-endpoint'), { timeout: 1000, interval: 20 }).toBe('chat');
+  });
+
+  it("lists a turn routed on B through A's decisions route, with its prompt excerpt", async () => {
+    const routed = await routedOn(b, 'what does a weekend in Porto cost');
+    expect(routed.status).toBe(200);
+    const requestId = routed.headers.get('x-request-id');
+    expect(requestId).toBeTruthy();
+    const decisionOnA = async () => {
+      const res = await call(`${a.url}/${ROUTER_PROJECT}/v1/management/semantic-router/decisions?limit=200`, { key: routerKeys.full });
+      return (res.body as { data: Record<string, unknown>[] }).data.find((d) => d.decision_request_id === requestId) ?? null;
+    };
+    await expect.poll(decisionOnA, { timeout: 5000, interval: 50 }).not.toBeNull();
+    const decision = await decisionOnA();
+    expect(decision).toMatchObject({ route_reason: expect.any(String), endpoint_slug: routed.headers.get('x-service-routed-endpoint') });
+    expect(decision?.query_preview).toContain('Porto');
+  });
+});
