@@ -1,7 +1,8 @@
 /**
  * Profile embeddings cached by SHA-256 of the text, per embedding model, so a restart (or a profile edit
  * that keeps most examples) re-embeds only what changed. Read and written only when a profile index is
- * (re)built, never per request.
+ * (re)built, never per request. A cache, not shared state: with `storage.kind: postgres` it stays in each
+ * instance's own SQLite file (a replica that lacks a vector embeds the text again).
  */
 import { createHash } from 'node:crypto';
 import { writeTransaction, type Db } from './db.js';

@@ -1,8 +1,8 @@
 /**
- * Semantic-router settings and rules per project (one row each, JSON columns read and written whole).
- * Read on every routed request, so everything is held in memory: loaded once, and replaced on write by
- * the management routes, the only writers in this process. Another replica's write reaches this one as a
- * bus invalidation (src/coordination/bus-wiring.ts), which reloads the whole table.
+ * Semantic-router settings and rules per project in SQLite (one row each, JSON columns read and written
+ * whole), under the router store port (store/sqlite/router-store.ts). The request path reads them from
+ * router/router-state.ts's cache, which a bus invalidation (src/coordination/bus-wiring.ts) or a
+ * PostgreSQL change notice reloads; this repo's own copy serves `get` for its direct users.
  */
 import type { StoredSettings } from '../core/routing/settings.js';
 import type { RoutingRule } from '../core/routing/types.js';
