@@ -3,7 +3,8 @@
  * PostgreSQL database and nothing else (no Redis, no bus): a routing rule written through A's management
  * API routes the next matching turn on B within 1 s (B's cache reloads on the change notice), and a turn
  * routed on B is listed, excerpt readable, by A's decisions route (B writes its decision rows to
- * PostgreSQL in batches; both share SWITCHBOARD_SECRET_KEY, as replicas must for the excerpts).
+ * PostgreSQL in batches; both share SWITCHBOARD_SECRET_KEY, as replicas must for the excerpts). Model
+ * aliases and SLOs written on A are read on B the same way.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,5 +78,18 @@ describe('two replicas sharing the router state in PostgreSQL, without Redis', (
     const decision = await decisionOnA();
     expect(decision).toMatchObject({ route_reason: expect.any(String), endpoint_slug: routed.headers.get('x-service-routed-endpoint') });
     expect(decision?.query_preview).toContain('Porto');
+  });
+
+  it('resolves on B a model alias created on A, and lists on B an SLO stored on A', async () => {
+    const alias = await call(`${a.url}/${ROUTER_PROJECT}/v1/models`, { key: routerKeys.full, body: { id: 'quick-math', target: 'model-math' } });
+    expect(alias.status).toBe(201);
+    const turnOnB = () =>
+      call(`${b.url}/${ROUTER_PROJECT}/v1/chat/completions`, { key: routerKeys.full, body: { model: 'quick-math', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 } });
+    await expect.poll(async () => (await turnOnB()).status, { timeout: 1000, interval: 20 }).toBe(200);
+
+    const slo = await call(`${a.url}/${ROUTER_PROJECT}/v1/slos`, { key: routerKeys.full, body: { endpoint: 'math', ttft_ms: 250 } });
+    expect(slo.status).toBe(201);
+    const slosOnB = async () => ((await call(`${b.url}/${ROUTER_PROJECT}/v1/slos`, { key: routerKeys.full })).body as { data: { endpoint_slug: string; ttft_ms: number }[] }).data;
+    await expect.poll(slosOnB, { timeout: 1000, interval: 20 }).toEqual([expect.objectContaining({ endpoint_slug: 'math', ttft_ms: 250 })]);
   });
 });
