@@ -53,7 +53,9 @@ export function storeOf(flags: { config?: string | undefined; db?: string | unde
   if (!flags.config && !flags.db) throw new UsageError(`--config or --db is required: the store to ${verb}`);
   const config = flags.config ? loadConfigFile(flags.config) : null;
   const store = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: config?.storage.path ?? '', from: `storage.path in ${flags.config ?? ''}` };
-  return { config, store };
+  // Keys then live in PostgreSQL (cli-keys-store.ts), not in the file.
+  const url = config?.storage.kind === 'postgres' ? config.storage.url : undefined;
+  return { config, store: url === undefined ? store : { ...store, postgres: { url, from: `storage.url in ${flags.config ?? ''}` } } };
 }
 
 async function create(argv: string[]): Promise<void> {
@@ -80,7 +82,7 @@ async function create(argv: string[]): Promise<void> {
     }),
   );
   const { config, store } = storeOf(flags, 'write the key into');
-  const created = createKeyFromCli(config, store, {
+  const created = await createKeyFromCli(config, store, {
     projectId: flags.project,
     scopes: flags.scopes,
     name: flags.name ?? null,
@@ -135,7 +137,7 @@ async function list(argv: string[]): Promise<void> {
   );
   const { store } = storeOf(flags, 'read the keys from');
   const now = Date.now();
-  const keys = listKeys(store, flags.project, now);
+  const keys = await listKeys(store, flags.project, now);
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ object: 'list', data: keys }, null, 2)}\n`);
     return;
@@ -167,13 +169,13 @@ async function change(verb: 'revoke' | 'rotate', argv: string[]): Promise<void> 
   const { store } = storeOf(flags, `${verb} the key in`);
   const now = Date.now();
   if (verb === 'revoke') {
-    const { key, changed } = revokeKey(store, flags.project, keyId, now);
+    const { key, changed } = await revokeKey(store, flags.project, keyId, now);
     process.stdout.write(
       changed ? `revoked ${key.id} (${key.prefix}...) in ${flags.project}: it gets 401 key_revoked from now on\n` : `${key.id} was already revoked (at ${iso(key.revoked_at)}); nothing changed\n`,
     );
     return;
   }
-  const { key, value } = rotateKey(store, flags.project, keyId, now);
+  const { key, value } = await rotateKey(store, flags.project, keyId, now);
   process.stderr.write(
     `rotated ${key.id} in ${flags.project}: the previous value works until ${iso(key.previous_value_valid_until)}; the new value is shown once:\n`,
   );

@@ -37,7 +37,7 @@ import { notImplementedRoutes } from './routes/not-implemented.js';
 import { metricsRoutes, opsRoutes, testClockRoutes } from './routes/ops.js';
 import type { Services } from './routes/services.js';
 import { createBudgetsRepo, restoreBudgets } from './store/budgets-repo.js';
-import { createCatalog, type Catalog } from './store/catalog.js';
+import { createCatalog, createPreloadedCatalog, type Catalog, type PreloadedCatalog } from './store/catalog.js';
 import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
 import { openStoreBackend } from './store/backend.js';
@@ -53,6 +53,8 @@ import { createRouterManagement } from './app/router-management.js';
 import { createOutbox } from './store/webhook-outbox.js';
 import { resolveStorePath } from './store/store-path.js';
 import { createKeysRepo } from './store/keys-repo.js';
+import { createPgCatalogStore } from './store/postgres/catalog-store.js';
+import { createSqliteCatalogStore } from './store/sqlite/catalog-store.js';
 import { createStoreWriter } from './store/store-writer.js';
 import { createUsageJournal, replayUsageJournal } from './store/usage-journal.js';
 import { createInstanceRegistry } from './store/instances-registry.js';
@@ -127,9 +129,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const db = openDatabase(dbPath);
   // PostgreSQL too when storage.kind is postgres: the aggregates replicas share (store/backend.ts).
   const backend = await openStoreBackend(config.storage, logger);
+  // Into SQLite in both modes: the tables that stay in this instance's file refer to its projects.
   const synced = syncConfig(db, config, Date.now());
   logger.info({ db: dbPath, ...synced }, 'config synced into the store');
-  const catalog = createCatalog(db);
+  // Projects, endpoints and keys: shared through PostgreSQL when the store is (issue 12).
+  const catalogStore = backend.pg ? createPgCatalogStore(backend.pg) : createSqliteCatalogStore(db);
+  let preloaded: PreloadedCatalog | null = null;
+  if (backend.pg) {
+    logger.info({ ...(await catalogStore.syncConfig(config, Date.now())) }, 'config synced into PostgreSQL');
+    const { onChange } = backend.pg;
+    preloaded = await createPreloadedCatalog({ store: catalogStore, onChange, onError: (err) => logger.error({ err }, 'catalog could not be reloaded from PostgreSQL; serving the last read') });
+  }
+  const catalog: Catalog = preloaded ?? createCatalog(db);
   const pool = createWorkerPool({ minThreads: config.pool.min_threads, maxThreads: config.pool.max_threads });
   await pool.whenReady();
   const metrics = createMetrics(
@@ -230,10 +241,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const batchesRepo = createBatchesRepo(busyDb, busyOutbox, instances.id);
   const batchFiles = batchFilesOf(filesServices.files);
   const keysRepo = createKeysRepo(db);
+  // A line runs under its key as stored now: PostgreSQL's are all in the catalog's memory.
+  const findBatchKey = preloaded ? preloaded.keyInProject : keysRepo.findInProject;
   const batches = createBatchSystem({
     repo: batchesRepo,
     files: batchFiles,
-    runner: createBatchLineRunner(chatServices, (projectId, keyId) => keysRepo.findInProject(projectId, keyId)),
+    runner: createBatchLineRunner(chatServices, (projectId, keyId) => findBatchKey(projectId, keyId)),
     concurrency: config.batches.concurrency,
     maxLines: config.batches.max_lines,
     now: clock.now,
@@ -268,7 +281,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const dashboardPageDeps = {
     catalog,
     now: clock.now,
-    keys: createKeyManagement({ keys: keysRepo, catalog, now: clock.now }),
+    keys: createKeyManagement({ keys: catalogStore, catalog, now: clock.now }),
     router: createRouterManagement(routerManagement),
     webhooks: webhooks.manager,
     usage: usageReader,
@@ -291,7 +304,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...managementWorkspacesRoutes({ ...services, workspaceRouting: routing.workspaces }),
     ...audioRoutes({ ...chatServices, audio: config.audio }),
     ...realtimeHttpRoutes(chatServices),
-    ...managementKeysRoutes({ ...services, keys: createKeysRepo(db) }),
+    ...managementKeysRoutes({ ...services, keys: catalogStore }),
     ...managementBudgetsRoutes({ ...services, budgetsRepo }),
     ...managementUsageRoutes({ ...services, usageReader }),
     ...webhooksRoutes({ ...services, webhooks: webhooks.manager }),

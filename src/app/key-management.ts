@@ -2,15 +2,15 @@
  * API key management (SPEC "Key management", "API key" states, Authentication 10-11): list, get, create,
  * revoke, rotate. `POST/GET/DELETE /{project}/v1/management/api-keys...` (routes/management-keys.ts), the
  * dashboard's keys page (dashboard/pages/keys-page.ts) and `switchboard keys` (cli-keys-store.ts, for the
- * wire shape and rules) run these. Every change is committed to SQLite before it returns and the
- * credential cache is reloaded, so it holds from the next request on.
+ * wire shape and rules) run these, through the catalog port (SQLite or PostgreSQL). Every change is
+ * committed before it returns and the in-memory catalog has reloaded, so it holds from the next request on.
  */
 import { KeyRequestError, mintKey, type KeyRequest, type NewKeyRecord } from '../core/auth/key-request.js';
 import { hashKeyValue, keyPrefix, mintKeyValue } from '../core/auth/key-token.js';
 import type { ApiKeyRecord, ProjectRecord } from '../core/records.js';
+import type { CatalogStore } from '../core/store/catalog-store.js';
 import { GatewayError } from '../errors.js';
 import type { Catalog } from '../store/catalog.js';
-import type { KeysRepo } from '../store/keys-repo.js';
 
 /** SPEC "Limits": API key rotation grace. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -63,45 +63,45 @@ export interface KeyOrigin {
 }
 
 export interface KeyManagementDeps {
-  readonly keys: KeysRepo;
+  readonly keys: Pick<CatalogStore, 'findInProject' | 'listForProject' | 'rotatedValuesValidUntil' | 'insert' | 'revoke' | 'rotate'>;
   readonly catalog: Pick<Catalog, 'endpoints' | 'workspaces' | 'reload'>;
   readonly now: () => number;
 }
 
 export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
-  const find = (projectId: string, keyId: string): ApiKeyRecord => {
-    const key = keys.findInProject(projectId, keyId);
+  const find = async (projectId: string, keyId: string): Promise<ApiKeyRecord> => {
+    const key = await keys.findInProject(projectId, keyId);
     if (!key) throw new GatewayError('api_key_not_found', { message: `Project ${projectId} has no API key ${JSON.stringify(keyId)}.` });
     return key;
   };
   /** The key as stored now, with the end of grace of its rotated-out values. */
-  const current = (projectId: string, keyId: string, at: number): ApiKeyWire => {
-    const key = keys.findInProject(projectId, keyId);
+  const current = async (projectId: string, keyId: string, at: number): Promise<ApiKeyWire> => {
+    const key = await keys.findInProject(projectId, keyId);
     if (!key) throw new GatewayError('api_key_not_found');
-    return apiKeyWire(key, at, keys.rotatedValuesValidUntil(projectId).get(key.id) ?? null);
+    return apiKeyWire(key, at, (await keys.rotatedValuesValidUntil(projectId)).get(key.id) ?? null);
   };
 
   return {
-    list(projectId: string): ApiKeyWire[] {
+    async list(projectId: string): Promise<ApiKeyWire[]> {
       const at = now();
-      const grace = keys.rotatedValuesValidUntil(projectId);
-      return keys.listForProject(projectId).map((k) => apiKeyWire(k, at, grace.get(k.id) ?? null));
+      const [grace, listed] = await Promise.all([keys.rotatedValuesValidUntil(projectId), keys.listForProject(projectId)]);
+      return listed.map((k) => apiKeyWire(k, at, grace.get(k.id) ?? null));
     },
 
     /**
      * Key id -> the user who owns it (dashboard keys), or null. Not on the wire (SPEC's key fields do not
      * include it); the dashboard shows it, since an owned key's reach follows its owner.
      */
-    owners(projectId: string): ReadonlyMap<string, string | null> {
-      return new Map(keys.listForProject(projectId).map((k) => [k.id, k.userId]));
+    async owners(projectId: string): Promise<ReadonlyMap<string, string | null>> {
+      return new Map((await keys.listForProject(projectId)).map((k) => [k.id, k.userId]));
     },
 
-    get(projectId: string, keyId: string): ApiKeyWire {
-      return current(projectId, find(projectId, keyId).id, now());
+    async get(projectId: string, keyId: string): Promise<ApiKeyWire> {
+      return current(projectId, (await find(projectId, keyId)).id, now());
     },
 
     /** Checks the request against the project (400 invalid_request naming the field), stores the key. */
-    create(project: ProjectRecord, request: KeyRequest, origin: KeyOrigin): ApiKeyWithValue {
+    async create(project: ProjectRecord, request: KeyRequest, origin: KeyOrigin): Promise<ApiKeyWithValue> {
       const at = now();
       let minted;
       try {
@@ -113,36 +113,39 @@ export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
         throw err;
       }
       const record = origin.owner ? { ...minted.record, userId: origin.owner.userId } : minted.record;
-      keys.insert(record, minted.hash);
-      catalog.reload();
-      return { ...current(project.id, record.id, at), value: minted.value };
+      await keys.insert(record, minted.hash);
+      await catalog.reload();
+      return { ...(await current(project.id, record.id, at)), value: minted.value };
     },
 
     /** Permanent (SPEC "API key" states); repeating it changes nothing and answers the same. */
-    revoke(projectId: string, keyId: string, reason: 'api' | 'dashboard' = 'api'): ApiKeyWire {
+    async revoke(projectId: string, keyId: string, reason: 'api' | 'dashboard' = 'api'): Promise<ApiKeyWire> {
       const at = now();
-      const key = find(projectId, keyId);
-      if (keys.revoke(key.id, at, reason)) catalog.reload();
+      const key = await find(projectId, keyId);
+      if (await keys.revoke(key.id, at, reason)) await catalog.reload();
       return current(projectId, key.id, at);
     },
 
     /** A new value, returned once; the old one authenticates 24 h more (SPEC Authentication 11). */
-    rotate(projectId: string, keyId: string, valueSegment: string): ApiKeyWithValue {
+    async rotate(projectId: string, keyId: string, valueSegment: string): Promise<ApiKeyWithValue> {
       const at = now();
-      const key = find(projectId, keyId);
-      const status = keyStatus(key, at);
-      if (status !== 'active') {
-        throw new GatewayError('invalid_state', { message: `API key ${key.id} is ${status}; only an active key can be rotated.` });
-      }
+      const key = await find(projectId, keyId);
+      refuseInactive(key, at);
       const value = mintKeyValue(valueSegment);
-      keys.rotate(key.id, hashKeyValue(value), keyPrefix(value), at, at + ROTATION_GRACE_MS);
-      catalog.reload();
-      return { ...current(projectId, key.id, at), value };
+      // The store checks again in its transaction: another process may have revoked the key meanwhile.
+      if (!(await keys.rotate(key.id, hashKeyValue(value), keyPrefix(value), at, at + ROTATION_GRACE_MS))) refuseInactive(await find(projectId, keyId), at);
+      await catalog.reload();
+      return { ...(await current(projectId, key.id, at)), value };
     },
   };
 }
 
 export type KeyManagement = ReturnType<typeof createKeyManagement>;
+
+function refuseInactive(key: ApiKeyRecord, at: number): void {
+  const status = keyStatus(key, at);
+  if (status !== 'active') throw new GatewayError('invalid_state', { message: `API key ${key.id} is ${status}; only an active key can be rotated.` });
+}
 
 /** SPEC Authentication 10: a user may confine a key only to workspaces that user can read. */
 function checkOwnerCanRead(request: KeyRequest, readable: 'all' | readonly string[]): void {

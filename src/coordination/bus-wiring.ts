@@ -48,8 +48,10 @@ export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
   const setHere = affinity.set;
 
   catalog.reload = () => {
-    reloadHere();
+    // Returned: a PostgreSQL catalog's writer awaits its reload (store/catalog.ts).
+    const reloaded = reloadHere();
     bus.publish(CATALOG_CHANGED);
+    return reloaded;
   };
   routerSettings.save = async (projectId, state, now) => {
     await saveHere(projectId, state, now);
@@ -68,7 +70,7 @@ export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
     switch (message.kind) {
       case 'invalidate':
         if (message.what !== 'router') {
-          reloadHere();
+          void reloadHere();
           budgets.replaceApiCaps(deps.storedBudgetCaps());
         }
         if (message.what !== 'catalog') void routerSettings.reload();

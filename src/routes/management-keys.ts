@@ -7,10 +7,10 @@
 import { createKeyManagement } from '../app/key-management.js';
 import { keyCreationRefusal } from '../core/auth/key-request.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import type { CatalogStore } from '../core/store/catalog-store.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseCreateKey } from '../schemas/management-keys.js';
-import type { KeysRepo } from '../store/keys-repo.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
@@ -18,7 +18,8 @@ import type { Services } from './services.js';
 export { apiKeyWire, keyStatus, ROTATION_GRACE_MS } from '../app/key-management.js';
 
 export interface KeyManagementServices extends Services {
-  readonly keys: KeysRepo;
+  /** Where keys are stored: SQLite or PostgreSQL (main.ts picks). */
+  readonly keys: CatalogStore;
 }
 
 export function managementKeysRoutes(services: KeyManagementServices): RouteDef[] {
@@ -38,21 +39,21 @@ export function managementKeysRoutes(services: KeyManagementServices): RouteDef[
     route('POST', '', async (ctx, { key: creator, project }) => {
       const refusal = keyCreationRefusal(creator);
       if (refusal) throw new GatewayError('workspace_not_allowed', { message: refusal });
-      const created = manage.create(project, parseCreateKey(await ctx.req.json()), { source: 'api', valueSegment: 'mgmt' });
+      const created = await manage.create(project, parseCreateKey(await ctx.req.json()), { source: 'api', valueSegment: 'mgmt' });
       ctx.reply.setHeader('Cache-Control', 'no-store');
       ctx.reply.json(201, created);
     }),
-    route('GET', '', (ctx, { project }) => {
-      ctx.reply.json(200, { object: 'list', data: manage.list(project.id) });
+    route('GET', '', async (ctx, { project }) => {
+      ctx.reply.json(200, { object: 'list', data: await manage.list(project.id) });
     }),
-    route('GET', '/:key', (ctx, { project }) => {
-      ctx.reply.json(200, manage.get(project.id, keyId(ctx)));
+    route('GET', '/:key', async (ctx, { project }) => {
+      ctx.reply.json(200, await manage.get(project.id, keyId(ctx)));
     }),
-    route('DELETE', '/:key', (ctx, { project }) => {
-      ctx.reply.json(200, manage.revoke(project.id, keyId(ctx)));
+    route('DELETE', '/:key', async (ctx, { project }) => {
+      ctx.reply.json(200, await manage.revoke(project.id, keyId(ctx)));
     }),
-    route('POST', '/:key/rotate', (ctx, { project }) => {
-      const rotated = manage.rotate(project.id, keyId(ctx), 'mgmt');
+    route('POST', '/:key/rotate', async (ctx, { project }) => {
+      const rotated = await manage.rotate(project.id, keyId(ctx), 'mgmt');
       ctx.reply.setHeader('Cache-Control', 'no-store');
       ctx.reply.json(200, rotated);
     }),

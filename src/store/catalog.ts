@@ -1,10 +1,18 @@
 /**
  * In-memory snapshot of projects, workspaces, endpoints and key credentials, so that a request does no
- * SQL on the fast path. In-process writers call `reload()`; writes by another process (the CLI minting a
- * key while the gateway runs) are noticed through SQLite's data_version, polled once a second.
+ * SQL on the fast path.
+ *
+ * SQLite (`createCatalog`): in-process writers call `reload()`; writes by another process (the CLI minting
+ * a key while the gateway runs) are noticed through SQLite's data_version, polled once a second; a key is
+ * read on its first use and the hit cached.
+ *
+ * PostgreSQL (`createPreloadedCatalog`, issue 12): the snapshot holds every credential, so a request never
+ * queries PostgreSQL (an unknown key is a miss without a query); it is read again whenever any replica
+ * notifies 'catalog'. `reload()` is asynchronous there: a writer awaits it, so its next request sees its write.
  */
 import type { KeyLookup } from '../core/auth/authenticate.js';
-import type { EndpointRecord, KeyCredential, ProjectRecord, WorkspaceRecord } from '../core/records.js';
+import type { ApiKeyRecord, EndpointRecord, KeyCredential, ProjectRecord, WorkspaceRecord } from '../core/records.js';
+import type { CatalogSnapshot, CatalogStore } from '../core/store/catalog-store.js';
 import { dataVersion, type Db } from './db.js';
 import { createEndpointsRepo } from './endpoints-repo.js';
 import { createKeysRepo } from './keys-repo.js';
@@ -16,46 +24,71 @@ export interface Catalog extends KeyLookup {
   workspaces(projectId: string): ReadonlyMap<string, WorkspaceRecord>;
   endpoint(projectId: string, slug: string): EndpointRecord | null;
   endpoints(projectId: string): readonly EndpointRecord[];
-  reload(): void;
+  /** Reads the store again; the promise (PostgreSQL) settles once the new snapshot is in use, and never rejects. */
+  reload(): void | Promise<void>;
   close(): void;
 }
 
+/** The PostgreSQL catalog: it holds every key, so a key is also found by id (batch lines run under their key). */
+export interface PreloadedCatalog extends Catalog {
+  keyInProject(projectId: string, keyId: string): ApiKeyRecord | null;
+  reload(): Promise<void>;
+}
+
 const EMPTY_WORKSPACES: ReadonlyMap<string, WorkspaceRecord> = new Map();
+
+interface Indexed {
+  readonly projects: Map<string, ProjectRecord>;
+  readonly workspaces: Map<string, Map<string, WorkspaceRecord>>;
+  readonly endpoints: Map<string, EndpointRecord[]>;
+  // By project, then slug: a lookup per request on the strings it already holds, no key built.
+  readonly endpointBySlug: Map<string, Map<string, EndpointRecord>>;
+}
+
+function index(snapshot: Omit<CatalogSnapshot, 'credentials'>): Indexed {
+  const projects = new Map<string, ProjectRecord>();
+  for (const p of snapshot.projects) {
+    projects.set(p.id, p);
+    projects.set(p.uuid, p);
+  }
+  const workspaces = new Map<string, Map<string, WorkspaceRecord>>();
+  for (const w of snapshot.workspaces) {
+    const m = workspaces.get(w.projectId) ?? new Map<string, WorkspaceRecord>();
+    m.set(w.id, w);
+    workspaces.set(w.projectId, m);
+  }
+  const endpoints = new Map<string, EndpointRecord[]>();
+  const endpointBySlug = new Map<string, Map<string, EndpointRecord>>();
+  for (const e of snapshot.endpoints) {
+    endpoints.set(e.projectId, [...(endpoints.get(e.projectId) ?? []), e]);
+    let bySlug = endpointBySlug.get(e.projectId);
+    if (!bySlug) endpointBySlug.set(e.projectId, (bySlug = new Map()));
+    bySlug.set(e.slug, e);
+  }
+  return { projects, workspaces, endpoints, endpointBySlug };
+}
+
+function readers(current: () => Indexed): Pick<Catalog, 'project' | 'workspaces' | 'endpoint' | 'endpoints'> {
+  return {
+    project: (ref) => current().projects.get(ref) ?? null,
+    workspaces: (projectId) => current().workspaces.get(projectId) ?? EMPTY_WORKSPACES,
+    endpoint: (projectId, slug) => current().endpointBySlug.get(projectId)?.get(slug) ?? null,
+    endpoints: (projectId) => current().endpoints.get(projectId) ?? [],
+  };
+}
 
 export function createCatalog(db: Db, pollMs = 1000): Catalog {
   const projectsRepo = createProjectsRepo(db);
   const endpointsRepo = createEndpointsRepo(db);
   const keysRepo = createKeysRepo(db);
 
-  let projects = new Map<string, ProjectRecord>();
-  let workspaces = new Map<string, Map<string, WorkspaceRecord>>();
-  let endpoints = new Map<string, EndpointRecord[]>();
-  // By project, then slug: a lookup per request on the strings it already holds, no key built.
-  let endpointBySlug = new Map<string, Map<string, EndpointRecord>>();
+  let indexed: Indexed;
   // Only hits are cached: caching misses would let a stream of random keys grow memory without bound.
   let credentials = new Map<string, KeyCredential>();
   let seenVersion = dataVersion(db);
 
   function reload(): void {
-    projects = new Map();
-    for (const p of projectsRepo.listProjects()) {
-      projects.set(p.id, p);
-      projects.set(p.uuid, p);
-    }
-    workspaces = new Map();
-    for (const w of projectsRepo.listWorkspaces()) {
-      const m = workspaces.get(w.projectId) ?? new Map<string, WorkspaceRecord>();
-      m.set(w.id, w);
-      workspaces.set(w.projectId, m);
-    }
-    endpoints = new Map();
-    endpointBySlug = new Map();
-    for (const e of endpointsRepo.listLive()) {
-      endpoints.set(e.projectId, [...(endpoints.get(e.projectId) ?? []), e]);
-      let bySlug = endpointBySlug.get(e.projectId);
-      if (!bySlug) endpointBySlug.set(e.projectId, (bySlug = new Map()));
-      bySlug.set(e.slug, e);
-    }
+    indexed = index({ projects: projectsRepo.listProjects(), workspaces: projectsRepo.listWorkspaces(), endpoints: endpointsRepo.listLive() });
     credentials = new Map();
     seenVersion = dataVersion(db);
   }
@@ -67,10 +100,7 @@ export function createCatalog(db: Db, pollMs = 1000): Catalog {
   reload();
 
   return {
-    project: (ref) => projects.get(ref) ?? null,
-    workspaces: (projectId) => workspaces.get(projectId) ?? EMPTY_WORKSPACES,
-    endpoint: (projectId, slug) => endpointBySlug.get(projectId)?.get(slug) ?? null,
-    endpoints: (projectId) => endpoints.get(projectId) ?? [],
+    ...readers(() => indexed),
     findCredential(hash) {
       const cached = credentials.get(hash);
       if (cached) return cached;
@@ -80,5 +110,54 @@ export function createCatalog(db: Db, pollMs = 1000): Catalog {
     },
     reload,
     close: () => clearInterval(timer),
+  };
+}
+
+export interface PreloadedCatalogOptions {
+  readonly store: Pick<CatalogStore, 'loadSnapshot'>;
+  /** Subscribes to the store's change notices (PgStore.onChange); returns the unsubscribe. */
+  readonly onChange: (topic: 'catalog', fn: () => void) => () => void;
+  /** A failed reload keeps the previous snapshot; the next notice (or the listener's reconnection) tries again. */
+  readonly onError: (err: unknown) => void;
+}
+
+export async function createPreloadedCatalog({ store, onChange, onError }: PreloadedCatalogOptions): Promise<PreloadedCatalog> {
+  let indexed: Indexed;
+  let credentials: ReadonlyMap<string, KeyCredential> = new Map();
+  let keysById = new Map<string, ApiKeyRecord>();
+
+  const load = async (): Promise<void> => {
+    const snapshot = await store.loadSnapshot();
+    indexed = index(snapshot);
+    credentials = snapshot.credentials ?? new Map();
+    keysById = new Map([...credentials.values()].map((c) => [c.key.id, c.key]));
+  };
+  await load();
+
+  // Loads run one at a time, so an older snapshot never replaces a newer one. A caller gets a load that
+  // starts after its call (it sees every commit made before), shared with whoever else asked meanwhile.
+  let queued: Promise<void> | null = null;
+  let last: Promise<void> = Promise.resolve();
+  const reload = (): Promise<void> => {
+    if (queued) return queued;
+    const next = last.then(async () => {
+      queued = null;
+      await load().catch(onError);
+    });
+    queued = next;
+    last = next;
+    return next;
+  };
+  const unsubscribe = onChange('catalog', () => void reload());
+
+  return {
+    ...readers(() => indexed),
+    findCredential: (hash) => credentials.get(hash) ?? null,
+    keyInProject(projectId, keyId) {
+      const key = keysById.get(keyId);
+      return key && key.projectId === projectId ? key : null;
+    },
+    reload,
+    close: unsubscribe,
   };
 }

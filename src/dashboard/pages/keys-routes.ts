@@ -8,11 +8,12 @@ import type { Notice } from './layout.js';
 import { renderKeysPage, keyBodyFromForm, type KeysPageData } from './keys-page.js';
 import { projectRoute, readForm, refusalNotice, type PageDef, type PageDeps, type ProjectPage } from './page-kit.js';
 
-function render(deps: PageDeps, page: ProjectPage, status: number, extra: Partial<KeysPageData> & { notice?: Notice | null }): void {
+async function render(deps: PageDeps, page: ProjectPage, status: number, extra: Partial<KeysPageData> & { notice?: Notice | null }): Promise<void> {
   const { project } = page;
+  const [keys, owners] = await Promise.all([deps.keys.list(project.id), deps.keys.owners(project.id)]);
   const data: KeysPageData = {
-    keys: deps.keys.list(project.id),
-    owners: deps.keys.owners(project.id),
+    keys,
+    owners,
     endpoints: deps.catalog.endpoints(project.id).map((e) => ({ id: e.id, slug: e.slug })),
     workspaces: page.workspaces.map((w) => ({ id: w.id, name: w.name })),
     writable: page.writable,
@@ -30,35 +31,35 @@ export function keysPages(deps: PageDeps): PageDef[] {
       const form = await readForm(page.ctx);
       try {
         const readable = page.principal.workspacesIn(page.project.id);
-        const created = deps.keys.create(page.project, parseCreateKey(keyBodyFromForm(form)), {
+        const created = await deps.keys.create(page.project, parseCreateKey(keyBodyFromForm(form)), {
           source: 'dashboard',
           valueSegment: page.project.slug,
           owner: { userId: page.principal.userId, readable },
         });
-        render(deps, page, 201, { revealed: { keyId: created.id, value: created.value, action: 'created' }, notice: { kind: 'ok', text: `API key ${created.name ?? created.id} created.` } });
+        await render(deps, page, 201, { revealed: { keyId: created.id, value: created.value, action: 'created' }, notice: { kind: 'ok', text: `API key ${created.name ?? created.id} created.` } });
       } catch (err) {
         const { status, notice } = refusalNotice(err);
-        render(deps, page, status, { form, notice });
+        await render(deps, page, status, { form, notice });
       }
     }),
     route('POST', '/:key/rotate', async (page) => {
       await readForm(page.ctx);
       try {
-        const rotated = deps.keys.rotate(page.project.id, page.params.key ?? '', page.project.slug);
-        render(deps, page, 200, { revealed: { keyId: rotated.id, value: rotated.value, action: 'rotated' }, notice: { kind: 'ok', text: `API key ${rotated.name ?? rotated.id} rotated.` } });
+        const rotated = await deps.keys.rotate(page.project.id, page.params.key ?? '', page.project.slug);
+        await render(deps, page, 200, { revealed: { keyId: rotated.id, value: rotated.value, action: 'rotated' }, notice: { kind: 'ok', text: `API key ${rotated.name ?? rotated.id} rotated.` } });
       } catch (err) {
         const { status, notice } = refusalNotice(err);
-        render(deps, page, status, { notice });
+        await render(deps, page, status, { notice });
       }
     }),
     route('POST', '/:key/revoke', async (page) => {
       await readForm(page.ctx);
       try {
-        const revoked = deps.keys.revoke(page.project.id, page.params.key ?? '', 'dashboard');
-        render(deps, page, 200, { notice: { kind: 'ok', text: `API key ${revoked.name ?? revoked.id} revoked; it no longer authenticates.` } });
+        const revoked = await deps.keys.revoke(page.project.id, page.params.key ?? '', 'dashboard');
+        await render(deps, page, 200, { notice: { kind: 'ok', text: `API key ${revoked.name ?? revoked.id} revoked; it no longer authenticates.` } });
       } catch (err) {
         const { status, notice } = refusalNotice(err);
-        render(deps, page, status, { notice });
+        await render(deps, page, status, { notice });
       }
     }),
   ];

@@ -30,7 +30,7 @@ export function projectsPages(deps: PageDeps): PageDef[] {
         renderProjectOverview(page.frame('overview'), {
           endpoints: deps.catalog.endpoints(id),
           workspaces: page.workspaces,
-          activeKeys: deps.keys.list(id).filter((k) => k.status === 'active').length,
+          activeKeys: (await deps.keys.list(id)).filter((k) => k.status === 'active').length,
           pendingApprovals: pending,
           requestsToday: usage.items.reduce((n, t) => n + t.requests, 0),
         }),
