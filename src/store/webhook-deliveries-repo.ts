@@ -67,7 +67,16 @@ function toDelivery(r: DeliveryRow): DeliveryRecord {
   };
 }
 
-export function createDeliveriesRepo(db: Db, box: SecretBox, claimant: Claimant): DispatchStore {
+/** The dispatcher's store on SQLite: every answer synchronous. */
+export interface SqliteDispatchStore extends DispatchStore {
+  releaseAbandoned(): number;
+  renewClaims(): number;
+  claimDue(now: number, limit: number, skipWebhooks: readonly string[], pick: (candidates: DueDelivery[]) => DueDelivery[]): { claimed: DueDelivery[]; seen: number };
+  claimDueFor(webhookId: string, now: number, limit: number): DueDelivery[];
+  recordResults(results: readonly DeliveryResult[], now: number): void;
+}
+
+export function createDeliveriesRepo(db: Db, box: SecretBox, claimant: Claimant): SqliteDispatchStore {
   const me = claimant.instanceId;
   const wall = claimant.wallClock ?? Date.now;
   const until = (): number => wall() + claimant.leaseMs;
@@ -201,4 +210,16 @@ export function createDeliveriesList(db: Db): DeliveriesList {
     const rows = page.all(webhookId, before, limit + 1);
     return { items: rows.slice(0, limit).map(toDelivery), hasMore: rows.length > limit };
   };
+}
+
+/**
+ * Puts a delivery of the endpoint back in the queue, due at `now`; one in flight keeps its claim. false
+ * when the endpoint has no such delivery.
+ */
+export function createRedeliver(db: Db): (webhookId: string, deliveryId: string, now: number) => boolean {
+  const requeue = db.prepare(`
+    UPDATE webhook_deliveries SET state = CASE WHEN state = 'sending' THEN state ELSE 'pending' END,
+      next_attempt_at = CASE WHEN state = 'sending' THEN next_attempt_at ELSE @now END, updated_at = @now
+    WHERE webhook_id = @webhookId AND id = @deliveryId`);
+  return (webhookId, deliveryId, now) => requeue.run({ webhookId, deliveryId, now }).changes > 0;
 }

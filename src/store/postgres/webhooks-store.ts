@@ -1,0 +1,393 @@
+/**
+ * The webhooks port on PostgreSQL (tables: migrations/003-webhooks.ts). Replicas share the queue: a due
+ * delivery is claimed by one of them with `FOR UPDATE OF d SKIP LOCKED` (a replica claiming at the same
+ * moment skips the rows locked by the other instead of waiting for them), marked `sending` with the
+ * claimant's lease in the same transaction. Claims of replicas that left `gateway_instances`, or whose
+ * lease ran out, go back to `pending` (releaseAbandoned), as in SQLite (store/webhook-deliveries-repo.ts).
+ */
+import type pg from 'pg';
+import type {
+  DeliveryClaimant,
+  OutboxEvent,
+  WebhookDeliveryQueue,
+  WebhookEndpointsStore,
+  WebhookRetentionResult,
+  WebhooksStore,
+} from '../../core/store/webhooks-store.js';
+import type { DeliveryRecord, DeliveryResult, DeliveryState, DueDelivery, WebhookEndpointRecord } from '../../core/webhooks/delivery.js';
+import type { SealedValue, SecretBox } from '../secret-box.js';
+import type { PgStore } from './pg-store.js';
+
+interface EndpointRow {
+  seq: number;
+  id: string;
+  project_id: string;
+  url: string;
+  description: string | null;
+  events: string[];
+  is_active: boolean;
+  metadata: Record<string, string>;
+  created_at: number;
+  updated_at: number;
+}
+
+interface DeliveryRow {
+  seq: number;
+  id: string;
+  webhook_id: string;
+  event_type: string;
+  state: DeliveryState;
+  attempt_count: number;
+  http_status: number | null;
+  response_body: string | null;
+  created_at: number;
+}
+
+interface DueRow {
+  seq: number;
+  id: string;
+  webhook_id: string;
+  attempt_count: number;
+  url: string;
+  secret_sealed: string;
+  body: string;
+}
+
+const ENDPOINT_COLUMNS = 'seq, id, project_id, url, description, events, is_active, metadata, created_at, updated_at';
+const DELIVERY_COLUMNS = 'seq, id, webhook_id, event_type, state, attempt_count, http_status, response_body, created_at';
+const PRUNE_BATCH = 500;
+
+/** The change notice of new due deliveries: every replica's dispatcher looks at once instead of at its next poll. */
+export const WEBHOOK_DELIVERIES_TOPIC = 'webhooks.deliveries';
+
+/** The newest sealed signing secret, for the key check at start (secret-box.ts storedSealedValues). */
+export async function newestSealedEndpoint(pool: pg.Pool): Promise<SealedValue[]> {
+  const { rows } = await pool.query<SealedValue>('SELECT secret_sealed AS sealed, id AS associated FROM webhook_endpoints ORDER BY seq DESC LIMIT 1');
+  return rows;
+}
+
+const toRecord = (r: EndpointRow): WebhookEndpointRecord => ({
+  id: r.id,
+  projectId: r.project_id,
+  url: r.url,
+  description: r.description,
+  events: r.events,
+  isActive: r.is_active,
+  metadata: r.metadata,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toDelivery = (r: DeliveryRow): DeliveryRecord => ({
+  id: r.id,
+  webhookId: r.webhook_id,
+  eventType: r.event_type,
+  state: r.state,
+  attemptCount: r.attempt_count,
+  httpStatus: r.http_status,
+  responseBody: r.response_body,
+  createdAt: r.created_at,
+});
+
+export function createPgWebhooksStore(store: PgStore, box: SecretBox): WebhooksStore {
+  const { pool } = store;
+  return {
+    endpoints: pgEndpoints(store, box),
+    deliveryQueue: (claimant) => pgDeliveryQueue(pool, box, claimant),
+    async appendEvents(events) {
+      if (events.length === 0) return 0;
+      return store.transaction(async (client) => {
+        const queued = await appendEvents(client, events);
+        if (queued > 0) await store.notifyChange(client, WEBHOOK_DELIVERIES_TOPIC);
+        return queued;
+      });
+    },
+    async prune(now, retentionMs) {
+      const cutoff = now - retentionMs;
+      // Deliveries first: an event is kept while any delivery of it is.
+      const deliveries = await drain(pool, `
+        DELETE FROM webhook_deliveries WHERE seq IN (
+          SELECT seq FROM webhook_deliveries WHERE state IN ('delivered', 'failed') AND updated_at < $1 ORDER BY seq LIMIT $2)`, cutoff);
+      const events = await drain(pool, `
+        DELETE FROM webhook_events WHERE seq IN (
+          SELECT e.seq FROM webhook_events e
+          WHERE e.created_at < $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+          ORDER BY e.seq LIMIT $2)`, cutoff);
+      const result: WebhookRetentionResult = { deliveries, events };
+      return result;
+    },
+  };
+}
+
+/** Short statements one after another, so no transaction holds many row locks for long. */
+async function drain(pool: pg.Pool, sql: string, cutoff: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = (await pool.query(sql, [cutoff, PRUNE_BATCH])).rowCount ?? 0;
+    total += n;
+    if (n < PRUNE_BATCH) return total;
+  }
+}
+
+/**
+ * Events already stored (by id) are skipped with their fan-out, so a relay that appends an event again
+ * queues nothing twice. An event no endpoint subscribes to is not kept: it would only wait for retention.
+ */
+async function appendEvents(client: pg.PoolClient, events: readonly OutboxEvent[]): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    `WITH ev AS (
+       INSERT INTO webhook_events (id, project_id, type, body, created_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id, project_id, type, created_at
+     ), queued AS (
+       INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, state, attempt_count, next_attempt_at, created_at, updated_at)
+       SELECT 'del_' || substr(md5(gen_random_uuid()::text), 1, 24), w.id, ev.id, ev.type, 'pending', 0, ev.created_at, ev.created_at, ev.created_at
+       FROM ev JOIN webhook_endpoints w ON w.project_id = ev.project_id AND w.is_active AND ev.type = ANY(w.events)
+       ORDER BY ev.created_at, w.seq
+       RETURNING 1
+     )
+     SELECT count(*)::int AS n FROM queued`,
+    [events.map((e) => e.id), events.map((e) => e.projectId), events.map((e) => e.type), events.map((e) => e.body), events.map((e) => e.createdAt)],
+  );
+  await client.query(
+    'DELETE FROM webhook_events e WHERE e.id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)',
+    [events.map((e) => e.id)],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+function pgEndpoints(store: PgStore, box: SecretBox): WebhookEndpointsStore {
+  const { pool } = store;
+  const byId = async (db: pg.Pool | pg.PoolClient, projectId: string, id: string, lock = ''): Promise<EndpointRow | null> =>
+    (await db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE project_id = $1 AND id = $2 ${lock}`, [projectId, id])).rows[0] ?? null;
+
+  return {
+    insertCapped: (record, secret, max) =>
+      store.transaction(async (client) => {
+        // One creator per project at a time: the count and the insert hold together across replicas.
+        await client.query(`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1))`, [record.projectId]);
+        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE project_id = $1', [record.projectId]);
+        if ((rows[0]?.n ?? 0) >= max) return false;
+        await client.query(
+          `INSERT INTO webhook_endpoints (id, project_id, url, description, secret_sealed, events, is_active, metadata, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $8)`,
+          [record.id, record.projectId, record.url, record.description, box.seal(secret, record.id), [...record.events], JSON.stringify(record.metadata), record.createdAt],
+        );
+        return true;
+      }),
+    async get(projectId, id) {
+      const row = await byId(pool, projectId, id);
+      return row ? toRecord(row) : null;
+    },
+    async secret(projectId, id) {
+      const { rows } = await pool.query<{ secret_sealed: string }>('SELECT secret_sealed FROM webhook_endpoints WHERE project_id = $1 AND id = $2', [projectId, id]);
+      const row = rows[0];
+      if (!row) return null;
+      try {
+        return box.open(row.secret_sealed, id);
+      } catch {
+        return null;
+      }
+    },
+    async list(projectId, limit, after) {
+      let before = Number.MAX_SAFE_INTEGER;
+      if (after !== null) {
+        const cursor = await byId(pool, projectId, after);
+        if (!cursor) return null;
+        before = cursor.seq;
+      }
+      const { rows } = await pool.query<EndpointRow>(
+        `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE project_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
+        [projectId, before, limit + 1],
+      );
+      return { items: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
+    },
+    update: (projectId, id, patch, now) =>
+      store.transaction(async (client) => {
+        const row = await byId(client, projectId, id, 'FOR UPDATE');
+        if (!row) return null;
+        const current = toRecord(row);
+        const next: WebhookEndpointRecord = {
+          ...current,
+          url: patch.url ?? current.url,
+          events: patch.events ?? current.events,
+          description: patch.description === undefined ? current.description : patch.description,
+          isActive: patch.isActive ?? current.isActive,
+          metadata: patch.metadata ?? current.metadata,
+          updatedAt: now,
+        };
+        await client.query(
+          `UPDATE webhook_endpoints SET url = $3, description = $4, events = $5, is_active = $6, metadata = $7, updated_at = $8
+           WHERE project_id = $1 AND id = $2`,
+          [projectId, id, next.url, next.description, [...next.events], next.isActive, JSON.stringify(next.metadata), now],
+        );
+        return next;
+      }),
+    delete: (projectId, id) =>
+      store.transaction(async (client) => {
+        if (!(await byId(client, projectId, id, 'FOR UPDATE'))) return false;
+        // Events only this endpoint's deliveries referenced go with them.
+        await client.query(
+          `DELETE FROM webhook_events e WHERE e.id IN (SELECT DISTINCT event_id FROM webhook_deliveries WHERE webhook_id = $1)
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.event_id = e.id AND o.webhook_id <> $1)`,
+          [id],
+        );
+        await client.query('DELETE FROM webhook_deliveries WHERE webhook_id = $1', [id]);
+        await client.query('DELETE FROM webhook_endpoints WHERE project_id = $1 AND id = $2', [projectId, id]);
+        return true;
+      }),
+    async deliveries(webhookId, limit, after) {
+      let before = Number.MAX_SAFE_INTEGER;
+      if (after !== null) {
+        const { rows } = await pool.query<{ seq: number }>('SELECT seq FROM webhook_deliveries WHERE webhook_id = $1 AND id = $2', [webhookId, after]);
+        const cursor = rows[0];
+        if (!cursor) return null;
+        before = cursor.seq;
+      }
+      const { rows } = await pool.query<DeliveryRow>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
+        [webhookId, before, limit + 1],
+      );
+      return { items: rows.slice(0, limit).map(toDelivery), hasMore: rows.length > limit };
+    },
+    async redeliver(webhookId, deliveryId, now) {
+      const { rows } = await pool.query<{ state: string }>(
+        `UPDATE webhook_deliveries SET state = CASE WHEN state = 'sending' THEN state ELSE 'pending' END,
+           next_attempt_at = CASE WHEN state = 'sending' THEN next_attempt_at ELSE $3 END, updated_at = $3
+         WHERE webhook_id = $1 AND id = $2 RETURNING state`,
+        [webhookId, deliveryId, now],
+      );
+      return rows.length > 0;
+    },
+  };
+}
+
+function pgDeliveryQueue(pool: pg.Pool, box: SecretBox, claimant: DeliveryClaimant): WebhookDeliveryQueue {
+  const me = claimant.instanceId;
+  // The lease is wall clock, never the injectable test clock the due times use.
+  const until = (): number => Date.now() + claimant.leaseMs;
+  const secrets = new Map<string, { sealed: string; plain: string | null }>();
+  function openSecret(webhookId: string, sealed: string): string | null {
+    const cached = secrets.get(webhookId);
+    if (cached?.sealed === sealed) return cached.plain;
+    let plain: string | null;
+    try {
+      plain = box.open(sealed, webhookId);
+    } catch {
+      plain = null;
+    }
+    if (secrets.size >= 10_000) secrets.clear();
+    secrets.set(webhookId, { sealed, plain });
+    return plain;
+  }
+  const toDue = (r: DueRow): DueDelivery => ({
+    seq: r.seq,
+    id: r.id,
+    webhookId: r.webhook_id,
+    url: r.url,
+    secret: openSecret(r.webhook_id, r.secret_sealed),
+    body: r.body,
+    attemptCount: r.attempt_count,
+  });
+  const DUE = `SELECT d.seq, d.id, d.webhook_id, d.attempt_count, w.url, w.secret_sealed, e.body
+    FROM webhook_deliveries d
+    JOIN webhook_endpoints w ON w.id = d.webhook_id
+    JOIN webhook_events e ON e.id = d.event_id
+    WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND w.is_active`;
+
+  /** Selects under row locks (skipping rows another replica holds), lets `pick` choose, marks the chosen. */
+  async function claim(sql: string, params: unknown[], now: number, pick: (candidates: DueDelivery[]) => DueDelivery[]): Promise<{ claimed: DueDelivery[]; seen: number }> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const candidates = (await client.query<DueRow>(sql, params)).rows.map(toDue);
+      const picked = pick(candidates);
+      let won = new Set<number>();
+      if (picked.length > 0) {
+        const { rows } = await client.query<{ seq: number }>(
+          `UPDATE webhook_deliveries SET state = 'sending', claimed_by = $2, claim_expires_at = $3, updated_at = $4
+           WHERE seq = ANY($1::bigint[]) AND state = 'pending' RETURNING seq`,
+          [picked.map((r) => r.seq), me, until(), now],
+        );
+        won = new Set(rows.map((r) => r.seq));
+      }
+      await client.query('COMMIT');
+      return { claimed: picked.filter((r) => won.has(r.seq)), seen: candidates.length };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  return {
+    async releaseAbandoned() {
+      const wall = Date.now();
+      const result = await pool.query(
+        `UPDATE webhook_deliveries SET state = 'pending', claimed_by = NULL, claim_expires_at = NULL, updated_at = $1
+         WHERE state = 'sending' AND (claimed_by IS NULL OR claim_expires_at IS NULL OR claim_expires_at < $1
+           OR NOT EXISTS (SELECT 1 FROM gateway_instances i WHERE i.id = webhook_deliveries.claimed_by))`,
+        [wall],
+      );
+      return result.rowCount ?? 0;
+    },
+    async renewClaims() {
+      const result = await pool.query("UPDATE webhook_deliveries SET claim_expires_at = $1 WHERE state = 'sending' AND claimed_by = $2", [until(), me]);
+      return result.rowCount ?? 0;
+    },
+    async claimDue(now, limit, skip, pick) {
+      // Idle polls (every poll_interval_ms on every replica) open no transaction: a plain read first.
+      const any = await pool.query("SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= $1 LIMIT 1", [now]);
+      if (any.rowCount === 0) return { claimed: [], seen: 0 };
+      return claim(
+        `${DUE} AND NOT (d.webhook_id = ANY($2::text[])) ORDER BY d.next_attempt_at, d.seq LIMIT $3 FOR UPDATE OF d SKIP LOCKED`,
+        [now, [...skip], limit],
+        now,
+        pick,
+      );
+    },
+    async claimDueFor(webhookId, now, limit) {
+      const { claimed } = await claim(
+        `${DUE} AND d.webhook_id = $2 ORDER BY d.next_attempt_at, d.seq LIMIT $3 FOR UPDATE OF d SKIP LOCKED`,
+        [now, webhookId, limit],
+        now,
+        (candidates) => candidates,
+      );
+      return claimed;
+    },
+    async recordResults(results: readonly DeliveryResult[], now: number) {
+      const released = results.filter((r) => r.kind === 'released').map((r) => r.seq);
+      const attempted = results.flatMap((r) => (r.kind === 'attempted' ? [r] : []));
+      // Outcomes are the claimant's only: a row whose claim was given away keeps the new claimant's.
+      if (attempted.length > 0) {
+        await pool.query(
+          `UPDATE webhook_deliveries d SET state = r.state, attempt_count = r.attempt_count, next_attempt_at = r.next_attempt_at,
+             http_status = r.http_status, response_body = r.response_body, error_message = r.error_message, updated_at = r.at,
+             claimed_by = NULL, claim_expires_at = NULL
+           FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::int[], $6::text[], $7::text[], $8::bigint[])
+             AS r(seq, state, attempt_count, next_attempt_at, http_status, response_body, error_message, at)
+           WHERE d.seq = r.seq AND d.state = 'sending' AND d.claimed_by = $9`,
+          [
+            attempted.map((r) => r.seq),
+            attempted.map((r) => r.state),
+            attempted.map((r) => r.attemptCount),
+            attempted.map((r) => r.nextAttemptAt),
+            attempted.map((r) => r.outcome.httpStatus),
+            attempted.map((r) => r.outcome.responseBody),
+            attempted.map((r) => r.outcome.errorMessage),
+            attempted.map((r) => r.at),
+            me,
+          ],
+        );
+      }
+      if (released.length > 0) {
+        await pool.query(
+          "UPDATE webhook_deliveries SET state = 'pending', claimed_by = NULL, claim_expires_at = NULL, updated_at = $1 WHERE seq = ANY($2::bigint[]) AND state = 'sending' AND claimed_by = $3",
+          [now, released, me],
+        );
+      }
+    },
+  };
+}
