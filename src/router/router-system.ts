@@ -10,6 +10,7 @@
 import type { Config } from '../config.js';
 import { createAffinityMap, type AffinityMap } from '../core/routing/affinity-map.js';
 import type { DeploymentDefaults } from '../core/routing/settings.js';
+import type { WorkspaceChange } from '../core/store/router-store.js';
 import type { Logger } from '../log.js';
 import { createSimilarityPool } from '../pool/similarity-pool.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
@@ -20,7 +21,6 @@ import type { StoreWriter } from '../store/store-writer.js';
 import { createDecisionsRepo } from '../store/decisions-repo.js';
 import { createEmbeddingCache } from '../store/embedding-cache.js';
 import { loadSecretBox, storedSealedValues } from '../store/secret-box.js';
-import { createWorkspaceRoutingRepo, type WorkspaceRoutingRepo } from '../store/workspace-routing-repo.js';
 import { embed } from '../upstream/embeddings.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import { createBatchedDecisionLog } from './decision-batcher.js';
@@ -29,6 +29,11 @@ import { createProfileIndexes } from './profile-index.js';
 import type { RouterSettingsCache, RouterState } from './router-state.js';
 import { createSemanticRouter, type SemanticRouter } from './semantic-router.js';
 import { createSloTracker, type SloTracker } from './slo-tracker.js';
+
+/** Workspace routing fields written through the management API (routes/management-workspaces.ts). */
+export interface WorkspaceRouting {
+  apply(projectId: string, workspaceId: string, change: WorkspaceChange, now: number): Promise<void>;
+}
 
 export interface RouterSystem {
   readonly router: SemanticRouter;
@@ -39,7 +44,7 @@ export interface RouterSystem {
   readonly settings: RouterSettingsCache;
   /** Conversation affinity, shared with other replicas over the bus (src/coordination/bus-wiring.ts). */
   readonly affinity: AffinityMap;
-  readonly workspaces: WorkspaceRoutingRepo;
+  readonly workspaces: WorkspaceRouting;
   readonly defaults: DeploymentDefaults;
   /** Decision rows name the router that made them; a row of another router reads router_id null. */
   readonly routerId: string;
@@ -131,7 +136,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     decisions,
     settings,
     affinity,
-    workspaces: createWorkspaceRoutingRepo(deps.db),
+    workspaces: { apply: (projectId, workspaceId, change, now) => store.applyWorkspaceChange(projectId, workspaceId, change, now) },
     defaults,
     routerId: `rtr_${config.server.region}`,
     start() {

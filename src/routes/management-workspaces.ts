@@ -8,12 +8,13 @@ import type { ProjectRecord, WorkspaceRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseWorkspacePatch, type WorkspacePatch } from '../schemas/workspace-routing.js';
-import type { WorkspaceChange, WorkspaceRoutingRepo } from '../store/workspace-routing-repo.js';
+import type { WorkspaceChange } from '../core/store/router-store.js';
+import type { WorkspaceRouting } from '../router/router-system.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 export interface WorkspaceManagementServices extends Services {
-  readonly workspaceRouting: WorkspaceRoutingRepo;
+  readonly workspaceRouting: WorkspaceRouting;
 }
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
@@ -89,8 +90,9 @@ export function managementWorkspacesRoutes(services: WorkspaceManagementServices
     route('PATCH', async (ctx, project) => {
       const w = find(ctx, project.id);
       const change = changeOf(project.id, w, parseWorkspacePatch(await ctx.req.json()));
-      services.workspaceRouting.apply(project.id, w.id, change, services.now());
-      catalog.reload();
+      await services.workspaceRouting.apply(project.id, w.id, change, services.now());
+      // With PostgreSQL the catalog reloads asynchronously: awaited, so this answer shows the change.
+      await catalog.reload();
       const updated = catalog.workspaces(project.id).get(w.id) ?? w;
       ctx.reply.json(200, workspaceWire(updated, catalog.project(project.id) ?? project));
     }),

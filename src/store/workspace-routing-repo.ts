@@ -4,15 +4,10 @@
  * sync to leave the value alone from then on; the caller reloads the catalog afterwards (it is the
  * in-process writer).
  */
+import type { WorkspaceChange } from '../core/store/router-store.js';
 import { writeTransaction, type Db } from './db.js';
 
-export interface WorkspaceChange {
-  /** undefined: unchanged; null: cleared (follow the default stamped at creation). */
-  readonly routingMode?: 'semantic' | 'concrete' | null;
-  readonly pinnedEndpointId?: string | null;
-  /** true: make it the project default; false: stop being the default (the project then has none). */
-  readonly isDefault?: boolean;
-}
+export type { WorkspaceChange };
 
 export interface WorkspaceRoutingRepo {
   apply(projectId: string, workspaceId: string, change: WorkspaceChange, now: number): void;

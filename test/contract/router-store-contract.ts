@@ -9,8 +9,21 @@ import type { RouterStore, StoredDecision } from '../../src/core/store/router-st
 
 export interface RouterStoreUnderTest {
   readonly store: RouterStore;
+  /** The catalog's view of a workspace's routing fields (PROJECT_A's WORKSPACE_1 and WORKSPACE_2 exist). */
+  routing(workspaceId: string): Promise<WorkspaceRouting>;
   close(): Promise<void>;
 }
+
+export interface WorkspaceRouting {
+  readonly routingMode: string | null;
+  readonly routingModeSetAt: number | null;
+  readonly pinnedEndpointId: string | null;
+  readonly projectDefault: string | null;
+  readonly projectDefaultSetAt: number | null;
+}
+
+export const WORKSPACE_1 = 'ws_c0ffee01';
+export const WORKSPACE_2 = 'ws_c0ffee02';
 
 export const PROJECT_A = 'proj_contract_a';
 export const PROJECT_B = 'proj_contract_b';
@@ -76,6 +89,17 @@ export function routerStoreContract(name: string, make: () => Promise<RouterStor
       expect(await store.deleteAlias(PROJECT_A, 'fast')).toBe(true);
       expect(await store.deleteAlias(PROJECT_A, 'fast')).toBe(false);
       expect(await store.aliases(PROJECT_A)).toEqual([]);
+    });
+
+    it("changes a workspace's routing fields, stamping each, and moves or drops the project default", async () => {
+      await store.applyWorkspaceChange(PROJECT_A, WORKSPACE_1, { routingMode: 'concrete', pinnedEndpointId: 'e1', isDefault: true }, T0);
+      expect(await under.routing(WORKSPACE_1)).toEqual({ routingMode: 'concrete', routingModeSetAt: T0, pinnedEndpointId: 'e1', projectDefault: WORKSPACE_1, projectDefaultSetAt: T0 });
+      // Dropping the default of a workspace that is not the default changes nothing.
+      await store.applyWorkspaceChange(PROJECT_A, WORKSPACE_2, { isDefault: false }, T0 + 1);
+      expect((await under.routing(WORKSPACE_1)).projectDefault).toBe(WORKSPACE_1);
+      await store.applyWorkspaceChange(PROJECT_A, WORKSPACE_1, { routingMode: null, pinnedEndpointId: null, isDefault: false }, T0 + 2);
+      expect(await under.routing(WORKSPACE_1)).toEqual({ routingMode: null, routingModeSetAt: T0 + 2, pinnedEndpointId: null, projectDefault: null, projectDefaultSetAt: T0 + 2 });
+      expect((await under.routing(WORKSPACE_2)).routingModeSetAt).toBeNull();
     });
 
     it('lists decisions newest first, later insertion first within a millisecond, within the window and the limit', async () => {

@@ -55,6 +55,15 @@ export interface StoredDecision {
   readonly detail: Readonly<Record<string, unknown>>;
 }
 
+/** A workspace's routing fields as the management API changes them (SPEC Semantic router behaviour 9). */
+export interface WorkspaceChange {
+  /** undefined: unchanged; null: cleared (follow the default stamped at creation). */
+  readonly routingMode?: 'semantic' | 'concrete' | null;
+  readonly pinnedEndpointId?: string | null;
+  /** true: make it the project default; false: stop being the default (the project then has none). */
+  readonly isDefault?: boolean;
+}
+
 export interface RouterStore {
   /** Every project's stored settings and rules (projects with none are absent). */
   routerStates(): Promise<Map<string, ProjectRouterState>>;
@@ -72,6 +81,13 @@ export interface RouterStore {
   /** false when there is no such alias. */
   updateAlias(projectId: string, alias: string, target: string, now: number): Promise<boolean>;
   deleteAlias(projectId: string, alias: string): Promise<boolean>;
+
+  /**
+   * The workspace's routing fields, in one transaction, each stamped `*_set_at` (config sync leaves a
+   * stamped value alone). The rows are the catalog's: the catalog reloads afterwards, and with PostgreSQL
+   * every replica's does (the write notifies 'catalog').
+   */
+  applyWorkspaceChange(projectId: string, workspaceId: string, change: WorkspaceChange, now: number): Promise<void>;
 
   /** One batch, in one transaction. */
   insertDecisions(rows: readonly StoredDecision[]): Promise<void>;

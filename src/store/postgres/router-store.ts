@@ -1,7 +1,8 @@
 /**
  * The router's storage port (core/store/router-store.ts) in PostgreSQL, shared by every replica. Each write
  * of settings, rules, SLOs or aliases notifies the topic `router` in its transaction, so every replica's
- * caches reload once it commits. Decision rows are telemetry: inserted in batches, no notice.
+ * caches reload once it commits. A workspace's routing fields live in the catalog's tables (001-catalog)
+ * and notify 'catalog'. Decision rows are telemetry: inserted in batches, no notice.
  */
 import type { StoredSettings } from '../../core/routing/settings.js';
 import type { RoutingRule } from '../../core/routing/types.js';
@@ -10,6 +11,8 @@ import { fromJson, toJson } from '../json-column.js';
 import type { PgStore } from './pg-store.js';
 
 export const ROUTER_TOPIC = 'router';
+/** Workspaces and projects are the catalog's rows: their replicas reload on its topic. */
+const CATALOG_TOPIC = 'catalog';
 /** Columns of one decision row in the batch INSERT; PostgreSQL allows 65,535 parameters per statement. */
 const DECISION_COLUMNS = 7;
 const DECISIONS_PER_INSERT = Math.floor(65_535 / DECISION_COLUMNS);
@@ -102,6 +105,26 @@ export function createPgRouterStore(store: PgStore): RouterStore {
     },
     async deleteAlias(projectId, alias) {
       return (await write('DELETE FROM model_aliases WHERE project_id = $1 AND alias = $2', [projectId, alias])).rowCount === 1;
+    },
+    async applyWorkspaceChange(projectId, workspaceId, change, now) {
+      await store.transaction(async (client) => {
+        if (change.routingMode !== undefined) {
+          await client.query('UPDATE workspaces SET routing_mode = $1, routing_mode_set_at = $2 WHERE project_id = $3 AND id = $4', [change.routingMode, now, projectId, workspaceId]);
+        }
+        if (change.pinnedEndpointId !== undefined) {
+          await client.query('UPDATE workspaces SET pinned_endpoint_id = $1 WHERE project_id = $2 AND id = $3', [change.pinnedEndpointId, projectId, workspaceId]);
+        }
+        if (change.isDefault === true) {
+          await client.query('UPDATE projects SET default_workspace_id = $1, default_workspace_set_at = $2, updated_at = $2 WHERE id = $3', [workspaceId, now, projectId]);
+        }
+        if (change.isDefault === false) {
+          await client.query(
+            'UPDATE projects SET default_workspace_id = NULL, default_workspace_set_at = $1, updated_at = $1 WHERE id = $2 AND default_workspace_id = $3',
+            [now, projectId, workspaceId],
+          );
+        }
+        await store.notifyChange(client, CATALOG_TOPIC);
+      });
     },
     async insertDecisions(rows) {
       if (rows.length === 0) return;

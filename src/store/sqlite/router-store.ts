@@ -13,6 +13,7 @@ import { fromJson, toJson } from '../json-column.js';
 import { createModelAliasesRepo } from '../model-aliases-repo.js';
 import { createRouterSettingsRepo } from '../router-settings-repo.js';
 import { createSlosRepo } from '../slos-repo.js';
+import { createWorkspaceRoutingRepo } from '../workspace-routing-repo.js';
 
 interface DecisionRow {
   request_id: string;
@@ -45,6 +46,7 @@ export function createSqliteRouterStore(db: Db): RouterStore {
   const settings = createRouterSettingsRepo(db);
   const slos = createSlosRepo(db);
   const aliases = createModelAliasesRepo(db);
+  const workspaces = createWorkspaceRoutingRepo(db);
   const allStates = db.prepare<[], { project_id: string; settings: string; rules: string }>('SELECT project_id, settings, rules FROM semantic_router_settings');
   const allSlos = db.prepare<[], SloRow>('SELECT * FROM endpoint_slos ORDER BY created_at, project_id, endpoint_id');
   const allAliases = db.prepare<[], AliasRow>('SELECT * FROM model_aliases ORDER BY created_at, project_id, alias');
@@ -82,6 +84,9 @@ export function createSqliteRouterStore(db: Db): RouterStore {
     createAlias: async (projectId, alias, target, now) => aliases.create(projectId, alias, target, now),
     updateAlias: async (projectId, alias, target, now) => aliases.update(projectId, alias, target, now),
     deleteAlias: async (projectId, alias) => aliases.delete(projectId, alias),
+    async applyWorkspaceChange(projectId, workspaceId, change, now) {
+      workspaces.apply(projectId, workspaceId, change, now);
+    },
     async insertDecisions(rows) {
       insertDecisions(rows);
     },
