@@ -50,7 +50,6 @@ import { playgroundRoutes } from './dashboard/playground/playground-routes.js';
 import { createApprovalDecisions } from './app/approval-decisions.js';
 import { createKeyManagement } from './app/key-management.js';
 import { createRouterManagement } from './app/router-management.js';
-import { createOutbox } from './store/webhook-outbox.js';
 import { resolveStorePath } from './store/store-path.js';
 import { createKeysRepo } from './store/keys-repo.js';
 import { createPgCatalogStore } from './store/postgres/catalog-store.js';
@@ -208,14 +207,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxRedirects: config.media.max_redirects,
     userAgent: mediaUserAgent(VERSION, config.media),
   });
-  const webhooks = createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger, instances });
+  const webhooks = await createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger, instances, pg: backend.pg });
   // Frequent state changes (invocations and agents, batch lines, responses, conversations) commit on a
   // connection of their own with synchronous=NORMAL: in WAL mode a commit still survives a process crash
   // (only a power loss can roll back the last ones), and no fsync runs on the event loop per change (the
   // exec bench measured commits of 135-254 ms under load on the FULL connection). Their events go through
   // an outbox on the same connection, so each stays in its state change's transaction.
   const busyDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
-  const busyOutbox = busyDb === db ? webhooks.outbox : createOutbox(busyDb, { now: clock.now, onEmitted: () => webhooks.dispatcher.wake() });
+  const busyOutbox = webhooks.outboxOn(busyDb);
   // Files and uploads (issue 14): bytes under the store's files/ folder, rows and file.* events in SQLite.
   const filesServices = { ...services, files: createFilesStore(db, store.filesDir, webhooks.outbox, clock.now), filesConfig: config.files };
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.

@@ -5,20 +5,30 @@
  * event loop per outcome batch; see store/webhook-deliveries-repo.ts) unless the store is in memory.
  * Deliveries are claimed for this instance with the registry's lease, renewed at each of its heartbeats,
  * when claims of dead siblings are also given back (issue 12: each due delivery is sent by one instance).
+ *
+ * With `storage.kind: postgres` endpoints, events and deliveries live in PostgreSQL, shared by the
+ * replicas (store/postgres/webhooks-store.ts), and deliveries are claimed under the leases of a registry
+ * there (store/postgres/instances-registry.ts). Emitters still write their events into this instance's
+ * SQLite file in their own transactions; the relay (core/webhooks/outbox-relay.ts) moves them over.
+ * A replica that appends deliveries tells the others (a change notice), so their dispatchers look at once.
  */
 import type { Config } from './config.js';
-import { createDispatcher, type Dispatcher, type DispatcherEvent } from './core/webhooks/dispatcher.js';
+import type { WebhookEndpointsStore } from './core/store/webhooks-store.js';
+import { createDispatcher, type Dispatcher, type DispatcherEvent, type DispatchStore } from './core/webhooks/dispatcher.js';
+import { createOutboxRelay, type OutboxRelay } from './core/webhooks/outbox-relay.js';
 import { webhookIds } from './core/webhooks/ids.js';
 import { createWebhookManager, type WebhookManager } from './core/webhooks/webhook-manager.js';
 import type { Logger } from './log.js';
 import type { WorkerPool } from './pool/worker-pool.js';
 import { openDatabase, type Db } from './store/db.js';
 import type { InstanceRegistry } from './store/instances-registry.js';
-import { loadSecretBox, storedSealedValues } from './store/secret-box.js';
-import { createDeliveriesList, createDeliveriesRepo } from './store/webhook-deliveries-repo.js';
-import { createWebhookRetention } from './store/webhook-retention.js';
-import { createOutbox, type StoreOutbox } from './store/webhook-outbox.js';
-import { createWebhooksRepo } from './store/webhooks-repo.js';
+import { createPgInstanceRegistry, type PgInstanceRegistry } from './store/postgres/instances-registry.js';
+import type { PgStore } from './store/postgres/pg-store.js';
+import { createPgWebhooksStore, newestSealedEndpoint, WEBHOOK_DELIVERIES_TOPIC } from './store/postgres/webhooks-store.js';
+import { loadSecretBox, storedSealedValues, type SecretBox } from './store/secret-box.js';
+import { createSqliteWebhooksStore } from './store/sqlite/webhooks-store.js';
+import { createDeliveriesRepo } from './store/webhook-deliveries-repo.js';
+import { createOutbox, createRelaySource, type StoreOutbox } from './store/webhook-outbox.js';
 import { checkOutboundUrl, outboundPolicyOf, type OutboundPolicy } from './upstream/outbound-guard.js';
 import { createWebhookSender } from './upstream/webhook-sender.js';
 
@@ -26,6 +36,8 @@ export interface WebhookSystem {
   readonly manager: WebhookManager;
   readonly outbox: StoreOutbox;
   readonly dispatcher: Dispatcher;
+  /** The outbox on another connection to this instance's SQLite file (its writes in that connection's transactions). */
+  outboxOn(db: Db): StoreOutbox;
   /** Resumes deliveries left in flight by stopped instances, then polls. */
   start(): void;
   close(): Promise<void>;
@@ -39,6 +51,8 @@ export interface WebhookSystemOptions {
   readonly now: () => number;
   readonly logger: Logger;
   readonly instances: InstanceRegistry;
+  /** PostgreSQL, when `storage.kind` is postgres (store/backend.ts). */
+  readonly pg: PgStore | null;
 }
 
 /**
@@ -56,20 +70,37 @@ const PRUNE_EVERY_MS = 3_600_000;
  */
 const CLAIM_LEASES_PER_INSTANCE_LEASE = 2;
 
-export function createWebhookSystem(options: WebhookSystemOptions): WebhookSystem {
+/** The parts that differ between the two stores. */
+interface Backing {
+  readonly endpoints: WebhookEndpointsStore;
+  readonly dispatchStore: DispatchStore;
+  newOutbox(db: Db, wake: () => void): StoreOutbox;
+  readonly relay: OutboxRelay | null;
+  prune(now: number, retentionMs: number): Promise<{ deliveries: number; events: number }>;
+  readonly pgInstances: PgInstanceRegistry | null;
+  /** Called once the dispatcher exists. */
+  attach(dispatcher: Dispatcher): void;
+  close(): void;
+}
+
+export async function createWebhookSystem(options: WebhookSystemOptions): Promise<WebhookSystem> {
   const { config, db, dbPath, pool, now, logger, instances } = options;
   const settings = config.webhooks;
-  // The first load at start: a key that cannot open what the store holds stops the start here, before listening.
-  const box = loadSecretBox(dbPath, storedSealedValues(db));
+  // The first load at start: a key that cannot open what the store holds stops the start here, before
+  // listening. With PostgreSQL the endpoints' secrets are there: replicas need one key
+  // (SWITCHBOARD_SECRET_KEY), and one that cannot open them is refused the same way.
+  const sealed = options.pg ? [...storedSealedValues(db), ...(await newestSealedEndpoint(options.pg.pool))] : storedSealedValues(db);
+  const box = loadSecretBox(dbPath, sealed);
   const policy: OutboundPolicy = outboundPolicyOf(config.security);
   // The dispatcher enforces the per-endpoint share; several endpoints may share an origin, and undici must
   // not queue their requests behind its own per-origin cap (queue time would eat the attempt timeout).
   const sender = createWebhookSender({ policy, timeoutMs: settings.attempt_timeout_ms, connectionsPerOrigin: settings.max_in_flight });
   const sign = (items: readonly { secret: string; timestamp: number; body: string }[]) => pool.sign({ items });
-  const dispatchDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
+  let wakeDispatcher = (): void => undefined;
+  const backing = options.pg ? await postgresBacking(options.pg, box, options, () => wakeDispatcher()) : sqliteBacking(box, options, () => wakeDispatcher());
 
   const dispatcher = createDispatcher({
-    store: createDeliveriesRepo(dispatchDb, box, { instanceId: instances.id, leaseMs: instances.leaseMs * CLAIM_LEASES_PER_INSTANCE_LEASE }),
+    store: backing.dispatchStore,
     sign,
     send: sender.send,
     now,
@@ -79,10 +110,11 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
     pollMs: settings.poll_interval_ms,
     onEvent: (event) => logDispatcherEvent(logger, event),
   });
-  const outbox = createOutbox(db, { now, onEmitted: () => dispatcher.wake() });
-  const deliveries = createDeliveriesList(db);
+  wakeDispatcher = () => dispatcher.wake();
+  backing.attach(dispatcher);
+  const outbox = backing.newOutbox(db, wakeDispatcher);
   const manager = createWebhookManager({
-    store: { ...createWebhooksRepo(db, box), deliveries },
+    store: backing.endpoints,
     ids: webhookIds,
     checkUrl: (url) => checkOutboundUrl(url, policy),
     sign,
@@ -91,11 +123,10 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
   });
 
   // Retention: hourly, off the request path (small batches with the loop free between them).
-  const retention = settings.retention_days > 0 ? createWebhookRetention(db, settings.retention_days * DAY_MS) : null;
+  const retentionMs = settings.retention_days * DAY_MS;
   let pruning: Promise<unknown> = Promise.resolve();
   const prune = (): void => {
-    if (!retention) return;
-    pruning = retention.prune(now()).then(
+    pruning = backing.prune(now(), retentionMs).then(
       (n) => {
         if (n.deliveries + n.events > 0) logger.info({ deliveries: n.deliveries, events: n.events, retention_days: settings.retention_days }, 'webhooks: pruned history past its retention');
       },
@@ -109,10 +140,12 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
     manager,
     outbox,
     dispatcher,
+    outboxOn: (other) => (other === db ? outbox : backing.newOutbox(other, wakeDispatcher)),
     start: () => {
       dispatcher.start();
-      stopKeeping = instances.onHeartbeat(() => dispatcher.keepClaims());
-      if (retention) {
+      stopKeeping = (backing.pgInstances ?? instances).onHeartbeat(() => dispatcher.keepClaims());
+      backing.relay?.start();
+      if (settings.retention_days > 0) {
         pruneTimer = setInterval(prune, PRUNE_EVERY_MS);
         pruneTimer.unref();
         setImmediate(prune);
@@ -122,10 +155,66 @@ export function createWebhookSystem(options: WebhookSystemOptions): WebhookSyste
       if (pruneTimer) clearInterval(pruneTimer);
       stopKeeping?.();
       await pruning;
+      // Events emitted until now go over before the dispatcher stops; a sibling sends them.
+      await backing.relay?.close();
       await dispatcher.close(CLOSE_WAIT_MS);
       await sender.close();
+      // After the dispatcher: until this row is gone no sibling takes this instance's claims.
+      await backing.pgInstances?.close();
+      backing.close();
+    },
+  };
+}
+
+/** As before PostgreSQL: the dispatcher on the synchronous repo (its answers used at once), on its own connection. */
+function sqliteBacking(box: SecretBox, options: WebhookSystemOptions, wake: () => void): Backing {
+  const { db, dbPath, instances, now } = options;
+  const dispatchDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
+  const store = createSqliteWebhooksStore(db, box, { now, onEmitted: wake });
+  return {
+    endpoints: store.endpoints,
+    dispatchStore: createDeliveriesRepo(dispatchDb, box, { instanceId: instances.id, leaseMs: instances.leaseMs * CLAIM_LEASES_PER_INSTANCE_LEASE }),
+    newOutbox: (on, onEmitted) => createOutbox(on, { now, onEmitted }),
+    relay: null,
+    prune: (at, retentionMs) => store.prune(at, retentionMs),
+    pgInstances: null,
+    attach: () => undefined,
+    close: () => {
       if (dispatchDb !== db) dispatchDb.close();
     },
+  };
+}
+
+/** Endpoints, events and deliveries in PostgreSQL; the SQLite outbox keeps events for the relay. */
+async function postgresBacking(pg: PgStore, box: SecretBox, options: WebhookSystemOptions, wake: () => void): Promise<Backing> {
+  const { db, instances, now, logger, config } = options;
+  const store = createPgWebhooksStore(pg, box);
+  const pgInstances = await createPgInstanceRegistry(pg, {
+    leaseMs: instances.leaseMs,
+    onError: (message) => logger.error({ message }, 'instance registry failed'),
+    onWarn: (message, fields) => logger.warn(fields, message),
+  });
+  logger.info({ instance: pgInstances.id, lease_ms: pgInstances.leaseMs }, 'webhooks: claiming deliveries in PostgreSQL as this instance');
+  const relay = createOutboxRelay({
+    source: createRelaySource(db),
+    append: (events) => store.appendEvents(events),
+    onAppended: wake,
+    onError: (err) => logger.error({ err }, 'webhooks: relaying events to PostgreSQL failed; they stay in SQLite and are retried'),
+    onRecovered: () => logger.info('webhooks: relaying events to PostgreSQL again'),
+    pollMs: config.webhooks.poll_interval_ms,
+  });
+  let stopListening: (() => void) | null = null;
+  return {
+    endpoints: store.endpoints,
+    dispatchStore: store.deliveryQueue({ instanceId: pgInstances.id, leaseMs: pgInstances.leaseMs * CLAIM_LEASES_PER_INSTANCE_LEASE }),
+    newOutbox: (on) => createOutbox(on, { now, relay: true, onEmitted: () => relay.wake() }),
+    relay,
+    prune: (at, retentionMs) => store.prune(at, retentionMs),
+    pgInstances,
+    attach(dispatcher) {
+      stopListening = pg.onChange(WEBHOOK_DELIVERIES_TOPIC, () => dispatcher.wake());
+    },
+    close: () => stopListening?.(),
   };
 }
 

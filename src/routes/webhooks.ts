@@ -69,14 +69,15 @@ export function webhooksRoutes(services: WebhookServices): RouteDef[] {
       const { record, secret } = await webhooks.create(projectId, body);
       ctx.reply.json(201, webhookEndpointWire(record, secret));
     }),
-    route('GET', '', (ctx, auth) => {
+    route('GET', '', async (ctx, auth) => {
       const projectId = auth.project.id;
       const { limit, after } = parsePageQuery(ctx.req.searchParams());
-      const page = webhooks.list(projectId, limit, after);
+      const page = await webhooks.list(projectId, limit, after);
       ctx.reply.json(200, { object: 'list', data: page.items.map((w) => webhookEndpointWire(w)), has_more: page.hasMore });
     }),
-    route('GET', '/:webhook', (ctx, auth) => {
-      ctx.reply.json(200, webhookEndpointWire(webhooks.get(auth.project.id, id(ctx))));
+    route('GET', '/:webhook', async (ctx, auth) => {
+      const webhookId = id(ctx);
+      ctx.reply.json(200, webhookEndpointWire(await webhooks.get(auth.project.id, webhookId)));
     }),
     route('PUT', '/:webhook', async (ctx, auth) => {
       const projectId = auth.project.id;
@@ -86,7 +87,7 @@ export function webhooksRoutes(services: WebhookServices): RouteDef[] {
     route('DELETE', '/:webhook', async (ctx, auth) => {
       const projectId = auth.project.id;
       await ctx.req.body();
-      webhooks.delete(projectId, id(ctx));
+      await webhooks.delete(projectId, id(ctx));
       ctx.reply.json(200, { id: id(ctx), object: 'webhook_endpoint', deleted: true });
     }),
     route('POST', '/:webhook/test', async (ctx, auth) => {
@@ -94,10 +95,10 @@ export function webhooksRoutes(services: WebhookServices): RouteDef[] {
       await ctx.req.body();
       ctx.reply.json(200, await webhooks.test(projectId, id(ctx)));
     }),
-    route('GET', '/:webhook/deliveries', (ctx, auth) => {
+    route('GET', '/:webhook/deliveries', async (ctx, auth) => {
       const projectId = auth.project.id;
       const { limit, after } = parsePageQuery(ctx.req.searchParams());
-      const page = webhooks.deliveries(projectId, id(ctx), limit, after);
+      const page = await webhooks.deliveries(projectId, id(ctx), limit, after);
       ctx.reply.json(200, { object: 'list', data: page.items.map(webhookDeliveryWire), has_more: page.hasMore });
     }),
   ];

@@ -22,25 +22,41 @@
  * `pending` by `releaseAbandoned`, at `start()` and at every heartbeat of any instance, so an attempt lost
  * to a crash is made again by whichever instance claims it next. Its outcome was never recorded, so it
  * does not count as made.
+ *
+ * The store answers synchronously (SQLite: the answer is used at once, as it always was) or with a
+ * promise (PostgreSQL, a round trip). Claims are then one at a time: a tick or refill asked for while a
+ * claim is in flight runs when it settles, so two claims never both count on the same free capacity.
  */
 import type { AttemptOutcome, DeliveryResult, DueDelivery, WebhookAttempt } from './delivery.js';
 import { resultOf, SECRET_UNREADABLE } from './delivery-outcome.js';
 
+/** A store's answer: at once (SQLite) or after a round trip (PostgreSQL). */
+export type StoreAnswer<T> = T | Promise<T>;
+
 export interface DispatchStore {
   /** Puts rows whose claimant is gone (or whose claim lease ran out) back to `pending`; returns how many. */
-  releaseAbandoned(): number;
+  releaseAbandoned(): StoreAnswer<number>;
   /** Extends this instance's claims by a lease; returns how many. */
-  renewClaims(): number;
+  renewClaims(): StoreAnswer<number>;
   /**
    * Claims (marks `sending` for this instance) the rows `pick` chooses among up to `limit` due rows of
    * active endpoints, oldest due first, skipping the listed webhooks; atomically. `seen`: the candidates.
    */
-  claimDue(now: number, limit: number, skipWebhooks: readonly string[], pick: (candidates: DueDelivery[]) => DueDelivery[]): { claimed: DueDelivery[]; seen: number };
+  claimDue(now: number, limit: number, skipWebhooks: readonly string[], pick: (candidates: DueDelivery[]) => DueDelivery[]): StoreAnswer<{ claimed: DueDelivery[]; seen: number }>;
   /** Claims up to `limit` of one endpoint's due rows, oldest due first. */
-  claimDueFor(webhookId: string, now: number, limit: number): DueDelivery[];
+  claimDueFor(webhookId: string, now: number, limit: number): StoreAnswer<DueDelivery[]>;
   /** Writes outcomes of rows this instance still holds; others are someone else's now, and skipped. */
-  recordResults(results: readonly DeliveryResult[], now: number): void;
+  recordResults(results: readonly DeliveryResult[], now: number): StoreAnswer<void>;
 }
+
+/** `then` at once for a synchronous answer (which may throw to the caller), after the round trip otherwise. */
+function onAnswer<T>(answer: StoreAnswer<T>, then: (value: T) => void, failed: (err: unknown) => void): Promise<void> | null {
+  if (answer instanceof Promise) return answer.then(then).catch(failed);
+  then(answer);
+  return null;
+}
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export interface DispatcherDeps {
   readonly store: DispatchStore;
@@ -113,6 +129,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   let closed = false;
   let stopped = false;
   let idle: (() => void) | null = null;
+  /** An asynchronous claim in flight, and whether a tick was asked for meanwhile. */
+  let claiming: Promise<void> | null = null;
+  let tickAgain = false;
+  /** The last asynchronous outcome write, awaited by close. */
+  let recording: Promise<void> | null = null;
   const report = (event: DispatcherEvent): void => deps.onEvent?.(event);
   const bump = (m: Map<string, number>, id: string, by: number): number => {
     const n = (m.get(id) ?? 0) + by;
@@ -127,14 +148,39 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (results.length === 0) return;
     const batch = results;
     results = [];
-    try {
-      deps.store.recordResults(batch, deps.now());
-    } catch (err) {
+    const failed = (err: unknown): void => {
       // Rows stay `sending` in the store; keep the outcomes and try again shortly.
       results = [...batch, ...results];
-      report({ kind: 'error', message: `recording delivery outcomes failed: ${(err as Error).message}` });
-      flushTimer = setTimeout(flush, 1000);
+      report({ kind: 'error', message: `recording delivery outcomes failed: ${messageOf(err)}` });
+      if (flushTimer) clearTimeout(flushTimer);
+      flushTimer = stopped ? null : setTimeout(flush, 1000);
+    };
+    try {
+      const written = onAnswer(deps.store.recordResults(batch, deps.now()), () => undefined, failed);
+      if (written) recording = Promise.all([recording, written]).then(() => undefined);
+    } catch (err) {
+      failed(err);
     }
+  }
+
+  /**
+   * Asks the store for rows to claim and hands them to `then`. A synchronous store's error reaches the
+   * caller's catch; an asynchronous claim blocks the next one until it settles.
+   */
+  function claimWith<T>(answer: StoreAnswer<T>, then: (value: T) => void, failure: string): void {
+    const pending = onAnswer(answer, then, (err) => report({ kind: 'error', message: `${failure}: ${messageOf(err)}` }));
+    if (!pending) return;
+    claiming = pending.finally(() => {
+      claiming = null;
+      if (tickAgain) {
+        tickAgain = false;
+        wake();
+      }
+      if (refills.size > 0 && !refillQueued) {
+        refillQueued = true;
+        setImmediate(runRefills);
+      }
+    });
   }
 
   function queueResult(result: DeliveryResult): void {
@@ -256,16 +302,25 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   function tick(): void {
     tickQueued = false;
+    if (claiming) {
+      tickAgain = true;
+      return;
+    }
     const free = deps.maxInFlight * 2 - claimed;
     if (closed || free <= 0) return;
     try {
       const now = deps.now();
       const limit = Math.min(free * 2, 1000);
       const skip = [...claimedBy].filter(([, n]) => n >= claimCap).map(([id]) => id);
-      const { claimed: rows, seen } = deps.store.claimDue(now, limit, skip, (candidates) => pick(candidates, free));
-      claim(rows, now);
-      // Everything seen was taken and there may be more: look again (capacity permitting).
-      if (rows.length > 0 && rows.length === seen && seen === limit) wake();
+      claimWith(
+        deps.store.claimDue(now, limit, skip, (candidates) => pick(candidates, free)),
+        ({ claimed: rows, seen }) => {
+          claim(rows, now);
+          // Everything seen was taken and there may be more: look again (capacity permitting).
+          if (rows.length > 0 && rows.length === seen && seen === limit) wake();
+        },
+        'dispatch tick failed',
+      );
     } catch (err) {
       report({ kind: 'error', message: `dispatch tick failed: ${(err as Error).message}` });
     }
@@ -280,14 +335,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   function runRefills(): void {
     refillQueued = false;
-    const ids = [...refills];
-    refills.clear();
-    for (const id of ids) {
+    // Resumed when the claim in flight settles.
+    if (claiming) return;
+    for (const id of [...refills]) {
+      if (claiming) break;
+      refills.delete(id);
       const free = Math.min(deps.maxInFlight * 2 - claimed, claimCap - (claimedBy.get(id) ?? 0));
       if (closed || free <= 0) continue;
       try {
         const now = deps.now();
-        claim(deps.store.claimDueFor(id, now, free), now);
+        claimWith(deps.store.claimDueFor(id, now, free), (rows) => claim(rows, now), 'dispatch refill failed');
       } catch (err) {
         report({ kind: 'error', message: `dispatch refill failed: ${(err as Error).message}` });
       }
@@ -302,8 +359,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   return {
     start() {
-      const resumed = deps.store.releaseAbandoned();
-      if (resumed > 0) report({ kind: 'resumed', count: resumed });
+      onAnswer(
+        deps.store.releaseAbandoned(),
+        (resumed) => {
+          if (resumed > 0) report({ kind: 'resumed', count: resumed });
+        },
+        (err) => report({ kind: 'error', message: `resuming deliveries left in flight failed: ${messageOf(err)}` }),
+      );
       pollTimer = setInterval(wake, deps.pollMs);
       pollTimer.unref();
       wake();
@@ -311,15 +373,17 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     wake,
     keepClaims() {
       if (stopped) return;
-      try {
-        deps.store.renewClaims();
-        const released = deps.store.releaseAbandoned();
-        if (released > 0) {
-          report({ kind: 'resumed', count: released });
+      const failed = (err: unknown): void => report({ kind: 'error', message: `keeping delivery claims failed: ${messageOf(err)}` });
+      const released = (count: number): void => {
+        if (count > 0) {
+          report({ kind: 'resumed', count });
           wake();
         }
+      };
+      try {
+        onAnswer(deps.store.renewClaims(), () => void onAnswer(deps.store.releaseAbandoned(), released, failed), failed);
       } catch (err) {
-        report({ kind: 'error', message: `keeping delivery claims failed: ${(err as Error).message}` });
+        failed(err);
       }
     },
     get inFlight() {
@@ -328,6 +392,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     async close(waitMs) {
       closed = true;
       if (pollTimer) clearInterval(pollTimer);
+      await claiming;
       // Signed but never sent: back to pending now, rather than at the next start.
       for (const queue of ready.values()) giveBack(queue.splice(0).map((r) => r.row));
       if (claimed > 0) {
@@ -342,6 +407,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       flush();
       stopped = true;
       if (flushTimer) clearTimeout(flushTimer);
+      await recording;
     },
   };
 }

@@ -4,6 +4,7 @@
  * delivery (one synchronous attempt, never retried or recorded, 10 per webhook per hour).
  */
 import { GatewayError } from '../../errors.js';
+import type { WebhookEndpointsStore } from '../store/webhooks-store.js';
 import type { AttemptOutcome, DeliveryRecord, Page, WebhookAttempt, WebhookEndpointRecord, WebhookPatch } from './delivery.js';
 import { envelopeBody } from './envelope.js';
 import { TEST_EVENT_TYPE } from './event-types.js';
@@ -11,17 +12,8 @@ import { createTestDeliveryLimiter } from './test-limiter.js';
 
 export const MAX_WEBHOOKS_PER_PROJECT = 20;
 
-export interface WebhookStore {
-  insertCapped(record: WebhookEndpointRecord, secret: string, max: number): boolean;
-  get(projectId: string, id: string): WebhookEndpointRecord | null;
-  secret(projectId: string, id: string): string | null;
-  /** null when `after` names no endpoint of the project. */
-  list(projectId: string, limit: number, after: string | null): Page<WebhookEndpointRecord> | null;
-  update(projectId: string, id: string, patch: WebhookPatch, now: number): WebhookEndpointRecord | null;
-  delete(projectId: string, id: string): boolean;
-  /** null when `after` names no delivery of the endpoint. */
-  deliveries(webhookId: string, limit: number, after: string | null): Page<DeliveryRecord> | null;
-}
+/** The endpoints' storage port (core/store/webhooks-store.ts): SQLite or PostgreSQL. */
+export type WebhookStore = WebhookEndpointsStore;
 
 export interface WebhookIds {
   webhookId(): string;
@@ -65,8 +57,8 @@ export function createWebhookManager(deps: WebhookManagerDeps) {
   const notFound = (projectId: string, id: string): GatewayError =>
     new GatewayError('webhook_not_found', { message: `Project ${projectId} has no webhook endpoint ${JSON.stringify(id)}.` });
 
-  function requireWebhook(projectId: string, id: string): WebhookEndpointRecord {
-    const found = deps.store.get(projectId, id);
+  async function requireWebhook(projectId: string, id: string): Promise<WebhookEndpointRecord> {
+    const found = await deps.store.get(projectId, id);
     if (!found) throw notFound(projectId, id);
     return found;
   }
@@ -87,7 +79,7 @@ export function createWebhookManager(deps: WebhookManagerDeps) {
         updatedAt: now,
       };
       const secret = deps.ids.secret();
-      if (!deps.store.insertCapped(record, secret, MAX_WEBHOOKS_PER_PROJECT)) {
+      if (!(await deps.store.insertCapped(record, secret, MAX_WEBHOOKS_PER_PROJECT))) {
         throw new GatewayError('webhook_limit_reached', {
           message: `A project may have at most ${MAX_WEBHOOKS_PER_PROJECT} webhook endpoints; delete one first.`,
         });
@@ -97,40 +89,40 @@ export function createWebhookManager(deps: WebhookManagerDeps) {
 
     get: requireWebhook,
 
-    list(projectId: string, limit: number, after: string | null): Page<WebhookEndpointRecord> {
-      const page = deps.store.list(projectId, limit, after);
+    async list(projectId: string, limit: number, after: string | null): Promise<Page<WebhookEndpointRecord>> {
+      const page = await deps.store.list(projectId, limit, after);
       if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no webhook endpoint of this project: ${JSON.stringify(after)}.` });
       return page;
     },
 
     async update(projectId: string, id: string, patch: WebhookPatch): Promise<WebhookEndpointRecord> {
-      const current = requireWebhook(projectId, id);
+      const current = await requireWebhook(projectId, id);
       if (Object.keys(patch).length === 0) return current;
       if (patch.url !== undefined) await requireAllowedUrl(patch.url);
-      const updated = deps.store.update(projectId, id, patch, deps.now());
+      const updated = await deps.store.update(projectId, id, patch, deps.now());
       // Deleted while the URL was being checked.
       if (!updated) throw notFound(projectId, id);
       return updated;
     },
 
-    delete(projectId: string, id: string): void {
-      if (!deps.store.delete(projectId, id)) throw notFound(projectId, id);
+    async delete(projectId: string, id: string): Promise<void> {
+      if (!(await deps.store.delete(projectId, id))) throw notFound(projectId, id);
       testLimiter.forget(id);
     },
 
-    deliveries(projectId: string, id: string, limit: number, after: string | null): Page<DeliveryRecord> {
-      requireWebhook(projectId, id);
-      const page = deps.store.deliveries(id, limit, after);
+    async deliveries(projectId: string, id: string, limit: number, after: string | null): Promise<Page<DeliveryRecord>> {
+      await requireWebhook(projectId, id);
+      const page = await deps.store.deliveries(id, limit, after);
       if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no delivery of this webhook endpoint: ${JSON.stringify(after)}.` });
       return page;
     },
 
     /** SPEC: a synthetic delivery, sent now (even to an inactive endpoint: the operator asked for it). */
     async test(projectId: string, id: string): Promise<TestResult> {
-      const webhook = requireWebhook(projectId, id);
+      const webhook = await requireWebhook(projectId, id);
       const now = deps.now();
       testLimiter.admit(id, now);
-      const secret = deps.store.secret(projectId, id);
+      const secret = await deps.store.secret(projectId, id);
       if (secret === null) {
         return { success: false, http_status: null, response_body: null, error_message: 'the signing secret cannot be read (was the secret key changed?)' };
       }

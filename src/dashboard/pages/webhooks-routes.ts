@@ -16,23 +16,23 @@ const DELIVERIES_SHOWN = 50;
 export function webhooksPages(deps: PageDeps): PageDef[] {
   const route = (method: 'GET' | 'POST', path: string, run: (page: ProjectPage) => Promise<void> | void): PageDef =>
     projectRoute(deps, { method, path: `/webhooks${path}`, write: method === 'POST' }, run);
-  const list = (page: ProjectPage, status: number, extra: Partial<WebhooksPageData> & { notice?: Notice | null }): void => {
-    const webhooks = deps.webhooks.list(page.project.id, PAGE, null).items;
+  const list = async (page: ProjectPage, status: number, extra: Partial<WebhooksPageData> & { notice?: Notice | null }): Promise<void> => {
+    const webhooks = (await deps.webhooks.list(page.project.id, PAGE, null)).items;
     page.send(status, renderWebhooksPage(page.frame('webhooks', extra.notice), { webhooks, writable: page.writable, ...extra }));
   };
-  const detail = (page: ProjectPage, status: number, notice: Notice | null, test: TestResult | null = null): void => {
+  const detail = async (page: ProjectPage, status: number, notice: Notice | null, test: TestResult | null = null): Promise<void> => {
     const id = page.project.id;
-    const webhook = deps.webhooks.get(id, page.params.webhook ?? '');
-    const deliveries = deps.webhooks.deliveries(id, webhook.id, DELIVERIES_SHOWN, null).items;
+    const webhook = await deps.webhooks.get(id, page.params.webhook ?? '');
+    const deliveries = (await deps.webhooks.deliveries(id, webhook.id, DELIVERIES_SHOWN, null)).items;
     page.send(status, renderWebhookDetail(page.frame('webhooks', notice), { webhook, deliveries, writable: page.writable, test }));
   };
   /** An unknown endpoint is the list with the reason; every other refusal is the endpoint's page with it. */
-  const refused = (page: ProjectPage, err: unknown): void => {
+  const refused = async (page: ProjectPage, err: unknown): Promise<void> => {
     const { status, notice } = refusalNotice(err);
     try {
-      detail(page, status, notice);
+      await detail(page, status, notice);
     } catch {
-      list(page, status, { notice });
+      await list(page, status, { notice });
     }
   };
 
@@ -42,27 +42,27 @@ export function webhooksPages(deps: PageDeps): PageDef[] {
       const form = await readForm(page.ctx);
       try {
         const { record, secret } = await deps.webhooks.create(page.project.id, parseCreateWebhook(webhookBodyFromForm(form)));
-        list(page, 201, { secret: { webhookId: record.id, value: secret }, notice: { kind: 'ok', text: `Webhook endpoint ${record.url} added.` } });
+        await list(page, 201, { secret: { webhookId: record.id, value: secret }, notice: { kind: 'ok', text: `Webhook endpoint ${record.url} added.` } });
       } catch (err) {
         const { status, notice } = refusalNotice(err);
-        list(page, status, { form, notice });
+        await list(page, status, { form, notice });
       }
     }),
-    route('GET', '/:webhook', (page) => {
+    route('GET', '/:webhook', async (page) => {
       try {
-        detail(page, 200, null);
+        await detail(page, 200, null);
       } catch (err) {
         const { status, notice } = refusalNotice(err);
-        list(page, status, { notice });
+        await list(page, status, { notice });
       }
     }),
     route('POST', '/:webhook/test', async (page) => {
       await readForm(page.ctx);
       try {
         const result = await deps.webhooks.test(page.project.id, page.params.webhook ?? '');
-        detail(page, 200, null, result);
+        await detail(page, 200, null, result);
       } catch (err) {
-        refused(page, err);
+        await refused(page, err);
       }
     }),
     ...(['enable', 'disable'] as const).map((verb) =>
@@ -71,20 +71,20 @@ export function webhooksPages(deps: PageDeps): PageDef[] {
         try {
           const body = parseUpdateWebhook({ is_active: verb === 'enable' });
           await deps.webhooks.update(page.project.id, page.params.webhook ?? '', { isActive: body.is_active ?? verb === 'enable' });
-          detail(page, 200, { kind: 'ok', text: verb === 'enable' ? 'Endpoint enabled.' : 'Endpoint disabled: no deliveries until it is enabled again.' });
+          await detail(page, 200, { kind: 'ok', text: verb === 'enable' ? 'Endpoint enabled.' : 'Endpoint disabled: no deliveries until it is enabled again.' });
         } catch (err) {
-          refused(page, err);
+          await refused(page, err);
         }
       }),
     ),
     route('POST', '/:webhook/delete', async (page) => {
       await readForm(page.ctx);
       try {
-        deps.webhooks.delete(page.project.id, page.params.webhook ?? '');
-        list(page, 200, { notice: { kind: 'ok', text: 'Webhook endpoint deleted, with its delivery records.' } });
+        await deps.webhooks.delete(page.project.id, page.params.webhook ?? '');
+        await list(page, 200, { notice: { kind: 'ok', text: 'Webhook endpoint deleted, with its delivery records.' } });
       } catch (err) {
         const { status, notice } = refusalNotice(err);
-        list(page, status, { notice });
+        await list(page, status, { notice });
       }
     }),
   ];

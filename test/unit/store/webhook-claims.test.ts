@@ -8,12 +8,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DispatchStore } from '../../../src/core/webhooks/dispatcher.js';
 import type { DueDelivery } from '../../../src/core/webhooks/delivery.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createInstanceRegistry, type InstanceRegistry } from '../../../src/store/instances-registry.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
-import { createDeliveriesRepo } from '../../../src/store/webhook-deliveries-repo.js';
+import { createDeliveriesRepo, type SqliteDispatchStore } from '../../../src/store/webhook-deliveries-repo.js';
 import { createOutbox } from '../../../src/store/webhook-outbox.js';
 import { createWebhooksRepo } from '../../../src/store/webhooks-repo.js';
 
@@ -47,7 +46,7 @@ afterEach(() => {
 let boxOf: ReturnType<typeof createSecretBox>;
 
 /** An instance: registered, with its deliveries repository on a connection of its own. */
-function instance(): { registry: InstanceRegistry; deliveries: DispatchStore } {
+function instance(): { registry: InstanceRegistry; deliveries: SqliteDispatchStore } {
   const registry = createInstanceRegistry({ dbPath, db, leaseMs: LEASE, onError: (m) => expect.fail(m), onWarn: () => undefined });
   registries.push(registry);
   return { registry, deliveries: createDeliveriesRepo(openDatabase(dbPath, 'NORMAL'), boxOf, { instanceId: registry.id, leaseMs: LEASE, wallClock: () => wall }) };
