@@ -50,7 +50,7 @@ function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string, nod
 }
 
 /** Resolves with the first stdout match, or rejects with what the process printed if it exits first. */
-function waitForOutput(p: Spawned, pattern: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+function waitForOutput(p: Spawned, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     const check = (): boolean => {
       const m = p.stdout.join('').match(pattern);
