@@ -2,7 +2,8 @@
  * `switchboard usage`: the usage and spend totals of one project, read from the store a gateway serves
  * through the same query as `GET /{project}/v1/management/usage` (store/usage-totals.ts), printed as a
  * table (or, with --json, as the API's list). It only reads: a store that does not exist is refused, never
- * created (exit 2).
+ * created (exit 2). With a config whose `storage.kind` is postgres (and no --db) it reads PostgreSQL, the
+ * ledger every replica writes (issue 12).
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -13,6 +14,8 @@ import { formatUsd } from './core/usage/cost.js';
 import { usageResultWire } from './routes/management-usage.js';
 import { DEFAULT_USAGE_RANGE_S } from './schemas/management-usage.js';
 import { openDatabase } from './store/db.js';
+import { openPostgres } from './store/postgres/pg-store.js';
+import { createPgUsageStore } from './store/postgres/usage-store.js';
 import { createProjectsRepo } from './store/projects-repo.js';
 import { createUsageTotals, DAY_MS, USAGE_GROUPS, type UsageGroupBy, type UsageTotals } from './store/usage-totals.js';
 
@@ -68,8 +71,17 @@ export async function usageCommand(argv: string[]): Promise<void> {
   if (end <= start) throw new UsageError(`--until must be after --since (${new Date(start).toISOString()})`);
 
   const config = flags.config ? loadConfigFile(flags.config) : null;
-  const store = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: config?.storage.path ?? '', from: `storage.path in ${flags.config ?? ''}` };
-  const items = readTotals(store, flags.project, { start, end, groupBy: flags['group-by'] });
+  const range = { start, end, groupBy: flags['group-by'] };
+  const pgUrl = flags.db === undefined && config?.storage.kind === 'postgres' ? config.storage.url : undefined;
+  let items: UsageTotals[];
+  if (config && pgUrl !== undefined) {
+    // The projects come from the config file (synced into each replica's store at start).
+    if (!config.projects.some((p) => p.id === flags.project)) throw new ConfigError(`--project: no project ${flags.project} in ${flags.config ?? ''}`);
+    items = await readPgTotals(pgUrl, flags.project, range);
+  } else {
+    const store = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: config?.storage.path ?? '', from: `storage.path in ${flags.config ?? ''}` };
+    items = readTotals(store, flags.project, range);
+  }
   if (flags.json) {
     const data = items.map((t) => usageResultWire(flags['group-by'], t));
     process.stdout.write(`${JSON.stringify({ object: 'list', group_by: flags['group-by'], start_time: Math.floor(start / 1000), end_time: Math.ceil(end / 1000), data, has_more: false }, null, 2)}\n`);
@@ -90,6 +102,15 @@ function readTotals(store: { path: string; from: string }, projectId: string, ra
     return createUsageTotals(db).page({ projectId, start: range.start, end: range.end, groupBy: range.groupBy, limit: null, after: null }).items;
   } finally {
     db.close();
+  }
+}
+
+async function readPgTotals(url: string, projectId: string, range: { start: number; end: number; groupBy: UsageGroupBy }): Promise<UsageTotals[]> {
+  const pg = await openPostgres({ url, poolSize: 1, listen: false });
+  try {
+    return (await createPgUsageStore(pg).page({ projectId, start: range.start, end: range.end, groupBy: range.groupBy, limit: null, after: null })).items;
+  } finally {
+    await pg.close();
   }
 }
 

@@ -36,7 +36,7 @@ import { createSqliteRouterStore } from './store/sqlite/router-store.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
 import { metricsRoutes, opsRoutes, testClockRoutes } from './routes/ops.js';
 import type { Services } from './routes/services.js';
-import { createBudgetsRepo, restoreBudgets } from './store/budgets-repo.js';
+import { createBudgetsRepo, restoreBudgetsFrom } from './store/budgets-repo.js';
 import { createCatalog, createPreloadedCatalog, type Catalog, type PreloadedCatalog } from './store/catalog.js';
 import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
@@ -55,7 +55,9 @@ import { createKeysRepo } from './store/keys-repo.js';
 import { createPgCatalogStore } from './store/postgres/catalog-store.js';
 import { createSqliteCatalogStore } from './store/sqlite/catalog-store.js';
 import { createStoreWriter } from './store/store-writer.js';
-import { createUsageJournal, replayUsageJournal } from './store/usage-journal.js';
+import { createUsageJournal, replayUsageJournal, replayUsageJournalInto } from './store/usage-journal.js';
+import { BUDGETS_TOPIC, createPgUsageStore } from './store/postgres/usage-store.js';
+import { createSqliteUsageStore } from './store/sqlite/usage-store.js';
 import { createInstanceRegistry } from './store/instances-registry.js';
 import { createUsageLedger, type UsageLedger } from './store/usage-ledger.js';
 import { createUpstreamClient } from './upstream/upstream-client.js';
@@ -156,18 +158,38 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // work of instances that are gone, never a live sibling's.
   const instances = createInstanceRegistry({ dbPath, db, onError: (message) => logger.error({ message }, 'instance registry failed'), onWarn: (message, fields) => logger.warn(fields, message) });
   logger.info({ instance: instances.id, lease_ms: instances.leaseMs }, 'registered as a gateway instance of the store');
+  // The usage ledger and the budget caps (issue 12): in PostgreSQL, shared by the replicas, or in this
+  // instance's SQLite file, whose totals are read on a thread of their own (store/usage-reader.ts).
+  const usageStore = backend.pg ? createPgUsageStore(backend.pg) : createSqliteUsageStore(db, { totals: createUsageReader(dbPath) });
   // Turns a killed instance had answered but not yet stored go in before the budgets are rebuilt from them.
-  const replayJournal = (): void => {
-    const replayed = replayUsageJournal(db, dbPath, instances);
+  const replayJournal = async (): Promise<void> => {
+    const replayed = backend.pg ? await replayUsageJournalInto(usageStore, dbPath, instances) : replayUsageJournal(db, dbPath, instances);
     if (replayed.segments > 0) logger.warn(replayed, 'usage journal: rows of a stopped process replayed into the ledger');
   };
   if (store.durable) {
-    replayJournal();
-    instances.onSweep(replayJournal);
+    await replayJournal();
+    instances.onSweep(() => void replayJournal().catch((err: unknown) => logger.error({ err }, 'usage journal replay failed; the next sweep tries again')));
   }
-  const budgetsRepo = createBudgetsRepo(db);
   const budgets = new Budgets();
-  restoreBudgets(budgetsRepo, config, budgets, clock.now());
+  let storedBudgetCaps = await restoreBudgetsFrom(usageStore, config, budgets, clock.now());
+  if (backend.pg) {
+    // Caps another replica stored: reloaded on its notice (the last reload started wins).
+    let reloads = 0;
+    backend.pg.onChange(BUDGETS_TOPIC, () => {
+      const reload = ++reloads;
+      usageStore.listBudgets().then(
+        (list) => {
+          if (reload !== reloads) return;
+          storedBudgetCaps = list;
+          budgets.replaceApiCaps(list);
+        },
+        (err: unknown) => logger.error({ err }, 'budgets: reloading the stored caps failed'),
+      );
+    });
+  }
+  // What the bus reads when a sibling changed caps, synchronously: SQLite's table, or the caps PostgreSQL last sent.
+  const budgetsRepo = backend.pg ? null : createBudgetsRepo(db);
+  const storedCaps = () => budgetsRepo?.list() ?? storedBudgetCaps;
   budgets.onBudgetThreshold(
     (event) => {
       logger.warn({ budget: event }, 'budget threshold reached');
@@ -195,10 +217,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const ledgerError = (message: string): void => logger.error({ message }, 'usage ledger write failed; will retry');
   const journal = store.durable ? createUsageJournal(dbPath, instances.id, ledgerError) : null;
   // One writer thread for the usage ledger and the routing decision log (two users).
-  const storeWriter = createStoreWriter({ path: dbPath, journalDir: journal?.dir ?? null }, 2);
+  const storeWriter = createStoreWriter({ path: dbPath, journalDir: journal?.dir ?? null, usagePgUrl: backend.pg ? (config.storage.url ?? null) : null }, 2);
   const ledger = createUsageLedger(storeWriter, journal, ledgerError);
-  // The usage API's queries run on a thread of their own (store/usage-reader.ts).
-  const usageReader = createUsageReader(dbPath);
   const usage = meteredLedger(chargingLedger(ledger, limits, budgets, pricingFromConfig(config)), metrics, catalog);
   const mediaFetcher = createMediaFetcher({
     policy: outboundPolicyOf(config.security),
@@ -235,7 +255,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   };
   const routing = createRouterSystem({ config, db, dbPath, state: routerState, storeWriter, pool, upstream, catalog, now: clock.now, logger });
   // Caches, budget charges and affinity kept right across workers or replicas (nothing with one process).
-  attachBus(coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets, storedBudgetCaps: () => budgetsRepo.list() });
+  attachBus(coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets, storedBudgetCaps: storedCaps });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
   const batchesRepo = createBatchesRepo(busyDb, busyOutbox, instances.id);
   const batchFiles = batchFilesOf(filesServices.files);
@@ -283,7 +303,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     keys: createKeyManagement({ keys: catalogStore, catalog, now: clock.now }),
     router: createRouterManagement(routerManagement),
     webhooks: webhooks.manager,
-    usage: usageReader,
+    usage: usageStore,
     approvals: createApprovalDecisions(execInvocations.service),
   };
   const implemented: RouteDef[] = [
@@ -304,8 +324,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...audioRoutes({ ...chatServices, audio: config.audio }),
     ...realtimeHttpRoutes(chatServices),
     ...managementKeysRoutes({ ...services, keys: catalogStore }),
-    ...managementBudgetsRoutes({ ...services, budgetsRepo }),
-    ...managementUsageRoutes({ ...services, usageReader }),
+    ...managementBudgetsRoutes({ ...services, budgetStore: usageStore }),
+    ...managementUsageRoutes({ ...services, usageReader: usageStore }),
     ...webhooksRoutes({ ...services, webhooks: webhooks.manager }),
     ...testEventRoutes(config.testing.event_injection, webhooks.outbox),
     ...managementExecRoutes({ ...services, agentsAdmin: agents.admin, agentRegistry: agents.registry }),
@@ -414,7 +434,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await routing.close();
         await usage.close();
         await coordination.close();
-        await usageReader.close();
+        await usageStore.close();
         await upstream.close();
         await mediaFetcher.close();
         catalog.close();

@@ -1,22 +1,23 @@
 /**
  * `/{project}/v1/management/budgets...`: token budgets per endpoint and per workspace (docs/decisions.md
  * "Budgets"). GET lists every endpoint and workspace with its caps and spend; PUT replaces one budget
- * (stored in SQLite, overriding the config file); DELETE drops the override so the file's caps apply again.
+ * (stored in the usage store, SQLite or PostgreSQL, overriding the config file); DELETE drops the override so
+ * the file's caps apply again.
  * Management scope and rate limit, 16 KiB bodies.
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { BUDGET_WINDOWS, WARNING_PERCENT, type BudgetCaps, type BudgetDescription, type BudgetLevel, type BudgetWindow } from '../core/limits/budgets.js';
+import type { BudgetCapsStore } from '../core/store/usage-store.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseBudget } from '../schemas/management-keys.js';
-import type { BudgetsRepo } from '../store/budgets-repo.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from './services.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 
 export interface BudgetServices extends Services {
-  readonly budgetsRepo: BudgetsRepo;
+  readonly budgetStore: BudgetCapsStore;
 }
 
 function capOf(c: BudgetCaps | null, w: BudgetWindow): number | null {
@@ -69,7 +70,7 @@ export function budgetWire(level: BudgetLevel, targetId: string, d: BudgetDescri
 }
 
 export function managementBudgetsRoutes(services: BudgetServices): RouteDef[] {
-  const { budgets, budgetsRepo, catalog } = services;
+  const { budgets, budgetStore, catalog } = services;
   const def = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void): RouteDef =>
     keyed(services, 'management', { method, pattern: `/:project/v1/management/budgets${pattern}`, family: 'management', bodyLimit: MANAGEMENT_BODY_LIMIT, handle });
 
@@ -99,13 +100,13 @@ export function managementBudgetsRoutes(services: BudgetServices): RouteDef[] {
     def('PUT', `/${segment}/:${param}`, async (ctx, auth) => {
       const t = target(ctx, auth.project.id, level);
       const caps = parseBudget(await ctx.req.json());
-      budgetsRepo.put({ projectId: t.projectId, level, targetId: t.targetId, caps }, services.now());
+      await budgetStore.putBudget({ projectId: t.projectId, level, targetId: t.targetId, caps }, services.now());
       budgets.setApiCaps(level, t.projectId, t.targetId, caps);
       ctx.reply.json(200, describe(level, t));
     }),
-    def('DELETE', `/${segment}/:${param}`, (ctx, auth) => {
+    def('DELETE', `/${segment}/:${param}`, async (ctx, auth) => {
       const t = target(ctx, auth.project.id, level);
-      budgetsRepo.remove(t.projectId, level, t.targetId);
+      await budgetStore.removeBudget(t.projectId, level, t.targetId);
       budgets.setApiCaps(level, t.projectId, t.targetId, undefined);
       ctx.reply.json(200, describe(level, t));
     }),

@@ -1,19 +1,18 @@
 /**
  * `GET /{project}/v1/management/usage`: usage and spend totals per UTC day, key, endpoint, model or
  * workspace over a time range, paginated like the webhook lists (README "Usage and spend"). Management
- * scope and rate limit. The totals come from the reader thread (store/usage-reader.ts), so a long report
- * never stalls the event loop.
+ * scope and rate limit. The totals come from the usage store: SQLite's reader thread (store/usage-reader.ts),
+ * so a long report never stalls the event loop, or PostgreSQL, the sum over every replica (issue 12).
  */
 import { formatUsd } from '../core/usage/cost.js';
 import type { RouteDef } from '../http/server.js';
 import { parseUsageQuery } from '../schemas/management-usage.js';
-import type { UsageReader } from '../store/usage-reader.js';
-import { DAY_MS, type UsageGroupBy, type UsageTotals } from '../store/usage-totals.js';
+import { DAY_MS, type UsageGroupBy, type UsageTotals, type UsageTotalsSource } from '../core/store/usage-store.js';
 import { keyed } from './guard.js';
 import type { Services } from './services.js';
 
 export interface UsageServices extends Services {
-  readonly usageReader: UsageReader;
+  readonly usageReader: UsageTotalsSource;
 }
 
 /** The field that names a group on the wire; its value is also the `after` cursor of the next page. */

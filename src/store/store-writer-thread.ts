@@ -8,6 +8,9 @@
  * then the segment file is unlinked; a failed batch goes back whole, to be sent again. Decision rows are
  * telemetry: a failed batch is reported, not retried (a retry could duplicate them). Prompt excerpts are
  * sealed here (AES-256-GCM, secret-box.ts, the request id as associated data).
+ *
+ * With `storage.kind: postgres` (issue 12) the usage batches go to PostgreSQL instead, through this
+ * thread's own connection (postgres/usage-writer.ts), one after the other; the decision rows stay here.
  */
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +19,7 @@ import { unpack } from 'msgpackr';
 import { yieldToEventLoop } from '../thread-priority.js';
 import { openDatabase, writeTransaction } from './db.js';
 import type { DecisionRecord } from './decision-log.js';
+import { createPgUsageWriter } from './postgres/usage-writer.js';
 import { loadSecretBox, storedSealedValues } from './secret-box.js';
 import { createMarkerForgetter, createSegmentApplier, createUsageInserter } from './usage-insert.js';
 import type { LedgerRow } from './usage-ledger.js';
@@ -36,6 +40,8 @@ export interface StoreWriterData {
   readonly path: string;
   /** The usage journal's folder, or null when the journal is off. */
   readonly journalDir: string | null;
+  /** PostgreSQL's URL when the usage ledger lives there (`storage.kind: postgres`). */
+  readonly usagePgUrl?: string | null;
 }
 
 if (parentPort) {
@@ -43,7 +49,7 @@ if (parentPort) {
   // core: the whole of the 1-connection p99 (1.1 ms with it, 0.55 ms without; bench/RESULTS.md).
   yieldToEventLoop();
   const port = parentPort;
-  const { path, journalDir } = workerData as StoreWriterData;
+  const { path, journalDir, usagePgUrl = null } = workerData as StoreWriterData;
   const db = openDatabase(path, 'NORMAL');
 
   // Usage rows.
@@ -66,15 +72,33 @@ if (parentPort) {
     } catch (err) {
       return { kind: 'usage-failed', message: (err as Error).message, packed: message.packed, segment: message.segment };
     }
-    if (message.segment !== null && journalDir !== null) {
+    return usageStored(message.segment, rows.length);
+  };
+  const pgUsage = usagePgUrl === null ? null : createPgUsageWriter(usagePgUrl);
+  const usageToPg = async (message: Extract<StoreWriterMessage, { kind: 'usage' }>, writer: NonNullable<typeof pgUsage>): Promise<StoreWriterReply> => {
+    const forget = unlinked;
+    unlinked = [];
+    let rows: LedgerRow[];
+    try {
+      rows = unpack(message.packed) as LedgerRow[];
+      await writer.store(rows, message.segment, forget);
+    } catch (err) {
+      unlinked = [...forget, ...unlinked];
+      return { kind: 'usage-failed', message: (err as Error).message, packed: message.packed, segment: message.segment };
+    }
+    return usageStored(message.segment, rows.length);
+  };
+  /** A stored segment's file goes; its marker goes with the next batch. */
+  const usageStored = (segment: string | null, count: number): StoreWriterReply => {
+    if (segment !== null && journalDir !== null) {
       try {
-        unlinkSync(join(journalDir, message.segment));
-        unlinked.push(message.segment);
+        unlinkSync(join(journalDir, segment));
+        unlinked.push(segment);
       } catch {
         // left for the next start's replay, which finds the marker and only unlinks it
       }
     }
-    return { kind: 'usage-written', count: rows.length };
+    return { kind: 'usage-written', count };
   };
 
   // Routing decision rows.
@@ -103,7 +127,8 @@ if (parentPort) {
   port.on('message', (message: StoreWriterMessage) => {
     switch (message.kind) {
       case 'usage':
-        port.postMessage(usage(message));
+        if (pgUsage) void usageToPg(message, pgUsage).then((reply) => port.postMessage(reply));
+        else port.postMessage(usage(message));
         return;
       case 'decisions': {
         const { packed, seq } = message;
@@ -117,6 +142,17 @@ if (parentPort) {
         port.postMessage(decisions(() => pruneDecisions.run(message.before), message.seq));
         return;
       case 'close':
+        if (pgUsage) {
+          // After the batches still being written; the markers of their files go in a last transaction.
+          void pgUsage
+            .close(unlinked)
+            .catch(() => undefined)
+            .finally(() => {
+              db.close();
+              port.postMessage({ kind: 'closed' } satisfies StoreWriterReply);
+            });
+          return;
+        }
         if (unlinked.length > 0) writeTransaction(db, forgetMarkers)(unlinked);
         db.close();
         port.postMessage({ kind: 'closed' } satisfies StoreWriterReply);

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { writeTransaction, type Db } from './db.js';
 import { processAlive } from './instances-liveness.js';
 import { createMarkerForgetter, createSegmentApplier, USAGE_COLUMNS } from './usage-insert.js';
-import type { LedgerRow } from './usage-ledger.js';
+import type { LedgerRow, UsageStore } from '../core/store/usage-store.js';
 
 export const journalDirOf = (dbPath: string): string => `${dbPath}.usage-journal`;
 
@@ -143,35 +143,64 @@ function claim(dir: string, file: string, claimedPath: string): boolean {
   }
 }
 
+/** The abandoned segments of the journal folder, each claimed by this instance (renamed), in name order. */
+function* claimAbandoned(dir: string, owners: JournalOwners, alive: (pid: number) => boolean): Generator<{ segment: string; claimedPath: string }> {
+  let files: string[];
+  try {
+    files = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const file of files.sort()) {
+    const segment = abandonedSegment(file, owners, alive);
+    if (segment === null) continue;
+    const claimedPath = join(dir, `${segment}.replay-${owners.id}`);
+    if (claim(dir, file, claimedPath)) yield { segment, claimedPath };
+  }
+}
+
 /**
  * Applies the segments that dead instances left (at start before the budgets are rebuilt, and after a
  * heartbeat found an instance dead). Returns how many segments this instance replayed and how many rows
  * went in (rows of segments a writer had already committed are not counted again).
  */
 export function replayUsageJournal(db: Db, dbPath: string, owners: JournalOwners, alive: (pid: number) => boolean = processAlive): { segments: number; rows: number } {
-  const dir = journalDirOf(dbPath);
-  let files: string[];
-  try {
-    files = readdirSync(dir);
-  } catch {
-    return { segments: 0, rows: 0 };
-  }
   const apply = createSegmentApplier(db);
   const forget = createMarkerForgetter(db);
   const replay = writeTransaction(db, (segment: string, rows: readonly LedgerRow[]) => (apply(segment, rows) ? rows.length : 0));
-  let segments = 0;
   let inserted = 0;
   const gone: string[] = [];
-  for (const file of files.sort()) {
-    const segment = abandonedSegment(file, owners, alive);
-    if (segment === null) continue;
-    const claimedPath = join(dir, `${segment}.replay-${owners.id}`);
-    if (!claim(dir, file, claimedPath)) continue;
+  for (const { segment, claimedPath } of claimAbandoned(journalDirOf(dbPath), owners, alive)) {
     inserted += replay(segment, parseSegment(readFileSync(claimedPath, 'utf8')));
     unlinkSync(claimedPath);
     gone.push(segment);
-    segments += 1;
   }
   if (gone.length > 0) writeTransaction(db, forget)(gone);
-  return { segments, rows: inserted };
+  return { segments: gone.length, rows: inserted };
+}
+
+/**
+ * The same into a usage store of any kind (PostgreSQL, issue 12). A segment the store refused (PostgreSQL
+ * down) is given its name back, so that the next sweep, or another instance once this one is gone, takes
+ * it again; the error is then thrown.
+ */
+export async function replayUsageJournalInto(store: Pick<UsageStore, 'storeSegment' | 'forgetSegments'>, dbPath: string, owners: JournalOwners, alive: (pid: number) => boolean = processAlive): Promise<{ segments: number; rows: number }> {
+  const dir = journalDirOf(dbPath);
+  let inserted = 0;
+  const gone: string[] = [];
+  try {
+    for (const { segment, claimedPath } of claimAbandoned(dir, owners, alive)) {
+      try {
+        inserted += await store.storeSegment(segment, parseSegment(readFileSync(claimedPath, 'utf8')));
+      } catch (err) {
+        renameSync(claimedPath, join(dir, segment));
+        throw err;
+      }
+      unlinkSync(claimedPath);
+      gone.push(segment);
+    }
+  } finally {
+    if (gone.length > 0) await store.forgetSegments(gone);
+  }
+  return { segments: gone.length, rows: inserted };
 }

@@ -1,0 +1,55 @@
+/**
+ * The store writer thread's PostgreSQL side for the usage ledger (issue 12, `storage.kind: postgres`):
+ * each batch (one journal segment) goes in with its marker in one transaction over the thread's own
+ * connection, so neither the INSERT's encoding nor its round trip touches the event loop. Batches are
+ * written one after the other, in the order the ledger cut them. A connection that cannot be opened
+ * (PostgreSQL down) fails the batch, which the ledger sends again later; the next batch opens anew.
+ */
+import type { LedgerRow } from '../../core/store/usage-store.js';
+import { openPostgres, type PgStore } from './pg-store.js';
+import { pgForgetSegments, pgInsertUsage, pgStoreSegment } from './usage-store.js';
+
+export interface PgUsageWriter {
+  /**
+   * Stores the rows (with the segment's marker when there is one) and drops the markers of `forget`,
+   * segments whose files are gone, in the same transaction.
+   */
+  store(rows: readonly LedgerRow[], segment: string | null, forget: readonly string[]): Promise<void>;
+  /** After the batches still being written: drops the markers of `forget` (best effort) and closes the connection. */
+  close(forget: readonly string[]): Promise<void>;
+}
+
+export function createPgUsageWriter(url: string): PgUsageWriter {
+  let opened: Promise<PgStore> | null = null;
+  const open = (): Promise<PgStore> => {
+    opened ??= openPostgres({ url, poolSize: 1, listen: false }).catch((err: unknown) => {
+      opened = null;
+      throw err;
+    });
+    return opened;
+  };
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    store(rows, segment, forget) {
+      const run = async (): Promise<void> => {
+        const pg = await open();
+        await pg.transaction(async (c) => {
+          await pgForgetSegments(c, forget);
+          if (segment === null) await pgInsertUsage(c, rows);
+          else await pgStoreSegment(c, segment, rows);
+        });
+      };
+      const done = last.then(run, run);
+      last = done.catch(() => undefined);
+      return done;
+    },
+    async close(forget) {
+      await last;
+      const pg = await opened?.catch(() => null);
+      if (!pg) return;
+      // Left behind, markers only cost a row each: a failure here is not worth holding the shutdown.
+      if (forget.length > 0) await pgForgetSegments(pg.pool, forget).catch(() => undefined);
+      await pg.close();
+    },
+  };
+}
