@@ -49,7 +49,10 @@ function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string, nod
   };
 }
 
-/** Resolves with the first stdout match, or rejects with what the process printed if it exits first. */
+/**
+ * Resolves with the first stdout match, or rejects with what the process printed if it exits first or
+ * is not ready in time (then it is killed).
+ */
 function waitForOutput(p: Spawned, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     const check = (): boolean => {
@@ -66,6 +69,8 @@ function waitForOutput(p: Spawned, pattern: RegExp, timeoutMs = 30_000): Promise
     };
     const timer = setTimeout(() => {
       cleanup();
+      // Killed, not left behind: nobody holds it to stop it, and an orphaned gateway keeps a core busy.
+      p.proc.kill('SIGKILL');
       reject(new Error(`process not ready after ${timeoutMs} ms:\n${p.stdout.join('')}\n${p.stderr.join('')}`));
     }, timeoutMs);
     const cleanup = (): void => {
