@@ -3,17 +3,24 @@
  * `switchboard keys`: --config FILE or --db PATH, an existing store only). The first dashboard user is made
  * here. A password is read from standard input (--password-stdin), never from a flag: flags land in shell
  * history and in `ps`.
+ *
+ * With a config whose `storage.kind` is postgres, the users are PostgreSQL's, shared by every replica.
  */
 import { z } from 'zod';
-import { ConfigError } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { csv, parseCommandLine, parseFlags, UsageError } from './cli-flags.js';
 import { storeOf } from './cli-keys.js';
-import { withStore } from './cli-keys-store.js';
+import { withStore, type CliStore } from './cli-keys-store.js';
+import type { UsersStore } from './core/store/identity-store.js';
 import { createUser, findUser, newPasswordHash, resetPassword, UserAdminError } from './dashboard/auth/user-admin.js';
-import { createProjectsRepo } from './store/projects-repo.js';
+import { redactUrl } from './store/backend.js';
 import { syncConfig } from './store/config-sync.js';
-import type { Db } from './store/db.js';
-import { createUsersRepo } from './store/users-repo.js';
+import { openDatabase } from './store/db.js';
+import { createPgCatalogStore } from './store/postgres/catalog-store.js';
+import { createPgIdentityStore } from './store/postgres/identity-store.js';
+import { openPostgres, PgStoreTooNewError } from './store/postgres/pg-store.js';
+import { createProjectsRepo } from './store/projects-repo.js';
+import { createSqliteIdentityStore } from './store/sqlite/identity-store.js';
 
 export const USERS_USAGE = `  switchboard users create --email E --password-stdin --role owner|admin|member --project ID
                            [--name TEXT] [--workspaces ws_a,ws_b] [--config FILE | --db PATH]
@@ -59,6 +66,81 @@ async function passwordFromStdin(): Promise<string> {
 
 const passwordFlag = z.literal(true, { error: 'is required: the password is read from standard input, never from a flag' });
 
+/** Where the users are, and how a `--project` (and its `--workspaces`) is checked there. */
+interface UsersPlace {
+  readonly users: UsersStore;
+  /** Where, for messages. */
+  readonly where: string;
+  projectIn(ref: string, workspaces: readonly string[] | undefined): Promise<string>;
+}
+
+/**
+ * `use` with the users the gateways read: PostgreSQL when the config's storage is (as `switchboard keys`,
+ * a --db file is refused there: a user written into it could never sign in), else the SQLite file, an
+ * existing one only. `syncFirst`: the config is written into the store first, so its projects exist there.
+ */
+async function withUsers<T>(
+  config: Config | null,
+  store: CliStore,
+  what: readonly [command: string, verb: string],
+  use: (place: UsersPlace) => Promise<T>,
+  syncFirst = false,
+): Promise<T> {
+  if (store.postgres) {
+    const { url, from } = store.postgres;
+    if (store.from === '--db') {
+      throw new ConfigError(`--db: the config keeps dashboard users in PostgreSQL (${from}, storage.kind: postgres), where the gateways read them; ${what[0]} does not use a SQLite file there: leave --db out`);
+    }
+    const where = `PostgreSQL at ${redactUrl(url)}`;
+    let pg;
+    try {
+      pg = await openPostgres({ url, poolSize: 2, listen: false });
+    } catch (err) {
+      if (err instanceof PgStoreTooNewError) throw new ConfigError(`${from}: ${err.message}`);
+      throw new ConfigError(`${from}: PostgreSQL at ${redactUrl(url)} did not answer (${err instanceof Error ? err.message : String(err)}); ${what[0]} ${what[1]} the store there`);
+    }
+    try {
+      const catalog = createPgCatalogStore(pg);
+      if (syncFirst && config) await catalog.syncConfig(config, Date.now());
+      const projectIn = async (ref: string, workspaces: readonly string[] | undefined): Promise<string> => {
+        const snapshot = await catalog.loadSnapshot();
+        return checkedProject(snapshot.projects, snapshot.workspaces, ref, workspaces, where);
+      };
+      return await use({ users: createPgIdentityStore(pg).users, where, projectIn });
+    } finally {
+      await pg.close();
+    }
+  }
+  // withStore refuses a path that names no store; the file is then opened for as long as `use` runs.
+  withStore(store, what, () => undefined);
+  const db = openDatabase(store.path);
+  try {
+    if (syncFirst && config) syncConfig(db, config, Date.now());
+    const projects = createProjectsRepo(db);
+    const projectIn = async (ref: string, workspaces: readonly string[] | undefined): Promise<string> =>
+      checkedProject(projects.listProjects(), projects.listWorkspaces(), ref, workspaces, store.path);
+    return await use({ users: createSqliteIdentityStore(db).users, where: store.path, projectIn });
+  } finally {
+    db.close();
+  }
+}
+
+/** The project (by id or UUID) and the workspaces named, checked against the store's. */
+function checkedProject(
+  projects: readonly { id: string; uuid: string }[],
+  allWorkspaces: readonly { id: string; projectId: string }[],
+  ref: string,
+  workspaces: readonly string[] | undefined,
+  where: string,
+): string {
+  const project = projects.find((p) => p.id === ref || p.uuid === ref);
+  if (!project) throw new ConfigError(`--project: no project ${ref} in ${where}`);
+  const known = new Set(allWorkspaces.filter((w) => w.projectId === project.id).map((w) => w.id));
+  const unknown = workspaces?.find((w) => !known.has(w));
+  if (unknown) throw new ConfigError(`--workspaces: project ${project.id} has no workspace ${unknown}`);
+  return project.id;
+}
+
 function asConfigError(err: unknown): never {
   if (err instanceof UserAdminError) throw new ConfigError(`--${err.field}: ${err.message}`);
   throw err;
@@ -80,28 +162,18 @@ async function create(argv: string[]): Promise<void> {
   );
   const { config, store } = storeOf(flags, 'write the user into');
   const passwordHash = await newPasswordHash(await passwordFromStdin()).catch(asConfigError);
-  const user = withStore(store, ['users create', 'writes into'], (db) => {
-    if (config) syncConfig(db, config, Date.now());
-    const projectId = projectIn(db, flags.project, flags.workspaces, store.path);
-    try {
-      return createUser(createUsersRepo(db), { email: flags.email, name: flags.name ?? null, passwordHash, role: flags.role, projectId, workspaceIds: flags.workspaces ?? null }, Date.now());
-    } catch (err) {
-      return asConfigError(err);
-    }
-  });
+  const user = await withUsers(
+    config,
+    store,
+    ['users create', 'writes into'],
+    async ({ users, projectIn: project }) => {
+      const projectId = await project(flags.project, flags.workspaces);
+      return createUser(users, { email: flags.email, name: flags.name ?? null, passwordHash, role: flags.role, projectId, workspaceIds: flags.workspaces ?? null }, Date.now()).catch(asConfigError);
+    },
+    true,
+  );
   process.stderr.write(`created user ${user.email} (${flags.role} of ${flags.project}); sign in at /dashboard/login\n`);
   process.stdout.write(`${user.id}\n`);
-}
-
-/** The project (by id or UUID) and the workspaces named, checked against the store. */
-function projectIn(db: Db, ref: string, workspaces: readonly string[] | undefined, path: string): string {
-  const projects = createProjectsRepo(db);
-  const project = projects.listProjects().find((p) => p.id === ref || p.uuid === ref);
-  if (!project) throw new ConfigError(`--project: no project ${ref} in ${path}`);
-  const known = new Set(projects.listWorkspaces().filter((w) => w.projectId === project.id).map((w) => w.id));
-  const unknown = workspaces?.find((w) => !known.has(w));
-  if (unknown) throw new ConfigError(`--workspaces: project ${project.id} has no workspace ${unknown}`);
-  return project.id;
 }
 
 /**
@@ -116,14 +188,13 @@ async function grant(argv: string[]): Promise<void> {
     1,
     'user id or e-mail',
   );
-  const { store } = storeOf(flags, 'write the role into');
+  const { config, store } = storeOf(flags, 'write the role into');
   const ref = positionals[0] ?? '';
-  const done = withStore(store, ['users grant', 'writes into'], (db) => {
-    const users = createUsersRepo(db);
-    const user = findUser(users, ref);
-    if (!user) throw new ConfigError(`no user ${ref} in ${store.path}`);
-    const projectId = projectIn(db, flags.project, flags.workspaces, store.path);
-    users.setRole(user.id, { projectId, role: flags.role, workspaceIds: flags.workspaces ?? null });
+  const done = await withUsers(config, store, ['users grant', 'writes into'], async ({ users, where, projectIn: project }) => {
+    const user = await findUser(users, ref);
+    if (!user) throw new ConfigError(`no user ${ref} in ${where}`);
+    const projectId = await project(flags.project, flags.workspaces);
+    await users.setRole(user.id, { projectId, role: flags.role, workspaceIds: flags.workspaces ?? null });
     return { user, projectId };
   });
   process.stdout.write(`${done.user.email} is ${flags.role} of ${done.projectId}, reading ${flags.workspaces?.join(', ') ?? 'every workspace'}\n`);
@@ -131,18 +202,19 @@ async function grant(argv: string[]): Promise<void> {
 
 async function list(argv: string[]): Promise<void> {
   const flags = parseFlags(argv, { ...STORE, json: { type: 'boolean' } }, z.object({ ...storeSchema, json: z.boolean().optional() }));
-  const { store } = storeOf(flags, 'read the users from');
-  const rows = withStore(store, ['users list', 'reads'], (db) => {
-    const users = createUsersRepo(db);
-    return users.list().map((u) => ({
-      id: u.id,
-      email: u.email,
-      name: u.name,
-      two_factor: u.totpSealed !== null,
-      roles: users.roles(u.id).map((r) => ({ project_id: r.projectId, role: r.role, workspace_ids: r.workspaceIds })),
-      created_at: Math.floor(u.createdAt / 1000),
-    }));
-  });
+  const { config, store } = storeOf(flags, 'read the users from');
+  const rows = await withUsers(config, store, ['users list', 'reads'], async ({ users }) =>
+    Promise.all(
+      (await users.list()).map(async (u) => ({
+        id: u.id,
+        email: u.email,
+        name: u.name,
+        two_factor: u.totpSealed !== null,
+        roles: (await users.roles(u.id)).map((r) => ({ project_id: r.projectId, role: r.role, workspace_ids: r.workspaceIds })),
+        created_at: Math.floor(u.createdAt / 1000),
+      })),
+    ),
+  );
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ object: 'list', data: rows }, null, 2)}\n`);
     return;
@@ -154,27 +226,25 @@ async function list(argv: string[]): Promise<void> {
 
 async function remove(argv: string[]): Promise<void> {
   const { flags, positionals } = parseCommandLine(argv, STORE, z.object(storeSchema), 1, 'user id or e-mail');
-  const { store } = storeOf(flags, 'delete the user from');
+  const { config, store } = storeOf(flags, 'delete the user from');
   const ref = positionals[0] ?? '';
-  const result = withStore(store, ['users delete', 'writes into'], (db) => {
-    const users = createUsersRepo(db);
-    const user = findUser(users, ref);
-    if (!user) throw new ConfigError(`no user ${ref} in ${store.path}`);
-    return { user, ...users.delete(user.id, Date.now()) };
+  const result = await withUsers(config, store, ['users delete', 'writes into'], async ({ users, where }) => {
+    const user = await findUser(users, ref);
+    if (!user) throw new ConfigError(`no user ${ref} in ${where}`);
+    return { user, ...(await users.delete(user.id, Date.now())) };
   });
   process.stdout.write(`deleted user ${result.user.id} (${result.user.email}); ${result.keysRevoked} API key(s) revoked\n`);
 }
 
 async function reset(argv: string[]): Promise<void> {
   const { flags, positionals } = parseCommandLine(argv, { ...STORE, 'password-stdin': { type: 'boolean' } }, z.object({ ...storeSchema, 'password-stdin': passwordFlag }), 1, 'user id or e-mail');
-  const { store } = storeOf(flags, 'write the password into');
+  const { config, store } = storeOf(flags, 'write the password into');
   const passwordHash = await newPasswordHash(await passwordFromStdin()).catch(asConfigError);
   const ref = positionals[0] ?? '';
-  const user = withStore(store, ['users reset-password', 'writes into'], (db) => {
-    const users = createUsersRepo(db);
-    const found = findUser(users, ref);
-    if (!found) throw new ConfigError(`no user ${ref} in ${store.path}`);
-    resetPassword(users, found, passwordHash, Date.now());
+  const user = await withUsers(config, store, ['users reset-password', 'writes into'], async ({ users, where }) => {
+    const found = await findUser(users, ref);
+    if (!found) throw new ConfigError(`no user ${ref} in ${where}`);
+    await resetPassword(users, found, passwordHash, Date.now());
     return found;
   });
   process.stdout.write(`password of ${user.email} reset; every session of the user ended\n`);

@@ -45,6 +45,8 @@ import { isPostgresUnavailable } from './store/postgres/pg-errors.js';
 import { GatewayError } from './errors.js';
 import { openDatabase } from './store/db.js';
 import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
+import { createPgIdentityStore } from './store/postgres/identity-store.js';
+import { createSqliteIdentityStore } from './store/sqlite/identity-store.js';
 import { dashboardAssetRoutes, dashboardPages } from './dashboard/pages/dashboard-pages.js';
 import { playgroundRoutes } from './dashboard/playground/playground-routes.js';
 import { createApprovalDecisions } from './app/approval-decisions.js';
@@ -283,7 +285,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
   const responses = createResponsesSystem({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox, instances.id), conversations }, instances);
   // Dashboard sign-in (issue 22): users, sessions, CSRF; `dashboardAuth.dashboardRoute` guards every page.
-  const dashboardAuth = createDashboardAuth({ config, db, dbPath, now: clock.now, reloadCredentials: () => catalog.reload() });
+  // With PostgreSQL, users and sessions are shared: a cookie issued by one replica opens pages on every other.
+  const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
+  const dashboardAuth = await createDashboardAuth({ config, db, dbPath, identity, shared: backend.pg !== null, now: clock.now, reloadCredentials: () => catalog.reload() });
   // The semantic-router management API and the dashboard's router page run one set of use cases (src/app/).
   const routerManagement = {
     ...services,

@@ -2,8 +2,7 @@
  * The account page (issue 22): two-factor set-up and removal, backup codes, the user's sessions with
  * revoke, connected identity providers (connect, disconnect: SPEC Authentication 12), password change.
  */
-import type { SessionRecord } from '../../store/dashboard-sessions-repo.js';
-import type { IdentityRecord } from '../../store/users-repo.js';
+import type { IdentityRecord, SessionRecord } from '../../core/store/identity-store.js';
 import { ACCOUNT_PATH, csrfField, html, pageShell, SafeHtml, type Markup } from '../html.js';
 import type { OidcProviderConfig } from './config-schema.js';
 import type { SignedIn } from './dashboard-route.js';

@@ -21,25 +21,25 @@ const enrolmentOf = (userId: string): string => `totp-enrolment:${userId}`;
 export function accountRoutes(deps: AuthDeps): RouteDef[] {
   const { users, guard } = deps;
 
-  const view = (who: SignedIn, extra: Partial<AccountView> = {}): AccountView => ({
-    who,
-    sessions: deps.sessions.list(who.user.id),
-    identities: users.identitiesOf(who.user.id),
-    providers: deps.providers,
-    unusedBackupCodes: users.unusedBackupCodes(who.user.id),
-    ...extra,
-  });
-  const show = (ctx: RouteContext, who: SignedIn, status: number, extra: Partial<AccountView> = {}): void => sendPage(ctx, deps, status, accountPage(view(who, extra)));
-  const fail = (ctx: RouteContext, who: SignedIn, status: number, text: string): void => show(ctx, who, status, { notice: { kind: 'error', text } });
+  const view = async (who: SignedIn, extra: Partial<AccountView> = {}): Promise<AccountView> => {
+    const [sessions, identities, unusedBackupCodes] = await Promise.all([
+      deps.sessions.list(who.user.id),
+      users.identitiesOf(who.user.id),
+      users.unusedBackupCodes(who.user.id),
+    ]);
+    return { who, sessions, identities, providers: deps.providers, unusedBackupCodes, ...extra };
+  };
+  const show = async (ctx: RouteContext, who: SignedIn, status: number, extra: Partial<AccountView> = {}): Promise<void> =>
+    sendPage(ctx, deps, status, accountPage(await view(who, extra)));
+  const fail = (ctx: RouteContext, who: SignedIn, status: number, text: string): Promise<void> => show(ctx, who, status, { notice: { kind: 'error', text } });
   /** The same user, a new session id (a privilege change); the page is then shown for the new session. */
-  const renew = (ctx: RouteContext, who: SignedIn): SignedIn => {
-    const session = deps.sessions.start({ userId: who.user.id, stage: 'full', ...clientOf(ctx), nextPath: null, replacing: who.session.id });
+  const renew = async (ctx: RouteContext, who: SignedIn): Promise<SignedIn> => {
+    const session = await deps.sessions.start({ userId: who.user.id, stage: 'full', ...clientOf(ctx), nextPath: null, replacing: who.session.id });
     setSessionCookie(ctx, deps.cookies, session);
-    const user = users.byId(who.user.id) ?? who.user;
-    return { session, user, principal: { ...who.principal, csrfToken: session.csrfToken } };
+    return { session, user: who.user, principal: { ...who.principal, csrfToken: session.csrfToken } };
   };
   /** Re-read after a change, so the page shows what is stored. */
-  const fresh = (who: SignedIn): SignedIn => ({ ...who, user: users.byId(who.user.id) ?? who.user });
+  const fresh = async (who: SignedIn): Promise<SignedIn> => ({ ...who, user: (await users.byId(who.user.id)) ?? who.user });
 
   const route = guard.sessionRoute;
   return [
@@ -54,10 +54,11 @@ export function accountRoutes(deps: AuthDeps): RouteDef[] {
 
     route('POST', `${ACCOUNT_PATH}/totp/enable`, async (ctx, who) => {
       if (who.user.totpSealed !== null) return fail(ctx, who, 409, 'Two-factor sign-in is already on.');
+      const { box } = deps;
       const form = await readForm(ctx);
       let secret: string;
       try {
-        secret = deps.box.open(form.get('enrolment') ?? '', enrolmentOf(who.user.id));
+        secret = box.open(form.get('enrolment') ?? '', enrolmentOf(who.user.id));
       } catch {
         return fail(ctx, who, 400, 'The set-up form is not valid any more: start the set-up again.');
       }
@@ -66,36 +67,36 @@ export function accountRoutes(deps: AuthDeps): RouteDef[] {
         const uri = otpauthUri(secret, who.user.email);
         return sendPage(ctx, deps, 400, totpSetupPage(who, form.get('enrolment') ?? '', secret, uri, await qrSvg(uri), 'That code is wrong or expired: try the current one.'));
       }
-      users.setTotp(who.user.id, deps.box.seal(secret, who.user.id), deps.now());
-      users.claimTotpStep(who.user.id, step);
+      await users.setTotp(who.user.id, box.seal(secret, who.user.id), deps.now());
+      await users.claimTotpStep(who.user.id, step);
       const codes = newBackupCodes();
-      users.replaceBackupCodes(who.user.id, codes.map(backupCodeHash));
-      show(ctx, fresh(renew(ctx, who)), 200, { notice: { kind: 'ok', text: 'Two-factor sign-in is on.' }, newBackupCodes: codes });
+      await users.replaceBackupCodes(who.user.id, codes.map(backupCodeHash));
+      await show(ctx, await fresh(await renew(ctx, who)), 200, { notice: { kind: 'ok', text: 'Two-factor sign-in is on.' }, newBackupCodes: codes });
     }),
 
     route('POST', `${ACCOUNT_PATH}/backup-codes`, async (ctx, who) => {
-      const verdict = checkSecondFactor(ctx, deps, who.user, (await readForm(ctx)).get('code') ?? '', { backupCodes: false });
+      const verdict = await checkSecondFactor(ctx, deps, who.user, (await readForm(ctx)).get('code') ?? '', { backupCodes: false });
       if (verdict !== 'ok') return fail(ctx, who, verdict.status, verdict.message);
       const codes = newBackupCodes();
-      users.replaceBackupCodes(who.user.id, codes.map(backupCodeHash));
-      show(ctx, fresh(who), 200, { notice: { kind: 'ok', text: 'New backup codes made; the previous ones no longer work.' }, newBackupCodes: codes });
+      await users.replaceBackupCodes(who.user.id, codes.map(backupCodeHash));
+      await show(ctx, await fresh(who), 200, { notice: { kind: 'ok', text: 'New backup codes made; the previous ones no longer work.' }, newBackupCodes: codes });
     }),
 
     route('POST', `${ACCOUNT_PATH}/totp/disable`, async (ctx, who) => {
-      const verdict = checkSecondFactor(ctx, deps, who.user, (await readForm(ctx)).get('code') ?? '', { backupCodes: false });
+      const verdict = await checkSecondFactor(ctx, deps, who.user, (await readForm(ctx)).get('code') ?? '', { backupCodes: false });
       if (verdict !== 'ok') return fail(ctx, who, verdict.status, verdict.message);
-      users.setTotp(who.user.id, null, deps.now());
-      show(ctx, fresh(renew(ctx, who)), 200, { notice: { kind: 'ok', text: 'Two-factor sign-in is off; its secret and every backup code are deleted.' } });
+      await users.setTotp(who.user.id, null, deps.now());
+      await show(ctx, await fresh(await renew(ctx, who)), 200, { notice: { kind: 'ok', text: 'Two-factor sign-in is off; its secret and every backup code are deleted.' } });
     }),
 
     route('POST', `${ACCOUNT_PATH}/sessions/revoke`, async (ctx, who) => {
       const target = (await readForm(ctx)).get('session') ?? '';
-      if (!deps.sessions.revoke(who.user.id, target)) return fail(ctx, who, 404, 'No such session (it may have ended already).');
+      if (!(await deps.sessions.revoke(who.user.id, target))) return fail(ctx, who, 404, 'No such session (it may have ended already).');
       if (target === who.session.record.idHash) {
         setSessionCookie(ctx, deps.cookies, null);
         return redirect(ctx, deps, `${LOGIN_PATH}?signed_out=1`);
       }
-      show(ctx, who, 200, { notice: { kind: 'ok', text: 'The session is ended.' } });
+      await show(ctx, who, 200, { notice: { kind: 'ok', text: 'The session is ended.' } });
     }),
 
     route('POST', `${ACCOUNT_PATH}/password`, async (ctx, who) => {
@@ -110,7 +111,7 @@ export function accountRoutes(deps: AuthDeps): RouteDef[] {
         if (err instanceof UserAdminError) return fail(ctx, who, 400, `The new password ${err.message}.`);
         throw err;
       }
-      users.setPassword(who.user.id, hash, deps.now());
+      await users.setPassword(who.user.id, hash, deps.now());
       setSessionCookie(ctx, deps.cookies, null);
       redirect(ctx, deps, `${LOGIN_PATH}?password_changed=1`);
     }),
@@ -118,14 +119,14 @@ export function accountRoutes(deps: AuthDeps): RouteDef[] {
     route('POST', `${ACCOUNT_PATH}/identities/:provider/connect`, async (ctx, who) => {
       const provider = deps.providers.find((p) => p.id === ctx.req.params.provider);
       if (!provider) return fail(ctx, who, 404, 'No such sign-in provider.');
-      if (users.identitiesOf(who.user.id).some((i) => i.providerId === provider.id)) return fail(ctx, who, 409, `${provider.name ?? provider.id} is already connected.`);
+      if ((await users.identitiesOf(who.user.id)).some((i) => i.providerId === provider.id)) return fail(ctx, who, 409, `${provider.name ?? provider.id} is already connected.`);
       await startOidcFlow(ctx, deps, provider, { connectUserId: who.user.id, next: ACCOUNT_PATH });
     }),
 
-    route('POST', `${ACCOUNT_PATH}/identities/:provider/disconnect`, (ctx, who) => {
+    route('POST', `${ACCOUNT_PATH}/identities/:provider/disconnect`, async (ctx, who) => {
       const id = ctx.req.params.provider ?? '';
-      if (!users.unlinkIdentity(who.user.id, id)) return fail(ctx, who, 404, 'That provider is not connected.');
-      show(ctx, who, 200, { notice: { kind: 'ok', text: `${id} is disconnected: it no longer signs you in.` } });
+      if (!(await users.unlinkIdentity(who.user.id, id))) return fail(ctx, who, 404, 'That provider is not connected.');
+      await show(ctx, who, 200, { notice: { kind: 'ok', text: `${id} is disconnected: it no longer signs you in.` } });
     }),
   ];
 }

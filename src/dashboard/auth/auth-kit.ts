@@ -2,10 +2,9 @@
  * What the sign-in, account and /auth routes share: their services, answering with a page, redirects,
  * and cookies.
  */
+import type { SessionsStore, UsersStore } from '../../core/store/identity-store.js';
 import type { RouteContext } from '../../http/server.js';
-import type { DashboardSessionsRepo } from '../../store/dashboard-sessions-repo.js';
 import type { SecretBox } from '../../store/secret-box.js';
-import type { UsersRepo } from '../../store/users-repo.js';
 import type { OidcProviderConfig } from './config-schema.js';
 import { setCookie, type CookieNames } from './cookies.js';
 import type { DashboardGuard } from './dashboard-route.js';
@@ -14,9 +13,9 @@ import type { LiveSession, Sessions } from './sessions.js';
 import type { Throttle } from './throttle.js';
 
 export interface AuthDeps {
-  readonly users: UsersRepo;
+  readonly users: UsersStore;
   readonly sessions: Sessions;
-  readonly sessionsRepo: DashboardSessionsRepo;
+  readonly sessionsRepo: SessionsStore;
   readonly guard: DashboardGuard;
   readonly cookies: CookieNames;
   readonly csp: string;

@@ -4,11 +4,10 @@
  * main.ts builds this once and registers `routes` plus every page wrapped by `dashboardRoute`.
  */
 import type { Config } from '../../config.js';
+import type { IdentityStore } from '../../core/store/identity-store.js';
 import type { RouteContext, RouteDef } from '../../http/server.js';
-import { createDashboardSessionsRepo } from '../../store/dashboard-sessions-repo.js';
 import type { Db } from '../../store/db.js';
 import { loadSecretBox, storedSealedValues } from '../../store/secret-box.js';
-import { createUsersRepo } from '../../store/users-repo.js';
 import type { PageDef } from '../pages/page-kit.js';
 import { accountRoutes } from './account-routes.js';
 import type { AuthDeps } from './auth-kit.js';
@@ -25,6 +24,14 @@ export interface DashboardAuthDeps {
   readonly config: Config;
   readonly db: Db;
   readonly dbPath: string;
+  /** Users and sessions: this instance's SQLite file, or PostgreSQL shared by the replicas (`shared`). */
+  readonly identity: IdentityStore;
+  /**
+   * The identity store is PostgreSQL, shared by replicas: TOTP secrets sealed by one are opened by the
+   * others, so the key is SWITCHBOARD_SECRET_KEY, the same on every replica (store/backend.ts refuses to
+   * start without it), never a key file beside this replica's SQLite file.
+   */
+  readonly shared: boolean;
   readonly now: () => number;
   /** store/catalog.ts reload: a user's change (deletion, roles) changes what their keys reach. */
   readonly reloadCredentials: () => void;
@@ -44,7 +51,8 @@ export interface DashboardAuth {
 const PASSWORD_FAILURES = { account: 10, address: 50, windowMs: 15 * 60_000 };
 const SECOND_FACTOR_FAILURES = { account: 5, address: 20, windowMs: 5 * 60_000 };
 
-export function createDashboardAuth(d: DashboardAuthDeps): DashboardAuth {
+/** Async: with PostgreSQL the shared secret key is checked against the sealed secrets stored there before the gateway serves. */
+export async function createDashboardAuth(d: DashboardAuthDeps): Promise<DashboardAuth> {
   const { config, db, now } = d;
   const publicUrl = config.dashboard.public_url ? new URL(config.dashboard.public_url) : null;
   const publicOrigin = publicUrl?.origin ?? null;
@@ -54,10 +62,12 @@ export function createDashboardAuth(d: DashboardAuthDeps): DashboardAuth {
   const csp = contentSecurityPolicy([...new Set(providers.map((p) => new URL(p.issuer).origin))]);
   // The decoy hash is made now, not at the first unknown e-mail, which would then answer slower than a wrong password.
   void decoyHash();
-  const users = createUsersRepo(db);
-  const sessionsRepo = createDashboardSessionsRepo(db);
+  const { users, sessions: sessionsRepo } = d.identity;
   const sessions = createSessions(sessionsRepo, now);
-  const guard = createDashboardGuard({ users, sessions, cookies, csp, publicOrigin });
+  const guard = createDashboardGuard({ sessions, cookies, csp, publicOrigin });
+  // The key must open what the identity store holds (a wrong SWITCHBOARD_SECRET_KEY would lock out every two-factor user).
+  const sealedTotp = d.shared ? await users.newestSealedTotp() : null;
+  const box = d.shared ? loadSecretBox(d.dbPath, sealedTotp ? [sealedTotp] : []) : loadSecretBox(d.dbPath, storedSealedValues(db));
   const scheme = config.server.tls !== undefined ? 'https' : 'http';
   const deps: AuthDeps = {
     users,
@@ -66,7 +76,7 @@ export function createDashboardAuth(d: DashboardAuthDeps): DashboardAuth {
     guard,
     cookies,
     csp,
-    box: loadSecretBox(d.dbPath, storedSealedValues(db)),
+    box,
     now,
     throttles: { password: createThrottle(PASSWORD_FAILURES, now), secondFactor: createThrottle(SECOND_FACTOR_FAILURES, now) },
     providers,

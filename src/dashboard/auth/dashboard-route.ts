@@ -12,7 +12,7 @@
 import { GatewayError } from '../../errors.js';
 import type { IncomingRequest } from '../../http/request.js';
 import type { RouteContext, RouteDef } from '../../http/server.js';
-import type { UserRecord, UserRole, UsersRepo } from '../../store/users-repo.js';
+import type { UserRecord, UserRole } from '../../core/store/identity-store.js';
 import { LOGIN_PATH } from '../html.js';
 import type { PageDef } from '../pages/page-kit.js';
 import type { DashboardPrincipal } from '../principal.js';
@@ -25,7 +25,6 @@ import type { LiveSession, Sessions } from './sessions.js';
 export const DASHBOARD_BODY_LIMIT = 64 * 1024;
 
 export interface DashboardGuardDeps {
-  readonly users: UsersRepo;
   readonly sessions: Sessions;
   readonly cookies: CookieNames;
   readonly csp: string;
@@ -63,7 +62,7 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const FORM = 'application/x-www-form-urlencoded';
 
 export function createDashboardGuard(deps: DashboardGuardDeps) {
-  const { users, sessions, cookies } = deps;
+  const { sessions, cookies } = deps;
 
   /** Same origin: an Origin header, when sent, names this server; Sec-Fetch-Site, when sent, says so. */
   function sameOrigin(req: IncomingRequest): boolean {
@@ -97,12 +96,11 @@ export function createDashboardGuard(deps: DashboardGuardDeps) {
   }
 
   /** The signed-in user of this request, or null (no cookie, an unknown or expired session, a deleted user). */
-  function signedIn(req: IncomingRequest): SignedIn | null {
-    const session = sessions.resolve(readCookie(req.header('cookie'), cookies.session), 'full');
-    if (!session) return null;
-    const user = users.byId(session.record.userId);
-    if (!user) return null;
-    return { session, user, principal: principalOf(user, users.roles(user.id), session.csrfToken) };
+  async function signedIn(req: IncomingRequest): Promise<SignedIn | null> {
+    const found = await sessions.resolve(readCookie(req.header('cookie'), cookies.session), 'full');
+    if (!found) return null;
+    const { session, user, roles } = found;
+    return { session, user, principal: principalOf(user, roles, session.csrfToken) };
   }
 
   function redirectToLogin(ctx: RouteContext): void {
@@ -123,7 +121,7 @@ export function createDashboardGuard(deps: DashboardGuardDeps) {
       bodyLimit: DASHBOARD_BODY_LIMIT,
       async handle(ctx) {
         setSecurityHeaders(ctx.reply, deps.csp);
-        const who = signedIn(ctx.req);
+        const who = await signedIn(ctx.req);
         if (!who) {
           if (method === 'GET') return redirectToLogin(ctx);
           throw new GatewayError('session_required', { message: 'This dashboard action needs a signed-in session: sign in at /dashboard/login.' });

@@ -49,9 +49,9 @@ function secondFactorPage(session: LiveSession, message: Markup): string {
 }
 
 /** Signed in at last: a new session id (never the one from before sign-in), then where the user was going. */
-export function completeSignIn(ctx: RouteContext, deps: AuthDeps, userId: string, hasTotp: boolean, next: string | null, replacing: string | null): void {
+export async function completeSignIn(ctx: RouteContext, deps: AuthDeps, userId: string, hasTotp: boolean, next: string | null, replacing: string | null): Promise<void> {
   const stage = hasTotp ? 'totp' : 'full';
-  const session = deps.sessions.start({ userId, stage, ...clientOf(ctx), nextPath: next, replacing });
+  const session = await deps.sessions.start({ userId, stage, ...clientOf(ctx), nextPath: next, replacing });
   setSessionCookie(ctx, deps.cookies, session);
   redirect(ctx, deps, hasTotp ? SECOND_FACTOR_PATH : (next ?? HOME_PATH));
 }
@@ -66,10 +66,10 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
       pattern: LOGIN_PATH,
       family: 'dashboard',
       auth: { kind: 'public' },
-      handle(ctx) {
+      async handle(ctx) {
         const q = ctx.req.searchParams();
         const next = safeNext(q.get('next'));
-        if (deps.guard.signedIn(ctx.req)) return redirect(ctx, deps, next ?? HOME_PATH);
+        if (await deps.guard.signedIn(ctx.req)) return redirect(ctx, deps, next ?? HOME_PATH);
         const message = q.has('expired')
           ? notice('error', 'The two-factor step took longer than 5 minutes: sign in again.')
           : q.has('signed_out')
@@ -99,7 +99,7 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
           ctx.reply.setHeader('Retry-After', String(Math.ceil(wait / 1000)));
           return sendPage(ctx, deps, 429, loginPage(deps, next, notice('error', `Too many failed sign-ins: try again in ${minutes(wait)} minutes.`), email));
         }
-        const user = email === '' ? null : users.byEmail(email);
+        const user = email === '' ? null : await users.byEmail(email);
         const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
         if (!user || !user.passwordHash || !ok) {
           throttles.password.fail(byAccount);
@@ -107,7 +107,7 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
           return sendPage(ctx, deps, 401, loginPage(deps, next, notice('error', 'The e-mail or the password is wrong.'), email));
         }
         throttles.password.reset(byAccount);
-        completeSignIn(ctx, deps, user.id, user.totpSealed !== null, next, cookieOf(ctx));
+        await completeSignIn(ctx, deps, user.id, user.totpSealed !== null, next, cookieOf(ctx));
       },
     },
     {
@@ -115,10 +115,10 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
       pattern: SECOND_FACTOR_PATH,
       family: 'dashboard',
       auth: { kind: 'in-handler', credential: 'the sign-in\'s second-factor session', why: 'a session not yet signed in: the handler resolves it (and its CSRF token on POST)' },
-      handle(ctx) {
-        const session = deps.sessions.resolve(cookieOf(ctx), 'totp');
-        if (!session) return redirect(ctx, deps, `${LOGIN_PATH}?expired=1`);
-        sendPage(ctx, deps, 200, secondFactorPage(session, ''));
+      async handle(ctx) {
+        const found = await deps.sessions.resolve(cookieOf(ctx), 'totp');
+        if (!found) return redirect(ctx, deps, `${LOGIN_PATH}?expired=1`);
+        sendPage(ctx, deps, 200, secondFactorPage(found.session, ''));
       },
     },
     {
@@ -128,16 +128,15 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
       auth: { kind: 'in-handler', credential: 'the sign-in\'s second-factor session', why: 'a session not yet signed in: the handler resolves it (and its CSRF token on POST)' },
       bodyLimit: 16 * 1024,
       async handle(ctx) {
-        const session = deps.sessions.resolve(cookieOf(ctx), 'totp');
+        const found = await deps.sessions.resolve(cookieOf(ctx), 'totp');
         // Past 5 minutes the half-done sign-in is gone: it starts over (SPEC "Dashboard login with two-factor").
-        if (!session) return redirect(ctx, deps, `${LOGIN_PATH}?expired=1`);
+        if (!found) return redirect(ctx, deps, `${LOGIN_PATH}?expired=1`);
+        const { session, user } = found;
         await deps.guard.requireCsrf(ctx.req, session.csrfToken);
-        const user = users.byId(session.record.userId);
-        if (!user) return redirect(ctx, deps, LOGIN_PATH);
         const code = (await readForm(ctx)).get('code') ?? '';
-        const verdict = checkSecondFactor(ctx, deps, user, code, { backupCodes: true });
+        const verdict = await checkSecondFactor(ctx, deps, user, code, { backupCodes: true });
         if (verdict !== 'ok') return sendPage(ctx, deps, verdict.status, secondFactorPage(session, notice('error', verdict.message)));
-        completeSignIn(ctx, deps, user.id, false, session.record.nextPath, session.id);
+        await completeSignIn(ctx, deps, user.id, false, session.record.nextPath, session.id);
       },
     },
     {
@@ -146,10 +145,10 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
       family: 'dashboard',
       auth: { kind: 'in-handler', credential: 'the dashboard session, when there is one', why: 'signing out without a session is not an error' },
       async handle(ctx) {
-        const who = deps.guard.signedIn(ctx.req);
+        const who = await deps.guard.signedIn(ctx.req);
         if (who) {
           await deps.guard.requireCsrf(ctx.req, who.session.csrfToken);
-          deps.sessions.end(who.session.id);
+          await deps.sessions.end(who.session.id);
         }
         setSessionCookie(ctx, deps.cookies, null);
         redirect(ctx, deps, `${LOGIN_PATH}?signed_out=1`);

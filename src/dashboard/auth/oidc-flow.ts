@@ -53,7 +53,7 @@ export async function startOidcFlow(
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
   const codeVerifier = oidc.randomPKCECodeVerifier();
-  deps.sessionsRepo.insertFlow({
+  await deps.sessionsRepo.insertFlow({
     idHash: sha256(id),
     providerId: provider.id,
     state,

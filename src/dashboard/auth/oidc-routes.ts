@@ -55,7 +55,7 @@ export function oidcRoutes(deps: AuthDeps): RouteDef[] {
         if (!provider) return;
         const cookie = readCookie(ctx.req.header('cookie'), deps.cookies.oidcFlow);
         ctx.reply.setHeader('Set-Cookie', setCookie(deps.cookies.oidcFlow, '', deps.cookies.secure, 0));
-        const flow = cookie === null ? null : deps.sessionsRepo.takeFlow(sha256(cookie));
+        const flow = cookie === null ? null : await deps.sessionsRepo.takeFlow(sha256(cookie));
         if (!flow || flow.providerId !== provider.id || deps.now() - flow.createdAt > FLOW_MS) {
           return refusal(ctx, deps, 400, 'Sign-in not completed', 'This sign-in expired or was started in another browser: start it again.');
         }
@@ -69,23 +69,23 @@ export function oidcRoutes(deps: AuthDeps): RouteDef[] {
           // A state, nonce, PKCE, signature, issuer or audience check failed: never sign anyone in on it.
           return refusal(ctx, deps, 400, 'Sign-in not completed', `The answer of ${provider.name ?? provider.id} did not pass the checks (${(err as Error).message}).`, back);
         }
-        const linked = users.identity(provider.id, identity.subject);
+        const linked = await users.identity(provider.id, identity.subject);
 
         if (flow.connectUserId !== null) {
-          const who = deps.guard.signedIn(ctx.req);
+          const who = await deps.guard.signedIn(ctx.req);
           if (!who || who.user.id !== flow.connectUserId) {
             return refusal(ctx, deps, 403, 'Not connected', 'Connect a provider from your account page while signed in.');
           }
           if (linked && linked.userId !== who.user.id) {
             return refusal(ctx, deps, 409, 'Not connected', 'This identity is already connected to another account.', ACCOUNT_PATH);
           }
-          if (!linked) users.linkIdentity({ providerId: provider.id, subject: identity.subject, userId: who.user.id, email: identity.email, now: deps.now() });
+          if (!linked) await users.linkIdentity({ providerId: provider.id, subject: identity.subject, userId: who.user.id, email: identity.email, now: deps.now() });
           return redirect(ctx, deps, `${ACCOUNT_PATH}#providers`);
         }
 
         let userId = linked?.userId ?? null;
-        if (userId === null && provider.allow_signup) userId = signUp(deps, provider, identity);
-        const user = userId === null ? null : users.byId(userId);
+        if (userId === null && provider.allow_signup) userId = await signUp(deps, provider, identity);
+        const user = userId === null ? null : await users.byId(userId);
         if (!user) {
           return refusal(
             ctx,
@@ -95,18 +95,22 @@ export function oidcRoutes(deps: AuthDeps): RouteDef[] {
             `No Switchboard account is connected to this ${provider.name ?? provider.id} identity. If you have an account, sign in with your password and connect ${provider.name ?? provider.id} on your account page.`,
           );
         }
-        completeSignIn(ctx, deps, user.id, user.totpSealed !== null, flow.nextPath, readCookie(ctx.req.header('cookie'), deps.cookies.session));
+        await completeSignIn(ctx, deps, user.id, user.totpSealed !== null, flow.nextPath, readCookie(ctx.req.header('cookie'), deps.cookies.session));
       },
     },
   ];
 }
 
 /** A new user for an identity nobody connected, when allowed; never one whose e-mail an account already has. */
-function signUp(deps: AuthDeps, provider: OidcProviderConfig, identity: { subject: string; email: string | null; emailVerified: boolean; name: string | null }): string | null {
-  if (identity.email === null || !identity.emailVerified || deps.users.byEmail(identity.email)) return null;
+async function signUp(
+  deps: AuthDeps,
+  provider: OidcProviderConfig,
+  identity: { subject: string; email: string | null; emailVerified: boolean; name: string | null },
+): Promise<string | null> {
+  if (identity.email === null || !identity.emailVerified || (await deps.users.byEmail(identity.email))) return null;
   const id = newUserId();
   const now = deps.now();
-  deps.users.create({ id, email: identity.email, name: identity.name ?? identity.email, passwordHash: null, now }, []);
-  deps.users.linkIdentity({ providerId: provider.id, subject: identity.subject, userId: id, email: identity.email, now });
+  await deps.users.create({ id, email: identity.email, name: identity.name ?? identity.email, passwordHash: null, now }, []);
+  await deps.users.linkIdentity({ providerId: provider.id, subject: identity.subject, userId: id, email: identity.email, now });
   return id;
 }

@@ -4,13 +4,13 @@
  * million TOTP codes cannot be walked through.
  */
 import type { RouteContext } from '../../http/server.js';
-import type { UserRecord } from '../../store/users-repo.js';
+import type { UserRecord } from '../../core/store/identity-store.js';
 import { minutes, type AuthDeps } from './auth-kit.js';
 import { backupCodeHash, looksLikeBackupCode, totpStep } from './totp.js';
 
 export type Verdict = 'ok' | { readonly status: number; readonly message: string };
 
-export function checkSecondFactor(ctx: RouteContext, deps: AuthDeps, user: UserRecord, rawCode: string, opts: { backupCodes: boolean }): Verdict {
+export async function checkSecondFactor(ctx: RouteContext, deps: AuthDeps, user: UserRecord, rawCode: string, opts: { backupCodes: boolean }): Promise<Verdict> {
   const code = rawCode.trim().replace(/\s/g, '');
   const { secondFactor } = deps.throttles;
   const byAccount = `account:${user.id}`;
@@ -20,7 +20,7 @@ export function checkSecondFactor(ctx: RouteContext, deps: AuthDeps, user: UserR
     ctx.reply.setHeader('Retry-After', String(Math.ceil(wait / 1000)));
     return { status: 429, message: `Too many wrong codes: try again in ${minutes(wait)} minutes.` };
   }
-  if (accepted(deps, user, code, opts.backupCodes)) {
+  if (await accepted(deps, user, code, opts.backupCodes)) {
     secondFactor.reset(byAccount);
     return 'ok';
   }
@@ -29,12 +29,12 @@ export function checkSecondFactor(ctx: RouteContext, deps: AuthDeps, user: UserR
   return { status: 401, message: opts.backupCodes ? 'That code is wrong, expired or already used.' : 'That authenticator code is wrong, expired or already used.' };
 }
 
-function accepted(deps: AuthDeps, user: UserRecord, code: string, backupCodes: boolean): boolean {
+async function accepted(deps: AuthDeps, user: UserRecord, code: string, backupCodes: boolean): Promise<boolean> {
   if (user.totpSealed === null) return false;
   if (/^[0-9]{6}$/.test(code)) {
     const secret = deps.box.open(user.totpSealed, user.id);
     const step = totpStep(secret, code, deps.now());
-    return step !== null && deps.users.claimTotpStep(user.id, step);
+    return step !== null && (await deps.users.claimTotpStep(user.id, step));
   }
-  return backupCodes && looksLikeBackupCode(code) && deps.users.useBackupCode(user.id, backupCodeHash(code), deps.now());
+  return backupCodes && looksLikeBackupCode(code) && (await deps.users.useBackupCode(user.id, backupCodeHash(code), deps.now()));
 }

@@ -5,7 +5,7 @@
  * second-factor step: it lasts 5 minutes from the password, then sign-in starts over. Every step up
  * (password -> second factor -> signed in) gets a new id, so an id planted before sign-in is worthless.
  */
-import type { DashboardSessionsRepo, SessionRecord } from '../../store/dashboard-sessions-repo.js';
+import type { SessionRecord, SessionsStore, UserRecord, UserRole } from '../../core/store/identity-store.js';
 import { csrfTokenOf, randomId, sha256 } from './secrets.js';
 
 export const IDLE_MS = 480 * 60_000;
@@ -21,6 +21,13 @@ export interface LiveSession {
   readonly csrfToken: string;
 }
 
+/** A live session with its user and roles: what a dashboard page needs, from one read of the store. */
+export interface SessionWithUser {
+  readonly session: LiveSession;
+  readonly user: UserRecord;
+  readonly roles: readonly UserRole[];
+}
+
 export interface SessionStart {
   readonly userId: string;
   readonly stage: SessionRecord['stage'];
@@ -31,19 +38,19 @@ export interface SessionStart {
   readonly replacing: string | null;
 }
 
-export function createSessions(repo: DashboardSessionsRepo, now: () => number) {
+export function createSessions(repo: SessionsStore, now: () => number) {
   const expired = (s: SessionRecord, at: number): boolean =>
     s.stage === 'totp' ? at - s.createdAt > SECOND_FACTOR_MS : at - s.lastSeenAt > IDLE_MS || at - s.createdAt > ABSOLUTE_MS;
 
   let lastSweep = 0;
-  const sweep = (at: number): void => {
+  const sweep = async (at: number): Promise<void> => {
     if (at - lastSweep < 10 * 60_000) return;
     lastSweep = at;
-    repo.removeStale(at - IDLE_MS, at - ABSOLUTE_MS, at - SECOND_FACTOR_MS * 2);
+    await repo.removeStale(at - IDLE_MS, at - ABSOLUTE_MS, at - SECOND_FACTOR_MS * 2);
   };
 
   return {
-    start(s: SessionStart): LiveSession {
+    async start(s: SessionStart): Promise<LiveSession> {
       const at = now();
       const id = randomId();
       const record: SessionRecord = {
@@ -56,35 +63,37 @@ export function createSessions(repo: DashboardSessionsRepo, now: () => number) {
         userAgent: s.userAgent.slice(0, 300),
         nextPath: s.nextPath,
       };
-      repo.replace(s.replacing === null ? null : sha256(s.replacing), record);
+      await repo.replace(s.replacing === null ? null : sha256(s.replacing), record);
       return { id, record, csrfToken: csrfTokenOf(id) };
     },
 
-    /** The session a cookie names, in the wanted stage and not expired; an expired one is deleted. */
-    resolve(cookie: string | null, stage: SessionRecord['stage']): LiveSession | null {
+    /**
+     * The session a cookie names, in the wanted stage and not expired, with its user and roles (one read);
+     * an expired one is deleted. null as well when the user is gone.
+     */
+    async resolve(cookie: string | null, stage: SessionRecord['stage']): Promise<SessionWithUser | null> {
       if (cookie === null || cookie.length < 20 || cookie.length > 100) return null;
       const at = now();
-      sweep(at);
-      const record = repo.find(sha256(cookie));
-      if (!record) return null;
+      await sweep(at);
+      const view = await repo.view(sha256(cookie));
+      if (!view) return null;
+      const record = view.session;
       if (expired(record, at)) {
-        repo.remove(record.idHash);
+        await repo.remove(record.idHash);
         return null;
       }
       if (record.stage !== stage) return null;
-      if (stage === 'full' && at - record.lastSeenAt >= TOUCH_EVERY_MS) repo.touch(record.idHash, at);
-      return { id: cookie, record, csrfToken: csrfTokenOf(cookie) };
+      if (stage === 'full' && at - record.lastSeenAt >= TOUCH_EVERY_MS) await repo.touch(record.idHash, at);
+      return { session: { id: cookie, record, csrfToken: csrfTokenOf(cookie) }, user: view.user, roles: view.roles };
     },
 
-    end(id: string): void {
-      repo.remove(sha256(id));
+    async end(id: string): Promise<void> {
+      await repo.remove(sha256(id));
     },
 
-    list: (userId: string): SessionRecord[] => repo.listOfUser(userId).filter((s) => !expired(s, now())),
-    revoke: (userId: string, idHash: string): boolean => repo.removeOfUser(userId, idHash),
-    endAllOf(userId: string): void {
-      repo.removeAllOfUser(userId);
-    },
+    list: async (userId: string): Promise<SessionRecord[]> => (await repo.listOfUser(userId)).filter((s) => !expired(s, now())),
+    revoke: (userId: string, idHash: string): Promise<boolean> => repo.removeOfUser(userId, idHash),
+    endAllOf: (userId: string): Promise<void> => repo.removeAllOfUser(userId),
   };
 }
 

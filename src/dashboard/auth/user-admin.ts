@@ -4,7 +4,7 @@
  * (ending every session: SPEC Authentication 14). Refusals are UserAdminErrors naming the flag's field.
  */
 import { randomBytes } from 'node:crypto';
-import type { ProjectRole, UserRecord, UsersRepo } from '../../store/users-repo.js';
+import type { ProjectRole, UserRecord, UsersStore } from '../../core/store/identity-store.js';
 import { hashPassword, passwordProblem } from './passwords.js';
 
 export class UserAdminError extends Error {
@@ -37,25 +37,25 @@ export interface NewUser {
   readonly workspaceIds: readonly string[] | null;
 }
 
-export function createUser(users: UsersRepo, u: NewUser, now: number): UserRecord {
+export async function createUser(users: UsersStore, u: NewUser, now: number): Promise<UserRecord> {
   const email = u.email.trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > 254) throw new UserAdminError('email', 'is not an e-mail address');
-  if (users.byEmail(email)) throw new UserAdminError('email', `a user with ${email} already exists`);
+  if (await users.byEmail(email)) throw new UserAdminError('email', `a user with ${email} already exists`);
   const id = newUserId();
-  users.create(
+  await users.create(
     { id, email, name: u.name?.trim() || email, passwordHash: u.passwordHash, now },
     [{ projectId: u.projectId, role: u.role, workspaceIds: u.workspaceIds }],
   );
-  const created = users.byId(id);
+  const created = await users.byId(id);
   if (!created) throw new Error('the new user was not stored');
   return created;
 }
 
 /** By id (`usr_...`) or e-mail. */
-export function findUser(users: UsersRepo, ref: string): UserRecord | null {
+export function findUser(users: UsersStore, ref: string): Promise<UserRecord | null> {
   return ref.startsWith('usr_') ? users.byId(ref) : users.byEmail(ref.trim().toLowerCase());
 }
 
-export function resetPassword(users: UsersRepo, user: UserRecord, passwordHash: string, now: number): void {
-  users.setPassword(user.id, passwordHash, now);
+export function resetPassword(users: UsersStore, user: UserRecord, passwordHash: string, now: number): Promise<void> {
+  return users.setPassword(user.id, passwordHash, now);
 }
