@@ -7,18 +7,7 @@ import type { BudgetConfig, Config } from '../config.js';
 import { budgetWindowStarts, type BudgetCaps, type BudgetLevel, type Budgets } from '../core/limits/budgets.js';
 import type { SpendRow, StoredBudget, UsageStore } from '../core/store/usage-store.js';
 import type { Db } from './db.js';
-
-interface BudgetRow {
-  project_id: string;
-  level: BudgetLevel;
-  target_id: string;
-  hourly_tokens: number | null;
-  daily_tokens: number | null;
-  hard_cap_tokens: number | null;
-  hourly_cents: number | null;
-  daily_cents: number | null;
-  hard_cap_cents: number | null;
-}
+import { budgetOf, spendOf, type BudgetRow, type SpendQueryRow } from './usage-rows.js';
 
 export type { SpendRow, StoredBudget } from '../core/store/usage-store.js';
 
@@ -27,17 +16,6 @@ export type { SpendRow, StoredBudget } from '../core/store/usage-store.js';
  * and an unpriced turn (cost_nanos NULL) costs nothing against a money budget: the rollup's trigger does
  * both (migration 014).
  */
-
-interface SpendQueryRow {
-  project_id: string;
-  target_id: string;
-  hourly: number;
-  daily: number;
-  total: number;
-  hourly_nanos: number;
-  daily_nanos: number;
-  total_nanos: number;
-}
 
 export function createBudgetsRepo(db: Db) {
   const all = db.prepare<[], BudgetRow>('SELECT * FROM budgets');
@@ -64,19 +42,7 @@ export function createBudgetsRepo(db: Db) {
 
   return {
     list: (): StoredBudget[] =>
-      all.all().map((r) => ({
-        projectId: r.project_id,
-        level: r.level,
-        targetId: r.target_id,
-        caps: {
-          hourlyTokens: r.hourly_tokens,
-          dailyTokens: r.daily_tokens,
-          hardCapTokens: r.hard_cap_tokens,
-          hourlyCents: r.hourly_cents,
-          dailyCents: r.daily_cents,
-          hardCapCents: r.hard_cap_cents,
-        },
-      })),
+      all.all().map(budgetOf),
     put(b: StoredBudget, now: number): void {
       upsert.run({
         projectId: b.projectId,
@@ -97,14 +63,7 @@ export function createBudgetsRepo(db: Db) {
     /** Spend per endpoint or workspace since the start of the hour and day, and in total, in tokens and money (one scan). */
     spend(level: BudgetLevel, since: { hourStart: number; dayStart: number }): SpendRow[] {
       const rows = (level === 'endpoint' ? byEndpoint : byWorkspace).all(since);
-      return rows.map((r) => ({
-        projectId: r.project_id,
-        targetId: r.target_id,
-        hourly: r.hourly,
-        daily: r.daily,
-        total: r.total,
-        nanos: { hourly: r.hourly_nanos, daily: r.daily_nanos, total: r.total_nanos },
-      }));
+      return rows.map(spendOf);
     },
   };
 }

@@ -4,41 +4,9 @@
  */
 import type { OidcFlowRecord, SessionRecord } from '../core/store/identity-store.js';
 import { writeTransaction, type Db } from './db.js';
+import { toFlow, toSession, type FlowRow, type SessionRow } from './identity-rows.js';
 
 export type { OidcFlowRecord, SessionRecord };
-
-interface SessionRow {
-  id_hash: string;
-  user_id: string;
-  stage: 'totp' | 'full';
-  created_at: number;
-  last_seen_at: number;
-  ip: string;
-  user_agent: string;
-  next_path: string | null;
-}
-
-interface FlowRow {
-  id_hash: string;
-  provider_id: string;
-  state: string;
-  nonce: string;
-  code_verifier: string;
-  connect_user_id: string | null;
-  next_path: string | null;
-  created_at: number;
-}
-
-const toSession = (r: SessionRow): SessionRecord => ({
-  idHash: r.id_hash,
-  userId: r.user_id,
-  stage: r.stage,
-  createdAt: r.created_at,
-  lastSeenAt: r.last_seen_at,
-  ip: r.ip,
-  userAgent: r.user_agent,
-  nextPath: r.next_path,
-});
 
 export function createDashboardSessionsRepo(db: Db) {
   const insert = db.prepare(`
@@ -96,16 +64,7 @@ export function createDashboardSessionsRepo(db: Db) {
       const r = findFlow.get(idHash);
       if (!r) return null;
       removeFlow.run(idHash);
-      return {
-        idHash: r.id_hash,
-        providerId: r.provider_id,
-        state: r.state,
-        nonce: r.nonce,
-        codeVerifier: r.code_verifier,
-        connectUserId: r.connect_user_id,
-        nextPath: r.next_path,
-        createdAt: r.created_at,
-      };
+      return toFlow(r);
     }),
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { ModelAlias } from '../core/store/router-store.js';
 import type { Db } from './db.js';
+import { aliasOf, type AliasRow } from './router-rows.js';
 
 export type { ModelAlias };
 
@@ -18,28 +19,18 @@ export interface ModelAliasesRepo {
   delete(projectId: string, alias: string): boolean;
 }
 
-interface Row {
-  project_id: string;
-  alias: string;
-  target: string;
-  created_at: number;
-  updated_at: number;
-}
-
-const toAlias = (r: Row): ModelAlias => ({ projectId: r.project_id, alias: r.alias, target: r.target, createdAt: r.created_at, updatedAt: r.updated_at });
-
 export function createModelAliasesRepo(db: Db): ModelAliasesRepo {
-  const one = db.prepare<[string, string], Row>('SELECT * FROM model_aliases WHERE project_id = ? AND alias = ?');
-  const all = db.prepare<[string], Row>('SELECT * FROM model_aliases WHERE project_id = ? ORDER BY created_at, alias');
+  const one = db.prepare<[string, string], AliasRow>('SELECT * FROM model_aliases WHERE project_id = ? AND alias = ?');
+  const all = db.prepare<[string], AliasRow>('SELECT * FROM model_aliases WHERE project_id = ? ORDER BY created_at, alias');
   const insert = db.prepare('INSERT INTO model_aliases (project_id, alias, target, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING');
   const update = db.prepare('UPDATE model_aliases SET target = ?, updated_at = ? WHERE project_id = ? AND alias = ?');
   const remove = db.prepare('DELETE FROM model_aliases WHERE project_id = ? AND alias = ?');
   return {
     get: (projectId, alias) => {
       const row = one.get(projectId, alias);
-      return row ? toAlias(row) : null;
+      return row ? aliasOf(row) : null;
     },
-    list: (projectId) => all.all(projectId).map(toAlias),
+    list: (projectId) => all.all(projectId).map(aliasOf),
     create: (projectId, alias, target, now) => insert.run(projectId, alias, target, now, now).changes === 1,
     update: (projectId, alias, target, now) => update.run(target, now, projectId, alias).changes === 1,
     delete: (projectId, alias) => remove.run(projectId, alias).changes === 1,

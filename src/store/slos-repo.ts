@@ -4,6 +4,7 @@
  */
 import type { EndpointSlo } from '../core/store/router-store.js';
 import type { Db } from './db.js';
+import { sloOf, type SloRow } from './router-rows.js';
 
 export type { EndpointSlo };
 
@@ -13,32 +14,14 @@ export interface SlosRepo {
   put(projectId: string, endpointId: string, objectives: { ttftMs: number | null; tpotMs: number | null }, now: number): EndpointSlo;
 }
 
-interface Row {
-  project_id: string;
-  endpoint_id: string;
-  ttft_ms: number | null;
-  tpot_ms: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-const toSlo = (r: Row): EndpointSlo => ({
-  projectId: r.project_id,
-  endpointId: r.endpoint_id,
-  ttftMs: r.ttft_ms,
-  tpotMs: r.tpot_ms,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
 export function createSlosRepo(db: Db): SlosRepo {
-  const all = db.prepare<[string], Row>('SELECT * FROM endpoint_slos WHERE project_id = ? ORDER BY created_at, endpoint_id');
-  const upsert = db.prepare<[string, string, number | null, number | null, number, number], Row>(`
+  const all = db.prepare<[string], SloRow>('SELECT * FROM endpoint_slos WHERE project_id = ? ORDER BY created_at, endpoint_id');
+  const upsert = db.prepare<[string, string, number | null, number | null, number, number], SloRow>(`
     INSERT INTO endpoint_slos (project_id, endpoint_id, ttft_ms, tpot_ms, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (project_id, endpoint_id) DO UPDATE SET ttft_ms = excluded.ttft_ms, tpot_ms = excluded.tpot_ms, updated_at = excluded.updated_at
     RETURNING *`);
   return {
-    list: (projectId) => all.all(projectId).map(toSlo),
-    put: (projectId, endpointId, o, now) => toSlo(upsert.get(projectId, endpointId, o.ttftMs, o.tpotMs, now, now) as Row),
+    list: (projectId) => all.all(projectId).map(sloOf),
+    put: (projectId, endpointId, o, now) => sloOf(upsert.get(projectId, endpointId, o.ttftMs, o.tpotMs, now, now) as SloRow),
   };
 }

@@ -3,32 +3,11 @@
  * Secrets arrive here already hashed or sealed (dashboard/auth/): this file is the SQL.
  */
 import type { IdentityRecord, ProjectRole, UserRecord, UserRole } from '../core/store/identity-store.js';
+import { toIdentity, toUser, type UserRow } from './identity-rows.js';
 import { writeTransaction, type Db } from './db.js';
 import { fromNullableJson, toJson } from './json-column.js';
 
 export type { IdentityRecord, ProjectRole, UserRecord, UserRole };
-
-interface UserRow {
-  id: string;
-  email: string;
-  name: string;
-  password_hash: string | null;
-  totp_secret_sealed: string | null;
-  totp_last_step: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-const toUser = (r: UserRow): UserRecord => ({
-  id: r.id,
-  email: r.email,
-  name: r.name,
-  passwordHash: r.password_hash,
-  totpSealed: r.totp_secret_sealed,
-  totpLastStep: r.totp_last_step,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 
 export function createUsersRepo(db: Db) {
   const insertUser = db.prepare(
@@ -71,14 +50,6 @@ export function createUsersRepo(db: Db) {
   const newestTotp = db.prepare<[], { sealed: string; associated: string }>(
     'SELECT totp_secret_sealed AS sealed, id AS associated FROM dashboard_users WHERE totp_secret_sealed IS NOT NULL ORDER BY rowid DESC LIMIT 1',
   );
-
-  const toIdentity = (r: { provider_id: string; subject: string; user_id: string; email: string | null; created_at: number }): IdentityRecord => ({
-    providerId: r.provider_id,
-    subject: r.subject,
-    userId: r.user_id,
-    email: r.email,
-    createdAt: r.created_at,
-  });
 
   return {
     create: writeTransaction(

@@ -20,9 +20,10 @@
  *     WHERE seq = ANY($picked) RETURNING seq;
  */
 import type { DispatchStore } from '../core/webhooks/dispatcher.js';
-import type { DeliveryRecord, DeliveryResult, DeliveryState, DueDelivery, Page } from '../core/webhooks/delivery.js';
+import type { DeliveryRecord, DeliveryResult, DueDelivery, Page } from '../core/webhooks/delivery.js';
 import { writeTransaction, type Db } from './db.js';
 import type { SecretBox } from './secret-box.js';
+import { dueDeliveryReader, toDelivery, type DeliveryRow, type DueRow } from './webhook-rows.js';
 
 /** Who claims: this instance (store/instances-registry.ts) and how long a claim holds without renewal. */
 export interface Claimant {
@@ -30,41 +31,6 @@ export interface Claimant {
   readonly leaseMs: number;
   /** Wall clock for the lease (never the injectable test clock the due times use). */
   readonly wallClock?: () => number;
-}
-
-interface DueRow {
-  seq: number;
-  id: string;
-  webhook_id: string;
-  attempt_count: number;
-  url: string;
-  secret_sealed: string;
-  body: string;
-}
-
-interface DeliveryRow {
-  seq: number;
-  id: string;
-  webhook_id: string;
-  event_type: string;
-  state: DeliveryState;
-  attempt_count: number;
-  http_status: number | null;
-  response_body: string | null;
-  created_at: number;
-}
-
-function toDelivery(r: DeliveryRow): DeliveryRecord {
-  return {
-    id: r.id,
-    webhookId: r.webhook_id,
-    eventType: r.event_type,
-    state: r.state,
-    attemptCount: r.attempt_count,
-    httpStatus: r.http_status,
-    responseBody: r.response_body,
-    createdAt: r.created_at,
-  };
 }
 
 /** The dispatcher's store on SQLite: every answer synchronous. */
@@ -157,30 +123,7 @@ export function createDeliveriesRepo(db: Db, box: SecretBox, claimant: Claimant)
     }
   });
 
-  // Opening a secret is an AES-GCM decrypt: cheap, but done once per endpoint and sealed value.
-  const secrets = new Map<string, { sealed: string; plain: string | null }>();
-  function openSecret(webhookId: string, sealed: string): string | null {
-    const cached = secrets.get(webhookId);
-    if (cached?.sealed === sealed) return cached.plain;
-    let plain: string | null;
-    try {
-      plain = box.open(sealed, webhookId);
-    } catch {
-      plain = null;
-    }
-    if (secrets.size >= 10_000) secrets.clear();
-    secrets.set(webhookId, { sealed, plain });
-    return plain;
-  }
-  const toDue = (r: DueRow): DueDelivery => ({
-    seq: r.seq,
-    id: r.id,
-    webhookId: r.webhook_id,
-    url: r.url,
-    secret: openSecret(r.webhook_id, r.secret_sealed),
-    body: r.body,
-    attemptCount: r.attempt_count,
-  });
+  const toDue = dueDeliveryReader(box);
 
   return {
     releaseAbandoned: () => releaseAbandoned.run({ now: wall(), wall: wall() }).changes,

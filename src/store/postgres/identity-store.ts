@@ -7,20 +7,10 @@
  * E-mail lookups go through lower(email), the unique index's expression, so they use it.
  */
 import type pg from 'pg';
-import type { IdentityRecord, IdentityStore, OidcFlowRecord, SessionRecord, UserRecord, UserRole } from '../../core/store/identity-store.js';
+import type { IdentityStore, SessionRecord, UserRecord, UserRole } from '../../core/store/identity-store.js';
 import { fromNullableJson, toJson } from '../json-column.js';
+import { toFlow, toIdentity, toSession, toUser, type FlowRow, type IdentityRow, type SessionRow, type UserRow } from '../identity-rows.js';
 import type { PgQueryable, PgStore } from './pg-store.js';
-
-interface UserRow {
-  id: string;
-  email: string;
-  name: string;
-  password_hash: string | null;
-  totp_secret_sealed: string | null;
-  totp_last_step: number | null;
-  created_at: number;
-  updated_at: number;
-}
 
 interface RoleRow {
   project_id: string;
@@ -28,70 +18,9 @@ interface RoleRow {
   workspace_ids: string | null;
 }
 
-interface SessionRow {
-  id_hash: string;
-  user_id: string;
-  stage: 'totp' | 'full';
-  created_at: number;
-  last_seen_at: number;
-  ip: string;
-  user_agent: string;
-  next_path: string | null;
-}
-
-interface FlowRow {
-  id_hash: string;
-  provider_id: string;
-  state: string;
-  nonce: string;
-  code_verifier: string;
-  connect_user_id: string | null;
-  next_path: string | null;
-  created_at: number;
-}
-
-interface IdentityRow {
-  provider_id: string;
-  subject: string;
-  user_id: string;
-  email: string | null;
-  created_at: number;
-}
-
 const USER_COLUMNS = 'id, email, name, password_hash, totp_secret_sealed, totp_last_step, created_at, updated_at';
 
-const toUser = (r: UserRow): UserRecord => ({
-  id: r.id,
-  email: r.email,
-  name: r.name,
-  passwordHash: r.password_hash,
-  totpSealed: r.totp_secret_sealed,
-  totpLastStep: r.totp_last_step,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 const toRole = (r: RoleRow): UserRole => ({ projectId: r.project_id, role: r.role, workspaceIds: fromNullableJson<string[]>(r.workspace_ids) });
-const toSession = (r: SessionRow): SessionRecord => ({
-  idHash: r.id_hash,
-  userId: r.user_id,
-  stage: r.stage,
-  createdAt: r.created_at,
-  lastSeenAt: r.last_seen_at,
-  ip: r.ip,
-  userAgent: r.user_agent,
-  nextPath: r.next_path,
-});
-const toFlow = (r: FlowRow): OidcFlowRecord => ({
-  idHash: r.id_hash,
-  providerId: r.provider_id,
-  state: r.state,
-  nonce: r.nonce,
-  codeVerifier: r.code_verifier,
-  connectUserId: r.connect_user_id,
-  nextPath: r.next_path,
-  createdAt: r.created_at,
-});
-const toIdentity = (r: IdentityRow): IdentityRecord => ({ providerId: r.provider_id, subject: r.subject, userId: r.user_id, email: r.email, createdAt: r.created_at });
 
 const changed = (result: pg.QueryResult): boolean => (result.rowCount ?? 0) > 0;
 

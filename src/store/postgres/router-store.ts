@@ -6,8 +6,9 @@
  */
 import type { StoredSettings } from '../../core/routing/settings.js';
 import type { RoutingRule } from '../../core/routing/types.js';
-import type { EndpointSlo, ModelAlias, ProjectRouterState, RouterStore, StoredDecision } from '../../core/store/router-store.js';
+import type { ProjectRouterState, RouterStore } from '../../core/store/router-store.js';
 import { fromJson, toJson } from '../json-column.js';
+import { aliasOf, decisionOf, sloOf, type AliasRow, type DecisionRow, type SloRow } from '../router-rows.js';
 import type { PgStore } from './pg-store.js';
 
 export const ROUTER_TOPIC = 'router';
@@ -16,33 +17,6 @@ const CATALOG_TOPIC = 'catalog';
 /** Columns of one decision row in the batch INSERT; PostgreSQL allows 65,535 parameters per statement. */
 const DECISION_COLUMNS = 7;
 const DECISIONS_PER_INSERT = Math.floor(65_535 / DECISION_COLUMNS);
-
-interface SloRow {
-  project_id: string;
-  endpoint_id: string;
-  ttft_ms: number | null;
-  tpot_ms: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-interface AliasRow {
-  project_id: string;
-  alias: string;
-  target: string;
-  created_at: number;
-  updated_at: number;
-}
-
-interface DecisionRow {
-  request_id: string;
-  project_id: string;
-  workspace_id: string | null;
-  created_at: number;
-  route_reason: string;
-  query_preview: string;
-  detail: string;
-}
 
 export function createPgRouterStore(store: PgStore): RouterStore {
   const { pool } = store;
@@ -165,24 +139,3 @@ export function createPgRouterStore(store: PgStore): RouterStore {
     onChange: (fn) => store.onChange(ROUTER_TOPIC, fn),
   };
 }
-
-const sloOf = (r: SloRow): EndpointSlo => ({
-  projectId: r.project_id,
-  endpointId: r.endpoint_id,
-  ttftMs: r.ttft_ms,
-  tpotMs: r.tpot_ms,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const aliasOf = (r: AliasRow): ModelAlias => ({ projectId: r.project_id, alias: r.alias, target: r.target, createdAt: r.created_at, updatedAt: r.updated_at });
-
-const decisionOf = (r: DecisionRow): StoredDecision => ({
-  requestId: r.request_id,
-  projectId: r.project_id,
-  workspaceId: r.workspace_id,
-  createdAt: r.created_at,
-  routeReason: r.route_reason,
-  sealedPreview: r.query_preview,
-  detail: JSON.parse(r.detail) as Record<string, unknown>,
-});

@@ -8,9 +8,10 @@
  * so the statement is prepared once per connection and never meets the 65,535-parameter limit.
  */
 import type { BudgetLevel } from '../../core/limits/budgets.js';
-import type { LedgerRow, SpendRow, StoredBudget, UsageGroupBy, UsagePage, UsageQuery, UsageStore, UsageTotals } from '../../core/store/usage-store.js';
+import type { LedgerRow, UsageGroupBy, UsagePage, UsageQuery, UsageStore, UsageTotals } from '../../core/store/usage-store.js';
 import { DAY_MS } from '../../core/store/usage-store.js';
 import type { PgQueryable, PgStore } from './pg-store.js';
+import { budgetOf, spendOf, type BudgetRow, type SpendQueryRow } from '../usage-rows.js';
 
 export const BUDGETS_TOPIC = 'budgets';
 
@@ -115,29 +116,6 @@ async function totalsPage(db: PgQueryable, q: UsageQuery): Promise<UsagePage> {
   return { items, hasMore };
 }
 
-interface BudgetRow {
-  project_id: string;
-  level: BudgetLevel;
-  target_id: string;
-  hourly_tokens: number | null;
-  daily_tokens: number | null;
-  hard_cap_tokens: number | null;
-  hourly_cents: number | null;
-  daily_cents: number | null;
-  hard_cap_cents: number | null;
-}
-
-interface SpendQueryRow {
-  project_id: string;
-  target_id: string;
-  hourly: number;
-  daily: number;
-  total: number;
-  hourly_nanos: number;
-  daily_nanos: number;
-  total_nanos: number;
-}
-
 /** From the hourly rollup, not the ledger: its size is hours x targets, not turns. */
 const spendSql = (column: 'endpoint_id' | 'workspace_id'): string => `
   SELECT project_id, ${column} AS target_id,
@@ -155,19 +133,7 @@ export function createPgUsageStore(store: PgStore): UsageStore {
     page: (q) => totalsPage(pool, q),
     async listBudgets() {
       const { rows } = await pool.query<BudgetRow>('SELECT * FROM budgets ORDER BY project_id, level, target_id');
-      return rows.map((r): StoredBudget => ({
-        projectId: r.project_id,
-        level: r.level,
-        targetId: r.target_id,
-        caps: {
-          hourlyTokens: r.hourly_tokens,
-          dailyTokens: r.daily_tokens,
-          hardCapTokens: r.hard_cap_tokens,
-          hourlyCents: r.hourly_cents,
-          dailyCents: r.daily_cents,
-          hardCapCents: r.hard_cap_cents,
-        },
-      }));
+      return rows.map(budgetOf);
     },
     putBudget: (b, now) =>
       store.transaction(async (c) => {
@@ -192,14 +158,7 @@ export function createPgUsageStore(store: PgStore): UsageStore {
     forgetSegments: (segments) => pgForgetSegments(pool, segments),
     async spend(level, since) {
       const { rows } = await pool.query<SpendQueryRow>(spendSql(level === 'endpoint' ? 'endpoint_id' : 'workspace_id'), [since.hourStart, since.dayStart]);
-      return rows.map((r): SpendRow => ({
-        projectId: r.project_id,
-        targetId: r.target_id,
-        hourly: r.hourly,
-        daily: r.daily,
-        total: r.total,
-        nanos: { hourly: r.hourly_nanos, daily: r.daily_nanos, total: r.total_nanos },
-      }));
+      return rows.map(spendOf);
     },
     // The pool is the backend's, closed with it.
     close: async () => undefined,

@@ -14,8 +14,9 @@ import type {
   WebhookRetentionResult,
   WebhooksStore,
 } from '../../core/store/webhooks-store.js';
-import type { DeliveryRecord, DeliveryResult, DeliveryState, DueDelivery, WebhookEndpointRecord } from '../../core/webhooks/delivery.js';
+import type { DeliveryResult, DueDelivery, WebhookEndpointRecord } from '../../core/webhooks/delivery.js';
 import type { SealedValue, SecretBox } from '../secret-box.js';
+import { dueDeliveryReader, toDelivery, type DeliveryRow, type DueRow } from '../webhook-rows.js';
 import type { PgStore } from './pg-store.js';
 
 interface EndpointRow {
@@ -29,28 +30,6 @@ interface EndpointRow {
   metadata: Record<string, string>;
   created_at: number;
   updated_at: number;
-}
-
-interface DeliveryRow {
-  seq: number;
-  id: string;
-  webhook_id: string;
-  event_type: string;
-  state: DeliveryState;
-  attempt_count: number;
-  http_status: number | null;
-  response_body: string | null;
-  created_at: number;
-}
-
-interface DueRow {
-  seq: number;
-  id: string;
-  webhook_id: string;
-  attempt_count: number;
-  url: string;
-  secret_sealed: string;
-  body: string;
 }
 
 const ENDPOINT_COLUMNS = 'seq, id, project_id, url, description, events, is_active, metadata, created_at, updated_at';
@@ -76,17 +55,6 @@ const toRecord = (r: EndpointRow): WebhookEndpointRecord => ({
   metadata: r.metadata,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
-});
-
-const toDelivery = (r: DeliveryRow): DeliveryRecord => ({
-  id: r.id,
-  webhookId: r.webhook_id,
-  eventType: r.event_type,
-  state: r.state,
-  attemptCount: r.attempt_count,
-  httpStatus: r.http_status,
-  responseBody: r.response_body,
-  createdAt: r.created_at,
 });
 
 export function createPgWebhooksStore(store: PgStore, box: SecretBox): WebhooksStore {
@@ -267,29 +235,7 @@ function pgDeliveryQueue(pool: pg.Pool, box: SecretBox, claimant: DeliveryClaima
   const me = claimant.instanceId;
   // The lease is wall clock, never the injectable test clock the due times use.
   const until = (): number => Date.now() + claimant.leaseMs;
-  const secrets = new Map<string, { sealed: string; plain: string | null }>();
-  function openSecret(webhookId: string, sealed: string): string | null {
-    const cached = secrets.get(webhookId);
-    if (cached?.sealed === sealed) return cached.plain;
-    let plain: string | null;
-    try {
-      plain = box.open(sealed, webhookId);
-    } catch {
-      plain = null;
-    }
-    if (secrets.size >= 10_000) secrets.clear();
-    secrets.set(webhookId, { sealed, plain });
-    return plain;
-  }
-  const toDue = (r: DueRow): DueDelivery => ({
-    seq: r.seq,
-    id: r.id,
-    webhookId: r.webhook_id,
-    url: r.url,
-    secret: openSecret(r.webhook_id, r.secret_sealed),
-    body: r.body,
-    attemptCount: r.attempt_count,
-  });
+  const toDue = dueDeliveryReader(box);
   const DUE = `SELECT d.seq, d.id, d.webhook_id, d.attempt_count, w.url, w.secret_sealed, e.body
     FROM webhook_deliveries d
     JOIN webhook_endpoints w ON w.id = d.webhook_id

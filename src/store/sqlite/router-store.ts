@@ -7,40 +7,14 @@
  */
 import type { StoredSettings } from '../../core/routing/settings.js';
 import type { RoutingRule } from '../../core/routing/types.js';
-import type { EndpointSlo, ModelAlias, ProjectRouterState, RouterStore, StoredDecision } from '../../core/store/router-store.js';
+import type { ProjectRouterState, RouterStore, StoredDecision } from '../../core/store/router-store.js';
 import { writeTransaction, type Db } from '../db.js';
 import { fromJson, toJson } from '../json-column.js';
 import { createModelAliasesRepo } from '../model-aliases-repo.js';
 import { createRouterSettingsRepo } from '../router-settings-repo.js';
 import { createSlosRepo } from '../slos-repo.js';
 import { createWorkspaceRoutingRepo } from '../workspace-routing-repo.js';
-
-interface DecisionRow {
-  request_id: string;
-  project_id: string;
-  workspace_id: string | null;
-  created_at: number;
-  route_reason: string;
-  query_preview: string;
-  detail: string;
-}
-
-interface SloRow {
-  project_id: string;
-  endpoint_id: string;
-  ttft_ms: number | null;
-  tpot_ms: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-interface AliasRow {
-  project_id: string;
-  alias: string;
-  target: string;
-  created_at: number;
-  updated_at: number;
-}
+import { aliasOf, decisionOf, sloOf, type AliasRow, type DecisionRow, type SloRow } from '../router-rows.js';
 
 export function createSqliteRouterStore(db: Db): RouterStore {
   const settings = createRouterSettingsRepo(db);
@@ -102,24 +76,3 @@ export function createSqliteRouterStore(db: Db): RouterStore {
     onChange: () => () => undefined,
   };
 }
-
-const sloOf = (r: SloRow): EndpointSlo => ({
-  projectId: r.project_id,
-  endpointId: r.endpoint_id,
-  ttftMs: r.ttft_ms,
-  tpotMs: r.tpot_ms,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const aliasOf = (r: AliasRow): ModelAlias => ({ projectId: r.project_id, alias: r.alias, target: r.target, createdAt: r.created_at, updatedAt: r.updated_at });
-
-const decisionOf = (r: DecisionRow): StoredDecision => ({
-  requestId: r.request_id,
-  projectId: r.project_id,
-  workspaceId: r.workspace_id,
-  createdAt: r.created_at,
-  routeReason: r.route_reason,
-  sealedPreview: r.query_preview,
-  detail: JSON.parse(r.detail) as Record<string, unknown>,
-});
