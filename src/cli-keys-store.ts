@@ -16,11 +16,10 @@ import { hashKeyValue, keyPrefix, mintKeyValue } from './core/auth/key-token.js'
 import type { ApiKeyRecord, ProjectRecord, WorkspaceRecord } from './core/records.js';
 import type { CatalogStore } from './core/store/catalog-store.js';
 import { apiKeyWire, keyStatus, ROTATION_GRACE_MS } from './routes/management-keys.js';
-import { redactUrl } from './store/backend.js';
 import { openDatabase, type Db } from './store/db.js';
 import { createPgCatalogStore } from './store/postgres/catalog-store.js';
-import { openPostgres, PgStoreTooNewError } from './store/postgres/pg-store.js';
 import { createSqliteCatalogStore } from './store/sqlite/catalog-store.js';
+import { withCliPostgres } from './cli-postgres.js';
 
 export interface CliKeyRequest extends KeyRequest {
   readonly projectId: string;
@@ -148,22 +147,7 @@ async function withCatalogStore<T>(store: CliStore, what: readonly [command: str
       db.close();
     }
   }
-  const { url, from } = store.postgres;
-  if (store.from === '--db') {
-    throw new ConfigError(`--db: the config keeps API keys in PostgreSQL (${from}, storage.kind: postgres), where the gateways read them; ${what[0]} does not use a SQLite file there: leave --db out`);
-  }
-  let pg;
-  try {
-    pg = await openPostgres({ url, poolSize: 2, listen: false });
-  } catch (err) {
-    if (err instanceof PgStoreTooNewError) throw new ConfigError(`${from}: ${err.message}`);
-    throw new ConfigError(`${from}: PostgreSQL at ${redactUrl(url)} did not answer (${err instanceof Error ? err.message : String(err)}); ${what[0]} ${what[1]} the store there`);
-  }
-  try {
-    return await use({ keys: createPgCatalogStore(pg), where: `PostgreSQL at ${redactUrl(url)}` });
-  } finally {
-    await pg.close();
-  }
+  return withCliPostgres(store.postgres, store.from === '--db', 'API keys', what, (pg, where) => use({ keys: createPgCatalogStore(pg), where }));
 }
 
 /** `what`: the command and what it does to the store, for the refusal ("keys list", "reads"). */

@@ -14,10 +14,10 @@ import { formatUsd } from './core/usage/cost.js';
 import { usageResultWire } from './routes/management-usage.js';
 import { DEFAULT_USAGE_RANGE_S } from './schemas/management-usage.js';
 import { openDatabase } from './store/db.js';
-import { openPostgres } from './store/postgres/pg-store.js';
 import { createPgUsageStore } from './store/postgres/usage-store.js';
 import { createProjectsRepo } from './store/projects-repo.js';
 import { createUsageTotals, DAY_MS, USAGE_GROUPS, type UsageGroupBy, type UsageTotals } from './store/usage-totals.js';
+import { withCliPostgres, type CliPostgres } from './cli-postgres.js';
 
 export const USAGE_USAGE = `  switchboard usage --project ID (--config FILE | --db PATH) [--since 24h|7d|ISO8601|UNIX_SECONDS]
                     [--until ISO8601|UNIX_SECONDS] [--group-by ${USAGE_GROUPS.join('|')}] [--json]`;
@@ -77,7 +77,7 @@ export async function usageCommand(argv: string[]): Promise<void> {
   if (config && pgUrl !== undefined) {
     // The projects come from the config file (synced into each replica's store at start).
     if (!config.projects.some((p) => p.id === flags.project)) throw new ConfigError(`--project: no project ${flags.project} in ${flags.config ?? ''}`);
-    items = await readPgTotals(pgUrl, flags.project, range);
+    items = await readPgTotals({ url: pgUrl, from: `storage.url in ${flags.config ?? ''}` }, flags.project, range);
   } else {
     const store = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: config?.storage.path ?? '', from: `storage.path in ${flags.config ?? ''}` };
     items = readTotals(store, flags.project, range);
@@ -105,13 +105,11 @@ function readTotals(store: { path: string; from: string }, projectId: string, ra
   }
 }
 
-async function readPgTotals(url: string, projectId: string, range: { start: number; end: number; groupBy: UsageGroupBy }): Promise<UsageTotals[]> {
-  const pg = await openPostgres({ url, poolSize: 1, listen: false });
-  try {
-    return (await createPgUsageStore(pg).page({ projectId, start: range.start, end: range.end, groupBy: range.groupBy, limit: null, after: null })).items;
-  } finally {
-    await pg.close();
-  }
+async function readPgTotals(postgres: CliPostgres, projectId: string, range: { start: number; end: number; groupBy: UsageGroupBy }): Promise<UsageTotals[]> {
+  return withCliPostgres(postgres, false, 'usage', ['usage', 'reads'], async (pg) => {
+    const page = await createPgUsageStore(pg).page({ projectId, start: range.start, end: range.end, groupBy: range.groupBy, limit: null, after: null });
+    return page.items;
+  });
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');

@@ -13,14 +13,13 @@ import { storeOf } from './cli-keys.js';
 import { withStore, type CliStore } from './cli-keys-store.js';
 import type { UsersStore } from './core/store/identity-store.js';
 import { createUser, findUser, newPasswordHash, resetPassword, UserAdminError } from './dashboard/auth/user-admin.js';
-import { redactUrl } from './store/backend.js';
 import { syncConfig } from './store/config-sync.js';
 import { openDatabase } from './store/db.js';
 import { createPgCatalogStore } from './store/postgres/catalog-store.js';
 import { createPgIdentityStore } from './store/postgres/identity-store.js';
-import { openPostgres, PgStoreTooNewError } from './store/postgres/pg-store.js';
 import { createProjectsRepo } from './store/projects-repo.js';
 import { createSqliteIdentityStore } from './store/sqlite/identity-store.js';
+import { withCliPostgres } from './cli-postgres.js';
 
 export const USERS_USAGE = `  switchboard users create --email E --password-stdin --role owner|admin|member --project ID
                            [--name TEXT] [--workspaces ws_a,ws_b] [--config FILE | --db PATH]
@@ -87,29 +86,15 @@ async function withUsers<T>(
   syncFirst = false,
 ): Promise<T> {
   if (store.postgres) {
-    const { url, from } = store.postgres;
-    if (store.from === '--db') {
-      throw new ConfigError(`--db: the config keeps dashboard users in PostgreSQL (${from}, storage.kind: postgres), where the gateways read them; ${what[0]} does not use a SQLite file there: leave --db out`);
-    }
-    const where = `PostgreSQL at ${redactUrl(url)}`;
-    let pg;
-    try {
-      pg = await openPostgres({ url, poolSize: 2, listen: false });
-    } catch (err) {
-      if (err instanceof PgStoreTooNewError) throw new ConfigError(`${from}: ${err.message}`);
-      throw new ConfigError(`${from}: PostgreSQL at ${redactUrl(url)} did not answer (${err instanceof Error ? err.message : String(err)}); ${what[0]} ${what[1]} the store there`);
-    }
-    try {
+    return withCliPostgres(store.postgres, store.from === '--db', 'dashboard users', what, async (pg, where) => {
       const catalog = createPgCatalogStore(pg);
       if (syncFirst && config) await catalog.syncConfig(config, Date.now());
       const projectIn = async (ref: string, workspaces: readonly string[] | undefined): Promise<string> => {
         const snapshot = await catalog.loadSnapshot();
         return checkedProject(snapshot.projects, snapshot.workspaces, ref, workspaces, where);
       };
-      return await use({ users: createPgIdentityStore(pg).users, where, projectIn });
-    } finally {
-      await pg.close();
-    }
+      return use({ users: createPgIdentityStore(pg).users, where, projectIn });
+    });
   }
   // withStore refuses a path that names no store; the file is then opened for as long as `use` runs.
   withStore(store, what, () => undefined);
