@@ -14,7 +14,7 @@ import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } fro
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
-const EVENTS = 600;
+const EVENTS = 1000;
 const PER_ENDPOINT_IN_FLIGHT = 16;
 const ENV = { ...PG_GATEWAY_ENV, SWITCHBOARD_INSTANCE_LEASE_MS: '3000' };
 

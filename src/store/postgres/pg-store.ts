@@ -107,17 +107,24 @@ export async function openPostgres(options: PgStoreOptions): Promise<PgStore> {
     pool,
     async transaction(fn) {
       const client = await pool.connect();
+      let result;
       try {
         await client.query('BEGIN');
-        const result = await fn(client);
+        result = await fn(client);
         await client.query('COMMIT');
-        return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        // A connection that cannot even roll back is broken (PostgreSQL restarted, the network dropped):
+        // destroyed, not handed back, or the pool would give it to the next caller, and a pool of one
+        // (the usage writer's) would fail every batch from then on.
+        const broken = await client.query('ROLLBACK').then(
+          () => false,
+          () => true,
+        );
+        client.release(broken ? toError(err) : undefined);
         throw err;
-      } finally {
-        client.release();
       }
+      client.release();
+      return result;
     },
     async notifyChange(db, topic) {
       await db.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, topic]);
@@ -159,9 +166,14 @@ async function migrate(pool: pg.Pool, migrations: readonly PgMigration[]): Promi
     }
     await client.query('COMMIT');
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    const broken = await client.query('ROLLBACK').then(
+      () => false,
+      () => true,
+    );
+    client.release(broken ? toError(err) : undefined);
     throw err;
-  } finally {
-    client.release();
   }
+  client.release();
 }
+
+const toError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));

@@ -61,7 +61,7 @@ export function createPgWebhooksStore(store: PgStore, box: SecretBox): WebhooksS
   const { pool } = store;
   return {
     endpoints: pgEndpoints(store, box),
-    deliveryQueue: (claimant) => pgDeliveryQueue(pool, box, claimant),
+    deliveryQueue: (claimant) => pgDeliveryQueue(store, box, claimant),
     async appendEvents(events) {
       if (events.length === 0) return 0;
       return store.transaction(async (client) => {
@@ -231,7 +231,8 @@ function pgEndpoints(store: PgStore, box: SecretBox): WebhookEndpointsStore {
   };
 }
 
-function pgDeliveryQueue(pool: pg.Pool, box: SecretBox, claimant: DeliveryClaimant): WebhookDeliveryQueue {
+function pgDeliveryQueue(store: PgStore, box: SecretBox, claimant: DeliveryClaimant): WebhookDeliveryQueue {
+  const { pool } = store;
   const me = claimant.instanceId;
   // The lease is wall clock, never the injectable test clock the due times use.
   const until = (): number => Date.now() + claimant.leaseMs;
@@ -244,9 +245,7 @@ function pgDeliveryQueue(pool: pg.Pool, box: SecretBox, claimant: DeliveryClaima
 
   /** Selects under row locks (skipping rows another replica holds), lets `pick` choose, marks the chosen. */
   async function claim(sql: string, params: unknown[], now: number, pick: (candidates: DueDelivery[]) => DueDelivery[]): Promise<{ claimed: DueDelivery[]; seen: number }> {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    return store.transaction(async (client) => {
       const candidates = (await client.query<DueRow>(sql, params)).rows.map(toDue);
       const picked = pick(candidates);
       let won = new Set<number>();
@@ -258,14 +257,8 @@ function pgDeliveryQueue(pool: pg.Pool, box: SecretBox, claimant: DeliveryClaima
         );
         won = new Set(rows.map((r) => r.seq));
       }
-      await client.query('COMMIT');
       return { claimed: picked.filter((r) => won.has(r.seq)), seen: candidates.length };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   return {
