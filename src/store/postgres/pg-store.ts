@@ -107,6 +107,7 @@ export async function openPostgres(options: PgStoreOptions): Promise<PgStore> {
     pool,
     async transaction(fn) {
       const client = await pool.connect();
+      const detach = quietWhileCheckedOut(client);
       let result;
       try {
         await client.query('BEGIN');
@@ -120,9 +121,11 @@ export async function openPostgres(options: PgStoreOptions): Promise<PgStore> {
           () => false,
           () => true,
         );
+        detach();
         client.release(broken ? toError(err) : undefined);
         throw err;
       }
+      detach();
       client.release();
       return result;
     },
@@ -151,6 +154,7 @@ export async function openPostgres(options: PgStoreOptions): Promise<PgStore> {
  */
 async function migrate(pool: pg.Pool, migrations: readonly PgMigration[]): Promise<void> {
   const client = await pool.connect();
+  const detach = quietWhileCheckedOut(client);
   try {
     await client.query('BEGIN');
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('switchboard_migrations'))`);
@@ -170,10 +174,23 @@ async function migrate(pool: pg.Pool, migrations: readonly PgMigration[]): Promi
       () => false,
       () => true,
     );
+    detach();
     client.release(broken ? toError(err) : undefined);
     throw err;
   }
+  detach();
   client.release();
+}
+
+/**
+ * A checked-out client whose connection drops between two queries emits 'error', and pg-pool listens only
+ * on idle clients: unheard, the error is an uncaught exception that ends the process, or the writer thread
+ * the usage rows go through. The next query on the client fails instead, which the caller handles.
+ */
+function quietWhileCheckedOut(client: pg.PoolClient): () => void {
+  const ignore = (): void => undefined;
+  client.on('error', ignore);
+  return () => void client.off('error', ignore);
 }
 
 const toError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
