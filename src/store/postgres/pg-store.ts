@@ -105,30 +105,7 @@ export async function openPostgres(options: PgStoreOptions): Promise<PgStore> {
 
   return {
     pool,
-    async transaction(fn) {
-      const client = await pool.connect();
-      const detach = quietWhileCheckedOut(client);
-      let result;
-      try {
-        await client.query('BEGIN');
-        result = await fn(client);
-        await client.query('COMMIT');
-      } catch (err) {
-        // A connection that cannot even roll back is broken (PostgreSQL restarted, the network dropped):
-        // destroyed, not handed back, or the pool would give it to the next caller, and a pool of one
-        // (the usage writer's) would fail every batch from then on.
-        const broken = await client.query('ROLLBACK').then(
-          () => false,
-          () => true,
-        );
-        detach();
-        client.release(broken ? toError(err) : undefined);
-        throw err;
-      }
-      detach();
-      client.release();
-      return result;
-    },
+    transaction: (fn) => runTransaction(pool, fn),
     async notifyChange(db, topic) {
       await db.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, topic]);
     },
@@ -153,10 +130,7 @@ export async function openPostgres(options: PgStoreOptions): Promise<PgStore> {
  * then find nothing left to do).
  */
 async function migrate(pool: pg.Pool, migrations: readonly PgMigration[]): Promise<void> {
-  const client = await pool.connect();
-  const detach = quietWhileCheckedOut(client);
-  try {
-    await client.query('BEGIN');
+  await runTransaction(pool, async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('switchboard_migrations'))`);
     await client.query('CREATE TABLE IF NOT EXISTS switchboard_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)');
     const applied = new Set((await client.query<{ name: string }>('SELECT name FROM switchboard_migrations')).rows.map((r) => r.name));
@@ -168,8 +142,22 @@ async function migrate(pool: pg.Pool, migrations: readonly PgMigration[]): Promi
       if (m.sql.trim() !== '') await client.query(m.sql);
       await client.query('INSERT INTO switchboard_migrations (name, applied_at) VALUES ($1, $2)', [m.name, Date.now()]);
     }
+  });
+}
+
+/** `fn` in one transaction on one connection of the pool: committed when it resolves, rolled back when it throws. */
+async function runTransaction<R>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+  const client = await pool.connect();
+  const detach = quietWhileCheckedOut(client);
+  let result: R;
+  try {
+    await client.query('BEGIN');
+    result = await fn(client);
     await client.query('COMMIT');
   } catch (err) {
+    // A connection that cannot even roll back is broken (PostgreSQL restarted, the network dropped):
+    // destroyed, not handed back, or the pool would give it to the next caller, and a pool of one
+    // (the usage writer's) would fail every batch from then on.
     const broken = await client.query('ROLLBACK').then(
       () => false,
       () => true,
@@ -180,7 +168,10 @@ async function migrate(pool: pg.Pool, migrations: readonly PgMigration[]): Promi
   }
   detach();
   client.release();
+  return result;
 }
+
+const toError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 /**
  * A checked-out client whose connection drops between two queries emits 'error', and pg-pool listens only
@@ -192,5 +183,3 @@ function quietWhileCheckedOut(client: pg.PoolClient): () => void {
   client.on('error', ignore);
   return () => void client.off('error', ignore);
 }
-
-const toError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
