@@ -56,29 +56,40 @@ export function startAudioCall(
 
 const KEEP_BYTES = 1024 * 1024;
 
+export interface Piped {
+  readonly outcome: Outcome;
+  readonly kept: string;
+  readonly complete: boolean;
+}
+
 /**
  * Streams the upstream body to the client as it arrives. Keeps the first MiB (or, with `keepTail`, the
- * last 64 KiB) for accounting. Resolves with how it ended.
+ * last 64 KiB) for accounting. `charge` gets how it ended just before the stream's end is handed to the
+ * socket, so a SIGKILL between the two cannot leave a delivered answer unbilled; resolves with the same.
  */
-export function pipeToClient(
-  req: IncomingRequest,
-  reply: Reply,
-  res: UpstreamResponse,
-  keepTail = false,
-): Promise<{ outcome: Outcome; kept: string; complete: boolean }> {
+export function pipeToClient(req: IncomingRequest, reply: Reply, res: UpstreamResponse, keepTail: boolean, charge: (piped: Piped) => void): Promise<Piped> {
   const contentType = headerText(res.headers['content-type']) ?? 'application/octet-stream';
   reply.beginStream(res.statusCode, contentType);
   let kept = '';
   let complete = true;
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const body = res.body;
+    const end = (piped: Piped): void => {
+      try {
+        charge(piped);
+        resolve(piped);
+      } catch (err) {
+        reject(err);
+      } finally {
+        reply.endStream();
+      }
+    };
     req.onAbort(() => body.destroy());
     // At a graceful stop's deadline the audio stream ends where it is (its framing is the model's, not
     // ours to add an error event to), billed for what was delivered.
     reply.onDrainDeadline(() => {
-      reply.endStream();
       body.destroy();
-      resolve({ outcome: 'drained', kept, complete: false });
+      end({ outcome: 'drained', kept, complete: false });
     });
     body.on('data', (chunk: Buffer) => {
       if (!reply.open) return;
@@ -90,14 +101,8 @@ export function pipeToClient(
         reply.onWritable(() => body.resume());
       }
     });
-    body.on('end', () => {
-      reply.endStream();
-      resolve({ outcome: 'completed', kept, complete });
-    });
-    body.on('error', () => {
-      reply.endStream();
-      resolve({ outcome: req.aborted ? 'aborted' : 'error', kept, complete: false });
-    });
+    body.on('end', () => end({ outcome: 'completed', kept, complete }));
+    body.on('error', () => end({ outcome: req.aborted ? 'aborted' : 'error', kept, complete: false }));
   });
 }
 

@@ -116,9 +116,8 @@ async function serveUpload(services: AudioServices, ctx: RouteContext, route: Up
     const res = await response;
     req.log.upstreamMs = performance.now() - deadline.started;
     deadline.done();
-    const piped = await pipeToClient(req, reply, res);
     const contentType = String(res.headers['content-type'] ?? '');
-    record(piped.outcome, piped.outcome === 'completed' ? transcriptionUsage(contentType, piped.kept, fileBytes, piped.complete) : null);
+    await pipeToClient(req, reply, res, false, (piped) => record(piped.outcome, piped.outcome === 'completed' ? transcriptionUsage(contentType, piped.kept, fileBytes, piped.complete) : null));
   } catch (err) {
     deadline.abort();
     deadline.done();
@@ -174,8 +173,7 @@ async function serveSpeech(services: AudioServices, ctx: RouteContext, admitted:
     const res = await response;
     req.log.upstreamMs = performance.now() - deadline.started;
     deadline.done();
-    const piped = await pipeToClient(req, reply, res, sse);
-    record(piped.outcome, piped.outcome === 'completed' ? speechUsage(speech.input, sse ? piped.kept : null) : null);
+    await pipeToClient(req, reply, res, sse, (piped) => record(piped.outcome, piped.outcome === 'completed' ? speechUsage(speech.input, sse ? piped.kept : null) : null));
   } catch (err) {
     deadline.done();
     const e = deadline.failure(err);

@@ -149,9 +149,9 @@ function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charg
     charge('completed', usage);
     return t.complete(body).then(() => t.reply.json(200, body));
   }
-  t.reply.json(200, body);
-  // Charged after the answer is handed to the socket, in the same tick: off the client's wait, and before
-  // any other request can run.
+  // Charged (its row in the usage journal) before the answer is handed to the socket: a SIGKILL landing
+  // between the two must not leave an answered turn unbilled (it did, 1 in ~400 kills under load).
   charge('completed', usage);
+  t.reply.json(200, body);
   return undefined;
 }

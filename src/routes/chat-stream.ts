@@ -115,11 +115,10 @@ export function streamTurn(
       ended = true;
       clearTimeout(idle);
       flush();
-      reply.endStream();
-      // Charged after the last byte is handed to the socket, in the same tick: off the client's wait, and
-      // before any other request can run.
+      // Charged before the stream's end is handed to the socket (see chat-dispatch.ts bufferedTurn).
       const usage = normalizer.usage ?? normalizer.estimatedUsage(promptEstimate());
       charge(outcome, usage);
+      reply.endStream();
       // The latency measurements the router's objectives are judged on (issue 14; main.ts feeds them on).
       const firstTokenMs = t.req.log.firstTokenMs;
       if (outcome === 'completed' && firstTokenMs !== undefined && usage.completionTokens >= 2) {

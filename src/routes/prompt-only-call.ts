@@ -68,6 +68,6 @@ export async function servePromptOnly(services: ChatServices, ctx: RouteContext,
     throw e;
   }
   req.log.promptTokens = answer.usage.promptTokens;
-  reply.send(200, answer.body, 'application/json');
   charge('completed', answer.usage);
+  reply.send(200, answer.body, 'application/json');
 }

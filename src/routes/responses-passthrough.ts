@@ -99,8 +99,8 @@ export async function passThroughResponse(services: ChatServices, t: Passthrough
       } catch {
         throw new GatewayError('internal_error', { message: 'The model server returned a response that is not JSON.' });
       }
-      reply.send(200, res.body, 'application/json');
       charge('completed', usageOfResponse(json));
+      reply.send(200, res.body, 'application/json');
       return;
     }
     const res = await callUpstream(services.upstream, t.endpoint, call, true);
@@ -137,8 +137,8 @@ function relay(t: PassthroughTurn, res: UpstreamResponse, controller: UpstreamDe
       ended = true;
       clearTimeout(idle);
       if (error && reply.open) reply.write(errorEvent(error, lastSequence));
-      reply.endStream();
       charge(outcome, usage);
+      reply.endStream();
       resolve();
     };
     reply.onDrainDeadline(() => {

@@ -22,6 +22,9 @@ export class WorkerSupervisor {
   #stopping: Promise<void> | null = null;
   /** Every worker listened once: from then on a death is replaced (before, the launch fails). */
   #started = false;
+  #launched: () => void = () => undefined;
+  /** Resolves once every worker has listened; never if the launch fails. */
+  readonly #launch = new Promise<void>((resolve) => (this.#launched = resolve));
   #giveUp: (code: number) => void = () => undefined;
   readonly gaveUp = new Promise<number>((resolve) => (this.#giveUp = resolve));
 
@@ -43,6 +46,7 @@ export class WorkerSupervisor {
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed === undefined) {
       this.#started = true;
+      this.#launched();
       return;
     }
     await this.stop();
@@ -71,7 +75,13 @@ export class WorkerSupervisor {
    * free the counters' lock if it died holding it, replace it unless workers keep dying.
    */
   #died(index: number, thread: GatewayThread, err: Error | null, exitCode: number): void {
-    if (!this.#started || this.#stopping !== null || this.#threads[index] !== thread) return;
+    // A worker that listened and then died while another was still starting is handled once the launch
+    // is up (one that died before listening fails the launch, so the launch never comes up for it).
+    if (!this.#started) {
+      void this.#launch.then(() => this.#died(index, thread, err, exitCode));
+      return;
+    }
+    if (this.#stopping !== null || this.#threads[index] !== thread) return;
     const freed = this.#freeLockOf(index);
     this.#logger.error({ worker: index, err, exit_code: exitCode, freed_counter_lock: freed || undefined }, 'worker died');
     const now = Date.now();

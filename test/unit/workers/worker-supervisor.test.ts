@@ -10,7 +10,8 @@ const FAKE_GATEWAY = `
   if (workerData.fail) {
     parentPort.postMessage({ kind: 'failed', message: 'cannot listen', exitCode: 2 });
   } else {
-    parentPort.postMessage({ kind: 'listening', url: 'http://127.0.0.1:1' });
+    const listen = () => parentPort.postMessage({ kind: 'listening', url: 'http://127.0.0.1:1' });
+    if (workerData.listenAfterMs === undefined) listen(); else setTimeout(listen, workerData.listenAfterMs);
     const timer = workerData.dieAfterMs === undefined ? setInterval(() => undefined, 1000) : setTimeout(() => { throw new Error('boom'); }, workerData.dieAfterMs);
     parentPort.on('message', () => { clearInterval(timer); clearTimeout(timer); parentPort.postMessage({ kind: 'stopped' }); parentPort.close(); });
   }`;
@@ -18,6 +19,7 @@ const FAKE_GATEWAY = `
 interface Behaviour {
   readonly fail?: boolean;
   readonly dieAfterMs?: number;
+  readonly listenAfterMs?: number;
 }
 
 function harness(behaviourOf: (index: number, spawned: number) => Behaviour) {
@@ -45,6 +47,16 @@ describe('WorkerSupervisor', () => {
     await until(() => h.lines.some((l) => l.msg === 'worker replaced'));
     expect(h.spawned()).toBe(3);
     expect(h.lines.find((l) => l.msg === 'worker died')).toMatchObject({ worker: 0, err: { message: 'boom' } });
+    await h.supervisor.stop();
+    expect(h.stopped()).toBe(1);
+  });
+
+  it('replaces a worker that listened and died while another was still starting', async () => {
+    const h = harness((index, spawned) => (index === 0 ? { listenAfterMs: 300 } : spawned === 1 ? { dieAfterMs: 10 } : {}));
+    await h.supervisor.startAll();
+    await until(() => h.lines.some((l) => l.msg === 'worker replaced'));
+    expect(h.spawned()).toBe(3);
+    expect(h.lines.find((l) => l.msg === 'worker died')).toMatchObject({ worker: 1, err: { message: 'boom' } });
     await h.supervisor.stop();
     expect(h.stopped()).toBe(1);
   });
