@@ -26,6 +26,8 @@ export interface BenchConfigOptions {
    * measured inside one process, free of the JIT and heap differences between two processes.
    */
   readonly metered?: { readonly requestsPerMinute: number; readonly tokensPerMinute: number; readonly quotaRequests: number };
+  /** `coordination.redis_url`: the limiters count in Redis (issue 12) instead of in this process. */
+  readonly redisUrl?: string;
 }
 
 export interface MeteredProject {
@@ -94,6 +96,7 @@ export function writeBenchConfig(options: BenchConfigOptions): BenchConfig {
   const raw = {
     server: { host: '127.0.0.1', port: 0 },
     storage: { path: dbPath },
+    ...(options.redisUrl ? { coordination: { redis_url: options.redisUrl, key_prefix: `bench-${randomBytes(4).toString('hex')}:` } } : {}),
     // The simulator is plain HTTP on loopback.
     security: { allow_private_targets: true, allow_http_targets: true },
     projects: [
