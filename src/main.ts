@@ -86,8 +86,7 @@ import { mcpRoutes } from './routes/mcp.js';
 import { isLoopbackHost } from './mcp/origin-guard.js';
 import { createResponsesSystem } from './routes/responses.js';
 import { conversationsRoutes } from './routes/conversations.js';
-import { createResponsesRepo } from './store/responses-repo.js';
-import { createConversationsRepo } from './store/conversations-repo.js';
+import { createSqliteResponsesStore } from './store/sqlite/responses-store.js';
 import { filesRoutes } from './routes/files.js';
 import { batchesRoutes } from './routes/batches.js';
 import { createBatchLineRunner } from './routes/batch-line-runner.js';
@@ -276,14 +275,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
-  // Responses and conversations (issue 14): rows, conversation items and their events in SQLite.
-  const conversations = createConversationsRepo(busyDb, busyOutbox);
+  // Responses and conversations (issue 14): rows, conversation items and their events, in SQLite (the
+  // busy connection, with its outbox).
+  const responsesStore = createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
+  const recoveryCue = instances;
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
   const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
-  const responses = createResponsesSystem({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox, instances.id), conversations }, instances);
+  const responses = await createResponsesSystem({ ...routerChatServices, ...responsesStore }, recoveryCue);
   // Dashboard sign-in (issue 22): users, sessions, CSRF; `dashboardAuth.dashboardRoute` guards every page.
   // With PostgreSQL, users and sessions are shared: a cookie issued by one replica opens pages on every other.
   const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
@@ -339,7 +340,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...execToolsRoutes({ ...services, agents: agents.registry }),
     ...mcp.routes,
     ...responses.routes,
-    ...conversationsRoutes({ ...services, conversations }),
+    ...conversationsRoutes({ ...services, conversations: responsesStore.conversations }),
     ...filesRoutes(filesServices),
     ...batchesRoutes({ ...services, batches, batchesRepo, batchFiles }),
     ...uploadsRoutes(filesServices),
@@ -429,7 +430,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await metricsServer?.drain(0);
         // Lines in flight finish and are recorded (each has its tier's deadline); no new line starts.
         await batches.close();
-        responses.close();
+        await responses.close();
         // The drain above closed the agents' sockets (they went offline); the lease timer is all that is left.
         agents.close();
         execInvocations.close();
