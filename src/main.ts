@@ -85,8 +85,10 @@ import { execToolsRoutes } from './routes/exec-tools.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { isLoopbackHost } from './mcp/origin-guard.js';
 import { createResponsesSystem } from './routes/responses.js';
+import type { RecoveryCue } from './routes/responses-background.js';
 import { conversationsRoutes } from './routes/conversations.js';
 import { createSqliteResponsesStore } from './store/sqlite/responses-store.js';
+import { createPgResponsesStore } from './store/postgres/responses-store.js';
 import { filesRoutes } from './routes/files.js';
 import { batchesRoutes } from './routes/batches.js';
 import { createBatchLineRunner } from './routes/batch-line-runner.js';
@@ -275,10 +277,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
-  // Responses and conversations (issue 14): rows, conversation items and their events, in SQLite (the
-  // busy connection, with its outbox).
-  const responsesStore = createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
-  const recoveryCue = instances;
+  // Responses and conversations (issue 14): rows, conversation items and their events, shared in PostgreSQL
+  // (owned by this instance's row in its registry, whose beats cue the recovery of a dead sibling's), or in
+  // SQLite on the busy connection with its outbox.
+  const pgInstances = webhooks.pgInstances;
+  const responsesStore = backend.pg && pgInstances ? createPgResponsesStore(backend.pg, { owner: pgInstances.id, now: clock.now }) : createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
+  const recoveryCue: RecoveryCue = pgInstances ? { onSweep: (listener) => pgInstances.onHeartbeat(listener) } : instances;
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
   const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes });

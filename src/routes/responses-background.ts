@@ -20,7 +20,6 @@ import type { RouteContext } from '../http/server.js';
 import { createSyntheticRequest } from '../http/synthetic-request.js';
 import type { Logger } from '../log.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
-import type { RecoveryCue } from '../store/instances-registry.js';
 import type { ChatServices, TurnReply } from './chat-dispatch.js';
 import { serveChatTurn } from './chat-turn.js';
 import type { ResponsesReply } from './responses-reply.js';
@@ -187,6 +186,15 @@ export interface BackgroundResponses {
   close(): Promise<void>;
   /** The first recovery (at creation) is done; a failure of it was logged and the next sweep retries. */
   readonly recovered: Promise<void>;
+}
+
+/**
+ * When to look again for background responses that stopped instances left running: the SQLite registry's
+ * sweeps (store/instances-registry.ts), or, with PostgreSQL, every beat of its registry (the store itself
+ * judges which owners are gone).
+ */
+export interface RecoveryCue {
+  onSweep(listener: () => void): () => void;
 }
 
 export function createBackgroundResponses(services: ChatServices, repo: StoredResponses, logger: Logger, instances: RecoveryCue): BackgroundResponses {
