@@ -216,6 +216,18 @@ export function createBackgroundResponses(services: ChatServices, repo: StoredRe
       .finally(() => (recovering = null)));
   const recovered = recover();
   const stopRecovering = instances.onSweep(() => void recover());
+  // Cancelled or deleted through another replica: the turn running here is aborted as a local cancel
+  // would. A row that finished meanwhile is left to end by itself (its terminal events are being written).
+  const abortCancelled = async (): Promise<void> => {
+    for (const run of [...running.values()]) {
+      if (!run.open) continue;
+      const row = await repo.get(run.projectId, run.id);
+      if (row === null || row.status === 'cancelled') run.cancel();
+    }
+  };
+  const stopWatching = repo.watchCancels(() => {
+    abortCancelled().catch((err: unknown) => logger.error({ err }, 'background responses: checking for cancels made through another replica failed'));
+  });
 
   const keep = (run: BackgroundRun): void => {
     kept.set(run.id, run);
@@ -280,6 +292,7 @@ export function createBackgroundResponses(services: ChatServices, repo: StoredRe
     recovered,
     async close() {
       stopRecovering();
+      stopWatching();
       await recovering;
       if (running.size === 0) return;
       const runs = [...running.values()];

@@ -3,12 +3,14 @@
  * SQLite file, share one fresh PostgreSQL database. Before the responses port had a PostgreSQL store,
  * a response stored through replica A was a 404 through replica B (it was in A's SQLite file). Here a
  * response stored via A is retrieved and continued via B, a conversation created via A is extended by a
- * response on B and listed on A, a delete on B is a 404 on A, and the `response.completed` event is in
- * the shared webhook tables once, with one delivery per subscriber.
+ * response on B and listed on A, a delete on B is a 404 on A, a background turn running on A is aborted
+ * by a cancel made through B, and the `response.completed` event is in the shared webhook tables once,
+ * with one delivery per subscriber.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { startHeldUpstream, type HeldUpstream } from '../helpers/held-upstream.js';
 import { call } from '../helpers/http.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
@@ -20,11 +22,12 @@ let receiver: Receiver;
 let database: TestDatabase;
 let a: GatewayProcess;
 let b: GatewayProcess;
+let held: HeldUpstream;
 
 beforeAll(async () => {
   await requirePostgres();
   keys = makeKeys();
-  [sim, receiver, database] = await Promise.all([startSimulatorProcess(), startReceiver(), freshDatabase()]);
+  [sim, receiver, database, held] = await Promise.all([startSimulatorProcess(), startReceiver(), freshDatabase(), startHeldUpstream()]);
   const config = {
     ...testConfig(sim.url, keys, {
       security: { allow_private_targets: true, allow_http_targets: true },
@@ -32,6 +35,16 @@ beforeAll(async () => {
     }),
     storage: { kind: 'postgres', url: database.url },
   };
+  // A model server that holds each turn until the test answers it: a turn provably in flight on A.
+  (config.projects[0]?.endpoints as unknown[]).push({
+    id: 'a0000000-0000-4000-8000-0000000000b1',
+    slug: 'held',
+    name: 'Held',
+    kind: 'chat',
+    tier: 'gpu',
+    model: { id: 'model-held', context_window: 8192 },
+    upstream: { base_url: held.url, model: 'held-model' },
+  });
   const [dirA, dirB] = [tempDir(), tempDir()];
   // One after the other: the first migrates the database, the second finds it current.
   a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env: PG_GATEWAY_ENV });
@@ -41,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop(), sim?.stop()]);
   await receiver?.close();
+  await held?.close();
   await database?.drop();
 });
 
@@ -98,6 +112,18 @@ describe('two replicas sharing stored responses and conversations in PostgreSQL'
     expect((created.body as Json).status).toBe('queued');
     const statusOnB = async () => String(((await call(`${b.url}/${PROJECT}/v1/responses/${idOf(created)}`, { key: keys.full })).body as Json).status);
     await expect.poll(statusOnB, { timeout: 10_000, interval: 50 }).toBe('completed');
+  });
+
+  it('aborts the turn running on A of a background response cancelled through B', async () => {
+    const created = await respond(a, { model: 'model-held', input: 'take your time', background: true });
+    expect(created.status).toBe(200);
+    const upstream = await held.next();
+    const cancelled = await call(`${b.url}/${PROJECT}/v1/responses/${idOf(created)}/cancel`, { key: keys.full, method: 'POST' });
+    expect(cancelled.status).toBe(200);
+    expect((cancelled.body as Json).status).toBe('cancelled');
+    // A hears B's notice and aborts its upstream call, as a cancel made on A would.
+    await upstream.abandoned;
+    expect(((await call(`${a.url}/${PROJECT}/v1/responses/${idOf(created)}`, { key: keys.full })).body as Json).status).toBe('cancelled');
   });
 
   it('answers 404 on A for a response deleted on B', async () => {

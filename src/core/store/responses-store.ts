@@ -75,6 +75,13 @@ export interface StoredResponses {
    * (docs/decisions.md "Background responses"). Returns how many.
    */
   failRunning(error: RunningFailure, whose: RunningOwners): Promise<number>;
+  /**
+   * `listener` runs when a running background response may have been cancelled or deleted through
+   * another instance (PostgreSQL: a change notice), so the instance running its turn aborts it; it then
+   * reads the rows of its runs. Never called with SQLite, whose single instance cancels its own runs.
+   * Returns the unsubscribe function.
+   */
+  watchCancels(listener: () => void): () => void;
 }
 
 export interface ConversationRecord {

@@ -38,6 +38,9 @@ export interface PgResponsesStoreOptions {
 
 type Db = pg.Pool | pg.PoolClient;
 
+/** The change notice of a running background response cancelled or deleted: the replica running it aborts its turn. */
+export const RESPONSES_CANCELLED_TOPIC = 'responses.cancelled';
+
 interface ResponseRow {
   id: string;
   project_id: string;
@@ -122,10 +125,18 @@ function pgResponses(store: PgStore, options: PgResponsesStoreOptions): StoredRe
         await appendEventsIn(store, client, eventsOf(options.now, f.projectId, f.failed ? 'response.failed' : 'response.completed', { id: f.responseId }));
       }),
     async delete(projectId, id) {
-      return ((await pool.query('DELETE FROM responses WHERE project_id = $1 AND id = $2', [projectId, id])).rowCount ?? 0) > 0;
+      const { rows } = await pool.query<{ status: string }>('DELETE FROM responses WHERE project_id = $1 AND id = $2 RETURNING status', [projectId, id]);
+      const status = rows[0]?.status;
+      if (status === 'queued' || status === 'in_progress') await store.notifyChange(pool, RESPONSES_CANCELLED_TOPIC);
+      return status !== undefined;
     },
     queue: async (record) => void (await insert(pool, record)),
-    transition: (projectId, id, status, body) => transition(pool, projectId, id, status, body),
+    async transition(projectId, id, status, body) {
+      const moved = await transition(pool, projectId, id, status, body);
+      if (moved && status === 'cancelled') await store.notifyChange(pool, RESPONSES_CANCELLED_TOPIC);
+      return moved;
+    },
+    watchCancels: (listener) => store.onChange(RESPONSES_CANCELLED_TOPIC, listener),
     async failRunning(error: RunningFailure, whose: RunningOwners) {
       const where = RUNNING_OF[whose];
       const params = whose === 'mine' ? [options.owner] : [];

@@ -21,6 +21,7 @@ export function createSqliteResponsesStore(db: Db, outbox: EventOutbox, owner: s
       queue: async (record) => responses.queue(record),
       transition: async (projectId, id, status, body) => responses.transition(projectId, id, status, body),
       failRunning: async (error, whose) => responses.failRunning(error, whose),
+      watchCancels: () => () => undefined,
     },
     conversations: {
       create: async (c, items) => conversations.create(c, items),
