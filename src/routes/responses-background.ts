@@ -169,8 +169,8 @@ export interface BackgroundJob {
   readonly streamed: boolean;
   /** The reply the turn answers through, writing to `sink`, with the route's finish callback. */
   readonly reply: (sink: TurnReply) => ResponsesReply;
-  /** The row goes `in_progress` as the turn starts. */
-  readonly started: () => Promise<void>;
+  /** The row goes `in_progress` as the turn starts; false: it was no longer queued (cancelled or deleted, through any replica). */
+  readonly started: () => Promise<boolean>;
 }
 
 export interface BackgroundResponses {
@@ -248,8 +248,8 @@ export function createBackgroundResponses(services: ChatServices, repo: StoredRe
     run.onCancel(() => synthetic.abort());
     try {
       if (run.cancelled) return;
-      await job.started();
-      // Cancelled while the row went in_progress: the cancel's `cancelled` stands, no turn runs.
+      // Cancelled or deleted before its turn began (here or through another replica): no turn runs.
+      if (!(await job.started())) run.cancel();
       if (run.cancelled) return;
       const ctx: RouteContext = { req: synthetic.req, reply: synthetic.reply, route: job.ctx.route, draining: false };
       await serveChatTurn(services, { ctx, auth: job.auth, endpoint: job.endpoint, workspaceId: job.workspaceId, raw, parsed: job.chatBody, chat: job.chat, route: job.route, reply });

@@ -216,7 +216,7 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
       route,
       streamed: request.stream === true,
       reply: (sink) => new ResponsesReply(sink, header, newRequestId, finish),
-      started: () => services.responses.transition(auth.project.id, header.id, 'in_progress', snapshot('in_progress')).then(() => undefined),
+      started: () => services.responses.transition(auth.project.id, header.id, 'in_progress', snapshot('in_progress')),
     });
     if (request.stream) return followRun(run, req, ctx.reply, -1);
     ctx.reply.json(200, queued);
