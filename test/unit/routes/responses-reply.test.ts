@@ -82,7 +82,8 @@ describe('ResponsesReply and the store', () => {
     expect(out.log).not.toContain('response.completed');
     store.commit();
     await reply.settled();
-    expect(out.log.slice(-3)).toEqual(['committed', 'response.completed', 'end']);
+    // The items' closing events and the terminal one, then the end: all after the commit.
+    expect(out.log.slice(out.log.indexOf('committed'))).toEqual(['committed', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed', 'end']);
   });
 
   it('writes no terminal answer when storing fails, ends the stream, and rejects settled()', async () => {
