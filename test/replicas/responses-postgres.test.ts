@@ -4,8 +4,9 @@
  * a response stored through replica A was a 404 through replica B (it was in A's SQLite file). Here a
  * response stored via A is retrieved and continued via B, a conversation created via A is extended by a
  * response on B and listed on A, a delete on B is a 404 on A, a background turn running on A is aborted
- * by a cancel made through B, and the `response.completed` event is in the shared webhook tables once,
- * with one delivery per subscriber.
+ * by a cancel made through B, one left running by a SIGKILLed replica is failed "interrupted" by a
+ * survivor, and the `response.completed` event is in the shared webhook tables once, with one delivery
+ * per subscriber.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,12 +24,14 @@ let database: TestDatabase;
 let a: GatewayProcess;
 let b: GatewayProcess;
 let held: HeldUpstream;
+let config: Record<string, unknown>;
+const ENV = { ...PG_GATEWAY_ENV, SWITCHBOARD_INSTANCE_LEASE_MS: '3000' };
 
 beforeAll(async () => {
   await requirePostgres();
   keys = makeKeys();
   [sim, receiver, database, held] = await Promise.all([startSimulatorProcess(), startReceiver(), freshDatabase(), startHeldUpstream()]);
-  const config = {
+  config = {
     ...testConfig(sim.url, keys, {
       security: { allow_private_targets: true, allow_http_targets: true },
       webhooks: { attempt_timeout_ms: 2000, poll_interval_ms: 50 },
@@ -36,7 +39,7 @@ beforeAll(async () => {
     storage: { kind: 'postgres', url: database.url },
   };
   // A model server that holds each turn until the test answers it: a turn provably in flight on A.
-  (config.projects[0]?.endpoints as unknown[]).push({
+  ((config.projects as { endpoints: unknown[] }[])[0]?.endpoints ?? []).push({
     id: 'a0000000-0000-4000-8000-0000000000b1',
     slug: 'held',
     name: 'Held',
@@ -47,8 +50,8 @@ beforeAll(async () => {
   });
   const [dirA, dirB] = [tempDir(), tempDir()];
   // One after the other: the first migrates the database, the second finds it current.
-  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env: PG_GATEWAY_ENV });
-  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env: PG_GATEWAY_ENV });
+  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env: ENV });
+  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env: ENV });
 }, 120_000);
 
 afterAll(async () => {
@@ -124,6 +127,24 @@ describe('two replicas sharing stored responses and conversations in PostgreSQL'
     // A hears B's notice and aborts its upstream call, as a cancel made on A would.
     await upstream.abandoned;
     expect(((await call(`${a.url}/${PROJECT}/v1/responses/${idOf(created)}`, { key: keys.full })).body as Json).status).toBe('cancelled');
+  });
+
+  it('fails "interrupted", through a survivor, the background response a SIGKILLed replica was running', { timeout: 30_000 }, async () => {
+    const dir = tempDir();
+    const victim = await startGatewayProcess(config, { dir, dbPath: `${dir}/c.db`, env: ENV });
+    try {
+      const created = await respond(victim, { model: 'model-held', input: 'never finished', background: true });
+      expect(created.status).toBe(200);
+      await held.next();
+      expect(((await call(`${b.url}/${PROJECT}/v1/responses/${idOf(created)}`, { key: keys.full })).body as Json).status).toBe('in_progress');
+      expect(await victim.stop('SIGKILL')).toBe('SIGKILL');
+      // A survivor's beat finds the victim dead (its pid, on this machine) and fails its running response.
+      const onA = async () => (await call(`${a.url}/${PROJECT}/v1/responses/${idOf(created)}`, { key: keys.full })).body as Json;
+      await expect.poll(async () => (await onA()).status, { timeout: 15_000, interval: 100 }).toBe('failed');
+      expect((await onA()).error).toMatchObject({ code: 'interrupted' });
+    } finally {
+      await victim.stop();
+    }
   });
 
   it('answers 404 on A for a response deleted on B', async () => {
