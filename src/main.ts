@@ -85,9 +85,10 @@ import { execToolsRoutes } from './routes/exec-tools.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { isLoopbackHost } from './mcp/origin-guard.js';
 import { createResponsesSystem } from './routes/responses.js';
+import type { RecoveryCue } from './routes/responses-background.js';
 import { conversationsRoutes } from './routes/conversations.js';
-import { createResponsesRepo } from './store/responses-repo.js';
-import { createConversationsRepo } from './store/conversations-repo.js';
+import { createSqliteResponsesStore } from './store/sqlite/responses-store.js';
+import { createPgResponsesStore } from './store/postgres/responses-store.js';
 import { filesRoutes } from './routes/files.js';
 import { batchesRoutes } from './routes/batches.js';
 import { createBatchLineRunner } from './routes/batch-line-runner.js';
@@ -276,14 +277,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
-  // Responses and conversations (issue 14): rows, conversation items and their events in SQLite.
-  const conversations = createConversationsRepo(busyDb, busyOutbox);
+  // Responses and conversations (issue 14): rows, conversation items and their events, shared in PostgreSQL
+  // (owned by this instance's row in its registry, whose beats cue the recovery of a dead sibling's), or in
+  // SQLite on the busy connection with its outbox.
+  const pgInstances = webhooks.pgInstances;
+  const responsesStore = backend.pg && pgInstances ? createPgResponsesStore(backend.pg, { owner: pgInstances.id, now: clock.now }) : createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
+  const recoveryCue: RecoveryCue = pgInstances ? { onSweep: (listener) => pgInstances.onHeartbeat(listener) } : instances;
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
   const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
-  const responses = createResponsesSystem({ ...routerChatServices, responses: createResponsesRepo(busyDb, busyOutbox, instances.id), conversations }, instances);
+  const responses = await createResponsesSystem({ ...routerChatServices, ...responsesStore }, recoveryCue);
   // Dashboard sign-in (issue 22): users, sessions, CSRF; `dashboardAuth.dashboardRoute` guards every page.
   // With PostgreSQL, users and sessions are shared: a cookie issued by one replica opens pages on every other.
   const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
@@ -339,7 +344,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...execToolsRoutes({ ...services, agents: agents.registry }),
     ...mcp.routes,
     ...responses.routes,
-    ...conversationsRoutes({ ...services, conversations }),
+    ...conversationsRoutes({ ...services, conversations: responsesStore.conversations }),
     ...filesRoutes(filesServices),
     ...batchesRoutes({ ...services, batches, batchesRepo, batchFiles }),
     ...uploadsRoutes(filesServices),
@@ -429,7 +434,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await metricsServer?.drain(0);
         // Lines in flight finish and are recorded (each has its tier's deadline); no new line starts.
         await batches.close();
-        responses.close();
+        await responses.close();
         // The drain above closed the agents' sockets (they went offline); the lease timer is all that is left.
         agents.close();
         execInvocations.close();

@@ -38,6 +38,11 @@ export interface WebhookSystem {
   readonly dispatcher: Dispatcher;
   /** The outbox on another connection to this instance's SQLite file (its writes in that connection's transactions). */
   outboxOn(db: Db): StoreOutbox;
+  /**
+   * This instance in PostgreSQL's registry of replicas (null with SQLite only): other shared work owned by
+   * an instance (background responses) is judged by the same rows. Closed by `close`.
+   */
+  readonly pgInstances: PgInstanceRegistry | null;
   /** Resumes deliveries left in flight by stopped instances, then polls. */
   start(): void;
   close(): Promise<void>;
@@ -140,6 +145,7 @@ export async function createWebhookSystem(options: WebhookSystemOptions): Promis
     manager,
     outbox,
     dispatcher,
+    pgInstances: backing.pgInstances,
     outboxOn: (other) => (other === db ? outbox : backing.newOutbox(other, wakeDispatcher)),
     start: () => {
       dispatcher.start();

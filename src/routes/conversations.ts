@@ -8,12 +8,12 @@
  */
 import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import { canonicalItems } from '../core/responses/input-items.js';
+import type { ConversationRecord, StoredConversations } from '../core/store/responses-store.js';
 import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import { newRequestId } from '../http/request-id.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseConversationCreate, parseConversationUpdate, parseItemsCreate } from '../schemas/responses-request.js';
-import type { ConversationRecord, ConversationsRepo } from '../store/conversations-repo.js';
 import { keyed, MANAGEMENT_BODY_LIMIT, namedWorkspace } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
 import type { Services } from './services.js';
@@ -22,7 +22,7 @@ import type { Services } from './services.js';
 export const MAX_ITEMS_PER_REQUEST = 20;
 
 export interface ConversationsServices extends Services {
-  readonly conversations: ConversationsRepo;
+  readonly conversations: StoredConversations;
 }
 
 function conversationObject(c: ConversationRecord): Record<string, unknown> {
@@ -42,13 +42,13 @@ function checkItemCount(count: number): void {
 
 export function conversationsRoutes(services: ConversationsServices): RouteDef[] {
   const repo = services.conversations;
-  const find = (ctx: RouteContext, auth: AuthenticatedKey): ConversationRecord => {
+  const find = async (ctx: RouteContext, auth: AuthenticatedKey): Promise<ConversationRecord> => {
     const id = ctx.req.params.conversation ?? '';
-    const found = repo.get(auth.project.id, id);
+    const found = await repo.get(auth.project.id, id);
     if (!found || !reaches(auth, found.workspaceId)) throw new GatewayError('conversation_not_found', { message: `No conversation ${JSON.stringify(id)} in this project.` });
     return found;
   };
-  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey, body: unknown) => void): RouteDef =>
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey, body: unknown) => Promise<void>): RouteDef =>
     keyed(services, 'inference', {
       method,
       pattern,
@@ -56,11 +56,11 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
       bodyLimit: MANAGEMENT_BODY_LIMIT * 4,
       handle: async (ctx, auth) => {
         const body = await jsonBody(ctx);
-        handle(ctx, auth, body);
+        await handle(ctx, auth, body);
       },
     });
   return [
-    route('POST', '/:project/v1/conversations', (ctx, auth, body) => {
+    route('POST', '/:project/v1/conversations', async (ctx, auth, body) => {
       const request = parseConversationCreate(body);
       const { named, namedBy } = namedWorkspace(ctx.req);
       const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id) });
@@ -70,44 +70,44 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
       const items = canonicalItems(request.items ?? [], 'items', newRequestId);
       checkItemCount(items.length);
       const conversation: ConversationRecord = { id: newRequestId('conv_'), projectId: auth.project.id, workspaceId, metadata: request.metadata ?? {}, createdAt: services.now() };
-      repo.create(conversation, items);
+      await repo.create(conversation, items);
       ctx.reply.json(200, conversationObject(conversation));
     }),
-    route('GET', '/:project/v1/conversations/:conversation', (ctx, auth) => ctx.reply.json(200, conversationObject(find(ctx, auth)))),
-    route('POST', '/:project/v1/conversations/:conversation', (ctx, auth, body) => {
-      const found = find(ctx, auth);
+    route('GET', '/:project/v1/conversations/:conversation', async (ctx, auth) => ctx.reply.json(200, conversationObject(await find(ctx, auth)))),
+    route('POST', '/:project/v1/conversations/:conversation', async (ctx, auth, body) => {
+      const found = await find(ctx, auth);
       const { metadata } = parseConversationUpdate(body);
-      repo.updateMetadata(auth.project.id, found.id, metadata);
+      await repo.updateMetadata(auth.project.id, found.id, metadata);
       ctx.reply.json(200, conversationObject({ ...found, metadata }));
     }),
-    route('DELETE', '/:project/v1/conversations/:conversation', (ctx, auth) => {
-      const found = find(ctx, auth);
-      repo.delete(auth.project.id, found.id);
+    route('DELETE', '/:project/v1/conversations/:conversation', async (ctx, auth) => {
+      const found = await find(ctx, auth);
+      await repo.delete(auth.project.id, found.id);
       ctx.reply.json(200, { id: found.id, object: 'conversation.deleted', deleted: true });
     }),
-    route('GET', '/:project/v1/conversations/:conversation/items', (ctx, auth) => {
-      const found = find(ctx, auth);
+    route('GET', '/:project/v1/conversations/:conversation/items', async (ctx, auth) => {
+      const found = await find(ctx, auth);
       const query = parseListQuery(ctx.req);
-      const page = repo.listItems(found.id, query);
+      const page = await repo.listItems(found.id, query);
       if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no item of this conversation: ${JSON.stringify(query.after)}.` });
       ctx.reply.json(200, listPage(page.items, page.hasMore));
     }),
-    route('POST', '/:project/v1/conversations/:conversation/items', (ctx, auth, body) => {
-      const found = find(ctx, auth);
+    route('POST', '/:project/v1/conversations/:conversation/items', async (ctx, auth, body) => {
+      const found = await find(ctx, auth);
       const items = canonicalItems(parseItemsCreate(body).items, 'items', newRequestId);
       checkItemCount(items.length);
-      repo.addItems(found.id, items, services.now());
+      await repo.addItems(found.id, items, services.now());
       ctx.reply.json(200, listPage(items, false));
     }),
-    route('GET', '/:project/v1/conversations/:conversation/items/:item', (ctx, auth) => {
-      const found = find(ctx, auth);
-      const item = repo.getItem(found.id, ctx.req.params.item ?? '');
+    route('GET', '/:project/v1/conversations/:conversation/items/:item', async (ctx, auth) => {
+      const found = await find(ctx, auth);
+      const item = await repo.getItem(found.id, ctx.req.params.item ?? '');
       if (!item) throw new GatewayError('conversation_item_not_found', { message: `Conversation ${found.id} has no item ${JSON.stringify(ctx.req.params.item ?? '')}.` });
       ctx.reply.json(200, item);
     }),
-    route('DELETE', '/:project/v1/conversations/:conversation/items/:item', (ctx, auth) => {
-      const found = find(ctx, auth);
-      if (!repo.deleteItem(found.id, ctx.req.params.item ?? '')) {
+    route('DELETE', '/:project/v1/conversations/:conversation/items/:item', async (ctx, auth) => {
+      const found = await find(ctx, auth);
+      if (!(await repo.deleteItem(found.id, ctx.req.params.item ?? ''))) {
         throw new GatewayError('conversation_item_not_found', { message: `Conversation ${found.id} has no item ${JSON.stringify(ctx.req.params.item ?? '')}.` });
       }
       ctx.reply.json(200, conversationObject(found));

@@ -12,6 +12,7 @@
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { EndpointRecord } from '../core/records.js';
+import type { StoredResponses } from '../core/store/responses-store.js';
 import { toGatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { Reply } from '../http/reply.js';
@@ -19,8 +20,6 @@ import type { RouteContext } from '../http/server.js';
 import { createSyntheticRequest } from '../http/synthetic-request.js';
 import type { Logger } from '../log.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
-import type { RecoveryCue } from '../store/instances-registry.js';
-import type { ResponsesRepo } from '../store/responses-repo.js';
 import type { ChatServices, TurnReply } from './chat-dispatch.js';
 import { serveChatTurn } from './chat-turn.js';
 import type { ResponsesReply } from './responses-reply.js';
@@ -170,8 +169,8 @@ export interface BackgroundJob {
   readonly streamed: boolean;
   /** The reply the turn answers through, writing to `sink`, with the route's finish callback. */
   readonly reply: (sink: TurnReply) => ResponsesReply;
-  /** The row goes `in_progress` as the turn starts. */
-  readonly started: () => void;
+  /** The row goes `in_progress` as the turn starts; false: it was no longer queued (cancelled or deleted, through any replica). */
+  readonly started: () => Promise<boolean>;
 }
 
 export interface BackgroundResponses {
@@ -184,20 +183,51 @@ export interface BackgroundResponses {
    * At a graceful stop, after the HTTP drain: turns still running are aborted and failed `interrupted`
    * now (the next start would do it anyway; this way the stop never waits on a model).
    */
-  close(): void;
+  close(): Promise<void>;
+  /** The first recovery (at creation) is done; a failure of it was logged and the next sweep retries. */
+  readonly recovered: Promise<void>;
 }
 
-export function createBackgroundResponses(services: ChatServices, repo: ResponsesRepo, logger: Logger, instances: RecoveryCue): BackgroundResponses {
+/**
+ * When to look again for background responses that stopped instances left running: the SQLite registry's
+ * sweeps (store/instances-registry.ts), or, with PostgreSQL, every beat of its registry (the store itself
+ * judges which owners are gone).
+ */
+export interface RecoveryCue {
+  onSweep(listener: () => void): () => void;
+}
+
+export function createBackgroundResponses(services: ChatServices, repo: StoredResponses, logger: Logger, instances: RecoveryCue): BackgroundResponses {
   const running = new Map<string, BackgroundRun>();
   const kept = new Map<string, BackgroundRun>();
   // At start, and whenever a sibling instance is found dead: no turn of a stopped instance is still running
   // (each background turn runs at most once). A live sibling's turns are its own (issue 12).
-  const recover = (): void => {
-    const interrupted = repo.failRunning(INTERRUPTED, 'abandoned');
-    if (interrupted > 0) logger.warn({ responses: interrupted }, 'background responses in progress in a stopped gateway instance were failed "interrupted" (run at most once)');
+  // One recovery at a time: a sweep that comes while one runs is covered by it.
+  let recovering: Promise<void> | null = null;
+  const recover = (): Promise<void> =>
+    (recovering ??= Promise.resolve()
+      .then(() => repo.failRunning(INTERRUPTED, 'abandoned'))
+      .then(
+        (interrupted) => {
+          if (interrupted > 0) logger.warn({ responses: interrupted }, 'background responses in progress in a stopped gateway instance were failed "interrupted" (run at most once)');
+        },
+        (err: unknown) => logger.error({ err }, 'background responses: recovering those of stopped instances failed; the next sweep tries again'),
+      )
+      .finally(() => (recovering = null)));
+  const recovered = recover();
+  const stopRecovering = instances.onSweep(() => void recover());
+  // Cancelled or deleted through another replica: the turn running here is aborted as a local cancel
+  // would. A row that finished meanwhile is left to end by itself (its terminal events are being written).
+  const abortCancelled = async (): Promise<void> => {
+    for (const run of [...running.values()]) {
+      if (!run.open) continue;
+      const row = await repo.get(run.projectId, run.id);
+      if (row === null || row.status === 'cancelled') run.cancel();
+    }
   };
-  recover();
-  const stopRecovering = instances.onSweep(recover);
+  const stopWatching = repo.watchCancels(() => {
+    abortCancelled().catch((err: unknown) => logger.error({ err }, 'background responses: checking for cancels made through another replica failed'));
+  });
 
   const keep = (run: BackgroundRun): void => {
     kept.set(run.id, run);
@@ -218,7 +248,9 @@ export function createBackgroundResponses(services: ChatServices, repo: Response
     run.onCancel(() => synthetic.abort());
     try {
       if (run.cancelled) return;
-      job.started();
+      // Cancelled or deleted before its turn began (here or through another replica): no turn runs.
+      if (!(await job.started())) run.cancel();
+      if (run.cancelled) return;
       const ctx: RouteContext = { req: synthetic.req, reply: synthetic.reply, route: job.ctx.route, draining: false };
       await serveChatTurn(services, { ctx, auth: job.auth, endpoint: job.endpoint, workspaceId: job.workspaceId, raw, parsed: job.chatBody, chat: job.chat, route: job.route, reply });
     } catch (err) {
@@ -227,6 +259,8 @@ export function createBackgroundResponses(services: ChatServices, repo: Response
       if (!run.cancelled) reply.fail({ code: e.code, message: e.message });
     } finally {
       if (!run.cancelled && !reply.finished) reply.fail({ code: 'internal_error', message: 'The model turn ended without an answer.' });
+      // The run's followers see its end once the outcome is stored (a retrieve then finds it).
+      await reply.settled().catch((err: unknown) => logger.error({ err, response: run.id }, 'background response: storing its outcome failed'));
       run.end();
       running.delete(run.id);
       if (job.streamed) keep(run);
@@ -255,11 +289,18 @@ export function createBackgroundResponses(services: ChatServices, repo: Response
       run.cancel();
       return true;
     },
-    close() {
+    recovered,
+    async close() {
       stopRecovering();
+      stopWatching();
+      await recovering;
       if (running.size === 0) return;
-      const stopped = repo.failRunning(INTERRUPTED, 'mine');
-      for (const run of [...running.values()]) run.cancel();
+      const runs = [...running.values()];
+      const stopped = await repo.failRunning(INTERRUPTED, 'mine').catch((err: unknown) => {
+        logger.error({ err }, 'background responses: failing those still running at the stop failed; the next start does it');
+        return 0;
+      });
+      for (const run of runs) run.cancel();
       logger.warn({ responses: stopped }, 'background responses still running at the stop were failed "interrupted"');
     },
   };

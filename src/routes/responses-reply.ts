@@ -1,8 +1,10 @@
 /**
  * The reply a Responses API turn answers through: the chat path (chat-turn.ts) writes a chat completion
  * or chat SSE chunks into it, and it writes the Response object or the Responses streaming events to the
- * client. `finish` (store the response, append to the conversation, emit the event) runs before the
- * terminal answer is written, so a client that retrieves the response right after reading it finds it.
+ * client. `finish` (store the response, append to the conversation, emit the event) is committed before
+ * the terminal answer is written, so a client that retrieves the response right after reading it finds it,
+ * on any replica: the terminal answer and the stream's end wait for the commit (a round trip with
+ * PostgreSQL), and the route awaits `settled()` before its request ends.
  */
 import type { Item, NewId } from '../core/responses/input-items.js';
 import { ResponseStreamTranslator, type ResponseEvent } from '../core/responses/stream-events.js';
@@ -10,7 +12,7 @@ import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type
 import { SseDecoder } from '../upstream/sse-decoder.js';
 import type { TurnReply } from './chat-dispatch.js';
 
-export type FinishResponse = (state: ResponseState, body: Record<string, unknown>) => void;
+export type FinishResponse = (state: ResponseState, body: Record<string, unknown>) => Promise<void>;
 
 function frame(event: ResponseEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -26,6 +28,8 @@ export class ResponsesReply implements TurnReply {
   #done = false;
   /** The opening events were written (by beginStream, or at once for a streamed background response). */
   #opened = false;
+  /** The stored outcome's commit, then the writes that wait for it; rejected when storing failed. */
+  #tail: Promise<void> = Promise.resolve();
 
   constructor(reply: TurnReply, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
     this.#reply = reply;
@@ -44,6 +48,28 @@ export class ResponsesReply implements TurnReply {
     return this.#done;
   }
 
+  /** Resolves once the outcome is stored and the answer written; rejects when storing it failed. */
+  settled(): Promise<void> {
+    return this.#tail;
+  }
+
+  /** Stores the outcome; `then` (the terminal answer) runs once it is committed, and not if storing failed. */
+  #store(state: ResponseState, body: Record<string, unknown>, then: () => void): void {
+    this.#done = true;
+    this.#setTail(this.#finish(state, body).then(then));
+  }
+
+  /** `step` after the commit and the writes before it, whether or not storing succeeded. */
+  #afterStored(step: () => void): void {
+    this.#setTail(this.#tail.finally(step));
+  }
+
+  #setTail(tail: Promise<void>): void {
+    // Handled here, reported by settled(): a rejection nobody awaits yet must not end the process.
+    tail.catch(() => undefined);
+    this.#tail = tail;
+  }
+
   setHeader(name: string, value: string): void {
     this.#reply.setHeader(name, value);
   }
@@ -54,9 +80,7 @@ export class ResponsesReply implements TurnReply {
     const turn = outputOfCompletion(completion, this.#newId);
     const state: ResponseState = { status: statusOf(turn.finishReason), output: turn.output, usage: turn.usage, error: null };
     const response = responseObject(this.#header, state);
-    this.#done = true;
-    this.#finish(state, response);
-    this.#reply.json(status, response);
+    this.#store(state, response, () => this.#reply.json(status, response));
   }
 
   beginStream(status: number, contentType: string): void {
@@ -83,12 +107,11 @@ export class ResponsesReply implements TurnReply {
   fail(error: { code: string; message: string }): void {
     if (this.#done) return;
     if (this.#opened) {
-      this.#reply.write(this.#end(error));
+      this.#end(error);
       return;
     }
-    this.#done = true;
     const state: ResponseState = { status: 'failed', output: [], usage: null, error };
-    this.#finish(state, responseObject(this.#header, state));
+    this.#store(state, responseObject(this.#header, state), () => undefined);
   }
 
   /** Chat SSE text (possibly several frames): translated frame by frame. */
@@ -102,7 +125,10 @@ export class ResponsesReply implements TurnReply {
   }
 
   #translate(data: string): string {
-    if (data === '[DONE]') return this.#end(null);
+    if (data === '[DONE]') {
+      this.#end(null);
+      return '';
+    }
     let chunk: Record<string, unknown>;
     try {
       chunk = JSON.parse(data) as Record<string, unknown>;
@@ -111,20 +137,25 @@ export class ResponsesReply implements TurnReply {
     }
     if (chunk.error && typeof chunk.error === 'object') {
       const e = chunk.error as Item;
-      return this.#end({ code: typeof e.code === 'string' ? e.code : 'internal_error', message: typeof e.message === 'string' ? e.message : 'The model turn failed.' });
+      this.#end({ code: typeof e.code === 'string' ? e.code : 'internal_error', message: typeof e.message === 'string' ? e.message : 'The model turn failed.' });
+      return '';
     }
     return this.#translator.chunk(chunk).map(frame).join('');
   }
 
-  /** Closes the open items and writes the terminal event; `error` set: response.failed. */
-  #end(error: { code: string; message: string } | null): string {
-    this.#done = true;
+  /**
+   * Closes the open items and writes the terminal event once the outcome is stored (frames written before
+   * stay before it); `error` set: response.failed.
+   */
+  #end(error: { code: string; message: string } | null): void {
     const { events, result } = this.#translator.finish();
     const state: ResponseState = error ? { status: 'failed', output: result.output, usage: result.usage, error } : { status: result.status, output: result.output, usage: result.usage, error: null };
     const response = responseObject(this.#header, state);
-    this.#finish(state, response);
     const type = state.status === 'failed' ? 'response.failed' : state.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    return [...events, this.#translator.terminal(type, response)].map(frame).join('');
+    const frames = [...events, this.#translator.terminal(type, response)].map(frame).join('');
+    this.#store(state, response, () => {
+      if (this.#reply.open) this.#reply.write(frames);
+    });
   }
 
   onWritable(handler: () => void): void {
@@ -133,8 +164,8 @@ export class ResponsesReply implements TurnReply {
 
   endStream(): void {
     // A stream cut before the chat path's [DONE] or error frame (the client left, or the connection failed).
-    if (!this.#done && this.#reply.open) this.#reply.write(this.#end({ code: 'internal_error', message: 'The model stream ended before it was complete.' }));
-    this.#reply.endStream();
+    if (!this.#done && this.#reply.open) this.#end({ code: 'internal_error', message: 'The model stream ended before it was complete.' });
+    this.#afterStored(() => this.#reply.endStream());
   }
 
   onDrainDeadline(handler: () => void): void {

@@ -4,18 +4,18 @@
  * responses and upstream Responses API") and GET .../input_items.
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import type { StoredResponse } from '../core/store/responses-store.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
-import type { StoredResponse } from '../store/responses-repo.js';
 import { keyed } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
 import { followRun, KEPT_STREAMS, type BackgroundResponses } from './responses-background.js';
 import type { ResponsesServices } from './responses.js';
 
-function storedResponse(ctx: RouteContext, services: ResponsesServices, auth: AuthenticatedKey): StoredResponse {
+async function storedResponse(ctx: RouteContext, services: ResponsesServices, auth: AuthenticatedKey): Promise<StoredResponse> {
   const id = ctx.req.params.response ?? '';
-  const stored = services.responses.get(auth.project.id, id);
+  const stored = await services.responses.get(auth.project.id, id);
   if (!stored || !reaches(auth, stored.workspaceId)) throw new GatewayError('response_not_found', { message: `No stored response ${JSON.stringify(id)} in this project.` });
   return stored;
 }
@@ -32,7 +32,7 @@ function streamQuery(req: IncomingRequest): { stream: boolean; startingAfter: nu
 
 async function retrieve(ctx: RouteContext, services: ResponsesServices, background: BackgroundResponses, auth: AuthenticatedKey): Promise<void> {
   const { stream, startingAfter } = streamQuery(ctx.req);
-  const stored = storedResponse(ctx, services, auth);
+  const stored = await storedResponse(ctx, services, auth);
   if (!stream) return ctx.reply.json(200, stored.body);
   const run = background.find(stored.id);
   if (!run) {
@@ -47,13 +47,13 @@ async function retrieve(ctx: RouteContext, services: ResponsesServices, backgrou
 const RUNNING: ReadonlySet<string> = new Set(['queued', 'in_progress']);
 
 /** OpenAI's rules: only background responses; a cancelled one again answers as it is; a finished one is refused. */
-function cancel(ctx: RouteContext, services: ResponsesServices, background: BackgroundResponses, auth: AuthenticatedKey): void {
-  const stored = storedResponse(ctx, services, auth);
+async function cancel(ctx: RouteContext, services: ResponsesServices, background: BackgroundResponses, auth: AuthenticatedKey): Promise<void> {
+  const stored = await storedResponse(ctx, services, auth);
   if (stored.body.background !== true) throw new GatewayError('invalid_request', { message: 'Cannot cancel a synchronous response: only responses created with background: true can be cancelled.' });
   if (stored.status === 'cancelled') return ctx.reply.json(200, stored.body);
   const body = { ...stored.body, status: 'cancelled' };
-  if (!RUNNING.has(stored.status) || !services.responses.transition(auth.project.id, stored.id, 'cancelled', body)) {
-    const now = services.responses.get(auth.project.id, stored.id)?.status ?? stored.status;
+  if (!RUNNING.has(stored.status) || !(await services.responses.transition(auth.project.id, stored.id, 'cancelled', body))) {
+    const now = (await services.responses.get(auth.project.id, stored.id))?.status ?? stored.status;
     throw new GatewayError('invalid_request', { message: `Cannot cancel a response that is already ${now}; only a queued or in-progress background response can be cancelled.` });
   }
   // The row says cancelled first, so the turn's own end (aborted, or an answer racing in) changes nothing.
@@ -74,16 +74,16 @@ export function storedResponseRoutes(services: ResponsesServices, background: Ba
     });
   return [
     route('GET', '/:project/v1/responses/:response', (ctx, auth) => retrieve(ctx, services, background, auth)),
-    route('DELETE', '/:project/v1/responses/:response', (ctx, auth) => {
-      const { id } = storedResponse(ctx, services, auth);
+    route('DELETE', '/:project/v1/responses/:response', async (ctx, auth) => {
+      const { id } = await storedResponse(ctx, services, auth);
       // A running background response is stopped first: nothing would be left to finish.
       background.cancel(id);
-      services.responses.delete(auth.project.id, id);
+      await services.responses.delete(auth.project.id, id);
       ctx.reply.json(200, { id, object: 'response.deleted', deleted: true });
     }),
     route('POST', '/:project/v1/responses/:response/cancel', (ctx, auth) => cancel(ctx, services, background, auth)),
-    route('GET', '/:project/v1/responses/:response/input_items', (ctx, auth) => {
-      const { input } = storedResponse(ctx, services, auth);
+    route('GET', '/:project/v1/responses/:response/input_items', async (ctx, auth) => {
+      const { input } = await storedResponse(ctx, services, auth);
       const query = parseListQuery(ctx.req);
       const ordered = query.order === 'asc' ? input : [...input].reverse();
       let start = 0;

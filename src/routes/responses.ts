@@ -21,15 +21,13 @@ import { newRequestId } from '../http/request-id.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseChatRequest } from '../schemas/chat-request.js';
 import { parseResponseRequest, type ResponseRequest } from '../schemas/responses-request.js';
-import type { ConversationsRepo } from '../store/conversations-repo.js';
-import type { RecoveryCue } from '../store/instances-registry.js';
-import type { ResponseRecord, ResponsesRepo } from '../store/responses-repo.js';
+import type { ResponseRecord, StoredConversations, StoredResponses } from '../core/store/responses-store.js';
 import { assertServesChat } from './chat-completions.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { serveChatTurn } from './chat-turn.js';
 import { keyed, requireBudget, requireEndpoint, requireModel, type EndpointAccess } from './guard.js';
 import { reaches } from './item-list.js';
-import { createBackgroundResponses, followRun, type BackgroundResponses } from './responses-background.js';
+import { createBackgroundResponses, followRun, type BackgroundResponses, type RecoveryCue } from './responses-background.js';
 import { passThroughResponse } from './responses-passthrough.js';
 import { ResponsesReply, type FinishResponse } from './responses-reply.js';
 import { storedResponseRoutes } from './responses-stored.js';
@@ -39,8 +37,8 @@ import { routeChatTurn, routerWorkspace, type RouterChatServices, type RouterWor
 export const CONVERSATION_REPLAY_LIMIT = 2000;
 
 export interface ResponsesServices extends ChatServices {
-  readonly responses: ResponsesRepo;
-  readonly conversations: ConversationsRepo;
+  readonly responses: StoredResponses;
+  readonly conversations: StoredConversations;
 }
 
 type Placement = { readonly kind: 'direct'; readonly access: EndpointAccess } | { readonly kind: 'routed'; readonly workspace: RouterWorkspace };
@@ -54,11 +52,11 @@ async function readBody(req: IncomingRequest): Promise<{ raw: Buffer; parsed: Re
 }
 
 /** The stored chain before `previous_response_id`, oldest first: each response's input then its output. */
-function replayedChain(services: ResponsesServices, auth: AuthenticatedKey, id: string): Item[] {
+async function replayedChain(services: ResponsesServices, auth: AuthenticatedKey, id: string): Promise<Item[]> {
   const links: Item[][] = [];
   let next: string | null = id;
   while (next !== null) {
-    const stored = services.responses.get(auth.project.id, next);
+    const stored = await services.responses.get(auth.project.id, next);
     if (!stored || !reaches(auth, stored.workspaceId)) {
       throw new GatewayError('response_not_found', { param: 'previous_response_id', message: `No stored response ${JSON.stringify(next)} in this project (responses made with store: false are not kept).` });
     }
@@ -77,25 +75,25 @@ interface Context {
   readonly conversationId: string | null;
 }
 
-function contextOf(services: ResponsesServices, auth: AuthenticatedKey, request: ResponseRequest, zdr: boolean): Context {
+async function contextOf(services: ResponsesServices, auth: AuthenticatedKey, request: ResponseRequest, zdr: boolean): Promise<Context> {
   const conversation = request.conversation ? (typeof request.conversation === 'string' ? request.conversation : request.conversation.id) : null;
   if (conversation !== null && request.previous_response_id) {
     throw new GatewayError('invalid_request', { param: 'conversation', message: 'conversation and previous_response_id cannot be used together.' });
   }
-  if (request.previous_response_id) return { items: replayedChain(services, auth, request.previous_response_id), conversationId: null };
+  if (request.previous_response_id) return { items: await replayedChain(services, auth, request.previous_response_id), conversationId: null };
   if (conversation === null) return { items: [], conversationId: null };
   // The new input and output are appended to the conversation: stored data, which ZDR forbids.
   if (zdr) throw new GatewayError('retention_not_permitted', { param: 'conversation', message: 'A conversation stores its items, which a zero-data-retention workspace does not permit.' });
-  const found = services.conversations.get(auth.project.id, conversation);
+  const found = await services.conversations.get(auth.project.id, conversation);
   if (!found || !reaches(auth, found.workspaceId)) throw new GatewayError('conversation_not_found', { param: 'conversation', message: `No conversation ${JSON.stringify(conversation)} in this project.` });
-  const count = services.conversations.countItems(found.id);
+  const count = await services.conversations.countItems(found.id);
   if (count > CONVERSATION_REPLAY_LIMIT && request.truncation !== 'auto') {
     throw new GatewayError('context_length_exceeded', {
       param: 'input',
       message: `The conversation holds ${count} items, more than the ${CONVERSATION_REPLAY_LIMIT} a response replays; send truncation: "auto" to use the most recent ${CONVERSATION_REPLAY_LIMIT}, or branch.`,
     });
   }
-  return { items: services.conversations.contextItems(found.id, count > CONVERSATION_REPLAY_LIMIT ? CONVERSATION_REPLAY_LIMIT : null), conversationId: found.id };
+  return { items: await services.conversations.contextItems(found.id, count > CONVERSATION_REPLAY_LIMIT ? CONVERSATION_REPLAY_LIMIT : null), conversationId: found.id };
 }
 
 /** True when the endpoint's servers speak the Responses API: the body is passed through, not translated. */
@@ -155,7 +153,7 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   const request = parseResponseRequest(body.parsed);
   if (zdr && request.store === true) throw new GatewayError('retention_not_permitted', { param: 'store' });
   checkBackground(request, zdr);
-  const context = contextOf(services, auth, request, zdr);
+  const context = await contextOf(services, auth, request, zdr);
   const input = canonicalItems(request.input ?? [], 'input', newRequestId);
   const chatBody = chatBodyOf(request, context.items, input);
   const chat = parseChatRequest(chatBody);
@@ -193,7 +191,7 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   });
   const finish: FinishResponse = (state, responseBody) => {
     const failed = state.status === 'failed';
-    services.responses.finish({
+    return services.responses.finish({
       projectId: auth.project.id,
       responseId: header.id,
       failed,
@@ -206,7 +204,7 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   if (header.background) {
     const snapshot = (status: ResponseStatus) => responseObject(header, { status, output: [], usage: null, error: null });
     const queued = snapshot('queued');
-    services.responses.queue(record('queued', queued));
+    await services.responses.queue(record('queued', queued));
     const run = background.launch({
       ctx,
       id: header.id,
@@ -228,10 +226,12 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   const raw = Buffer.from(JSON.stringify(chatBody));
   try {
     await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, raw, parsed: chatBody, chat, route, reply });
+    // The answer goes out once its row is committed (responses-reply.ts): the request ends after both.
+    await reply.settled();
   } finally {
     // Refused before or by the model (the client gets the error envelope), or a stream the client left:
     // no Response reached its end, and subscribers get response.failed.
-    if (!reply.finished) services.responses.finish({ projectId: auth.project.id, responseId: header.id, failed: true, background: false, store: null, conversation: null });
+    if (!reply.finished) await services.responses.finish({ projectId: auth.project.id, responseId: header.id, failed: true, background: false, store: null, conversation: null });
   }
 }
 
@@ -239,8 +239,10 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
  * The routes, and the background turns' stop (main.ts calls `close` after the HTTP drain). `instances`
  * cues the recovery of turns a stopped sibling instance left running (routes/responses-background.ts).
  */
-export function createResponsesSystem(services: ResponsesServices & RouterChatServices, instances: RecoveryCue): { routes: RouteDef[]; close(): void } {
+export async function createResponsesSystem(services: ResponsesServices & RouterChatServices, instances: RecoveryCue): Promise<{ routes: RouteDef[]; close(): Promise<void> }> {
   const background = createBackgroundResponses(services, services.responses, services.logger, instances);
+  // What a stopped instance left running is failed before this one serves (a retrieve then reads it failed).
+  await background.recovered;
   return { routes: responsesRoutes(services, background), close: () => background.close() };
 }
 

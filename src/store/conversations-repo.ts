@@ -2,23 +2,11 @@
  * Conversations and their items, with `conversation.created` / `conversation.deleted` in the same
  * transaction as the change (core/webhooks/outbox.ts).
  */
+import type { ConversationRecord, Item, ItemPage } from '../core/store/responses-store.js';
 import type { EventOutbox } from '../core/webhooks/outbox.js';
 import { writeTransaction, type Db } from './db.js';
 
-type Item = Record<string, unknown>;
-
-export interface ConversationRecord {
-  readonly id: string;
-  readonly projectId: string;
-  readonly workspaceId: string | null;
-  readonly metadata: Record<string, string>;
-  readonly createdAt: number;
-}
-
-export interface ItemPage {
-  readonly items: Item[];
-  readonly hasMore: boolean;
-}
+export type { ConversationRecord, ItemPage } from '../core/store/responses-store.js';
 
 export interface ConversationsRepo {
   create(c: ConversationRecord, items: readonly Item[]): void;

@@ -5,44 +5,11 @@
  * row takes (a cancelled one keeps `cancelled`). Each row records the gateway instance that runs it
  * (`owner_instance`, migration 016): recovery fails only running rows whose instance is gone (issue 12).
  */
+import type { Item, ResponseFinish, ResponseRecord, StoredResponse } from '../core/store/responses-store.js';
 import type { EventOutbox } from '../core/webhooks/outbox.js';
 import { writeTransaction, type Db } from './db.js';
 
-type Item = Record<string, unknown>;
-
-export interface StoredResponse {
-  readonly id: string;
-  readonly projectId: string;
-  readonly workspaceId: string | null;
-  readonly previousResponseId: string | null;
-  readonly status: string;
-  readonly input: Item[];
-  readonly body: Record<string, unknown>;
-}
-
-export interface ResponseRecord {
-  readonly id: string;
-  readonly projectId: string;
-  readonly workspaceId: string | null;
-  readonly previousResponseId: string | null;
-  readonly conversationId: string | null;
-  readonly status: string;
-  readonly input: readonly Item[];
-  readonly body: Record<string, unknown>;
-  readonly createdAt: number;
-}
-
-export interface ResponseFinish {
-  /** Stored (retrievable); false: `store: false`, only the event and the conversation append happen. */
-  readonly store: ResponseRecord | null;
-  readonly projectId: string;
-  readonly responseId: string;
-  readonly failed: boolean;
-  /** A background response: its row exists and is updated, only while it is still running. */
-  readonly background: boolean;
-  /** Items appended to this conversation (the new input then the output), when the response used one. */
-  readonly conversation: { readonly id: string; readonly items: readonly Item[]; readonly createdAt: number } | null;
-}
+export type { ResponseFinish, ResponseRecord, StoredResponse } from '../core/store/responses-store.js';
 
 export interface ResponsesRepo {
   get(projectId: string, id: string): StoredResponse | null;

@@ -58,10 +58,10 @@ function standIn<T>(): T {
 }
 
 const mcp = mcpRoutes(standIn());
-const responses = createResponsesSystem(standIn(), standIn());
-afterAll(() => {
+const responses = await createResponsesSystem(standIn(), standIn());
+afterAll(async () => {
   mcp.close();
-  responses.close();
+  await responses.close();
 });
 
 /** main.ts's route factories, by the name main.ts calls them by. */

@@ -1,0 +1,64 @@
+/** The responses store contract against SQLite (a temp file) and PostgreSQL (a fresh database per test). */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll } from 'vitest';
+import { openDatabase } from '../../src/store/db.js';
+import { openPostgres } from '../../src/store/postgres/pg-store.js';
+import { createPgResponsesStore } from '../../src/store/postgres/responses-store.js';
+import { createPgWebhooksStore } from '../../src/store/postgres/webhooks-store.js';
+import { createSecretBox } from '../../src/store/secret-box.js';
+import { createSqliteResponsesStore } from '../../src/store/sqlite/responses-store.js';
+import { createSqliteWebhooksStore } from '../../src/store/sqlite/webhooks-store.js';
+import { createOutbox } from '../../src/store/webhook-outbox.js';
+import { freshDatabase, requirePostgres } from '../helpers/postgres.js';
+import { responsesStoreContract, type StoredEvent } from './responses-store-contract.js';
+
+beforeAll(requirePostgres);
+
+const NOW = 1_700_000_000_000;
+
+interface EventRow {
+  project_id: string;
+  type: string;
+  body: string;
+}
+
+const toEvent = (r: EventRow): StoredEvent => ({ projectId: r.project_id, type: r.type, id: String((JSON.parse(r.body) as { data: { id: unknown } }).data.id) });
+
+responsesStoreContract('SQLite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-responses-store-'));
+  const db = openDatabase(join(dir, 'store.db'));
+  for (const p of ['proj_a', 'proj_b']) {
+    db.prepare("INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES (?, ?, ?, ?, 'paid', 0, 0, 0, 0)").run(p, `u-${p}`, p, p);
+  }
+  const outbox = createOutbox(db, { now: () => NOW });
+  return {
+    storeOf: (owner) => createSqliteResponsesStore(db, outbox, owner),
+    webhooks: createSqliteWebhooksStore(db, createSecretBox(randomBytes(32)), { now: () => NOW }),
+    events: async () => db.prepare<[], EventRow>('SELECT project_id, type, body FROM webhook_events ORDER BY rowid').all().map(toEvent),
+    register: async (id) => void db.prepare("INSERT INTO gateway_instances (id, pid, thread_id, host, pid_scope, started_at, heartbeat_at) VALUES (?, 1, 0, 'h', '', 0, 0)").run(id),
+    unregister: async (id) => void db.prepare('DELETE FROM gateway_instances WHERE id = ?').run(id),
+    close: async () => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+responsesStoreContract('PostgreSQL', async () => {
+  const database = await freshDatabase();
+  const pg = await openPostgres({ url: database.url, poolSize: 4, listen: false });
+  return {
+    storeOf: (owner) => createPgResponsesStore(pg, { owner, now: () => NOW }),
+    webhooks: createPgWebhooksStore(pg, createSecretBox(randomBytes(32))),
+    events: async () => (await pg.pool.query<EventRow>('SELECT project_id, type, body FROM webhook_events ORDER BY seq')).rows.map(toEvent),
+    register: async (id) => void (await pg.pool.query("INSERT INTO gateway_instances (id, pid, host, pid_scope, started_at, heartbeat_at) VALUES ($1, 1, 'h', '', 0, 0)", [id])),
+    unregister: async (id) => void (await pg.pool.query('DELETE FROM gateway_instances WHERE id = $1', [id])),
+    close: async () => {
+      await pg.close();
+      await database.drop();
+    },
+  };
+});

@@ -1,0 +1,109 @@
+/**
+ * ResponsesReply writes a Response's terminal answer only once its outcome is stored (the store is async:
+ * PostgreSQL is a round trip away), so a client that reads the answer and retrieves the response through
+ * any replica finds it; when storing fails, no terminal answer is written and `settled()` rejects.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ResponseState } from '../../../src/core/responses/translate.js';
+import { ResponsesReply, type FinishResponse } from '../../../src/routes/responses-reply.js';
+import type { TurnReply } from '../../../src/routes/chat-dispatch.js';
+import { parseResponseRequest } from '../../../src/schemas/responses-request.js';
+
+interface Sink extends TurnReply {
+  readonly log: string[];
+}
+
+function sink(): Sink {
+  const log: string[] = [];
+  return {
+    log,
+    open: true,
+    setHeader: () => undefined,
+    json: (status: number) => void log.push(`json ${status}`),
+    beginStream: () => void log.push('begin'),
+    write: (chunk: string | Buffer) => {
+      for (const m of chunk.toString().matchAll(/^event: (\S+)$/gm)) log.push(m[1] ?? '');
+      return true;
+    },
+    onWritable: () => undefined,
+    endStream: () => void log.push('end'),
+    onDrainDeadline: () => undefined,
+  };
+}
+
+/** A store whose commit the test releases (or fails). */
+function heldStore(log: string[]): { finish: FinishResponse; commit(): void; fail(): void } {
+  let release: (() => void) | null = null;
+  let reject: ((err: Error) => void) | null = null;
+  return {
+    finish: (state: ResponseState) =>
+      new Promise<void>((resolve, fail) => {
+        log.push(`store ${state.status}`);
+        release = () => {
+          log.push('committed');
+          resolve();
+        };
+        reject = fail;
+      }),
+    commit: () => release?.(),
+    fail: () => reject?.(new Error('store down')),
+  };
+}
+
+const header = { id: 'resp_1', createdAt: 1, model: 'm', request: parseResponseRequest({ model: 'm', input: 'hi' }), store: true, conversationId: null, background: false };
+let n = 0;
+const newId = (prefix: string) => `${prefix}${++n}`;
+const completion = { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'hello' } }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+describe('ResponsesReply and the store', () => {
+  it('answers the Response JSON only after its row is committed', async () => {
+    const out = sink();
+    const store = heldStore(out.log);
+    const reply = new ResponsesReply(out, header, newId, store.finish);
+    reply.json(200, completion);
+    await Promise.resolve();
+    expect(out.log).toEqual(['store completed']);
+    store.commit();
+    await reply.settled();
+    expect(out.log).toEqual(['store completed', 'committed', 'json 200']);
+  });
+
+  it('writes the terminal event and ends the stream after the commit, the deltas before it at once', async () => {
+    const out = sink();
+    const store = heldStore(out.log);
+    const reply = new ResponsesReply(out, header, newId, store.finish);
+    reply.beginStream(200, 'text/event-stream');
+    reply.write(chunk({ role: 'assistant', content: 'hel' }) + chunk({ content: 'lo' }, 'stop') + 'data: [DONE]\n\n');
+    reply.endStream();
+    expect(out.log).toContain('store completed');
+    expect(out.log).toContain('response.output_text.delta');
+    expect(out.log).not.toContain('end');
+    expect(out.log).not.toContain('response.completed');
+    store.commit();
+    await reply.settled();
+    // The items' closing events and the terminal one, then the end: all after the commit.
+    expect(out.log.slice(out.log.indexOf('committed'))).toEqual(['committed', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed', 'end']);
+  });
+
+  it('writes no terminal answer when storing fails, ends the stream, and rejects settled()', async () => {
+    const out = sink();
+    const store = heldStore(out.log);
+    const reply = new ResponsesReply(out, header, newId, store.finish);
+    reply.json(200, completion);
+    store.fail();
+    await expect(reply.settled()).rejects.toThrow('store down');
+    expect(out.log).toEqual(['store completed']);
+
+    const streamed = sink();
+    const failing = heldStore(streamed.log);
+    const streamReply = new ResponsesReply(streamed, header, newId, failing.finish);
+    streamReply.beginStream(200, 'text/event-stream');
+    streamReply.write('data: [DONE]\n\n');
+    streamReply.endStream();
+    failing.fail();
+    await expect(streamReply.settled()).rejects.toThrow('store down');
+    expect(streamed.log).not.toContain('response.completed');
+    expect(streamed.log.at(-1)).toBe('end');
+  });
+});
