@@ -17,9 +17,10 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { checkTranscriptionField, parseSpeechRequest, type SpeechRequest } from '../schemas/audio.js';
 import { readModelField } from './audio-model-field.js';
 import { forwardUpload } from './audio-upload.js';
-import { pipeToClient, recordAudioUsage, startAudioCall, type AudioAccount } from './audio-call.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
-import { keyed, requireBudget, requireEndpoint, requireModel, type EndpointAccess } from './guard.js';
+import { pipeToClient, recordAudioUsage, startAudioCall, type AudioAccount } from '../app/audio/audio-call.js';
+import type { ChatServices, Outcome } from '../app/chat/chat-dispatch.js';
+import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
+import { keyed, requireEndpoint, requireModel } from './guard.js';
 
 export interface AudioServices extends ChatServices {
   readonly audio: AudioConfig;

@@ -18,7 +18,7 @@ import { hashKeyValue, mintKeyValue } from '../core/auth/key-token.js';
 import { serveRoute, type RouteDef } from '../http/server.js';
 import { createSyntheticRequest } from '../http/synthetic-request.js';
 import type { Catalog } from '../store/catalog.js';
-import type { ChatServices } from './chat-dispatch.js';
+import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { chatCompletionsRoutes } from './chat-completions.js';
 import { embeddingsRoutes } from './embeddings.js';
 

@@ -16,7 +16,7 @@ import { parseConversationCreate, parseConversationUpdate, parseItemsCreate } fr
 import type { ConversationRecord, ConversationsRepo } from '../store/conversations-repo.js';
 import { keyed, MANAGEMENT_BODY_LIMIT, namedWorkspace } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 /** OpenAI adds at most 20 items per request (create or items.create). */
 export const MAX_ITEMS_PER_REQUEST = 20;

@@ -15,7 +15,7 @@ import { GatewayError, toGatewayError } from '../errors.js';
 import type { RouteContext } from '../http/server.js';
 import { clientModeOf, decisionRecord } from '../router/decision-row.js';
 import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
-import { requireBudget } from './guard.js';
+import { requireBudget } from '../app/endpoint-access.js';
 import type { RouterChatServices, RouterWorkspace } from './semantic-router-chat.js';
 
 /** Everything every dispatch of one multimodel turn shares. */

@@ -19,7 +19,7 @@ import { GatewayError, toGatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
-import { serveChatTurn } from './chat-turn.js';
+import { serveChatTurn } from '../app/chat/chat-turn.js';
 import { keyed } from './guard.js';
 import type { MultimodelTurn } from './multimodel-dispatch.js';
 import { makePlan, plannerEndpoint } from './multimodel-planner.js';

@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
 import type { PoolReport } from '../upstream/upstream-pool.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 const advanceSchema = z.strictObject({ advance_ms: z.number().int().min(0) });
 

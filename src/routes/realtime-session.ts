@@ -17,8 +17,8 @@ import { errorEvent, serverEvent, type SessionUpdate, type TurnDetection, type U
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import { sendPastCap, type WsSocket } from '../http/ws.js';
-import { recordAudioUsage, type AudioAccount } from './audio-call.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
+import { recordAudioUsage, type AudioAccount } from '../app/audio/audio-call.js';
+import type { ChatServices, Outcome } from '../app/chat/chat-dispatch.js';
 
 /** The realtime audio format: 24 kHz, mono, 16-bit. */
 const PCM16_BYTES_PER_SECOND = 24_000 * 2;

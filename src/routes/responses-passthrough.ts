@@ -19,7 +19,7 @@ import type { RouteContext } from '../http/server.js';
 import { SseDecoder, type SseEvent } from '../upstream/sse-decoder.js';
 import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
 import type { UpstreamResponse } from '../upstream/upstream-client.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
+import type { ChatServices, Outcome } from '../app/chat/chat-dispatch.js';
 
 export interface PassthroughTurn {
   readonly ctx: RouteContext;

@@ -8,7 +8,7 @@ import type { Item, NewId } from '../core/responses/input-items.js';
 import { ResponseStreamTranslator, type ResponseEvent } from '../core/responses/stream-events.js';
 import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type ResponseState } from '../core/responses/translate.js';
 import { SseDecoder } from '../upstream/sse-decoder.js';
-import type { TurnReply } from './chat-dispatch.js';
+import type { TurnSink } from '../app/turn-io.js';
 
 export type FinishResponse = (state: ResponseState, body: Record<string, unknown>) => void;
 
@@ -16,8 +16,8 @@ function frame(event: ResponseEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-export class ResponsesReply implements TurnReply {
-  readonly #reply: TurnReply;
+export class ResponsesReply implements TurnSink {
+  readonly #reply: TurnSink;
   readonly #header: ResponseHeader;
   readonly #newId: NewId;
   readonly #finish: FinishResponse;
@@ -27,7 +27,7 @@ export class ResponsesReply implements TurnReply {
   /** The opening events were written (by beginStream, or at once for a streamed background response). */
   #opened = false;
 
-  constructor(reply: TurnReply, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
+  constructor(reply: TurnSink, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
     this.#reply = reply;
     this.#header = header;
     this.#newId = newId;

@@ -16,10 +16,12 @@ import { clientModeOf, decisionRecord } from '../router/decision-row.js';
 import type { SemanticRouter } from '../router/semantic-router.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
 import type { DecisionLog } from '../store/decision-log.js';
-import type { ChatServices } from './chat-dispatch.js';
-import { parseChatBody, serveChatTurn } from './chat-turn.js';
-import { keyed, namedWorkspace, requireBudget } from './guard.js';
-import type { Services } from './services.js';
+import type { ChatServices } from '../app/chat/chat-dispatch.js';
+import { serveChatTurn } from '../app/chat/chat-turn.js';
+import { parseChatBody } from './chat-body.js';
+import { requireBudget } from '../app/endpoint-access.js';
+import { keyed, namedWorkspace } from './guard.js';
+import type { Services } from '../app/services.js';
 
 export interface RouterChatServices extends ChatServices {
   readonly router: SemanticRouter;
