@@ -59,3 +59,9 @@ export interface TurnExchange {
   readonly req: TurnCaller;
   readonly reply: TurnSink;
 }
+
+/** The same, for a use case that may answer with bytes of its own content type. */
+export interface ByteExchange {
+  readonly req: TurnCaller;
+  readonly reply: ByteSink;
+}

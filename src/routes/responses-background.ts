@@ -24,7 +24,7 @@ import type { ResponsesRepo } from '../store/responses-repo.js';
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import type { TurnSink } from '../app/turn-io.js';
 import { serveChatTurn } from '../app/chat/chat-turn.js';
-import type { ResponsesReply } from './responses-reply.js';
+import type { ResponsesReply } from '../app/responses/responses-reply.js';
 
 /** Event logs of finished streamed background responses kept for `GET ?stream=true` (the newest). */
 export const KEPT_STREAMS = 100;

@@ -31,8 +31,8 @@ import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
 import { keyed, requireEndpoint, requireModel } from './guard.js';
 import { reaches } from './item-list.js';
 import { createBackgroundResponses, followRun, type BackgroundResponses } from './responses-background.js';
-import { passThroughResponse } from './responses-passthrough.js';
-import { ResponsesReply, type FinishResponse } from './responses-reply.js';
+import { passThroughResponse } from '../app/responses/responses-passthrough.js';
+import { ResponsesReply, type FinishResponse } from '../app/responses/responses-reply.js';
 import { storedResponseRoutes } from './responses-stored.js';
 import { routeChatTurn, routerWorkspace, type RouterChatServices, type RouterWorkspace } from './semantic-router-chat.js';
 

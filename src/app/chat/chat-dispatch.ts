@@ -34,7 +34,7 @@ export interface TurnRequest {
   readonly req: TurnCaller;
   /**
    * The route's Reply, or a stand-in that translates the chat answer into another API's shape on its way
-   * out (routes/responses-reply.ts).
+   * out (app/responses/responses-reply.ts).
    */
   readonly reply: TurnSink;
   readonly endpoint: EndpointRecord;

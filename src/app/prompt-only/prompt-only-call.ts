@@ -13,7 +13,7 @@ import { readCapped } from '../../upstream/answer-cap.js';
 import { startAudioCall } from '../audio/audio-call.js';
 import type { ChatServices, Outcome } from '../chat/chat-dispatch.js';
 import type { EndpointAccess } from '../endpoint-access.js';
-import type { ByteSink, TurnCaller } from '../turn-io.js';
+import type { ByteExchange } from '../turn-io.js';
 
 export interface PromptOnlyCall {
   /** The upstream path (`/embeddings`, `/rerank`, `/score`). */
@@ -26,7 +26,7 @@ export interface PromptOnlyCall {
   answer(raw: Buffer): ClientEmbeddings;
 }
 
-export async function servePromptOnly(services: ChatServices, ctx: { readonly req: TurnCaller; readonly reply: ByteSink }, auth: AuthenticatedKey, access: EndpointAccess, c: PromptOnlyCall): Promise<void> {
+export async function servePromptOnly(services: ChatServices, ctx: ByteExchange, auth: AuthenticatedKey, access: EndpointAccess, c: PromptOnlyCall): Promise<void> {
   const { req, reply } = ctx;
   const { endpoint, workspaceId } = access;
   const forwarded =

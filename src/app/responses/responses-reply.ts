@@ -4,11 +4,11 @@
  * client. `finish` (store the response, append to the conversation, emit the event) runs before the
  * terminal answer is written, so a client that retrieves the response right after reading it finds it.
  */
-import type { Item, NewId } from '../core/responses/input-items.js';
-import { ResponseStreamTranslator, type ResponseEvent } from '../core/responses/stream-events.js';
-import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type ResponseState } from '../core/responses/translate.js';
-import { SseDecoder } from '../upstream/sse-decoder.js';
-import type { TurnSink } from '../app/turn-io.js';
+import type { Item, NewId } from '../../core/responses/input-items.js';
+import { ResponseStreamTranslator, type ResponseEvent } from '../../core/responses/stream-events.js';
+import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type ResponseState } from '../../core/responses/translate.js';
+import { SseDecoder } from '../../upstream/sse-decoder.js';
+import type { TurnSink } from '../turn-io.js';
 
 export type FinishResponse = (state: ResponseState, body: Record<string, unknown>) => void;
 
