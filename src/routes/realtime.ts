@@ -16,9 +16,9 @@ import type { WsAccept, WsRouteDef } from '../http/ws.js';
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { requireBudget } from '../app/endpoint-access.js';
 import { keyed, requireEndpoint, requireKey } from './guard.js';
-import { RelaySession } from './realtime-relay.js';
-import { SegmentSession } from './realtime-segment.js';
-import type { RealtimeContext } from './realtime-session.js';
+import { RelaySession } from '../app/realtime/realtime-relay.js';
+import { SegmentSession } from '../app/realtime/realtime-segment.js';
+import type { RealtimeContext } from '../app/realtime/realtime-session.js';
 
 export const REALTIME_PATTERN = '/:project/:endpoint/v1/realtime';
 const KEY_PROTOCOL = 'openai-insecure-api-key.';
