@@ -21,10 +21,11 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
 import { serveChatTurn } from '../app/chat/chat-turn.js';
 import { keyed } from './guard.js';
-import type { MultimodelTurn } from './multimodel-dispatch.js';
-import { makePlan, plannerEndpoint } from './multimodel-planner.js';
-import { runChoice, usageOf, type ChoiceAnswer, type PlanRun, type Progress } from './multimodel-run.js';
-import { routeChatTurn, routerWorkspace, type RouterChatServices, type RouterWorkspace } from './semantic-router-chat.js';
+import type { MultimodelTurn } from '../app/multimodel/multimodel-dispatch.js';
+import { makePlan, plannerEndpoint } from '../app/multimodel/multimodel-planner.js';
+import { runChoice, usageOf, type ChoiceAnswer, type PlanRun, type Progress } from '../app/multimodel/multimodel-run.js';
+import type { RouterChatServices, RouterWorkspace } from '../app/chat/router-chat-services.js';
+import { routeChatTurn, routerWorkspace } from './semantic-router-chat.js';
 
 type Json = Record<string, unknown>;
 

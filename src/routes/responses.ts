@@ -34,7 +34,8 @@ import { createBackgroundResponses, followRun, type BackgroundResponses } from '
 import { passThroughResponse } from '../app/responses/responses-passthrough.js';
 import { ResponsesReply, type FinishResponse } from '../app/responses/responses-reply.js';
 import { storedResponseRoutes } from './responses-stored.js';
-import { routeChatTurn, routerWorkspace, type RouterChatServices, type RouterWorkspace } from './semantic-router-chat.js';
+import type { RouterChatServices, RouterWorkspace } from '../app/chat/router-chat-services.js';
+import { routeChatTurn, routerWorkspace } from './semantic-router-chat.js';
 
 /** SPEC "Other limits": server-side conversation replay. */
 export const CONVERSATION_REPLAY_LIMIT = 2000;

@@ -13,30 +13,13 @@ import { requestedSlo } from '../core/routing/latency-window.js';
 import { queryPreview } from '../core/routing/query.js';
 import type { RouteDef, RouteContext } from '../http/server.js';
 import { clientModeOf, decisionRecord } from '../router/decision-row.js';
-import type { SemanticRouter } from '../router/semantic-router.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
-import type { DecisionLog } from '../store/decision-log.js';
-import type { ChatServices } from '../app/chat/chat-dispatch.js';
+import type { RouterChatServices, RouterWorkspace } from '../app/chat/router-chat-services.js';
 import { serveChatTurn } from '../app/chat/chat-turn.js';
 import { parseChatBody } from './chat-body.js';
 import { requireBudget } from '../app/endpoint-access.js';
 import { keyed, namedWorkspace } from './guard.js';
 import type { Services } from '../app/services.js';
-
-export interface RouterChatServices extends ChatServices {
-  readonly router: SemanticRouter;
-  readonly decisionLog: DecisionLog;
-  readonly routerId: string;
-}
-
-export interface RouterWorkspace {
-  /** null: project-wide (a key with no user and no list, in a project without a default workspace). */
-  readonly workspaceId: string | null;
-  /** Who named it: `workspace_id` (path), `X-Workspace-Id`, `X-Service-Workspace`, or '' when nothing did. */
-  readonly namedBy: string;
-  /** Named by the request, or imposed by the key's workspace list: the request may reach nothing outside it. */
-  readonly confined: boolean;
-}
 
 /**
  * The workspace every request on a router base URL runs in (chat, models, embeddings), so that a listing
