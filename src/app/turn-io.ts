@@ -8,6 +8,8 @@
 
 /** The access-log fields a use case fills in as it learns them (src/http/request.ts RequestLog has them all). */
 export interface TurnLog {
+  /** The endpoint's slug, once a router chose it. */
+  endpoint?: string;
   upstreamMs?: number;
   /** Time to the first byte of a streamed answer. */
   ttftMs?: number;
@@ -34,6 +36,14 @@ export interface TurnCaller {
   onAbort(listener: () => void): void;
 }
 
+/** A request the semantic router routes: its decision row reads these too. */
+export interface RoutedCaller extends TurnCaller {
+  /** The API, or the dashboard's own chat (its turns run as synthetic requests). */
+  readonly surface: 'api' | 'dashboard';
+  readonly clientIp: string;
+  header(name: string): string | undefined;
+}
+
 /**
  * Where a turn writes its answer: a whole JSON body, or a stream under backpressure (`write` false: wait
  * for `onWritable`). `onDrainDeadline` gives a stream its last words at a graceful stop's deadline.
@@ -57,6 +67,12 @@ export interface ByteSink extends TurnSink {
 /** The request and its reply together, as a route hands them over (src/http's RouteContext fits). */
 export interface TurnExchange {
   readonly req: TurnCaller;
+  readonly reply: TurnSink;
+}
+
+/** The same, for a turn the semantic router routes. */
+export interface RoutedExchange {
+  readonly req: RoutedCaller;
   readonly reply: TurnSink;
 }
 

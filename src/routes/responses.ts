@@ -35,7 +35,8 @@ import { passThroughResponse } from '../app/responses/responses-passthrough.js';
 import { ResponsesReply, type FinishResponse } from '../app/responses/responses-reply.js';
 import { storedResponseRoutes } from './responses-stored.js';
 import type { RouterChatServices, RouterWorkspace } from '../app/chat/router-chat-services.js';
-import { routeChatTurn, routerWorkspace } from './semantic-router-chat.js';
+import { routeChatTurn } from '../app/chat/route-chat-turn.js';
+import { routerWorkspace } from './semantic-router-chat.js';
 
 /** SPEC "Other limits": server-side conversation replay. */
 export const CONVERSATION_REPLAY_LIMIT = 2000;

@@ -16,19 +16,12 @@ import { clientModeOf, decisionRecord } from '../../router/decision-row.js';
 import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
 import { requireBudget } from '../endpoint-access.js';
 import type { RouterChatServices, RouterWorkspace } from '../chat/router-chat-services.js';
-import type { TurnCaller, TurnSink } from '../turn-io.js';
-
-/** What a dispatch reads of the client's request beyond a turn's: the fields of its decision row. */
-export interface DispatchCaller extends TurnCaller {
-  readonly surface: 'api' | 'dashboard';
-  readonly clientIp: string;
-  header(name: string): string | undefined;
-}
+import type { RoutedExchange } from '../turn-io.js';
 
 /** Everything every dispatch of one multimodel turn shares. */
 export interface MultimodelTurn {
   readonly services: RouterChatServices;
-  readonly ctx: { readonly req: DispatchCaller; readonly reply: TurnSink };
+  readonly ctx: RoutedExchange;
   readonly auth: AuthenticatedKey;
   readonly workspace: RouterWorkspace;
   /** The client's `model` string (echoed in the answer; what exact_request_model rules read). */
