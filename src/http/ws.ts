@@ -23,6 +23,8 @@ import type { CompletedRequest, RouteContext, RouteDef } from './server.js';
 export interface WsSocket {
   /** Queues a text frame. false when the socket is closed, or was just closed for exceeding its cap. */
   send(text: string): boolean;
+  /** Queues past the cap: only for the last error event before closing (a realtime session's). */
+  sendAnyway(text: string): void;
   readonly bufferedAmount: number;
   readonly open: boolean;
   /** Graceful close with a close frame (code and a reason of at most 123 bytes). */
@@ -256,10 +258,4 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
 /** Our patterns (`/:project/:endpoint/v1/realtime`) are uWS patterns already, except a `*name` tail. */
 function toUwsPattern(pattern: string): string {
   return pattern.replace(/\*\w+$/, '*');
-}
-
-/** For the one last error event that may exceed the cap (see SocketFacade.send). */
-export function sendPastCap(socket: WsSocket, text: string): void {
-  if (socket instanceof SocketFacade) socket.sendAnyway(text);
-  else socket.send(text);
 }

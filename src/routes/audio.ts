@@ -3,23 +3,21 @@
  * the endpoint's upstream as it arrives) and /speech (JSON). Same key, limits, budgets and accounting as
  * chat; the response comes back as the model server returned it (json, text, srt, vtt, verbose_json,
  * audio bytes or SSE), one usage row per request (route `audio`). The same three under /{project}/v1
- * pick the endpoint by the `model` field instead of a slug (issue 20; core/models/resolve-model.ts).
+ * pick the endpoint by the `model` field instead of a slug (issue 20; core/models/resolve-model.ts). The
+ * routes admit the request and read the body; the call itself is app/audio/audio-requests.ts.
  */
 import type { Readable } from 'node:stream';
 import type { AudioConfig } from '../config.js';
-import { speechUsage, transcriptionUsage } from '../core/audio/audio-usage.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import { spliceTopLevel } from '../core/json-splice.js';
-import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
-import { checkTranscriptionField, parseSpeechRequest, type SpeechRequest } from '../schemas/audio.js';
+import { checkTranscriptionField, parseSpeechRequest } from '../schemas/audio.js';
 import { readModelField } from './audio-model-field.js';
-import { forwardUpload } from './audio-upload.js';
-import { pipeToClient, recordAudioUsage, startAudioCall, type AudioAccount } from './audio-call.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
-import { keyed, requireBudget, requireEndpoint, requireModel, type EndpointAccess } from './guard.js';
+import { forwardUpload, type ForwardedUpload } from './audio-upload.js';
+import { serveSpeech, serveTranscription, type AudioAdmitted, type SpeechBody } from '../app/audio/audio-requests.js';
+import type { ChatServices } from '../app/chat/chat-dispatch.js';
+import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
+import { keyed, requireEndpoint, requireModel } from './guard.js';
 
 export interface AudioServices extends ChatServices {
   readonly audio: AudioConfig;
@@ -28,18 +26,13 @@ export interface AudioServices extends ChatServices {
 const KIND_NEEDED = { transcriptions: 'transcription', translations: 'transcription', speech: 'speech' } as const;
 type AudioRoute = keyof typeof KIND_NEEDED;
 
-interface Admitted {
-  readonly endpoint: EndpointRecord;
-  readonly account: AudioAccount;
-}
-
 /** Key, endpoint of the right kind and status, budget: in that order (docs/decisions.md "Order of checks"). */
-function admit(ctx: RouteContext, services: ChatServices, auth: AuthenticatedKey, route: AudioRoute): Admitted {
+function admit(ctx: RouteContext, services: ChatServices, auth: AuthenticatedKey, route: AudioRoute): AudioAdmitted {
   return admitEndpoint(ctx, services, auth, requireEndpoint(ctx.req, services, auth), route);
 }
 
 /** The endpoint's checks, whether a slug or the `model` field named it. */
-function admitEndpoint(ctx: RouteContext, services: ChatServices, auth: AuthenticatedKey, access: EndpointAccess, route: AudioRoute): Admitted {
+function admitEndpoint(ctx: RouteContext, services: ChatServices, auth: AuthenticatedKey, access: EndpointAccess, route: AudioRoute): AudioAdmitted {
   const { endpoint } = access;
   const needed = KIND_NEEDED[route];
   if (endpoint.kind !== needed) {
@@ -55,7 +48,7 @@ function admitEndpoint(ctx: RouteContext, services: ChatServices, auth: Authenti
 }
 
 /** Project-level routes: the endpoint the body's `model` names, of the kind the route serves. */
-function admitModel(ctx: RouteContext, services: ChatServices, auth: AuthenticatedKey, model: string, route: AudioRoute): Admitted {
+function admitModel(ctx: RouteContext, services: ChatServices, auth: AuthenticatedKey, model: string, route: AudioRoute): AudioAdmitted {
   const access = requireModel(ctx.req, services, auth, { model, kind: KIND_NEEDED[route], route: `/v1/audio/${route}` });
   return admitEndpoint(ctx, services, auth, access, route);
 }
@@ -73,7 +66,7 @@ function uploadRoute(services: AudioServices, route: UploadRoute): RouteDef {
       const admitted = admit(ctx, services, auth, route);
       const source = ctx.req.bodyStream();
       if (!source) throw new GatewayError('internal_error');
-      await serveUpload(services, ctx, route, admitted, source);
+      await serveTranscription(services, ctx, route, admitted, await startUpload(ctx, route, admitted, source));
     },
   });
 }
@@ -90,49 +83,29 @@ function projectUploadRoute(services: AudioServices, route: UploadRoute): RouteD
       const source = ctx.req.bodyStream();
       if (!source) throw new GatewayError('internal_error');
       const field = await readModelField(source, ctx.req.header('content-type'));
-      await serveUpload(services, ctx, route, admitModel(ctx, services, auth, field.model, route), field.body);
+      const admitted = admitModel(ctx, services, auth, field.model, route);
+      await serveTranscription(services, ctx, route, admitted, await startUpload(ctx, route, admitted, field.body));
     },
   });
 }
 
-async function serveUpload(services: AudioServices, ctx: RouteContext, route: UploadRoute, admitted: Admitted, source: Readable): Promise<void> {
-  const { req, reply } = ctx;
-  const { endpoint, account } = admitted;
-  const task = route === 'transcriptions' ? 'transcribe' : 'translate';
-  const upload = forwardUpload(source, req.header('content-type'), {
-    upstreamModel: endpoint.upstream.model,
-    checkField: (name, value) => checkTranscriptionField(name, value, task),
-  });
-  await upload.fileStarted;
-  const { response, deadline } = startAudioCall(services, req, endpoint, { path: `/audio/${route}`, body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
-  const record = (outcome: Outcome, usage: ReturnType<typeof transcriptionUsage> | null): void =>
-    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started });
-  let fileBytes = 0;
-  try {
-    // An upstream that refuses early (before reading the whole upload) answers before the upload ends:
-    // the response rejects with its error then.
-    await Promise.race([upload.finished, response]);
-    fileBytes = (await upload.finished).fileBytes;
-    const res = await response;
-    req.log.upstreamMs = performance.now() - deadline.started;
-    deadline.done();
-    const contentType = String(res.headers['content-type'] ?? '');
-    await pipeToClient(req, reply, res, false, (piped) => record(piped.outcome, piped.outcome === 'completed' ? transcriptionUsage(contentType, piped.kept, fileBytes, piped.complete) : null));
-  } catch (err) {
-    deadline.abort();
-    deadline.done();
-    const e = err instanceof GatewayError && (err.status === 400 || err.status === 413) ? err : deadline.failure(err);
-    record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
-    throw e;
-  }
-}
-
-async function readSpeech(ctx: RouteContext): Promise<{ parsed: Record<string, unknown>; speech: SpeechRequest }> {
+async function readSpeech(ctx: RouteContext): Promise<SpeechBody> {
   const parsed = await ctx.req.json();
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new GatewayError('invalid_request', { message: 'The request body must be a JSON object.' });
   }
-  return { parsed: parsed as Record<string, unknown>, speech: parseSpeechRequest(parsed) };
+  return { raw: await ctx.req.body(), parsed: parsed as Record<string, unknown>, speech: parseSpeechRequest(parsed) };
+}
+
+/** The upload re-encoded for the upstream as it arrives (audio-upload.ts); resolves once its file part begins. */
+async function startUpload(ctx: RouteContext, route: UploadRoute, admitted: AudioAdmitted, source: Readable): Promise<ForwardedUpload> {
+  const task = route === 'transcriptions' ? 'transcribe' : 'translate';
+  const upload = forwardUpload(source, ctx.req.header('content-type'), {
+    upstreamModel: admitted.endpoint.upstream.model,
+    checkField: (name, value) => checkTranscriptionField(name, value, task),
+  });
+  await upload.fileStarted;
+  return upload;
 }
 
 function speechRoute(services: AudioServices): RouteDef {
@@ -157,29 +130,6 @@ function projectSpeechRoute(services: AudioServices): RouteDef {
       await serveSpeech(services, ctx, admitModel(ctx, services, auth, body.speech.model, 'speech'), body);
     },
   });
-}
-
-async function serveSpeech(services: AudioServices, ctx: RouteContext, admitted: Admitted, body: { parsed: Record<string, unknown>; speech: SpeechRequest }): Promise<void> {
-  const { req, reply } = ctx;
-  const { endpoint, account } = admitted;
-  const { parsed, speech } = body;
-  const raw = await req.body();
-  const forwarded = spliceTopLevel(raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...parsed, model: endpoint.upstream.model }));
-  const sse = speech.stream_format === 'sse';
-  const { response, deadline } = startAudioCall(services, req, endpoint, { path: '/audio/speech', body: forwarded, ...(sse ? { accept: 'text/event-stream' } : {}) }, deadlinesFor(endpoint.tier, services.timeouts, false));
-  const record = (outcome: Outcome, usage: ReturnType<typeof speechUsage> | null): void =>
-    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started });
-  try {
-    const res = await response;
-    req.log.upstreamMs = performance.now() - deadline.started;
-    deadline.done();
-    await pipeToClient(req, reply, res, sse, (piped) => record(piped.outcome, piped.outcome === 'completed' ? speechUsage(speech.input, sse ? piped.kept : null) : null));
-  } catch (err) {
-    deadline.done();
-    const e = deadline.failure(err);
-    record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
-    throw e;
-  }
 }
 
 export function audioRoutes(services: AudioServices): RouteDef[] {

@@ -17,8 +17,7 @@ import type { BatchEndpoint } from '../core/batches/batch-lines.js';
 import { hashKeyValue, mintKeyValue } from '../core/auth/key-token.js';
 import { serveRoute, type RouteDef } from '../http/server.js';
 import { createSyntheticRequest } from '../http/synthetic-request.js';
-import type { Catalog } from '../store/catalog.js';
-import type { ChatServices } from './chat-dispatch.js';
+import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { chatCompletionsRoutes } from './chat-completions.js';
 import { embeddingsRoutes } from './embeddings.js';
 
@@ -50,7 +49,7 @@ const LIMITER_CODES = new Set(['rate_limit_exceeded', 'token_rate_limit_exceeded
 
 export function createBatchLineRunner(services: ChatServices, findKey: (projectId: string, keyId: string) => ApiKeyRecord | null): BatchLineRunner {
   const lineKeys = new Map<string, KeyCredential>();
-  const catalog: Catalog = {
+  const catalog: ChatServices['catalog'] = {
     findCredential: (hash) => lineKeys.get(hash) ?? null,
     project: (ref) => services.catalog.project(ref),
     workspaces: (projectId) => services.catalog.workspaces(projectId),

@@ -16,7 +16,7 @@ import type { BatchFiles, BatchSystem } from '../batches/batch-system.js';
 import { newBatchId } from '../batches/batch-object.js';
 import type { BatchesRepo, BatchRow } from '../store/batches-repo.js';
 import { keyed, MANAGEMENT_BODY_LIMIT, namedWorkspace } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface BatchServices extends Services {
   readonly batches: BatchSystem;

@@ -8,9 +8,11 @@
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
-import type { ChatServices } from './chat-dispatch.js';
-import { parseChatBody, serveChatTurn } from './chat-turn.js';
-import { keyed, requireBudget, requireEndpoint, requireModel } from './guard.js';
+import type { ChatServices } from '../app/chat/chat-dispatch.js';
+import { serveChatTurn } from '../app/chat/chat-turn.js';
+import { parseChatBody } from './chat-body.js';
+import { requireBudget } from '../app/endpoint-access.js';
+import { keyed, requireEndpoint, requireModel } from './guard.js';
 
 export function assertServesChat(endpoint: EndpointRecord): void {
   if (endpoint.kind !== 'chat') {

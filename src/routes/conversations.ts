@@ -16,7 +16,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseConversationCreate, parseConversationUpdate, parseItemsCreate } from '../schemas/responses-request.js';
 import { keyed, MANAGEMENT_BODY_LIMIT, namedWorkspace } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 /** OpenAI adds at most 20 items per request (create or items.create). */
 export const MAX_ITEMS_PER_REQUEST = 20;

@@ -2,7 +2,7 @@
 import type { EndpointRecord } from '../core/records.js';
 import type { RouteDef } from '../http/server.js';
 import { keyed, reachableEndpoints } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export function endpointItem(e: EndpointRecord) {
   return {

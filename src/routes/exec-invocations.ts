@@ -15,7 +15,7 @@ import { parsePageQuery } from '../schemas/webhooks.js';
 import { followInvocation } from './exec-invocation-events.js';
 import { mayUseWorkspace, requireExecWorkspace } from './exec-workspace.js';
 import { keyed } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface ExecServices extends Services {
   readonly exec: InvocationService;

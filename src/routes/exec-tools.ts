@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { requireExecWorkspace } from './exec-workspace.js';
 import { keyed } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface ExecToolsServices extends Services {
   readonly agents: AgentRegistry;

@@ -7,7 +7,7 @@
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { GatewayError } from '../errors.js';
 import { describe } from '../schemas/issues.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

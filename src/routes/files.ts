@@ -15,7 +15,7 @@ import { parseFileListQuery, parsePurpose } from '../schemas/files.js';
 import type { FilesStore } from '../store/files-store.js';
 import { receiveFile } from './file-multipart.js';
 import { keyed } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface FilesServices extends Services {
   readonly files: FilesStore;

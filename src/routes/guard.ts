@@ -5,7 +5,6 @@
 import type { Scope } from '../config.js';
 import { authenticateKey, authorizeEndpoint, resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import { isPromise } from '../core/coordination/admission-port.js';
-import { budgetError } from '../core/limits/budget-errors.js';
 import { refusalError, writeRateLimitHeaders } from '../core/limits/limit-headers.js';
 import { limitClassOf, type Admission } from '../core/limits/rate-limiter.js';
 import { NO_ALIASES, resolveModel, type EndpointKind, type ModelAliases } from '../core/models/resolve-model.js';
@@ -13,7 +12,8 @@ import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { RouteAuth, RouteContext, RouteDef } from '../http/server.js';
-import type { Services } from './services.js';
+import type { EndpointAccess } from '../app/endpoint-access.js';
+import type { Services } from '../app/services.js';
 
 /** SPEC Limits: management request bodies (RouteDef.bodyLimit of control-plane routes). */
 export const MANAGEMENT_BODY_LIMIT = 16 * 1024;
@@ -67,17 +67,6 @@ export function keyed(services: Services, scope: Scope, route: Omit<RouteDef<Aut
   return { ...route, auth: keyAuth(services, scope) };
 }
 
-/**
- * Token-spending routes, once the endpoint and workspace are known: `X-Service-Budget-Warning` at 80% of
- * a cap, 429 `endpoint_budget_exhausted` / `workspace_budget_exhausted` once one is spent.
- */
-export function requireBudget(ctx: RouteContext, services: Services, auth: AuthenticatedKey, access: EndpointAccess): void {
-  const verdict = services.budgets.check(auth.project.id, access.endpoint.id, access.workspaceId, services.now());
-  if (!verdict) return;
-  if (verdict.warning) ctx.reply.setHeader('X-Service-Budget-Warning', verdict.warning);
-  if (verdict.exhausted) throw budgetError(verdict.exhausted);
-}
-
 /** The workspace a request names: `ws_` path segment, then X-Workspace-Id, then X-Service-Workspace. */
 export function namedWorkspace(req: IncomingRequest): { named: string | null; namedBy: string } {
   if (req.params.workspace !== undefined) return { named: req.params.workspace, namedBy: 'workspace_id' };
@@ -86,12 +75,6 @@ export function namedWorkspace(req: IncomingRequest): { named: string | null; na
   const mcp = req.header('x-service-workspace');
   if (mcp !== undefined) return { named: mcp.trim(), namedBy: 'X-Service-Workspace' };
   return { named: null, namedBy: '' };
-}
-
-export interface EndpointAccess {
-  readonly endpoint: EndpointRecord;
-  /** null: the request runs project-wide (a key with no user and no list, in a project without a default). */
-  readonly workspaceId: string | null;
 }
 
 /** Direct routes: the endpoint named by slug, reachable by this key in the request's workspace. */

@@ -12,7 +12,7 @@ import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseBudget } from '../schemas/management-keys.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 

@@ -12,7 +12,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { checkWorkspaceIds, execBody, parseCreateJoinKey, parsePatchAgent } from '../schemas/management-exec.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface ExecManagementServices extends Services {
   readonly agentsAdmin: AgentsAdmin;

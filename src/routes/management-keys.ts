@@ -12,7 +12,7 @@ import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseCreateKey } from '../schemas/management-keys.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 // The wire shape and rules, where `switchboard keys` (cli-keys-store.ts) has always found them.
 export { apiKeyWire, keyStatus, ROTATION_GRACE_MS } from '../app/key-management.js';

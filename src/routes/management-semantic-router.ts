@@ -8,7 +8,7 @@ import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseRuleCreate, parseRuleUpdate, parseSettingsPatch } from '../schemas/semantic-router.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export type RouterManagementServices = Services & Omit<RouterManagementDeps, 'catalog' | 'now'>;
 

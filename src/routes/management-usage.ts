@@ -9,7 +9,7 @@ import type { RouteDef } from '../http/server.js';
 import { parseUsageQuery } from '../schemas/management-usage.js';
 import { DAY_MS, type UsageGroupBy, type UsageTotals, type UsageTotalsSource } from '../core/store/usage-store.js';
 import { keyed } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface UsageServices extends Services {
   readonly usageReader: UsageTotalsSource;

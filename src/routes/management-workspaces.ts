@@ -11,7 +11,7 @@ import { parseWorkspacePatch, type WorkspacePatch } from '../schemas/workspace-r
 import type { WorkspaceChange } from '../core/store/router-store.js';
 import type { WorkspaceRouting } from '../router/router-system.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface WorkspaceManagementServices extends Services {
   readonly workspaceRouting: WorkspaceRouting;

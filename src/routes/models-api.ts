@@ -17,7 +17,7 @@ import { parseAliasCreate, parseAliasUpdate } from '../schemas/models-api.js';
 import type { ModelAlias } from '../core/store/router-store.js';
 import type { ModelAliasBook } from '../router/router-state.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface ModelsApiServices extends Services {
   readonly modelAliases: ModelAliasBook;

@@ -13,7 +13,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import type { SemanticRouter } from '../router/semantic-router.js';
 import { keyed, reachableEndpoints, requireEndpoint } from './guard.js';
 import { routerWorkspace } from './semantic-router-chat.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 /**
  * The model a client names on the router base URL to say "let the router choose": listed first there. The

@@ -1,35 +1,19 @@
 /**
  * POST /{project}/_semantic/router/v1/chat/completions/multimodel (SPEC "Semantic router behaviour" 10):
- * the decomposing variant of the routed chat route. A planner call splits the turn into sub-tasks
- * (multimodel-planner.ts); each is routed and dispatched (multimodel-dispatch.ts, multimodel-run.ts); the
- * answer is buffered or streamed here. Served like the single-model route instead (routeChatTurn +
- * serveChatTurn, one code path with it): multi-model routing disabled, a turn declaring the caller's own
- * function tools with tool_choice other than `none`, or no valid plan after one retry.
+ * the decomposing variant of the routed chat route. The route resolves the workspace and reads the body
+ * (`n` checked apart: not capped on this route); the turn is app/multimodel/multimodel-turn.ts.
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { applyPartEdits } from '../core/chat/part-edits.js';
-import { dispatchCount } from '../core/multimodel/cost.js';
-import { checkModalities } from '../core/multimodel/modality.js';
-import type { Plan } from '../core/multimodel/plan.js';
-import { transcript } from '../core/multimodel/planner-prompt.js';
-import type { ClientMessage } from '../core/multimodel/step-messages.js';
-import type { EndpointRecord } from '../core/records.js';
-import { requestedSlo } from '../core/routing/latency-window.js';
-import { GatewayError, toGatewayError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
-import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
-import { serveChatTurn } from './chat-turn.js';
+import { parseChatRequest } from '../schemas/chat-request.js';
+import type { RouterChatServices } from '../app/chat/router-chat-services.js';
+import { serveMultimodelTurn, type MultimodelBody } from '../app/multimodel/multimodel-turn.js';
 import { keyed } from './guard.js';
-import type { MultimodelTurn } from './multimodel-dispatch.js';
-import { makePlan, plannerEndpoint } from './multimodel-planner.js';
-import { runChoice, usageOf, type ChoiceAnswer, type PlanRun, type Progress } from './multimodel-run.js';
-import { routeChatTurn, routerWorkspace, type RouterChatServices, type RouterWorkspace } from './semantic-router-chat.js';
+import { routerWorkspace } from './semantic-router-chat.js';
 
 type Json = Record<string, unknown>;
-
-/** Fields each dispatch sets itself; everything else the client sent reaches every dispatch. */
-const OWN_FIELDS = new Set(['messages', 'model', 'n', 'stream', 'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'x_exec', 'logprobs', 'top_logprobs']);
 
 /** SPEC behaviour 10: `n` is not capped on this route (the shared schema caps it at 128 elsewhere). */
 function choiceCount(n: unknown): number {
@@ -40,15 +24,7 @@ function choiceCount(n: unknown): number {
   return n;
 }
 
-interface Incoming {
-  readonly raw: Buffer;
-  readonly parsed: Json;
-  /** The body validated as the shared schema reads it, without `n` (checked apart, uncapped). */
-  readonly chat: ChatRequest;
-  readonly n: number;
-}
-
-async function readBody(ctx: RouteContext): Promise<Incoming> {
+async function readBody(ctx: RouteContext): Promise<MultimodelBody> {
   const raw = await ctx.req.body();
   const parsed = parseJsonBody(raw);
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
@@ -60,159 +36,10 @@ async function readBody(ctx: RouteContext): Promise<Incoming> {
   return { raw, parsed: body, chat: parseChatRequest(rest), n };
 }
 
-/** The caller's own function tools with any tool_choice except `none` (server-owned x_exec tools do not count). */
-function declaresCallerTools(chat: ChatRequest): boolean {
-  return (chat.tools?.length ?? 0) > 0 && chat.tool_choice !== 'none';
-}
-
-/**
- * Served like POST .../_semantic/router/v1/chat/completions: route once, one turn, the same code, the
- * client's bytes. Only `n` keeps this route's rule (not capped, streamable): it reaches the model as sent.
- */
-async function singleModel(services: RouterChatServices, ctx: RouteContext, auth: AuthenticatedKey, workspace: RouterWorkspace, body: Incoming): Promise<void> {
-  const chat = body.parsed.n === undefined || body.parsed.n === null ? body.chat : { ...body.chat, n: body.n };
-  const endpoint = await routeChatTurn(services, ctx, auth, workspace, chat);
-  await serveChatTurn(services, { ctx, auth, endpoint, workspaceId: workspace.workspaceId, raw: body.raw, parsed: body.parsed, chat, route: 'router' });
-}
-
 async function multimodelTurn(services: RouterChatServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {
   const workspace = routerWorkspace(ctx, services, auth);
   const body = await readBody(ctx);
-  const settings = services.router.settingsOf(auth.project.id);
-  if (!settings.multiModelEnabled || declaresCallerTools(body.chat)) return singleModel(services, ctx, auth, workspace, body);
-
-  const planner = plannerEndpoint(services, auth, workspace.workspaceId);
-  const client = await resolvedMessages(services, ctx, body);
-  const plan = await makePlan({ services, req: ctx.req, endpoint: planner, conversation: transcript(client) });
-  // A client gone during planning gets no dispatch at all (nothing is billed for a turn nobody reads).
-  if (ctx.req.aborted) return;
-  if (plan === null) return singleModel(services, ctx, auth, workspace, body);
-  if (plan.research && body.n > 1) {
-    throw new GatewayError('unsupported_value', { param: 'n', message: 'n above 1 is not supported for a turn that asks for research on the multimodel route; send n: 1.' });
-  }
-  checkModalities(plan.subtasks, services.router.routableEndpoints(auth.project.id, workspace.workspaceId, auth.key.endpointId), services.features.video_input);
-
-  const carried: Json = {};
-  for (const [k, v] of Object.entries(body.parsed)) if (!OWN_FIELDS.has(k)) carried[k] = v;
-  const turn: MultimodelTurn = {
-    services,
-    ctx,
-    auth,
-    workspace,
-    clientModel: body.chat.model,
-    carried,
-    slo: requestedSlo(ctx.req.header('x-slo-ttft-ms'), ctx.req.header('x-slo-tpot-ms')),
-  };
-  const run: PlanRun = { client, responseFormat: body.parsed.response_format ?? null, plan, usages: [] };
-  ctx.req.log.endpoint = planner.slug;
-  if (body.chat.stream === true) return streamed(turn, run, body);
-  return buffered(turn, run, body);
-}
-
-/**
- * The client's messages with image URLs fetched server-side, as the single-model route fetches them (SPEC
- * X-Service-Augment-Media-URL-Resolution: on everywhere unless the header opts out): the vision sub-tasks
- * send the fetched images. Fetched once per turn, not per dispatch.
- */
-async function resolvedMessages(services: RouterChatServices, ctx: RouteContext, body: Incoming): Promise<readonly ClientMessage[]> {
-  const messages = body.chat.messages as readonly ClientMessage[];
-  if (!services.media || !messages.some((m) => Array.isArray(m.content))) return messages;
-  const edits = await services.media.images(body.parsed, body.chat, ctx.req);
-  if (edits.length === 0) return messages;
-  return applyPartEdits(body.raw, body.parsed, edits).parsed.messages as ClientMessage[];
-}
-
-/**
- * X-Service-Routed-Model / -Endpoint name the first endpoint a dispatch of the turn was routed to: the
- * head of a stream goes out before the last dispatch is routed (docs/decisions.md "Multimodel route").
- */
-function routedHeaders(turn: MultimodelTurn): (endpoint: EndpointRecord) => void {
-  let set = false;
-  return (endpoint) => {
-    if (set) return;
-    set = true;
-    turn.ctx.reply.setHeader('X-Service-Routed-Model', endpoint.model.id);
-    turn.ctx.reply.setHeader('X-Service-Routed-Endpoint', endpoint.slug);
-  };
-}
-
-const choicesOf = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
-
-async function buffered(turn: MultimodelTurn, run: PlanRun, body: Incoming): Promise<void> {
-  const hooks = { onRouted: routedHeaders(turn), onProgress: () => undefined };
-  const answers = await Promise.all(choicesOf(body.n).map((c) => runChoice(turn, run, c, hooks)));
-  turn.ctx.reply.json(200, {
-    id: turn.ctx.req.requestId,
-    object: 'chat.completion',
-    created: Math.floor(turn.services.now() / 1000),
-    model: turn.clientModel,
-    choices: answers.map(choiceBody),
-    usage: usageOf(run),
-    service_tier: 'default',
-    system_fingerprint: null,
-    x_multimodel: summary(run.plan, body.n),
-  });
-}
-
-function choiceBody(a: ChoiceAnswer): Json {
-  return { index: a.index, message: { role: 'assistant', content: a.content, refusal: null, tool_calls: null, annotations: [] }, logprobs: null, finish_reason: a.finishReason };
-}
-
-/** What the turn cost, in SPEC's terms (core/multimodel/cost.ts); sub-task ids and modalities, no text. */
-function summary(plan: Plan, n: number): Json {
-  return { subtasks: plan.subtasks.length, dispatches: dispatchCount(n, plan.subtasks.length) };
-}
-
-/**
- * SSE: per choice a role chunk, then one progress chunk per finished dispatch (an empty delta with
- * `x_multimodel_progress`), then the answer as one content delta and the finish chunk; the usage chunk with
- * stream_options.include_usage; `[DONE]`. A failure is one `data:` frame with the error envelope, then
- * `[DONE]`; with n above 1 it is written once, after the last choice closed (SPEC behaviour 10).
- */
-async function streamed(turn: MultimodelTurn, run: PlanRun, body: Incoming): Promise<void> {
-  const { reply, req } = turn.ctx;
-  const created = Math.floor(turn.services.now() / 1000);
-  const base = { id: req.requestId, object: 'chat.completion.chunk', created, model: turn.clientModel, service_tier: 'default', system_fingerprint: null };
-  let begun = false;
-  const send = (chunk: Json | string): void => {
-    if (!begun) {
-      begun = true;
-      reply.setHeader('Cache-Control', 'no-cache');
-      reply.beginStream(200, 'text/event-stream');
-    }
-    if (reply.open) reply.write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
-  };
-  const delta = (index: number, d: Json, finish: string | null, extra: Json = {}): Json => ({ ...base, choices: [{ index, delta: d, logprobs: null, finish_reason: finish }], ...extra });
-  const opened = new Set<number>();
-  const open = (index: number): void => {
-    if (opened.has(index)) return;
-    opened.add(index);
-    send(delta(index, { role: 'assistant', content: '' }, null));
-  };
-  const hooks = {
-    onRouted: routedHeaders(turn),
-    onProgress: (p: Progress) => {
-      open(p.choice);
-      send(delta(p.choice, {}, null, { x_multimodel_progress: { step: p.step ?? 'synthesis', endpoint: p.endpoint } }));
-    },
-  };
-  const outcomes = await Promise.allSettled(
-    choicesOf(body.n).map(async (c) => {
-      const answer = await runChoice(turn, run, c, hooks);
-      open(c);
-      send(delta(c, { content: answer.content }, null));
-      send(delta(c, {}, answer.finishReason));
-    }),
-  );
-  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-  if (failed) {
-    if (req.aborted) return;
-    send(toGatewayError(failed.reason).toEnvelope());
-  } else if (body.chat.stream_options?.include_usage === true) {
-    send({ ...base, choices: [], usage: usageOf(run), x_multimodel: summary(run.plan, body.n) });
-  }
-  send('[DONE]');
-  reply.endStream();
+  return serveMultimodelTurn(services, ctx, auth, workspace, body);
 }
 
 export function multimodelRoutes(services: RouterChatServices): RouteDef[] {

@@ -8,7 +8,7 @@ import type { Scope } from '../config.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
 import { keyAuth } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 type Method = RouteDef['method'];
 

@@ -4,8 +4,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
-import type { PoolReport } from '../upstream/upstream-pool.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 const advanceSchema = z.strictObject({ advance_ms: z.number().int().min(0) });
 
@@ -32,9 +31,10 @@ export function testClockRoutes(clock: Clock): RouteDef[] {
  * `upstream`: the state of every endpoint's upstream servers, reported by /readyz, as is the shared limits'
  * dependency (`services.limits.health`, absent in one process). It does not decide
  * readiness: every replica shares the same model servers, so taking this one out of a load balancer
- * because a model server is down would only move the same failures elsewhere.
+ * because a model server is down would only move the same failures elsewhere. Its rows (upstream-pool.ts
+ * PoolReport) are written out as they are, so this route needs nothing of their shape.
  */
-export function opsRoutes(services: Services, upstream?: { report(): PoolReport[] }): RouteDef[] {
+export function opsRoutes(services: Services, upstream?: { report(): readonly object[] }): RouteDef[] {
   return [
     {
       method: 'GET',

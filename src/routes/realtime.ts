@@ -13,11 +13,12 @@ import { dialectFromUpgrade } from '../core/realtime/dialect.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import type { WsAccept, WsRouteDef } from '../http/ws.js';
-import type { ChatServices } from './chat-dispatch.js';
-import { keyed, requireBudget, requireEndpoint, requireKey } from './guard.js';
-import { RelaySession } from './realtime-relay.js';
-import { SegmentSession } from './realtime-segment.js';
-import type { RealtimeContext } from './realtime-session.js';
+import type { ChatServices } from '../app/chat/chat-dispatch.js';
+import { requireBudget } from '../app/endpoint-access.js';
+import { keyed, requireEndpoint, requireKey } from './guard.js';
+import { RelaySession } from '../app/realtime/realtime-relay.js';
+import { SegmentSession } from '../app/realtime/realtime-segment.js';
+import type { RealtimeContext } from '../app/realtime/realtime-session.js';
 
 export const REALTIME_PATTERN = '/:project/:endpoint/v1/realtime';
 const KEY_PROTOCOL = 'openai-insecure-api-key.';

@@ -14,9 +14,10 @@ import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseRerankRequest, parseScoreRequest, rerankTexts, scoreTexts } from '../schemas/rerank.js';
-import type { ChatServices } from './chat-dispatch.js';
-import { servePromptOnly } from './prompt-only-call.js';
-import { keyed, requireBudget, requireEndpoint, requireModel, type EndpointAccess } from './guard.js';
+import type { ChatServices } from '../app/chat/chat-dispatch.js';
+import { servePromptOnly } from '../app/prompt-only/prompt-only-call.js';
+import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
+import { keyed, requireEndpoint, requireModel } from './guard.js';
 
 type Operation = 'rerank' | 'score';
 

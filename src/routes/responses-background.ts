@@ -20,9 +20,10 @@ import type { RouteContext } from '../http/server.js';
 import { createSyntheticRequest } from '../http/synthetic-request.js';
 import type { Logger } from '../log.js';
 import type { ChatRequest } from '../schemas/chat-request.js';
-import type { ChatServices, TurnReply } from './chat-dispatch.js';
-import { serveChatTurn } from './chat-turn.js';
-import type { ResponsesReply } from './responses-reply.js';
+import type { ChatServices } from '../app/chat/chat-dispatch.js';
+import type { TurnSink } from '../app/turn-io.js';
+import { serveChatTurn } from '../app/chat/chat-turn.js';
+import type { ResponsesReply } from '../app/responses/responses-reply.js';
 
 /** Event logs of finished streamed background responses kept for `GET ?stream=true` (the newest). */
 export const KEPT_STREAMS = 100;
@@ -34,7 +35,7 @@ export const INTERRUPTED = { code: 'interrupted', message: 'The gateway stopped 
  * One background turn, and the sink its ResponsesReply writes to: every event frame is kept (frame i has
  * sequence_number i), JSON answers are dropped (the Response is stored by the reply's finish callback).
  */
-export class BackgroundRun implements TurnReply {
+export class BackgroundRun implements TurnSink {
   readonly id: string;
   readonly projectId: string;
   /** Created with `stream: true`: its frames are the events clients follow. */
@@ -168,7 +169,7 @@ export interface BackgroundJob {
   readonly route: 'chat' | 'router';
   readonly streamed: boolean;
   /** The reply the turn answers through, writing to `sink`, with the route's finish callback. */
-  readonly reply: (sink: TurnReply) => ResponsesReply;
+  readonly reply: (sink: TurnSink) => ResponsesReply;
   /** The row goes `in_progress` as the turn starts; false: it was no longer queued (cancelled or deleted, through any replica). */
   readonly started: () => Promise<boolean>;
 }

@@ -23,15 +23,18 @@ import { parseChatRequest } from '../schemas/chat-request.js';
 import { parseResponseRequest, type ResponseRequest } from '../schemas/responses-request.js';
 import type { ResponseRecord, StoredConversations, StoredResponses } from '../core/store/responses-store.js';
 import { assertServesChat } from './chat-completions.js';
-import type { ChatServices } from './chat-dispatch.js';
-import { serveChatTurn } from './chat-turn.js';
-import { keyed, requireBudget, requireEndpoint, requireModel, type EndpointAccess } from './guard.js';
+import type { ChatServices } from '../app/chat/chat-dispatch.js';
+import { serveChatTurn } from '../app/chat/chat-turn.js';
+import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
+import { keyed, requireEndpoint, requireModel } from './guard.js';
 import { reaches } from './item-list.js';
 import { createBackgroundResponses, followRun, type BackgroundResponses, type RecoveryCue } from './responses-background.js';
-import { passThroughResponse } from './responses-passthrough.js';
-import { ResponsesReply, type FinishResponse } from './responses-reply.js';
+import { passThroughResponse } from '../app/responses/responses-passthrough.js';
+import { ResponsesReply, type FinishResponse } from '../app/responses/responses-reply.js';
 import { storedResponseRoutes } from './responses-stored.js';
-import { routeChatTurn, routerWorkspace, type RouterChatServices, type RouterWorkspace } from './semantic-router-chat.js';
+import type { RouterChatServices, RouterWorkspace } from '../app/chat/router-chat-services.js';
+import { routeChatTurn } from '../app/chat/route-chat-turn.js';
+import { routerWorkspace } from './semantic-router-chat.js';
 
 /** SPEC "Other limits": server-side conversation replay. */
 export const CONVERSATION_REPLAY_LIMIT = 2000;

@@ -19,7 +19,7 @@ import type { SloTracker } from '../router/slo-tracker.js';
 import { parseSloPut } from '../schemas/models-api.js';
 import type { EndpointSlo } from '../core/store/router-store.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface SlosServices extends Services {
   readonly slos: SloTracker;

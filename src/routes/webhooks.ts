@@ -9,7 +9,7 @@ import type { WebhookManager } from '../core/webhooks/webhook-manager.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseCreateWebhook, parsePageQuery, parseUpdateWebhook, type UpdateWebhookBody } from '../schemas/webhooks.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
-import type { Services } from './services.js';
+import type { Services } from '../app/services.js';
 
 export interface WebhookServices extends Services {
   readonly webhooks: WebhookManager;

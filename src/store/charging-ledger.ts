@@ -1,7 +1,7 @@
 /**
  * The usage ledger, plus the two consumers of the same per-turn event: the project's token limiter and the
- * endpoint and workspace budgets. Every turn ends in exactly one `record(row)` (routes/chat-dispatch.ts,
- * routes/audio-call.ts), so charging here charges each turn once, in process and at once (the SQL write
+ * endpoint and workspace budgets. Every turn ends in exactly one `record(row)` (app/chat/chat-dispatch.ts,
+ * app/audio/audio-call.ts), so charging here charges each turn once, in process and at once (the SQL write
  * stays batched).
  *
  * This is also where a turn is priced: the endpoint's model and prices as configured now, at the moment of

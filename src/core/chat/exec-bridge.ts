@@ -3,7 +3,7 @@
  * bridged turn offers the model and under which names, which of the model's tool calls are ours, the
  * messages that carry a run's result back, the cumulative output cap (SPEC Passthrough 3), the summed
  * usage, and the SSE rendering of a finished answer. The loop that calls the model and runs the tools is
- * routes/chat-exec-bridge.ts; the tools run through the port `ExecToolRunner`.
+ * app/chat/chat-exec-bridge.ts; the tools run through the port `ExecToolRunner`.
  */
 import type { ExecTool } from '../exec/agent-registry.js';
 import { GatewayError } from '../../errors.js';

@@ -8,7 +8,7 @@
  *   window allows is cut from its oldest end (a marker says so);
  * - the summary stands where they stood, as one system message.
  * If the compacted request still does not fit, the original 400 is returned. The call is made in
- * routes/chat-harness.ts; this file plans it and splices its answer. Pure.
+ * app/chat/chat-harness.ts; this file plans it and splices its answer. Pure.
  */
 type Json = Record<string, unknown>;
 

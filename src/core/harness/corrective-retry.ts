@@ -4,7 +4,7 @@
  * declare) is not handed to the client: the model is asked again, with its attempt and a correction
  * appended, as an extra billed model turn. At most MAX_CORRECTIVE_RETRIES retries; `max_tokens` (or
  * max_completion_tokens) caps the output of all turns together, and a request that reaches the cap before
- * a well-formed answer ends with finish_reason `length`. The loop is routes/chat-harness.ts. Pure.
+ * a well-formed answer ends with finish_reason `length`. The loop is app/chat/chat-harness.ts. Pure.
  */
 type Json = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
  * its answer: a tool call naming a function the request did not declare (a hallucinated tool) is removed
  * from the answer instead of reaching a client that cannot run it. When every call of a choice is
  * removed, its finish_reason becomes `stop`, and a message left with neither content nor calls gets
- * content "". Applies to buffered answers (routes/chat-harness.ts serves such turns buffered). Pure.
+ * content "". Applies to buffered answers (app/chat/chat-harness.ts serves such turns buffered). Pure.
  */
 type Json = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 /**
  * Tool top-k (X-Service-Augment-Tool-Top-K; SPEC: off everywhere, X-Service-Augment: on included; only its
  * own header enables it). A turn declaring more than k tools keeps the k whose description is most similar
- * to the turn, by embedding (the project's embedding endpoint; the call is made in routes/chat-harness.ts).
+ * to the turn, by embedding (the project's embedding endpoint; the call is made in app/chat/chat-harness.ts).
  *
  * k: DEFAULT_TOOL_TOP_K, or the companion header X-Service-Augment-Tool-Top-K-Count (an integer from 1 to
  * 128; anything else is ignored, like the SLO headers). Kept regardless of similarity, and counted in k:

@@ -2,7 +2,7 @@
  * The planner's answer: a JSON plan of sub-tasks (SPEC behaviour 10). Parsed with zod, then checked for
  * what a schema cannot say (unique ids, known and acyclic dependencies). A plan that fails any of this is
  * reported as a problem string, which the planner call sends back once as a correction before the turn
- * degrades to single-endpoint dispatch (routes/multimodel-planner.ts).
+ * degrades to single-endpoint dispatch (app/multimodel/multimodel-planner.ts).
  */
 import { z } from 'zod';
 import { topologicalOrder } from './scheduler.js';

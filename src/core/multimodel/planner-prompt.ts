@@ -1,6 +1,6 @@
 /**
  * THE planner prompt, in one place. The planner is a model call to the project's planner endpoint
- * (setting semantic_router_planner_endpoint_id, else the default of routes/multimodel-planner.ts) that
+ * (setting semantic_router_planner_endpoint_id, else the default of app/multimodel/multimodel-planner.ts) that
  * reads the client's conversation as a transcript and answers with a JSON plan (plan.ts). The bundled
  * simulator recognises the prompt by its first line (PLANNER_MARKER) and plans deterministically.
  */

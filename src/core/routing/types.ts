@@ -31,7 +31,7 @@ export interface RouterSettings {
   readonly switchMargin: number;
   readonly proximityBonus: number;
   readonly fallbackEndpointId: string | null;
-  /** The multimodel route's planner endpoint; null or absent: the default (routes/multimodel-planner.ts). */
+  /** The multimodel route's planner endpoint; null or absent: the default (app/multimodel/multimodel-planner.ts). */
   readonly plannerEndpointId?: string | null;
   readonly excludedEndpointIds: readonly string[];
   readonly rules: readonly RoutingRule[];

@@ -8,7 +8,7 @@
  * script, which talks to this server only. Every other page keeps running no script at all.
  */
 import type { RouteContext, RouteDef } from '../../http/server.js';
-import type { RouterChatServices } from '../../routes/semantic-router-chat.js';
+import type { RouterChatServices } from '../../app/chat/router-chat-services.js';
 import { PLAYGROUND_CSS, PLAYGROUND_JS } from '../assets/playground-script.js';
 import { projectRoute, type PageDef, type PageDeps } from '../pages/page-kit.js';
 import { PLAYGROUND_SCRIPT_PATH, PLAYGROUND_STYLESHEET_PATH, renderPlaygroundPage } from './playground-page.js';

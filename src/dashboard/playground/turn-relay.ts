@@ -1,6 +1,6 @@
 /**
- * The answer of a playground turn on its way to the page: the turn writes through this `TurnReply`
- * (routes/chat-dispatch.ts) as it would write to an API client's socket, and the page's response gets the
+ * The answer of a playground turn on its way to the page: the turn writes through this `TurnSink`
+ * (app/chat/chat-dispatch.ts) as it would write to an API client's socket, and the page's response gets the
  * very same SSE chunks, preceded by what an API client would read from the response head and the router's
  * decision row: `event: turn` (request id, endpoint, model, workspace), `event: decision` (routed turns:
  * endpoint, score, rule, reason) and `event: harness` (the features that acted, from `x-service-augmented`,
@@ -8,12 +8,12 @@
  */
 import type { DecisionRecord } from '../../store/decision-log.js';
 import type { Reply } from '../../http/reply.js';
-import type { TurnReply } from '../../routes/chat-dispatch.js';
+import type { TurnSink } from '../../app/turn-io.js';
 import { GatewayError, toGatewayError } from '../../errors.js';
 
 /** SPEC's response headers an API client would have seen, copied onto the page's response. */
 const FORWARDED = /^(ratelimit-|x-ratelimit-|retry-after$|x-service-)/i;
-/** Set by the turn (routes/chat-harness.ts): the harness features that changed the turn. */
+/** Set by the turn (app/chat/chat-harness.ts): the harness features that changed the turn. */
 export const AUGMENTED_HEADER = 'x-service-augmented';
 
 export interface TurnFacts {
@@ -31,7 +31,7 @@ export interface TurnFacts {
   readonly endpoint: () => { slug: string; model: string } | null;
 }
 
-export interface TurnRelay extends TurnReply {
+export interface TurnRelay extends TurnSink {
   /** The page's stream has begun (its head is out): a failure now is a frame, not a status. */
   readonly started: boolean;
   /** Ends a begun stream with the error envelope as a frame, then [DONE] (SPEC "Streaming events"). */

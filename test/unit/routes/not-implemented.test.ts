@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
 import type { RouteContext } from '../../../src/http/server.js';
 import { notImplementedRoutes } from '../../../src/routes/not-implemented.js';
-import type { Services } from '../../../src/routes/services.js';
+import type { Services } from '../../../src/app/services.js';
 
 const services = {} as Services;
 const ctx = { req: { body: async () => Buffer.alloc(0) } } as unknown as RouteContext;

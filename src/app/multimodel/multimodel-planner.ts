@@ -5,15 +5,15 @@
  * null and the turn degrades to single-endpoint dispatch (SPEC behaviour 10 fails open like the router).
  * The planner call is routing work: no usage row, no decision row (docs/decisions.md "Multimodel route").
  */
-import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import { parsePlan, type Plan } from '../core/multimodel/plan.js';
-import { plannerBody, plannerMessages } from '../core/multimodel/planner-prompt.js';
-import type { EndpointRecord } from '../core/records.js';
-import { GatewayError } from '../errors.js';
-import type { IncomingRequest } from '../http/request.js';
-import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
-import type { RouterChatServices } from './semantic-router-chat.js';
+import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import { deadlinesFor } from '../../core/chat/deadlines.js';
+import { parsePlan, type Plan } from '../../core/multimodel/plan.js';
+import { plannerBody, plannerMessages } from '../../core/multimodel/planner-prompt.js';
+import type { EndpointRecord } from '../../core/records.js';
+import { GatewayError } from '../../errors.js';
+import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
+import type { RouterChatServices } from '../chat/router-chat-services.js';
+import type { TurnCaller } from '../turn-io.js';
 
 const bySlug = (a: EndpointRecord, b: EndpointRecord): number => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
 
@@ -43,7 +43,7 @@ export function plannerEndpoint(services: RouterChatServices, auth: Authenticate
 
 export interface PlannerRequest {
   readonly services: RouterChatServices;
-  readonly req: IncomingRequest;
+  readonly req: TurnCaller;
   readonly endpoint: EndpointRecord;
   /** The client's conversation as a transcript (planner-prompt.ts). */
   readonly conversation: string;

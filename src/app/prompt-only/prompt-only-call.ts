@@ -4,16 +4,16 @@
  * client, the answer read whole under the answer cap and rewritten by `answer`, and exactly one usage row
  * once the call was made.
  */
-import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import type { ClientEmbeddings, EmbeddingUsage } from '../core/embeddings/embedding-response.js';
-import { spliceTopLevel } from '../core/json-splice.js';
-import { GatewayError } from '../errors.js';
-import type { RouteContext } from '../http/server.js';
-import { readCapped } from '../upstream/answer-cap.js';
-import { startAudioCall } from './audio-call.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
-import type { EndpointAccess } from './guard.js';
+import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import { deadlinesFor } from '../../core/chat/deadlines.js';
+import type { ClientEmbeddings, EmbeddingUsage } from '../../core/embeddings/embedding-response.js';
+import { spliceTopLevel } from '../../core/json-splice.js';
+import { GatewayError } from '../../errors.js';
+import { readCapped } from '../../upstream/answer-cap.js';
+import { startAudioCall } from '../audio/audio-call.js';
+import type { ChatServices, Outcome } from '../chat/chat-dispatch.js';
+import type { EndpointAccess } from '../endpoint-access.js';
+import type { ByteExchange } from '../turn-io.js';
 
 export interface PromptOnlyCall {
   /** The upstream path (`/embeddings`, `/rerank`, `/score`). */
@@ -26,7 +26,7 @@ export interface PromptOnlyCall {
   answer(raw: Buffer): ClientEmbeddings;
 }
 
-export async function servePromptOnly(services: ChatServices, ctx: RouteContext, auth: AuthenticatedKey, access: EndpointAccess, c: PromptOnlyCall): Promise<void> {
+export async function servePromptOnly(services: ChatServices, ctx: ByteExchange, auth: AuthenticatedKey, access: EndpointAccess, c: PromptOnlyCall): Promise<void> {
   const { req, reply } = ctx;
   const { endpoint, workspaceId } = access;
   const forwarded =

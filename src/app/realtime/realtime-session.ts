@@ -5,20 +5,20 @@
  * segment, one per session).
  */
 import { randomBytes } from 'node:crypto';
-import type { RealtimeConfig } from '../config.js';
-import type { AudioUsage } from '../core/audio/audio-usage.js';
-import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { isPromise } from '../core/coordination/admission-port.js';
-import { budgetError } from '../core/limits/budget-errors.js';
-import { refusalError } from '../core/limits/limit-headers.js';
-import type { Admission } from '../core/limits/rate-limiter.js';
-import { gaSessionFromBeta, sessionEventType, UPDATE_EVENT, type Dialect } from '../core/realtime/dialect.js';
-import { errorEvent, serverEvent, type SessionUpdate, type TurnDetection, type Update } from '../core/realtime/events.js';
-import type { EndpointRecord } from '../core/records.js';
-import { GatewayError } from '../errors.js';
-import { sendPastCap, type WsSocket } from '../http/ws.js';
-import { recordAudioUsage, type AudioAccount } from './audio-call.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
+import type { RealtimeConfig } from '../../config.js';
+import type { AudioUsage } from '../../core/audio/audio-usage.js';
+import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import { isPromise } from '../../core/coordination/admission-port.js';
+import { budgetError } from '../../core/limits/budget-errors.js';
+import { refusalError } from '../../core/limits/limit-headers.js';
+import type { Admission } from '../../core/limits/rate-limiter.js';
+import { gaSessionFromBeta, sessionEventType, UPDATE_EVENT, type Dialect } from '../../core/realtime/dialect.js';
+import { errorEvent, serverEvent, type SessionUpdate, type TurnDetection, type Update } from '../../core/realtime/events.js';
+import type { EndpointRecord } from '../../core/records.js';
+import { GatewayError } from '../../errors.js';
+import { recordAudioUsage, type AudioAccount } from '../audio/audio-call.js';
+import type { ChatServices, Outcome } from '../chat/chat-dispatch.js';
+import type { RealtimeSocket } from './realtime-socket.js';
 
 /** The realtime audio format: 24 kHz, mono, 16-bit. */
 const PCM16_BYTES_PER_SECOND = 24_000 * 2;
@@ -94,7 +94,7 @@ export type SegmentVerdict = GatewayError | null;
 export class SessionIo {
   readonly id = `sess_${randomBytes(10).toString('hex')}`;
   readonly ctx: RealtimeContext;
-  readonly #socket: WsSocket;
+  readonly #socket: RealtimeSocket;
   readonly #started = performance.now();
   #idle: NodeJS.Timeout;
   #outcome: Outcome | null = null;
@@ -107,7 +107,7 @@ export class SessionIo {
   /** `created` is sent before any client message: in the declared dialect, else the beta (the older default). */
   readonly #createdDialect: Dialect;
 
-  constructor(socket: WsSocket, ctx: RealtimeContext) {
+  constructor(socket: RealtimeSocket, ctx: RealtimeContext) {
     this.#socket = socket;
     this.ctx = ctx;
     this.#dialect = ctx.dialect;
@@ -179,7 +179,7 @@ export class SessionIo {
   overflow(buffered: number): void {
     this.#outcome = 'error';
     const e = new GatewayError('client_too_slow', { message: `The client is not reading its events (${buffered} bytes waiting); the session is closed.` });
-    sendPastCap(this.#socket, JSON.stringify(errorEvent(e, null)));
+    this.#socket.sendAnyway(JSON.stringify(errorEvent(e, null)));
   }
 
   /** The client sent a message over audio.realtime_max_message_bytes: the socket is ended with 1009 next. */

@@ -5,14 +5,15 @@
  * the finished answer as SSE chunks, as the x_exec bridge sends it. Every model turn is billed with a row
  * of its own (`<request id>`, then `<request id>.t2`, `.t3`); the answer's usage is their sum.
  */
-import { addUsage, completionChunks } from '../core/chat/exec-bridge.js';
-import type { HarnessFlags } from '../core/chat/header-flags.js';
-import { cappedChoice, correctionMessages, findMalformedCall, MAX_CORRECTIVE_RETRIES } from '../core/harness/corrective-retry.js';
-import { realizeTextCalls } from '../core/harness/fabricated-tool-calls.js';
-import { allowDeclaredCalls } from '../core/harness/tool-allowlist.js';
-import { toolNames } from '../core/harness/tool-choice-demotion.js';
-import type { ChatRequest } from '../schemas/chat-request.js';
-import type { ChatServices, TurnReply } from './chat-dispatch.js';
+import { addUsage, completionChunks } from '../../core/chat/exec-bridge.js';
+import type { HarnessFlags } from '../../core/chat/header-flags.js';
+import { cappedChoice, correctionMessages, findMalformedCall, MAX_CORRECTIVE_RETRIES } from '../../core/harness/corrective-retry.js';
+import { realizeTextCalls } from '../../core/harness/fabricated-tool-calls.js';
+import { allowDeclaredCalls } from '../../core/harness/tool-allowlist.js';
+import { toolNames } from '../../core/harness/tool-choice-demotion.js';
+import type { ChatRequest } from '../../schemas/chat-request.js';
+import type { TurnSink } from '../turn-io.js';
+import type { ChatServices } from './chat-dispatch.js';
 import { exchangeOnce, type HarnessCall } from './chat-harness-call.js';
 import { AUGMENTED_HEADER } from './chat-harness.js';
 
@@ -25,7 +26,7 @@ export function repairsAnswers(flags: HarnessFlags, chat: ChatRequest): boolean 
 }
 
 export interface RepairedTurn extends HarnessCall {
-  readonly reply: TurnReply;
+  readonly reply: TurnSink;
   /** The upstream body a plain turn would send (model replaced, request-side features applied). */
   readonly body: Buffer;
   readonly stream: boolean;

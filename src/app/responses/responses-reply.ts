@@ -6,11 +6,11 @@
  * on any replica: the terminal answer and the stream's end wait for the commit (a round trip with
  * PostgreSQL), and the route awaits `settled()` before its request ends.
  */
-import type { Item, NewId } from '../core/responses/input-items.js';
-import { ResponseStreamTranslator, type ResponseEvent } from '../core/responses/stream-events.js';
-import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type ResponseState } from '../core/responses/translate.js';
-import { SseDecoder } from '../upstream/sse-decoder.js';
-import type { TurnReply } from './chat-dispatch.js';
+import type { Item, NewId } from '../../core/responses/input-items.js';
+import { ResponseStreamTranslator, type ResponseEvent } from '../../core/responses/stream-events.js';
+import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type ResponseState } from '../../core/responses/translate.js';
+import { SseDecoder } from '../../upstream/sse-decoder.js';
+import type { TurnSink } from '../turn-io.js';
 
 export type FinishResponse = (state: ResponseState, body: Record<string, unknown>) => Promise<void>;
 
@@ -18,8 +18,8 @@ function frame(event: ResponseEvent): string {
   return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-export class ResponsesReply implements TurnReply {
-  readonly #reply: TurnReply;
+export class ResponsesReply implements TurnSink {
+  readonly #reply: TurnSink;
   readonly #header: ResponseHeader;
   readonly #newId: NewId;
   readonly #finish: FinishResponse;
@@ -31,7 +31,7 @@ export class ResponsesReply implements TurnReply {
   /** The stored outcome's commit, then the writes that wait for it; rejected when storing failed. */
   #tail: Promise<void> = Promise.resolve();
 
-  constructor(reply: TurnReply, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
+  constructor(reply: TurnSink, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
     this.#reply = reply;
     this.#header = header;
     this.#newId = newId;

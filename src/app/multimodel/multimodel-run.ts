@@ -4,11 +4,11 @@
  * answers), then one synthesis when the plan has 3 or more sub-tasks; smaller plans answer with the
  * terminal step. Usage adds up every dispatch that answered. Progress is reported per finished dispatch.
  */
-import { needsSynthesis, sumUsage, type Usage } from '../core/multimodel/cost.js';
-import type { Plan, SubTask } from '../core/multimodel/plan.js';
-import { runSchedule } from '../core/multimodel/scheduler.js';
-import { subTaskMessages, synthesisMessages, type ClientMessage, type StepAnswer } from '../core/multimodel/step-messages.js';
-import type { EndpointRecord } from '../core/records.js';
+import { needsSynthesis, sumUsage, type Usage } from '../../core/multimodel/cost.js';
+import type { Plan, SubTask } from '../../core/multimodel/plan.js';
+import { runSchedule } from '../../core/multimodel/scheduler.js';
+import { subTaskMessages, synthesisMessages, type ClientMessage, type StepAnswer } from '../../core/multimodel/step-messages.js';
+import type { EndpointRecord } from '../../core/records.js';
 import { dispatchStep, type Dispatched, type MultimodelTurn } from './multimodel-dispatch.js';
 
 export interface ChoiceAnswer {

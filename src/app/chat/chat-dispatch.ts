@@ -3,43 +3,40 @@
  * client may first have tried a server it could not connect to), a deadline, abort wiring, response
  * normalization (buffered or streamed chunk by chunk), and exactly one usage row.
  */
-import type { Config } from '../config.js';
-import { inputOf, type ContextInput } from '../core/chat/context-window.js';
-import type { Deadlines } from '../core/chat/deadlines.js';
-import type { ExecToolRunner } from '../core/chat/exec-bridge.js';
-import { normalizeCompletion } from '../core/chat/normalize-completion.js';
-import type { TurnContext, TurnUsage } from '../core/chat/turn-context.js';
-import type { EndpointRecord } from '../core/records.js';
-import { GatewayError, toGatewayError } from '../errors.js';
-import type { IncomingRequest } from '../http/request.js';
-import type { Reply } from '../http/reply.js';
-import type { UsageLedger } from '../store/usage-ledger.js';
-import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
-import type { BufferedResponse, UpstreamClient, UpstreamResponse } from '../upstream/upstream-client.js';
+import type { Config } from '../../config.js';
+import { inputOf, type ContextInput } from '../../core/chat/context-window.js';
+import type { Deadlines } from '../../core/chat/deadlines.js';
+import type { ExecToolRunner } from '../../core/chat/exec-bridge.js';
+import { normalizeCompletion } from '../../core/chat/normalize-completion.js';
+import type { TurnContext, TurnUsage } from '../../core/chat/turn-context.js';
+import type { EndpointRecord } from '../../core/records.js';
+import { GatewayError, toGatewayError } from '../../errors.js';
+import type { UsageLedger } from '../../store/usage-ledger.js';
+import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
+import type { BufferedResponse, UpstreamClient, UpstreamResponse } from '../../upstream/upstream-client.js';
 import type { MediaResolver } from './chat-media.js';
 import { streamTurn } from './chat-stream.js';
-import type { Services } from './services.js';
+import type { Services } from '../services.js';
+import type { TurnCaller, TurnSink } from '../turn-io.js';
 
 export interface ChatServices extends Services {
   readonly upstream: UpstreamClient;
   readonly usage: UsageLedger;
   readonly timeouts: Config['timeouts'];
   readonly features: Config['features'];
-  /** Server-side image fetching for image_url parts (routes/chat-media.ts); absent: URLs pass as sent. */
+  /** Server-side image fetching for image_url parts (app/chat/chat-media.ts); absent: URLs pass as sent. */
   readonly media?: MediaResolver;
   /** The execution tools a chat request with `x_exec: true` may use (chat-exec-bridge.ts); absent: none. */
   readonly execTools?: ExecToolRunner;
 }
 
-/**
- * What a turn writes its answer through: the route's Reply, or a stand-in that translates the chat answer
- * into another API's shape on its way out (routes/responses-reply.ts).
- */
-export type TurnReply = Pick<Reply, 'open' | 'setHeader' | 'json' | 'beginStream' | 'write' | 'onWritable' | 'endStream' | 'onDrainDeadline'>;
-
 export interface TurnRequest {
-  readonly req: IncomingRequest;
-  readonly reply: TurnReply;
+  readonly req: TurnCaller;
+  /**
+   * The route's Reply, or a stand-in that translates the chat answer into another API's shape on its way
+   * out (app/responses/responses-reply.ts).
+   */
+  readonly reply: TurnSink;
   readonly endpoint: EndpointRecord;
   readonly body: Buffer;
   readonly stream: boolean;
@@ -52,7 +49,7 @@ export interface TurnRequest {
   readonly route?: string;
   /**
    * Runs on a non-streamed completion after the turn is charged and before it is sent (audio output:
-   * routes/chat-audio.ts); may add to the body. A throw answers with that error instead.
+   * app/chat/chat-audio.ts); may add to the body. A throw answers with that error instead.
    */
   readonly complete?: (body: Record<string, unknown>) => Promise<void>;
 }

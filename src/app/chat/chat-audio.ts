@@ -9,25 +9,25 @@
  * request id plus the SPEC path of the part or message it served), charged like the audio routes.
  */
 import { randomBytes } from 'node:crypto';
-import { speechUsage, transcriptionUsage } from '../core/audio/audio-usage.js';
-import { multipartBody } from '../core/audio/multipart.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import { partPath, type EditedBody, type PartEdit } from '../core/chat/part-edits.js';
-import { removeTopLevel } from '../core/json-splice.js';
-import { budgetError } from '../core/limits/budget-errors.js';
-import type { EndpointRecord } from '../core/records.js';
-import { GatewayError } from '../errors.js';
-import type { IncomingRequest } from '../http/request.js';
-import type { ChatRequest } from '../schemas/chat-request.js';
-import { recordAudioUsage, startAudioCall, type AudioAccount, type AudioCall } from './audio-call.js';
+import { speechUsage, transcriptionUsage } from '../../core/audio/audio-usage.js';
+import { multipartBody } from '../../core/audio/multipart.js';
+import { deadlinesFor } from '../../core/chat/deadlines.js';
+import { partPath, type EditedBody, type PartEdit } from '../../core/chat/part-edits.js';
+import { removeTopLevel } from '../../core/json-splice.js';
+import { budgetError } from '../../core/limits/budget-errors.js';
+import type { EndpointRecord } from '../../core/records.js';
+import { GatewayError } from '../../errors.js';
+import type { TurnCaller } from '../turn-io.js';
+import type { ChatRequest } from '../../schemas/chat-request.js';
+import { recordAudioUsage, startAudioCall, type AudioAccount, type AudioCall } from '../audio/audio-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
-import { readCapped } from '../upstream/answer-cap.js';
+import { readCapped } from '../../upstream/answer-cap.js';
 
 type Json = Record<string, unknown>;
 
 /** The request an audio call serves: its abort signal, log and request id, and whom to charge. */
 export interface AudioTurn {
-  readonly req: IncomingRequest;
+  readonly req: TurnCaller;
   readonly account: AudioAccount;
 }
 
@@ -78,7 +78,7 @@ function decodePart(p: AudioPart): Buffer {
 }
 
 /** How a failed audio call is recorded. */
-function outcomeOf(req: IncomingRequest, e: GatewayError): Outcome {
+function outcomeOf(req: TurnCaller, e: GatewayError): Outcome {
   return req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error';
 }
 

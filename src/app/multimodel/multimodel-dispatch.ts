@@ -4,24 +4,24 @@
  * decision row, sent to the endpoint as one buffered upstream turn and billed with one usage row. Every
  * dispatch is a model turn of its own: n x S of them, plus the syntheses (core/multimodel/cost.ts).
  */
-import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import type { Usage } from '../core/multimodel/cost.js';
-import type { StepMessage } from '../core/multimodel/step-messages.js';
-import type { EndpointRecord } from '../core/records.js';
-import type { LatencyObjective } from '../core/routing/latency-window.js';
-import { queryPreview } from '../core/routing/query.js';
-import { GatewayError, toGatewayError } from '../errors.js';
-import type { RouteContext } from '../http/server.js';
-import { clientModeOf, decisionRecord } from '../router/decision-row.js';
-import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
-import { requireBudget } from './guard.js';
-import type { RouterChatServices, RouterWorkspace } from './semantic-router-chat.js';
+import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import { deadlinesFor } from '../../core/chat/deadlines.js';
+import type { Usage } from '../../core/multimodel/cost.js';
+import type { StepMessage } from '../../core/multimodel/step-messages.js';
+import type { EndpointRecord } from '../../core/records.js';
+import type { LatencyObjective } from '../../core/routing/latency-window.js';
+import { queryPreview } from '../../core/routing/query.js';
+import { GatewayError, toGatewayError } from '../../errors.js';
+import { clientModeOf, decisionRecord } from '../../router/decision-row.js';
+import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
+import { requireBudget } from '../endpoint-access.js';
+import type { RouterChatServices, RouterWorkspace } from '../chat/router-chat-services.js';
+import type { RoutedExchange } from '../turn-io.js';
 
 /** Everything every dispatch of one multimodel turn shares. */
 export interface MultimodelTurn {
   readonly services: RouterChatServices;
-  readonly ctx: RouteContext;
+  readonly ctx: RoutedExchange;
   readonly auth: AuthenticatedKey;
   readonly workspace: RouterWorkspace;
   /** The client's `model` string (echoed in the answer; what exact_request_model rules read). */

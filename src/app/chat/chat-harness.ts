@@ -6,22 +6,22 @@
  * compaction) and records which features acted, for the `x-service-augmented` response header.
  * Requests without an augmentation header never get here (chat-turn.ts checks resolveHarness once).
  */
-import { inputOf, type ContextInput, type ContextVerdict } from '../core/chat/context-window.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import type { HarnessFlags } from '../core/chat/header-flags.js';
-import type { TurnContext } from '../core/chat/turn-context.js';
-import { dropToolsForModel } from '../core/harness/capability-tool-drop.js';
-import { compactedMessages, planCompaction, summaryRequest } from '../core/harness/compaction.js';
-import { compressBody } from '../core/harness/compression.js';
-import { fanoutNudge } from '../core/harness/fanout-nudge.js';
-import { raiseMaxTokens } from '../core/harness/max-tokens-floor.js';
-import { demoteToolChoice } from '../core/harness/tool-choice-demotion.js';
-import { keepTools, pinnedTools, selectTopK, toolText, topKCount, turnQuery } from '../core/harness/tool-top-k.js';
-import type { EndpointRecord } from '../core/records.js';
-import { GatewayError } from '../errors.js';
-import type { IncomingRequest } from '../http/request.js';
-import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
-import { embed } from '../upstream/embeddings.js';
+import { inputOf, type ContextInput, type ContextVerdict } from '../../core/chat/context-window.js';
+import { deadlinesFor } from '../../core/chat/deadlines.js';
+import type { HarnessFlags } from '../../core/chat/header-flags.js';
+import type { TurnContext } from '../../core/chat/turn-context.js';
+import { dropToolsForModel } from '../../core/harness/capability-tool-drop.js';
+import { compactedMessages, planCompaction, summaryRequest } from '../../core/harness/compaction.js';
+import { compressBody } from '../../core/harness/compression.js';
+import { fanoutNudge } from '../../core/harness/fanout-nudge.js';
+import { raiseMaxTokens } from '../../core/harness/max-tokens-floor.js';
+import { demoteToolChoice } from '../../core/harness/tool-choice-demotion.js';
+import { keepTools, pinnedTools, selectTopK, toolText, topKCount, turnQuery } from '../../core/harness/tool-top-k.js';
+import type { EndpointRecord } from '../../core/records.js';
+import { GatewayError } from '../../errors.js';
+import type { TurnCaller } from '../turn-io.js';
+import { parseChatRequest, type ChatRequest } from '../../schemas/chat-request.js';
+import { embed } from '../../upstream/embeddings.js';
 import type { ChatServices } from './chat-dispatch.js';
 import { exchangeOnce, type HarnessCall } from './chat-harness-call.js';
 
@@ -43,7 +43,7 @@ export interface ChatWork {
 
 export interface HarnessScope {
   readonly flags: HarnessFlags;
-  readonly req: IncomingRequest;
+  readonly req: TurnCaller;
   readonly endpoint: EndpointRecord;
   readonly projectId: string;
   readonly workspaceId: string | null;
@@ -130,7 +130,7 @@ async function topK(services: ChatServices, s: HarnessScope, body: Json): Promis
 export type Fits = (chat: ChatRequest) => ContextVerdict | Promise<ContextVerdict>;
 
 export interface CompactionScope {
-  readonly req: IncomingRequest;
+  readonly req: TurnCaller;
   readonly endpoint: EndpointRecord;
   readonly account: HarnessCall['account'];
   readonly lane: TurnContext['lane'];

@@ -7,22 +7,22 @@
  * event. One upstream request, the tier's deadlines, abort wiring and one usage row, as in chat-dispatch.ts.
  */
 import { StringDecoder } from 'node:string_decoder';
-import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import { resolveServiceTier } from '../core/chat/service-tier.js';
-import type { TurnUsage } from '../core/chat/turn-context.js';
-import { spliceTopLevel } from '../core/json-splice.js';
-import type { EndpointRecord } from '../core/records.js';
-import { sequenceOf, usageOfEvent, usageOfResponse } from '../core/responses/upstream-usage.js';
-import { GatewayError, toGatewayError } from '../errors.js';
-import type { RouteContext } from '../http/server.js';
-import { SseDecoder, type SseEvent } from '../upstream/sse-decoder.js';
-import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
-import type { UpstreamResponse } from '../upstream/upstream-client.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
+import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import { deadlinesFor } from '../../core/chat/deadlines.js';
+import { resolveServiceTier } from '../../core/chat/service-tier.js';
+import type { TurnUsage } from '../../core/chat/turn-context.js';
+import { spliceTopLevel } from '../../core/json-splice.js';
+import type { EndpointRecord } from '../../core/records.js';
+import { sequenceOf, usageOfEvent, usageOfResponse } from '../../core/responses/upstream-usage.js';
+import { GatewayError, toGatewayError } from '../../errors.js';
+import { SseDecoder, type SseEvent } from '../../upstream/sse-decoder.js';
+import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
+import type { UpstreamResponse } from '../../upstream/upstream-client.js';
+import type { ChatServices, Outcome } from '../chat/chat-dispatch.js';
+import type { ByteExchange } from '../turn-io.js';
 
 export interface PassthroughTurn {
-  readonly ctx: RouteContext;
+  readonly ctx: ByteExchange;
   readonly auth: AuthenticatedKey;
   readonly endpoint: EndpointRecord;
   readonly workspaceId: string | null;

@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ResponseState } from '../../../src/core/responses/translate.js';
-import { ResponsesReply, type FinishResponse } from '../../../src/routes/responses-reply.js';
-import type { TurnReply } from '../../../src/routes/chat-dispatch.js';
+import { ResponsesReply, type FinishResponse } from '../../../src/app/responses/responses-reply.js';
+import type { TurnSink } from '../../../src/app/turn-io.js';
 import { parseResponseRequest } from '../../../src/schemas/responses-request.js';
 
-interface Sink extends TurnReply {
+interface Sink extends TurnSink {
   readonly log: string[];
 }
 

@@ -4,14 +4,13 @@
  * bounded copy kept for accounting), and exactly one usage row once the upstream was called.
  */
 import type { Readable } from 'node:stream';
-import type { AudioUsage } from '../core/audio/audio-usage.js';
-import type { Deadlines } from '../core/chat/deadlines.js';
-import type { EndpointRecord } from '../core/records.js';
-import type { IncomingRequest } from '../http/request.js';
-import type { Reply } from '../http/reply.js';
-import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
-import type { UpstreamResponse } from '../upstream/upstream-client.js';
-import type { ChatServices, Outcome } from './chat-dispatch.js';
+import type { AudioUsage } from '../../core/audio/audio-usage.js';
+import type { Deadlines } from '../../core/chat/deadlines.js';
+import type { EndpointRecord } from '../../core/records.js';
+import type { ByteSink, TurnCaller } from '../turn-io.js';
+import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
+import type { UpstreamResponse } from '../../upstream/upstream-client.js';
+import type { ChatServices, Outcome } from '../chat/chat-dispatch.js';
 
 export interface AudioCall {
   /** The answer below 400; rejects with the client's error (an error status mapped, the deadline, ...). */
@@ -28,7 +27,7 @@ export interface AudioAccount {
 
 export function startAudioCall(
   services: ChatServices,
-  req: IncomingRequest,
+  req: TurnCaller,
   endpoint: EndpointRecord,
   call: { path: string; body: Buffer | Readable; contentType?: string; accept?: string },
   deadlines: Deadlines,
@@ -67,7 +66,7 @@ export interface Piped {
  * last 64 KiB) for accounting. `charge` gets how it ended just before the stream's end is handed to the
  * socket, so a SIGKILL between the two cannot leave a delivered answer unbilled; resolves with the same.
  */
-export function pipeToClient(req: IncomingRequest, reply: Reply, res: UpstreamResponse, keepTail: boolean, charge: (piped: Piped) => void): Promise<Piped> {
+export function pipeToClient(req: TurnCaller, reply: ByteSink, res: UpstreamResponse, keepTail: boolean, charge: (piped: Piped) => void): Promise<Piped> {
   const contentType = headerText(res.headers['content-type']) ?? 'application/octet-stream';
   reply.beginStream(res.statusCode, contentType);
   let kept = '';

@@ -8,8 +8,8 @@
  * sent once it is whole, as JSON or, for a streaming request, as SSE chunks. Requests without `x_exec`
  * never reach this module (chat-turn.ts checks one property).
  */
-import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import type { Deadlines } from '../core/chat/deadlines.js';
+import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import type { Deadlines } from '../../core/chat/deadlines.js';
 import {
   addUsage,
   argumentsOf,
@@ -26,13 +26,13 @@ import {
   toolCallsOf,
   toolMessage,
   type ExecToolRunner,
-} from '../core/chat/exec-bridge.js';
-import type { TurnContext } from '../core/chat/turn-context.js';
-import type { EndpointRecord } from '../core/records.js';
-import { GatewayError } from '../errors.js';
-import type { IncomingRequest } from '../http/request.js';
-import type { ChatRequest } from '../schemas/chat-request.js';
-import type { ChatServices, TurnReply } from './chat-dispatch.js';
+} from '../../core/chat/exec-bridge.js';
+import type { TurnContext } from '../../core/chat/turn-context.js';
+import type { EndpointRecord } from '../../core/records.js';
+import { GatewayError } from '../../errors.js';
+import type { ChatRequest } from '../../schemas/chat-request.js';
+import type { TurnCaller, TurnSink } from '../turn-io.js';
+import type { ChatServices } from './chat-dispatch.js';
 import { exchangeOnce } from './chat-harness-call.js';
 
 type Json = Record<string, unknown>;
@@ -74,8 +74,8 @@ export function execOptIn(parsed: Json, auth: AuthenticatedKey, workspaceId: str
 }
 
 export interface BridgeInput {
-  readonly req: IncomingRequest;
-  readonly reply: TurnReply;
+  readonly req: TurnCaller;
+  readonly reply: TurnSink;
   readonly endpoint: EndpointRecord;
   /** The upstream body as a direct turn would send it (model replaced, clamps applied), without x_exec. */
   readonly base: Json;

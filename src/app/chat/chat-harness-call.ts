@@ -5,19 +5,19 @@
  * keeps the request id, so every row of a request is found by the id's prefix. The x_exec bridge's turns
  * come through here too (labels t2, t3, ...).
  */
-import type { Deadlines } from '../core/chat/deadlines.js';
-import { normalizeCompletion } from '../core/chat/normalize-completion.js';
-import type { TurnContext, TurnUsage } from '../core/chat/turn-context.js';
-import type { EndpointRecord } from '../core/records.js';
-import { GatewayError, toGatewayError } from '../errors.js';
-import type { IncomingRequest } from '../http/request.js';
-import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
+import type { Deadlines } from '../../core/chat/deadlines.js';
+import { normalizeCompletion } from '../../core/chat/normalize-completion.js';
+import type { TurnContext, TurnUsage } from '../../core/chat/turn-context.js';
+import type { EndpointRecord } from '../../core/records.js';
+import { GatewayError, toGatewayError } from '../../errors.js';
+import type { TurnCaller } from '../turn-io.js';
+import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
 
 type Json = Record<string, unknown>;
 
 export interface HarnessCall {
-  readonly req: IncomingRequest;
+  readonly req: TurnCaller;
   readonly endpoint: EndpointRecord;
   readonly deadlines: Deadlines;
   readonly turn: TurnContext;

@@ -6,17 +6,17 @@
  * with the transcripts of audio parts: only those URLs change, every other byte of the body stays the
  * client's. A URL that cannot be used gives 400 naming it.
  */
-import type { MediaConfig } from '../config.js';
-import { mediaUrlResolutionEnabled } from '../core/chat/header-flags.js';
-import type { PartEdit } from '../core/chat/part-edits.js';
-import { GatewayError } from '../errors.js';
-import type { IncomingRequest } from '../http/request.js';
-import type { ChatRequest } from '../schemas/chat-request.js';
-import { MediaFetchError, type MediaFetcher } from '../upstream/media-fetcher.js';
+import type { MediaConfig } from '../../config.js';
+import { mediaUrlResolutionEnabled } from '../../core/chat/header-flags.js';
+import type { PartEdit } from '../../core/chat/part-edits.js';
+import { GatewayError } from '../../errors.js';
+import type { TurnCaller } from '../turn-io.js';
+import type { ChatRequest } from '../../schemas/chat-request.js';
+import { MediaFetchError, type MediaFetcher } from '../../upstream/media-fetcher.js';
 
 export interface MediaResolver {
   /** The image_url parts with their URL replaced by the fetched data: URL; none when nothing is fetched. */
-  images(parsed: Record<string, unknown>, chat: ChatRequest, req: IncomingRequest): Promise<PartEdit[]>;
+  images(parsed: Record<string, unknown>, chat: ChatRequest, req: TurnCaller): Promise<PartEdit[]>;
 }
 
 interface ImageRef {

@@ -8,13 +8,13 @@
  * transcript is one usage row.
  */
 import { WebSocket } from 'undici';
-import { audioTokensForMs, fromUsageObject, textTokens } from '../core/audio/audio-usage.js';
-import { pcm16DurationMs } from '../core/audio/wav.js';
-import { isPromise } from '../core/coordination/admission-port.js';
-import { parseClientEvent } from '../core/realtime/events.js';
-import { GatewayError } from '../errors.js';
-import type { WsSession, WsSocket } from '../http/ws.js';
+import { audioTokensForMs, fromUsageObject, textTokens } from '../../core/audio/audio-usage.js';
+import { pcm16DurationMs } from '../../core/audio/wav.js';
+import { isPromise } from '../../core/coordination/admission-port.js';
+import { parseClientEvent } from '../../core/realtime/events.js';
+import { GatewayError } from '../../errors.js';
 import { applyUpdate, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SegmentVerdict, type SessionState } from './realtime-session.js';
+import type { RealtimeSession, RealtimeSocket } from './realtime-socket.js';
 
 type Json = Record<string, unknown>;
 
@@ -27,7 +27,7 @@ export function relayUrl(ctx: RealtimeContext): string {
   return `${base}/realtime?intent=transcription`;
 }
 
-export class RelaySession implements WsSession {
+export class RelaySession implements RealtimeSession {
   readonly #io: SessionIo;
   readonly #state: SessionState;
   readonly #upstream: WebSocket;
@@ -41,7 +41,7 @@ export class RelaySession implements WsSession {
   /** Upstream events that arrived while a segment's admission was being decided (asynchronously), in order. */
   #held: string[] | null = null;
 
-  constructor(socket: WsSocket, ctx: RealtimeContext) {
+  constructor(socket: RealtimeSocket, ctx: RealtimeContext) {
     this.#io = new SessionIo(socket, ctx);
     this.#state = initialState(ctx);
     const key = ctx.services.upstream.apiKey(ctx.endpoint);

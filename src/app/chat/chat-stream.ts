@@ -4,13 +4,13 @@
  * event-loop turn coalesced into one corked write (BASELINE: per-chunk corks cost 2.5x).
  */
 import { StringDecoder } from 'node:string_decoder';
-import { ChunkNormalizer } from '../core/chat/chunk-normalizer.js';
-import { createRestamper } from '../core/chat/chunk-restamp.js';
-import type { TurnUsage } from '../core/chat/turn-context.js';
-import { GatewayError } from '../errors.js';
-import { SseDecoder } from '../upstream/sse-decoder.js';
-import type { UpstreamAbort, UpstreamResponse } from '../upstream/upstream-client.js';
-import { mapUpstreamError } from '../upstream/upstream-errors.js';
+import { ChunkNormalizer } from '../../core/chat/chunk-normalizer.js';
+import { createRestamper } from '../../core/chat/chunk-restamp.js';
+import type { TurnUsage } from '../../core/chat/turn-context.js';
+import { GatewayError } from '../../errors.js';
+import { SseDecoder } from '../../upstream/sse-decoder.js';
+import type { UpstreamAbort, UpstreamResponse } from '../../upstream/upstream-client.js';
+import { mapUpstreamError } from '../../upstream/upstream-errors.js';
 import type { Outcome, TurnRequest } from './chat-dispatch.js';
 
 const DONE = 'data: [DONE]\n\n';

@@ -1,4 +1,4 @@
-/** What route handlers receive from the composition root. */
+/** What routes and use cases receive from the composition root (src/main.ts). */
 import type { AdmissionPort, DependencyHealth } from '../core/coordination/admission-port.js';
 import type { Budgets } from '../core/limits/budgets.js';
 import type { Catalog } from '../store/catalog.js';

@@ -3,28 +3,27 @@
  * (endpoint named by slug) and the semantic-router routes (endpoint chosen by the router). One code path,
  * so validation, passthrough, streaming and accounting cannot drift between them.
  */
-import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { checkCapabilities } from '../core/chat/capabilities.js';
-import { checkContextWindow, type ContextVerdict } from '../core/chat/context-window.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import { resolveHarness } from '../core/chat/header-flags.js';
-import { applyPartEdits, type EditedBody, type PartEdit } from '../core/chat/part-edits.js';
-import { resolveReasoning } from '../core/chat/reasoning.js';
-import { resolveServiceTier } from '../core/chat/service-tier.js';
-import type { TurnContext } from '../core/chat/turn-context.js';
-import { buildUpstreamBody } from '../core/chat/upstream-body.js';
-import type { EndpointRecord } from '../core/records.js';
-import { GatewayError } from '../errors.js';
-import { parseJsonBody, type IncomingRequest } from '../http/request.js';
-import type { RouteContext } from '../http/server.js';
-import type { ContentPart } from '../schemas/chat-message.js';
-import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
+import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import { checkCapabilities } from '../../core/chat/capabilities.js';
+import { checkContextWindow, type ContextVerdict } from '../../core/chat/context-window.js';
+import { deadlinesFor } from '../../core/chat/deadlines.js';
+import { resolveHarness } from '../../core/chat/header-flags.js';
+import { applyPartEdits, type EditedBody, type PartEdit } from '../../core/chat/part-edits.js';
+import { resolveReasoning } from '../../core/chat/reasoning.js';
+import { resolveServiceTier } from '../../core/chat/service-tier.js';
+import type { TurnContext } from '../../core/chat/turn-context.js';
+import { buildUpstreamBody } from '../../core/chat/upstream-body.js';
+import type { EndpointRecord } from '../../core/records.js';
+import type { ContentPart } from '../../schemas/chat-message.js';
+import type { ChatRequest } from '../../schemas/chat-request.js';
+import type { TurnExchange, TurnSink } from '../turn-io.js';
 import { planSpeech, projectAudioEndpoint, speakAnswers, transcribeAudioParts, withoutAudioOutput, type AudioTurn } from './chat-audio.js';
-import { dispatchTurn, type ChatServices, type TurnReply } from './chat-dispatch.js';
+import { dispatchTurn, type ChatServices } from './chat-dispatch.js';
 import { execOptIn, serveBridgedTurn } from './chat-exec-bridge.js';
 import { repairsAnswers, serveRepairedTurn } from './chat-harness-answer.js';
 import { AUGMENTED_HEADER, fitOrCompact, shapeRequest, type ChatWork } from './chat-harness.js';
 
+/** A chat request's body as the route parsed it (routes/chat-body.ts). */
 export interface ChatBody {
   /** The client's bytes, forwarded with only `model` replaced. */
   readonly raw: Buffer;
@@ -32,26 +31,15 @@ export interface ChatBody {
   readonly chat: ChatRequest;
 }
 
-/** Reads and validates the body: 400 before anything else (routing included) looks at it. */
-export async function parseChatBody(req: IncomingRequest): Promise<ChatBody> {
-  const raw = await req.body();
-  const parsed = parseJsonBody(raw);
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new GatewayError('invalid_request', { message: 'The request body must be a JSON object.' });
-  }
-  const body = parsed as Record<string, unknown>;
-  return { raw, parsed: body, chat: parseChatRequest(body) };
-}
-
 export interface ChatTurnInput extends ChatBody {
-  readonly ctx: RouteContext;
+  readonly ctx: TurnExchange;
   readonly auth: AuthenticatedKey;
   readonly endpoint: EndpointRecord;
   readonly workspaceId: string | null;
   /** Usage ledger label: `chat` on direct routes, `router` on semantic-router routes. */
   readonly route: 'chat' | 'router';
   /** Answers through this instead of ctx.reply (the Responses API translates the chat answer on its way out). */
-  readonly reply?: TurnReply;
+  readonly reply?: TurnSink;
   /**
    * The harness default of the surface (SPEC Passthrough 2): false (omitted) for API traffic; the service's
    * own chat surfaces (the dashboard playground) pass true, so every feature but tool top-k is on unless a

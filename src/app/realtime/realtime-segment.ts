@@ -4,19 +4,19 @@
  * OpenAI-compatible transcription server), and emits the transcripts in commit order. Up to
  * `max_inflight_segments` segments are transcribed at once; later ones wait their turn.
  */
-import { audioTokensForMs, fromUsageObject, textTokens, type AudioUsage } from '../core/audio/audio-usage.js';
-import { multipartBody } from '../core/audio/multipart.js';
-import { pcm16DurationMs, pcm16ToWav } from '../core/audio/wav.js';
-import { deadlinesFor } from '../core/chat/deadlines.js';
-import { isPromise } from '../core/coordination/admission-port.js';
-import { newItemId, parseClientEvent, type ClientEvent, type Update } from '../core/realtime/events.js';
-import { PcmBuffer } from '../core/realtime/pcm-buffer.js';
-import { EnergyVad } from '../core/realtime/vad.js';
-import { GatewayError } from '../errors.js';
-import type { WsSession, WsSocket } from '../http/ws.js';
-import { callUpstream, UpstreamDeadline } from '../upstream/upstream-call.js';
+import { audioTokensForMs, fromUsageObject, textTokens, type AudioUsage } from '../../core/audio/audio-usage.js';
+import { multipartBody } from '../../core/audio/multipart.js';
+import { pcm16DurationMs, pcm16ToWav } from '../../core/audio/wav.js';
+import { deadlinesFor } from '../../core/chat/deadlines.js';
+import { isPromise } from '../../core/coordination/admission-port.js';
+import { newItemId, parseClientEvent, type ClientEvent, type Update } from '../../core/realtime/events.js';
+import { PcmBuffer } from '../../core/realtime/pcm-buffer.js';
+import { EnergyVad } from '../../core/realtime/vad.js';
+import { GatewayError } from '../../errors.js';
+import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
 import { applyUpdate, CLIENT_DEFAULT_THRESHOLD, initialState, PCM16_RATE, sessionObject, SessionIo, type RealtimeContext, type SessionState } from './realtime-session.js';
-import { readCapped } from '../upstream/answer-cap.js';
+import { readCapped } from '../../upstream/answer-cap.js';
+import type { RealtimeSession, RealtimeSocket } from './realtime-socket.js';
 
 type Result = { readonly ok: true; readonly text: string; readonly usage: AudioUsage } | { readonly ok: false; readonly error: GatewayError };
 
@@ -33,7 +33,7 @@ interface Segment {
 const MIN_COMMIT_MS = 100;
 const ms = (samples: number): number => Math.round((samples / PCM16_RATE) * 1000);
 
-export class SegmentSession implements WsSession {
+export class SegmentSession implements RealtimeSession {
   readonly #io: SessionIo;
   readonly #state: SessionState;
   readonly #buffer = new PcmBuffer();
@@ -48,7 +48,7 @@ export class SegmentSession implements WsSession {
   /** The socket is gone: a segment admitted after that (asynchronously) is not transcribed. */
   #closed = false;
 
-  constructor(socket: WsSocket, ctx: RealtimeContext) {
+  constructor(socket: RealtimeSocket, ctx: RealtimeContext) {
     this.#io = new SessionIo(socket, ctx);
     this.#state = initialState(ctx);
     this.#vad = this.#makeVad();

@@ -1,0 +1,83 @@
+/**
+ * What a use case sees of the client: the request it serves (`TurnCaller`) and where its answer goes
+ * (`TurnSink`). Declared here, narrow, so that src/app never imports src/http: the server's
+ * IncomingRequest and Reply satisfy them structurally, as do the stand-ins that run a turn for someone
+ * else (a batch line's synthetic request, the dashboard playground's relay, the Responses API's
+ * translating reply). Types only: nothing is wrapped or copied per request.
+ */
+
+/** The access-log fields a use case fills in as it learns them (src/http/request.ts RequestLog has them all). */
+export interface TurnLog {
+  /** The endpoint's slug, once a router chose it. */
+  endpoint?: string;
+  upstreamMs?: number;
+  /** Time to the first byte of a streamed answer. */
+  ttftMs?: number;
+  /** Time to the first content or reasoning token, and per output token after it (issue 14). */
+  firstTokenMs?: number;
+  tpotMs?: number;
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
+/** The client's request as a use case reads it. */
+export interface TurnCaller {
+  readonly requestId: string;
+  /** performance.now() when the request arrived. */
+  readonly startedAt: number;
+  /** Header names lower-case, as the server copied them. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly log: TurnLog;
+  /** The client went away: nothing more is written, and the turn is billed as aborted. */
+  readonly aborted: boolean;
+  /** Aborted with the client; for pool tasks and fetches that take a signal. */
+  readonly signal: AbortSignal;
+  /** A plain callback on client abort: cheaper than an AbortSignal on the hot path. */
+  onAbort(listener: () => void): void;
+}
+
+/** A request the semantic router routes: its decision row reads these too. */
+export interface RoutedCaller extends TurnCaller {
+  /** The API, or the dashboard's own chat (its turns run as synthetic requests). */
+  readonly surface: 'api' | 'dashboard';
+  readonly clientIp: string;
+  header(name: string): string | undefined;
+}
+
+/**
+ * Where a turn writes its answer: a whole JSON body, or a stream under backpressure (`write` false: wait
+ * for `onWritable`). `onDrainDeadline` gives a stream its last words at a graceful stop's deadline.
+ */
+export interface TurnSink {
+  readonly open: boolean;
+  setHeader(name: string, value: string): void;
+  json(status: number, body: unknown): void;
+  beginStream(status: number, contentType: string): void;
+  write(chunk: string | Buffer): boolean;
+  onWritable(handler: () => void): void;
+  endStream(): void;
+  onDrainDeadline(handler: () => void): void;
+}
+
+/** A sink that also answers with bytes of its own content type (audio, embeddings passed through). */
+export interface ByteSink extends TurnSink {
+  send(status: number, body: string | Buffer, contentType: string): void;
+}
+
+/** The request and its reply together, as a route hands them over (src/http's RouteContext fits). */
+export interface TurnExchange {
+  readonly req: TurnCaller;
+  readonly reply: TurnSink;
+}
+
+/** The same, for a turn the semantic router routes. */
+export interface RoutedExchange {
+  readonly req: RoutedCaller;
+  readonly reply: TurnSink;
+}
+
+/** The same, for a use case that may answer with bytes of its own content type. */
+export interface ByteExchange {
+  readonly req: TurnCaller;
+  readonly reply: ByteSink;
+}
