@@ -95,7 +95,8 @@ import { createBatchSystem } from './batches/batch-system.js';
 import { batchFilesOf } from './batches/batch-files.js';
 import { createBatchesRepo } from './store/batches-repo.js';
 import { uploadsRoutes } from './routes/uploads.js';
-import { createFilesStore } from './store/files-store.js';
+import { createPgFilesStore } from './store/postgres/files-store.js';
+import { createSqliteFilesStore } from './store/sqlite/files-store.js';
 
 export interface GatewayOptions {
   readonly config: Config;
@@ -237,8 +238,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // an outbox on the same connection, so each stays in its state change's transaction.
   const busyDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
   const busyOutbox = webhooks.outboxOn(busyDb);
-  // Files and uploads (issue 14): bytes under the store's files/ folder, rows and file.* events in SQLite.
-  const filesServices = { ...services, files: createFilesStore(db, store.filesDir, webhooks.outbox, clock.now), filesConfig: config.files };
+  // Files and uploads (issue 14): bytes under the store's files/ folder, rows and file.* events in SQLite;
+  // with PostgreSQL, rows, bytes and events there, shared by every replica.
+  const files = backend.pg ? createPgFilesStore(backend.pg, clock.now) : createSqliteFilesStore(db, store.filesDir, webhooks.outbox, clock.now);
+  const filesServices = { ...services, files, filesConfig: config.files };
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   const agents = createAgentsSystem({ db: busyDb, outbox: busyOutbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.

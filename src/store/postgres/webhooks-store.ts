@@ -64,11 +64,7 @@ export function createPgWebhooksStore(store: PgStore, box: SecretBox): WebhooksS
     deliveryQueue: (claimant) => pgDeliveryQueue(store, box, claimant),
     async appendEvents(events) {
       if (events.length === 0) return 0;
-      return store.transaction(async (client) => {
-        const queued = await appendEvents(client, events);
-        if (queued > 0) await store.notifyChange(client, WEBHOOK_DELIVERIES_TOPIC);
-        return queued;
-      });
+      return store.transaction((client) => appendEventsIn(store, client, events));
     },
     async prune(now, retentionMs) {
       const cutoff = now - retentionMs;
@@ -95,6 +91,18 @@ async function drain(pool: pg.Pool, sql: string, cutoff: number): Promise<number
     total += n;
     if (n < PRUNE_BATCH) return total;
   }
+}
+
+/**
+ * `appendEvents` inside the caller's transaction on `client` (the files store emits `file.*` with the row
+ * it describes): events, their fan-out, and the dispatchers' wake-up, which PostgreSQL sends only if that
+ * transaction commits. Returns the deliveries queued.
+ */
+export async function appendEventsIn(store: PgStore, client: pg.PoolClient, events: readonly OutboxEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const queued = await appendEvents(client, events);
+  if (queued > 0) await store.notifyChange(client, WEBHOOK_DELIVERIES_TOPIC);
+  return queued;
 }
 
 /**

@@ -9,6 +9,7 @@ import { pgMigrationIdentity } from './002-identity.js';
 import { pgMigrationWebhooks } from './003-webhooks.js';
 import { pgMigrationUsage } from './004-usage.js';
 import { pgMigrationRouter } from './005-router.js';
+import { pgMigrationFiles } from './006-files.js';
 
 export interface PgMigration {
   readonly name: string;
@@ -21,4 +22,5 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { name: '003-webhooks', sql: pgMigrationWebhooks },
   { name: '004-usage', sql: pgMigrationUsage },
   { name: '005-router', sql: pgMigrationRouter },
+  { name: '006-files', sql: pgMigrationFiles },
 ];
