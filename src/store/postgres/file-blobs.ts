@@ -21,7 +21,6 @@ export const STAGED_MAX_IDLE_MS = 60 * 60 * 1000;
  */
 export async function stageBlob(pool: pg.Pool, source: Readable, maxBytes: number): Promise<StagedBytes> {
   const id = `blob_${randomBytes(12).toString('hex')}`;
-  await pool.query('INSERT INTO file_blobs (id, bytes, committed, touched_at) VALUES ($1, 0, false, $2)', [id, Date.now()]);
   const md5 = createHash('md5');
   let bytes = 0;
   let n = 0;
@@ -38,6 +37,11 @@ export async function stageBlob(pool: pg.Pool, source: Readable, maxBytes: numbe
   };
   const sink = new Writable({
     highWaterMark: CHUNK_BYTES,
+    // The blob's row before any chunk; in the sink, so the pipeline below listens to `source` at once
+    // (a source that fails before the row is in must not be an unheard 'error').
+    construct(done) {
+      pool.query('INSERT INTO file_blobs (id, bytes, committed, touched_at) VALUES ($1, 0, false, $2)', [id, Date.now()]).then(() => done(), done);
+    },
     write(chunk: Buffer, _enc, done) {
       bytes += chunk.length;
       if (bytes > maxBytes) return done(new FilesRefusal('too_large', `The file exceeds the ${maxBytes}-byte limit.`));
