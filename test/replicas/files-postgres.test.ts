@@ -1,0 +1,94 @@
+/**
+ * Issues 12 and 14: two gateway processes, each with its own SQLite file and files folder, sharing files
+ * through one PostgreSQL database and nothing else (no shared disk: the bytes are in PostgreSQL). A file
+ * uploaded through A is listed and downloaded byte-exact through B; an upload whose parts arrive through
+ * both is completed through B and read through A; a file deleted through B is gone on A; a batch created
+ * on B from a file uploaded through A completes with its output file readable through A.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import OpenAI, { toFile } from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
+import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+
+const MiB = 1024 * 1024;
+
+let sim: SimulatorProcess;
+let database: TestDatabase;
+let keys: TestKeys;
+let a: GatewayProcess;
+let b: GatewayProcess;
+let onA: OpenAI;
+let onB: OpenAI;
+
+beforeAll(async () => {
+  await requirePostgres();
+  keys = makeKeys();
+  [sim, database] = await Promise.all([startSimulatorProcess(), freshDatabase()]);
+  const config = {
+    ...testConfig(sim.url, keys, { limits: { management_requests_per_minute: 0, files_requests_per_minute: 0 } }),
+    storage: { kind: 'postgres', url: database.url },
+  };
+  const [dirA, dirB] = [tempDir(), tempDir()];
+  // One after the other: the first migrates the database, the second finds it current.
+  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env: PG_GATEWAY_ENV });
+  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env: PG_GATEWAY_ENV });
+  const client = (gw: GatewayProcess): OpenAI => new OpenAI({ baseURL: `${gw.url}/${PROJECT}/v1`, apiKey: keys.inferenceOnly, maxRetries: 0 });
+  [onA, onB] = [client(a), client(b)];
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop(), sim?.stop()]);
+  await database?.drop();
+});
+
+const md5 = (bytes: Buffer): string => createHash('md5').update(bytes).digest('hex');
+const download = async (c: OpenAI, id: string): Promise<Buffer> => Buffer.from(await (await c.files.content(id)).arrayBuffer());
+const status = (promise: Promise<unknown>): Promise<number | null> =>
+  promise.then(
+    () => null,
+    (err: unknown) => (err instanceof OpenAI.APIError ? (err.status ?? null) : -1),
+  );
+
+describe('two replicas sharing files through PostgreSQL, with no shared disk', () => {
+  it('lists and serves byte-exact through B a file uploaded through A, and a file deleted through B is 404 on A', async () => {
+    const bytes = randomBytes(2.5 * MiB + 17);
+    const file = await onA.files.create({ file: await toFile(bytes, 'big.bin'), purpose: 'user_data' });
+    const listed = await onB.files.list({ purpose: 'user_data' });
+    expect(listed.data.map((f) => f.id)).toContain(file.id);
+    expect(await onB.files.retrieve(file.id)).toMatchObject({ id: file.id, bytes: bytes.length, filename: 'big.bin' });
+    expect(md5(await download(onB, file.id))).toBe(md5(bytes));
+
+    expect(await onB.files.delete(file.id)).toMatchObject({ id: file.id, deleted: true });
+    expect(await status(onA.files.retrieve(file.id))).toBe(404);
+    expect(await status(onA.files.content(file.id))).toBe(404);
+  });
+
+  it('completes through B an upload whose parts came through A and B, readable through A', async () => {
+    const parts = [randomBytes(1.5 * MiB), randomBytes(MiB + 3)];
+    const whole = Buffer.concat(parts);
+    const upload = await onA.uploads.create({ filename: 'two-hosts.bin', purpose: 'user_data', bytes: whole.length, mime_type: 'application/octet-stream' });
+    const p0 = await onA.uploads.parts.create(upload.id, { data: await toFile(parts[0]!, 'p0') });
+    const p1 = await onB.uploads.parts.create(upload.id, { data: await toFile(parts[1]!, 'p1') });
+    const done = await onB.uploads.complete(upload.id, { part_ids: [p0.id, p1.id], md5: md5(whole) });
+    expect(done.status).toBe('completed');
+    const fileId = done.file?.id ?? '';
+    expect(md5(await download(onA, fileId))).toBe(md5(whole));
+  });
+
+  it('runs a batch created on B from a file uploaded through A, its output file readable through A', { timeout: 60_000 }, async () => {
+    const lines = ['one', 'two', 'three'].map((text) =>
+      JSON.stringify({ custom_id: text, method: 'POST', url: '/v1/chat/completions', body: { model: 'model-chat', messages: [{ role: 'user', content: `echo: ${text}` }] } }),
+    );
+    const input = await onA.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'batch.jsonl'), purpose: 'batch' });
+    const created = await onB.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await expect
+      .poll(async () => (await onB.batches.retrieve(created.id)).status, { timeout: 30_000, interval: 50 })
+      .toBe('completed');
+    const batch = await onB.batches.retrieve(created.id);
+    expect(batch.request_counts).toMatchObject({ total: 3, completed: 3, failed: 0 });
+    const output = (await download(onA, batch.output_file_id ?? '')).toString('utf8').trim().split('\n');
+    expect(output.map((l) => (JSON.parse(l) as { custom_id: string }).custom_id).sort()).toEqual(['one', 'three', 'two']);
+  });
+});
