@@ -94,6 +94,8 @@ import { createBatchLineRunner } from './routes/batch-line-runner.js';
 import { createBatchSystem } from './batches/batch-system.js';
 import { batchFilesOf } from './batches/batch-files.js';
 import { createBatchesRepo } from './store/batches-repo.js';
+import { BATCH_LINES_TOPIC, createPgBatchesStore } from './store/postgres/batches-store.js';
+import { createSqliteBatchesStore } from './store/sqlite/batches-store.js';
 import { uploadsRoutes } from './routes/uploads.js';
 import { createPgFilesStore } from './store/postgres/files-store.js';
 import { createSqliteFilesStore } from './store/sqlite/files-store.js';
@@ -262,7 +264,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Caches, budget charges and affinity kept right across workers or replicas (nothing with one process).
   attachBus(coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets, storedBudgetCaps: storedCaps });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
-  const batchesRepo = createBatchesRepo(busyDb, busyOutbox, instances.id);
+  // With PostgreSQL, batches and their lines are shared: any replica claims a line (once), under its row in
+  // the shared instance registry, and hears when another validated a batch (no wait for its minute sweep).
+  const pgInstances = webhooks.pgInstances;
+  const sharedBatches = backend.pg && pgInstances ? { pg: backend.pg, instances: pgInstances } : null;
+  const batchesRepo = sharedBatches ? createPgBatchesStore(sharedBatches.pg, sharedBatches.instances.id) : createSqliteBatchesStore(createBatchesRepo(busyDb, busyOutbox, instances.id));
   const batchFiles = batchFilesOf(filesServices.files);
   const keysRepo = createKeysRepo(db);
   // A line runs under its key as stored now: PostgreSQL's are all in the catalog's memory.
@@ -275,7 +281,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxLines: config.batches.max_lines,
     now: clock.now,
     logger,
-    instances,
+    instances: sharedBatches ? { onSweep: (fn) => sharedBatches.instances.onHeartbeat(fn) } : instances,
+    ...(sharedBatches
+      ? {
+          linesReady: {
+            announce: () => void sharedBatches.pg.notifyChange(sharedBatches.pg.pool, BATCH_LINES_TOPIC).catch((err: unknown) => logger.warn({ err }, 'batches: telling the replicas that lines are ready failed; they find them at their next sweep')),
+            listen: (fn: () => void) => sharedBatches.pg.onChange(BATCH_LINES_TOPIC, fn),
+          },
+        }
+      : {}),
   });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
@@ -413,7 +427,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   webhooks.start();
   agents.start();
   routing.start();
-  batches.start();
+  await batches.start();
   const scheme = config.server.tls ? 'https' : 'http';
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // A worker's own line; the main thread of `serve --workers N` says "switchboard listening" once all are up.

@@ -38,6 +38,8 @@ export interface WebhookSystem {
   readonly dispatcher: Dispatcher;
   /** The outbox on another connection to this instance's SQLite file (its writes in that connection's transactions). */
   outboxOn(db: Db): StoreOutbox;
+  /** With PostgreSQL: this replica's row in the shared instance registry (batch lines are claimed under it too). */
+  readonly pgInstances: PgInstanceRegistry | null;
   /** Resumes deliveries left in flight by stopped instances, then polls. */
   start(): void;
   close(): Promise<void>;
@@ -141,6 +143,7 @@ export async function createWebhookSystem(options: WebhookSystemOptions): Promis
     outbox,
     dispatcher,
     outboxOn: (other) => (other === db ? outbox : backing.newOutbox(other, wakeDispatcher)),
+    pgInstances: backing.pgInstances,
     start: () => {
       dispatcher.start();
       stopKeeping = (backing.pgInstances ?? instances).onHeartbeat(() => dispatcher.keepClaims());

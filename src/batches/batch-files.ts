@@ -23,5 +23,8 @@ export function batchFilesOf(files: FilesStore): BatchFiles {
       const meta = await files.commit(projectId, staged, filename, purpose);
       return meta.id;
     },
+    async delete(projectId, fileId) {
+      await files.delete(projectId, fileId);
+    },
   };
 }

@@ -3,18 +3,16 @@
  * reads and writes the same rows and bytes, so a file uploaded through one is listed, downloaded and
  * deleted through any other. The commit discipline is the disk store's (store/files-store.ts): bytes are
  * staged completely first, and the file (or part) row is inserted in the transaction that marks its blob
- * committed, with its `file.*` event fanned out to the webhook tables (webhooks-store.ts appendEventsIn).
+ * committed, with its `file.*` event fanned out to the webhook tables (webhooks-store.ts emitEventIn).
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { FilesRefusal, type FilesStore } from '../../core/store/files-store.js';
 import { fileObject, UPLOAD_TTL_MS, uploadStatusAt, type FileMeta, type PartMeta, type UploadMeta } from '../../core/files/file-objects.js';
-import { envelopeBody } from '../../core/webhooks/envelope.js';
 import type { EventType } from '../../core/webhooks/event-types.js';
-import { webhookIds } from '../../core/webhooks/ids.js';
 import { joinBlobs, md5OfBlobs, readBlobs, stageBlob, sweepStagedBlobs } from './file-blobs.js';
 import type { PgStore } from './pg-store.js';
-import { appendEventsIn } from './webhooks-store.js';
+import { emitEventIn } from './webhooks-store.js';
 
 interface FileRow {
   seq: number;
@@ -61,11 +59,8 @@ const SWEEP_BATCH = 100;
 export function createPgFilesStore(store: PgStore, now: () => number): FilesStore {
   const { pool } = store;
 
-  const emit = (client: pg.PoolClient, projectId: string, type: EventType, data: Record<string, unknown>): Promise<number> => {
-    const at = now();
-    const id = webhookIds.eventId();
-    return appendEventsIn(store, client, [{ id, projectId, type, body: envelopeBody(id, type, at, data), createdAt: at }]);
-  };
+  const emit = (client: pg.PoolClient, projectId: string, type: EventType, data: Record<string, unknown>): Promise<number> =>
+    emitEventIn(store, client, projectId, type, data, now());
   const fileRow = async (db: pg.Pool | pg.PoolClient, projectId: string, fileId: string): Promise<FileRow | null> =>
     (await db.query<FileRow>('SELECT * FROM files WHERE project_id = $1 AND id = $2', [projectId, fileId])).rows[0] ?? null;
   /** Claims a staged blob for a row in this transaction; false if it is not (or no longer) staged. */

@@ -15,6 +15,9 @@ import type {
   WebhooksStore,
 } from '../../core/store/webhooks-store.js';
 import type { DeliveryResult, DueDelivery, WebhookEndpointRecord } from '../../core/webhooks/delivery.js';
+import { envelopeBody } from '../../core/webhooks/envelope.js';
+import type { EventType } from '../../core/webhooks/event-types.js';
+import { webhookIds } from '../../core/webhooks/ids.js';
 import type { SealedValue, SecretBox } from '../secret-box.js';
 import { dueDeliveryReader, toDelivery, type DeliveryRow, type DueRow } from '../webhook-rows.js';
 import type { PgStore } from './pg-store.js';
@@ -103,6 +106,12 @@ export async function appendEventsIn(store: PgStore, client: pg.PoolClient, even
   const queued = await appendEvents(client, events);
   if (queued > 0) await store.notifyChange(client, WEBHOOK_DELIVERIES_TOPIC);
   return queued;
+}
+
+/** One event, enveloped now, fanned out inside the caller's transaction (files and batches state changes). */
+export function emitEventIn(store: PgStore, client: pg.PoolClient, projectId: string, type: EventType, data: Record<string, unknown>, at: number): Promise<number> {
+  const id = webhookIds.eventId();
+  return appendEventsIn(store, client, [{ id, projectId, type, body: envelopeBody(id, type, at, data), createdAt: at }]);
 }
 
 /**

@@ -10,6 +10,7 @@ import { pgMigrationWebhooks } from './003-webhooks.js';
 import { pgMigrationUsage } from './004-usage.js';
 import { pgMigrationRouter } from './005-router.js';
 import { pgMigrationFiles } from './006-files.js';
+import { pgMigrationBatches } from './007-batches.js';
 
 export interface PgMigration {
   readonly name: string;
@@ -23,4 +24,5 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { name: '004-usage', sql: pgMigrationUsage },
   { name: '005-router', sql: pgMigrationRouter },
   { name: '006-files', sql: pgMigrationFiles },
+  { name: '007-batches', sql: pgMigrationBatches },
 ];
