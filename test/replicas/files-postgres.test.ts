@@ -1,16 +1,20 @@
 /**
  * Issues 12 and 14: two gateway processes, each with its own SQLite file and files folder, sharing files
- * through one PostgreSQL database and nothing else (no shared disk: the bytes are in PostgreSQL). A file
- * uploaded through A is listed and downloaded byte-exact through B; an upload whose parts arrive through
- * both is completed through B and read through A; a file deleted through B is gone on A; a batch created
- * on B from a file uploaded through A completes with its output file readable through A.
+ * and batches through one PostgreSQL database and nothing else (no shared disk: the bytes are in
+ * PostgreSQL). A file uploaded through A is listed and downloaded byte-exact through B; an upload whose
+ * parts arrive through both is completed through B and read through A; a file deleted through B is gone
+ * on A; a batch created on B from a file uploaded through A is followed through A to completion, its
+ * output file read through A; the lines of a larger batch are claimed by both replicas, each line sent
+ * to the model once (the simulator's log) and answered once.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import OpenAI, { toFile } from 'openai';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { simRequests } from '../helpers/simulator-log.js';
 
 const MiB = 1024 * 1024;
 
@@ -28,6 +32,7 @@ beforeAll(async () => {
   [sim, database] = await Promise.all([startSimulatorProcess(), freshDatabase()]);
   const config = {
     ...testConfig(sim.url, keys, { limits: { management_requests_per_minute: 0, files_requests_per_minute: 0 } }),
+    batches: { concurrency: 4 },
     storage: { kind: 'postgres', url: database.url },
   };
   const [dirA, dirB] = [tempDir(), tempDir()];
@@ -43,6 +48,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
+const chatLine = (customId: string, text: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body: { model: 'model-chat', messages: [{ role: 'user', content: `echo: ${text}` }], ...extra } });
 const md5 = (bytes: Buffer): string => createHash('md5').update(bytes).digest('hex');
 const download = async (c: OpenAI, id: string): Promise<Buffer> => Buffer.from(await (await c.files.content(id)).arrayBuffer());
 const status = (promise: Promise<unknown>): Promise<number | null> =>
@@ -77,18 +84,68 @@ describe('two replicas sharing files through PostgreSQL, with no shared disk', (
     expect(md5(await download(onA, fileId))).toBe(md5(whole));
   });
 
-  it('runs a batch created on B from a file uploaded through A, its output file readable through A', { timeout: 60_000 }, async () => {
-    const lines = ['one', 'two', 'three'].map((text) =>
-      JSON.stringify({ custom_id: text, method: 'POST', url: '/v1/chat/completions', body: { model: 'model-chat', messages: [{ role: 'user', content: `echo: ${text}` }] } }),
-    );
+  it('runs a batch created on B from a file uploaded through A, followed through A, its output file read through A', { timeout: 60_000 }, async () => {
+    const lines = ['one', 'two', 'three'].map((text) => chatLine(text, text));
     const input = await onA.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'batch.jsonl'), purpose: 'batch' });
     const created = await onB.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    expect((await onA.batches.list()).data.map((x) => x.id)).toContain(created.id);
     await expect
-      .poll(async () => (await onB.batches.retrieve(created.id)).status, { timeout: 30_000, interval: 50 })
+      .poll(async () => (await onA.batches.retrieve(created.id)).status, { timeout: 30_000, interval: 50 })
       .toBe('completed');
-    const batch = await onB.batches.retrieve(created.id);
+    const batch = await onA.batches.retrieve(created.id);
     expect(batch.request_counts).toMatchObject({ total: 3, completed: 3, failed: 0 });
     const output = (await download(onA, batch.output_file_id ?? '')).toString('utf8').trim().split('\n');
     expect(output.map((l) => (JSON.parse(l) as { custom_id: string }).custom_id).sort()).toEqual(['one', 'three', 'two']);
+  });
+
+  it('has both replicas claim the lines of one batch, each line sent to the model once and answered once', { timeout: 90_000 }, async () => {
+    const N = 200;
+    const marker = `m${Date.now().toString(36)}`;
+    const ids = Array.from({ length: N }, (_, i) => `${marker}-${i}`);
+    const input = await onA.files.create({
+      file: await toFile(Buffer.from(`${ids.map((id) => chatLine(id, id, { sim: { delay_ms: 20 } })).join('\n')}\n`), 'many.jsonl'),
+      purpose: 'batch',
+    });
+    // The simulator keeps its last 200 requests: read it as it fills, deduplicated by sequence number.
+    const seen = new Map<number, string>();
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        for (const r of await simRequests(sim.url, 200)) {
+          const m = new RegExp(`echo: (${marker}-\\d+)`).exec(r.body);
+          if (m?.[1]) seen.set(r.seq, m[1]);
+        }
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    })();
+    const created = await onB.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await expect.poll(async () => (await onA.batches.retrieve(created.id)).status, { timeout: 60_000, interval: 50 }).toBe('completed');
+    await new Promise((r) => setTimeout(r, 100));
+    polling = false;
+    await poller;
+
+    const batch = await onB.batches.retrieve(created.id);
+    expect(batch.request_counts).toEqual({ total: N, completed: N, failed: 0 });
+    const output = (await download(onA, batch.output_file_id ?? '')).toString('utf8').trim().split('\n');
+    const answered = output.map((l) => (JSON.parse(l) as { custom_id: string }).custom_id);
+    expect(answered.length).toBe(N);
+    expect(new Set(answered).size).toBe(N);
+    const upstream = new Map<string, number>();
+    for (const id of seen.values()) upstream.set(id, (upstream.get(id) ?? 0) + 1);
+    expect([...upstream.entries()].filter(([, count]) => count > 1)).toEqual([]);
+    expect(upstream.size).toBe(N);
+    // Both replicas ran lines: the claims are shared, not the creating replica's alone.
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ owner_instance: string; n: number }>(
+        'SELECT owner_instance, count(*)::int AS n FROM batch_lines WHERE batch_id = $1 GROUP BY owner_instance',
+        [created.id],
+      );
+      console.log(`batch of ${N} lines on 2 replicas, lines per replica: ${JSON.stringify(rows.map((r) => r.n))}`);
+      expect(rows.length).toBe(2);
+    } finally {
+      await client.end();
+    }
   });
 });
