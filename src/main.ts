@@ -244,6 +244,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // with PostgreSQL, rows, bytes and events there, shared by every replica.
   const files = backend.pg ? createPgFilesStore(backend.pg, clock.now) : createSqliteFilesStore(db, store.filesDir, webhooks.outbox, clock.now);
   const filesServices = { ...services, files, filesConfig: config.files };
+  // What a crash left in PostgreSQL (staged bytes never committed) goes at start, as the disk store's leftovers do.
+  if (backend.pg) files.sweepExpired().catch((err: unknown) => logger.error({ err }, 'files: sweeping leftovers failed; the next upload sweeps again'));
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   const agents = createAgentsSystem({ db: busyDb, outbox: busyOutbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.

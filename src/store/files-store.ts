@@ -8,11 +8,9 @@
  * name, and only then is the row inserted: a crash mid-upload leaves at most a temp file (cleared at start)
  * or, between rename and insert, bytes without a row (swept at start too), never a row without bytes.
  *
- * API for other families (batches read input files through it):
- *   files.open(projectId, fileId)  -> { meta, path } | null   (null: no such file in that project)
- *   files.get(projectId, fileId)   -> FileMeta | null
- * `path` is a plain file the caller may `createReadStream`; it stays valid until the file is deleted
- * (a reader that has the file open keeps its bytes even across a delete, POSIX semantics).
+ * Routes and batches reach it through the port (store/sqlite/files-store.ts). `open` hands out a plain
+ * file's path, valid until the file is deleted (a reader that has the file open keeps its bytes even
+ * across a delete, POSIX semantics).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
