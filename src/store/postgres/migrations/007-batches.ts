@@ -50,7 +50,7 @@ CREATE TABLE batch_lines (
   owner_instance TEXT,
   PRIMARY KEY (batch_id, idx)
 );
-CREATE INDEX batch_lines_pending ON batch_lines (batch_id, not_before, idx) WHERE state = 'pending';
+CREATE INDEX batch_lines_pending ON batch_lines (batch_id, idx) WHERE state = 'pending';
 CREATE INDEX batch_lines_running ON batch_lines (batch_id) WHERE state = 'running';
 CREATE INDEX batch_lines_owner ON batch_lines (owner_instance) WHERE state = 'running';
 `;
