@@ -19,7 +19,7 @@ export function batchFilesOf(files: FilesStore): BatchFiles {
       return { purpose: opened.meta.purpose, content: await text(opened.content) };
     },
     async create(projectId, filename, purpose, content) {
-      const staged = await files.stage(Readable.from([Buffer.from(content)]), Buffer.byteLength(content) + 1);
+      const staged = await files.stage(Readable.from([content]), content.length + 1);
       const meta = await files.commit(projectId, staged, filename, purpose);
       return meta.id;
     },

@@ -8,12 +8,11 @@
  * runs now) or sent at most once (running: it is failed "interrupted", never sent again).
  */
 import { parseBatchLine, splitJsonl, type BatchEndpoint } from '../core/batches/batch-lines.js';
-import { eventOf, type BatchStatus } from '../core/batches/batch-machine.js';
+import { eventOf, type BatchStatus, type RequestCounts } from '../core/batches/batch-machine.js';
 import { createBatchScheduler, type BatchScheduler, type ClaimedLine, type LineRun } from '../core/batches/batch-scheduler.js';
 import type { Logger } from '../log.js';
 import type { BatchLineRunner } from '../routes/batch-line-runner.js';
-import type { BatchesStore, BatchEvent, BatchRow } from '../core/store/batches-store.js';
-import type { RequestCounts } from '../core/batches/batch-machine.js';
+import type { BatchesStore, BatchEvent, BatchRow, LineOutcome } from '../core/store/batches-store.js';
 import { batchObject, isSuccess, resultLine } from './batch-object.js';
 
 /** What batches need of the files API: read a `batch` file, write the output and error files. */
@@ -55,6 +54,8 @@ export interface BatchSystemOptions {
 }
 
 const EXPIRED_CODE = 'batch_expired';
+/** Waits between attempts at a claimed line's reads and outcome while the store does not answer (about a minute in all). */
+const SETTLE_RETRY_MS = [250, 500, 1000, 2000, 4000, 8000, 15_000, 30_000];
 
 export const INTERRUPTED = 'The gateway stopped while this line was in flight; it was not run again (each line is run at most once).';
 
@@ -82,9 +83,28 @@ export function createBatchSystem(o: BatchSystemOptions) {
   };
   const withEvent = { event: eventFor };
 
+  /**
+   * A claimed line is running under this live instance: unless it is read and its outcome recorded, it
+   * stays so and its batch never ends. A store that does not answer (PostgreSQL down) is asked again for
+   * a while; both calls are idempotent.
+   */
+  async function persistently<T>(claimed: ClaimedLine, what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const wait = SETTLE_RETRY_MS[attempt];
+        if (wait === undefined) throw err;
+        o.logger.warn({ err, batch: claimed.batchId, line: claimed.index }, `batches: ${what} failed; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
   async function runLine(claimed: ClaimedLine): Promise<LineRun> {
-    const [batch, line] = await Promise.all([repo.get(claimed.batchId), repo.line(claimed.batchId, claimed.index)]);
+    const [batch, line] = await persistently(claimed, 'reading a claimed line', () => Promise.all([repo.get(claimed.batchId), repo.line(claimed.batchId, claimed.index)]));
     if (!batch || !line || line.body === null) return { kind: 'settled' };
+    let outcome: LineOutcome;
     try {
       const result = await o.runner.run({
         projectId: batch.project_id,
@@ -98,11 +118,12 @@ export function createBatchSystem(o: BatchSystemOptions) {
         await repo.defer(claimed.batchId, claimed.index, o.now() + result.retryAfterMs);
         return { kind: 'deferred', retryAfterMs: result.retryAfterMs };
       }
-      await repo.settle(claimed.batchId, claimed.index, { kind: 'answered', statusCode: result.statusCode, requestId: result.requestId, body: result.body });
+      outcome = { kind: 'answered', statusCode: result.statusCode, requestId: result.requestId, body: result.body };
     } catch (err) {
       o.logger.error({ err, batch: claimed.batchId, line: claimed.index }, 'batch line failed');
-      await repo.settle(claimed.batchId, claimed.index, { kind: 'error', code: 'internal_error', message: 'The gateway failed to run this line.' });
+      outcome = { kind: 'error', code: 'internal_error', message: 'The gateway failed to run this line.' };
     }
+    await persistently(claimed, 'recording a line', () => repo.settle(claimed.batchId, claimed.index, outcome));
     return { kind: 'settled' };
   }
 
