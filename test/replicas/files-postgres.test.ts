@@ -3,7 +3,7 @@
  * and batches through one PostgreSQL database and nothing else (no shared disk: the bytes are in
  * PostgreSQL). A file uploaded through A is listed and downloaded byte-exact through B; an upload whose
  * parts arrive through both is completed through B and read through A; a file deleted through B is gone
- * on A; a batch created on B from a file uploaded through A is followed through A to completion, its
+ * on A, and its file.uploaded and file.deleted reach a webhook endpoint created through A; a batch created on B from a file uploaded through A is followed through A to completion, its
  * output file read through A; the lines of a larger batch are claimed by both replicas, each line sent
  * to the model once (the simulator's log) and answered once.
  */
@@ -12,9 +12,11 @@ import OpenAI, { toFile } from 'openai';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { call } from '../helpers/http.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { simRequests } from '../helpers/simulator-log.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 const MiB = 1024 * 1024;
 
@@ -25,13 +27,18 @@ let a: GatewayProcess;
 let b: GatewayProcess;
 let onA: OpenAI;
 let onB: OpenAI;
+let receiver: Receiver;
 
 beforeAll(async () => {
   await requirePostgres();
   keys = makeKeys();
-  [sim, database] = await Promise.all([startSimulatorProcess(), freshDatabase()]);
+  [sim, database, receiver] = await Promise.all([startSimulatorProcess(), freshDatabase(), startReceiver()]);
   const config = {
-    ...testConfig(sim.url, keys, { limits: { management_requests_per_minute: 0, files_requests_per_minute: 0 } }),
+    ...testConfig(sim.url, keys, {
+      limits: { management_requests_per_minute: 0, files_requests_per_minute: 0 },
+      security: { allow_private_targets: true, allow_http_targets: true },
+      webhooks: { poll_interval_ms: 50 },
+    }),
     batches: { concurrency: 4 },
     storage: { kind: 'postgres', url: database.url },
   };
@@ -44,7 +51,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop(), sim?.stop()]);
+  await Promise.all([a?.stop(), b?.stop(), sim?.stop(), receiver?.close()]);
   await database?.drop();
 });
 
@@ -70,6 +77,21 @@ describe('two replicas sharing files through PostgreSQL, with no shared disk', (
     expect(await onB.files.delete(file.id)).toMatchObject({ id: file.id, deleted: true });
     expect(await status(onA.files.retrieve(file.id))).toBe(404);
     expect(await status(onA.files.content(file.id))).toBe(404);
+  });
+
+  it('delivers file.uploaded and file.deleted, written with the rows in PostgreSQL, to an endpoint created through A', async () => {
+    const hook = await call(`${a.url}/${PROJECT}/v1/webhooks`, { key: keys.full, body: { url: receiver.url, events: ['file.uploaded', 'file.deleted'] } });
+    expect(hook.status).toBe(201);
+    const file = await onB.files.create({ file: await toFile(Buffer.from('hello'), 'hook.txt'), purpose: 'user_data' });
+    await onB.files.delete(file.id);
+    const got = await receiver.waitFor(2, 10_000);
+    const events = got.map((d) => d.body as { type: string; data: { id: string } });
+    expect(events.map((e) => [e.type, e.data.id]).sort()).toEqual([
+      ['file.deleted', file.id],
+      ['file.uploaded', file.id],
+    ]);
+    const removed = await call(`${a.url}/${PROJECT}/v1/webhooks/${(hook.body as { id: string }).id}`, { key: keys.full, method: 'DELETE' });
+    expect(removed.status).toBe(200);
   });
 
   it('completes through B an upload whose parts came through A and B, readable through A', async () => {
