@@ -1,11 +1,12 @@
 /**
  * Issues 12 and 14: two gateway processes, each with its own SQLite file and files folder, sharing files
  * and batches through one PostgreSQL database and nothing else (no shared disk: the bytes are in
- * PostgreSQL). A file uploaded through A is listed and downloaded byte-exact through B; an upload whose
- * parts arrive through both is completed through B and read through A; a file deleted through B is gone
- * on A, and its file.uploaded and file.deleted reach a webhook endpoint created through A; a batch created on B from a file uploaded through A is followed through A to completion, its
- * output file read through A; the lines of a larger batch are claimed by both replicas, each line sent
- * to the model once (the simulator's log) and answered once.
+ * PostgreSQL). A file uploaded through A is listed and downloaded byte-exact through B; a file deleted
+ * through B is gone on A; file.uploaded and file.deleted reach a webhook endpoint created through A; an
+ * upload whose parts arrive through both is completed through B and read through A; a batch created on B
+ * from a file uploaded through A is followed through A to completion, its output file read through A; the
+ * lines of a larger batch are claimed by both replicas, each line sent to the model once (the simulator's
+ * log) and answered once.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import OpenAI, { toFile } from 'openai';
