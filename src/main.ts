@@ -95,8 +95,11 @@ import { createBatchLineRunner } from './routes/batch-line-runner.js';
 import { createBatchSystem } from './batches/batch-system.js';
 import { batchFilesOf } from './batches/batch-files.js';
 import { createBatchesRepo } from './store/batches-repo.js';
+import { BATCH_LINES_TOPIC, createPgBatchesStore } from './store/postgres/batches-store.js';
+import { createSqliteBatchesStore } from './store/sqlite/batches-store.js';
 import { uploadsRoutes } from './routes/uploads.js';
-import { createFilesStore } from './store/files-store.js';
+import { createPgFilesStore } from './store/postgres/files-store.js';
+import { createSqliteFilesStore } from './store/sqlite/files-store.js';
 
 export interface GatewayOptions {
   readonly config: Config;
@@ -238,8 +241,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // an outbox on the same connection, so each stays in its state change's transaction.
   const busyDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
   const busyOutbox = webhooks.outboxOn(busyDb);
-  // Files and uploads (issue 14): bytes under the store's files/ folder, rows and file.* events in SQLite.
-  const filesServices = { ...services, files: createFilesStore(db, store.filesDir, webhooks.outbox, clock.now), filesConfig: config.files };
+  // Files and uploads (issue 14): bytes under the store's files/ folder, rows and file.* events in SQLite;
+  // with PostgreSQL, rows, bytes and events there, shared by every replica.
+  const files = backend.pg ? createPgFilesStore(backend.pg, clock.now) : createSqliteFilesStore(db, store.filesDir, webhooks.outbox, clock.now);
+  const filesServices = { ...services, files, filesConfig: config.files };
+  // What a crash left in PostgreSQL (staged bytes never committed) goes at start, as the disk store's leftovers do.
+  if (backend.pg) files.sweepExpired().catch((err: unknown) => logger.error({ err }, 'files: sweeping leftovers failed; the next upload sweeps again'));
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   const agents = createAgentsSystem({ db: busyDb, outbox: busyOutbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
@@ -260,7 +267,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Caches, budget charges and affinity kept right across workers or replicas (nothing with one process).
   attachBus(coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets, storedBudgetCaps: storedCaps });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
-  const batchesRepo = createBatchesRepo(busyDb, busyOutbox, instances.id);
+  // With PostgreSQL, batches and their lines are shared: any replica claims a line (once), under its row in
+  // the shared instance registry, and hears when another validated a batch (no wait for its minute sweep).
+  const pgInstances = webhooks.pgInstances;
+  const sharedBatches = backend.pg && pgInstances ? { pg: backend.pg, instances: pgInstances } : null;
+  const batchesRepo = sharedBatches ? createPgBatchesStore(sharedBatches.pg, sharedBatches.instances.id) : createSqliteBatchesStore(createBatchesRepo(busyDb, busyOutbox, instances.id));
   const batchFiles = batchFilesOf(filesServices.files);
   const keysRepo = createKeysRepo(db);
   // A line runs under its key as stored now: PostgreSQL's are all in the catalog's memory.
@@ -273,14 +284,21 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxLines: config.batches.max_lines,
     now: clock.now,
     logger,
-    instances,
+    instances: sharedBatches ? { onSweep: (fn) => sharedBatches.instances.onHeartbeat(fn) } : instances,
+    ...(sharedBatches
+      ? {
+          linesReady: {
+            announce: () => void sharedBatches.pg.notifyChange(sharedBatches.pg.pool, BATCH_LINES_TOPIC).catch((err: unknown) => logger.warn({ err }, 'batches: telling the replicas that lines are ready failed; they find them at their next sweep')),
+            listen: (fn: () => void) => sharedBatches.pg.onChange(BATCH_LINES_TOPIC, fn),
+          },
+        }
+      : {}),
   });
   if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
 
   // Responses and conversations (issue 14): rows, conversation items and their events, shared in PostgreSQL
   // (owned by this instance's row in its registry, whose beats cue the recovery of a dead sibling's), or in
   // SQLite on the busy connection with its outbox.
-  const pgInstances = webhooks.pgInstances;
   const responsesStore = backend.pg && pgInstances ? createPgResponsesStore(backend.pg, { owner: pgInstances.id, now: clock.now }) : createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
   const recoveryCue: RecoveryCue = pgInstances ? { onSweep: (listener) => pgInstances.onHeartbeat(listener) } : instances;
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
@@ -415,7 +433,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   webhooks.start();
   agents.start();
   routing.start();
-  batches.start();
+  await batches.start();
   const scheme = config.server.tls ? 'https' : 'http';
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // A worker's own line; the main thread of `serve --workers N` says "switchboard listening" once all are up.

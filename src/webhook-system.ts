@@ -40,7 +40,7 @@ export interface WebhookSystem {
   outboxOn(db: Db): StoreOutbox;
   /**
    * This instance in PostgreSQL's registry of replicas (null with SQLite only): other shared work owned by
-   * an instance (background responses) is judged by the same rows. Closed by `close`.
+   * an instance (background responses, batch lines) is judged by the same rows. Closed by `close`.
    */
   readonly pgInstances: PgInstanceRegistry | null;
   /** Resumes deliveries left in flight by stopped instances, then polls. */

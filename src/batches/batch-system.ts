@@ -8,12 +8,11 @@
  * runs now) or sent at most once (running: it is failed "interrupted", never sent again).
  */
 import { parseBatchLine, splitJsonl, type BatchEndpoint } from '../core/batches/batch-lines.js';
-import { eventOf, type BatchStatus } from '../core/batches/batch-machine.js';
+import { eventOf, type BatchStatus, type RequestCounts } from '../core/batches/batch-machine.js';
 import { createBatchScheduler, type BatchScheduler, type ClaimedLine, type LineRun } from '../core/batches/batch-scheduler.js';
 import type { Logger } from '../log.js';
 import type { BatchLineRunner } from '../routes/batch-line-runner.js';
-import type { BatchesRepo, BatchRow, BatchEvent } from '../store/batches-repo.js';
-import type { RecoveryCue } from '../store/instances-registry.js';
+import type { BatchesStore, BatchEvent, BatchRow, LineOutcome } from '../core/store/batches-store.js';
 import { batchObject, isSuccess, resultLine } from './batch-object.js';
 
 /** What batches need of the files API: read a `batch` file, write the output and error files. */
@@ -24,10 +23,23 @@ export interface BatchFiles {
   read(projectId: string, fileId: string): Promise<{ purpose: string; content: string } | null>;
   /** Returns the new file's id. */
   create(projectId: string, filename: string, purpose: string, content: Buffer): Promise<string>;
+  /** Deletes a file this system wrote and then did not attach (another replica finalized first). */
+  delete(projectId: string, fileId: string): Promise<void>;
+}
+
+/** The cue that a sibling instance died (its registry's sweep or heartbeat). */
+export interface RecoveryCue {
+  onSweep(fn: () => void): () => void;
+}
+
+/** Tells the other replicas that lines are ready, and hears them say so (PostgreSQL change notices). */
+export interface LinesReadyChannel {
+  announce(): void;
+  listen(fn: () => void): () => void;
 }
 
 export interface BatchSystemOptions {
-  readonly repo: BatchesRepo;
+  readonly repo: BatchesStore;
   readonly files: BatchFiles;
   readonly runner: BatchLineRunner;
   readonly concurrency: number;
@@ -37,16 +49,24 @@ export interface BatchSystemOptions {
   readonly logger: Logger;
   /** The cue that a sibling instance died, whose running lines then fail; absent: one instance, start only. */
   readonly instances?: RecoveryCue;
+  /** Absent: one store per instance, nobody else runs its lines. */
+  readonly linesReady?: LinesReadyChannel;
 }
 
 const EXPIRED_CODE = 'batch_expired';
+/** Waits between attempts at a claimed line's reads and outcome while the store does not answer (about a minute in all). */
+const SETTLE_RETRY_MS = [250, 500, 1000, 2000, 4000, 8000, 15_000, 30_000];
 
 export const INTERRUPTED = 'The gateway stopped while this line was in flight; it was not run again (each line is run at most once).';
 
 /** Lines a stopped gateway instance had in flight; a live sibling's are its own (issue 12). */
-function interruptAbandoned(repo: BatchesRepo, logger: Logger): void {
-  const interrupted = repo.interruptRunning(INTERRUPTED);
-  if (interrupted > 0) logger.warn({ lines: interrupted }, 'batch lines in flight in a stopped gateway instance were failed "interrupted" (run at most once)');
+async function interruptAbandoned(repo: BatchesStore, logger: Logger): Promise<void> {
+  try {
+    const interrupted = await repo.interruptRunning(INTERRUPTED);
+    if (interrupted > 0) logger.warn({ lines: interrupted }, 'batch lines in flight in a stopped gateway instance were failed "interrupted" (run at most once)');
+  } catch (err) {
+    logger.error({ err }, 'batches: failing the lines of stopped instances failed; the next sweep tries again');
+  }
 }
 
 export function createBatchSystem(o: BatchSystemOptions) {
@@ -55,15 +75,36 @@ export function createBatchSystem(o: BatchSystemOptions) {
   let sweepTimer: NodeJS.Timeout | null = null;
   let stopRecovering: (() => void) | null = null;
 
-  const eventFor = (row: BatchRow): BatchEvent | null => {
+  let stopListening: (() => void) | null = null;
+
+  const eventFor = (row: BatchRow, counts: RequestCounts): BatchEvent | null => {
     const type = eventOf(row.status);
-    return type ? { type, data: batchObject(row, repo.counts(row.id)) } : null;
+    return type ? { type, data: batchObject(row, counts) } : null;
   };
+  const withEvent = { event: eventFor };
+
+  /**
+   * A claimed line is running under this live instance: unless it is read and its outcome recorded, it
+   * stays so and its batch never ends. A store that does not answer (PostgreSQL down) is asked again for
+   * a while; both calls are idempotent.
+   */
+  async function persistently<T>(claimed: ClaimedLine, what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const wait = SETTLE_RETRY_MS[attempt];
+        if (wait === undefined) throw err;
+        o.logger.warn({ err, batch: claimed.batchId, line: claimed.index }, `batches: ${what} failed; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
 
   async function runLine(claimed: ClaimedLine): Promise<LineRun> {
-    const batch = repo.get(claimed.batchId);
-    const line = repo.line(claimed.batchId, claimed.index);
+    const [batch, line] = await persistently(claimed, 'reading a claimed line', () => Promise.all([repo.get(claimed.batchId), repo.line(claimed.batchId, claimed.index)]));
     if (!batch || !line || line.body === null) return { kind: 'settled' };
+    let outcome: LineOutcome;
     try {
       const result = await o.runner.run({
         projectId: batch.project_id,
@@ -74,14 +115,15 @@ export function createBatchSystem(o: BatchSystemOptions) {
         body: Buffer.from(line.body),
       });
       if (result.kind === 'deferred') {
-        repo.defer(claimed.batchId, claimed.index, o.now() + result.retryAfterMs);
+        await repo.defer(claimed.batchId, claimed.index, o.now() + result.retryAfterMs);
         return { kind: 'deferred', retryAfterMs: result.retryAfterMs };
       }
-      repo.settle(claimed.batchId, claimed.index, { kind: 'answered', statusCode: result.statusCode, requestId: result.requestId, body: result.body });
+      outcome = { kind: 'answered', statusCode: result.statusCode, requestId: result.requestId, body: result.body };
     } catch (err) {
       o.logger.error({ err, batch: claimed.batchId, line: claimed.index }, 'batch line failed');
-      repo.settle(claimed.batchId, claimed.index, { kind: 'error', code: 'internal_error', message: 'The gateway failed to run this line.' });
+      outcome = { kind: 'error', code: 'internal_error', message: 'The gateway failed to run this line.' };
     }
+    await persistently(claimed, 'recording a line', () => repo.settle(claimed.batchId, claimed.index, outcome));
     return { kind: 'settled' };
   }
 
@@ -98,9 +140,9 @@ export function createBatchSystem(o: BatchSystemOptions) {
   /** Validates a batch: its lines stored (invalid ones already answered), or the batch failed. */
   async function validate(row: BatchRow): Promise<void> {
     const file = await o.files.read(row.project_id, row.input_file_id).catch(() => null);
-    const fail = (code: string, message: string): void => {
-      repo.setErrors(row.id, { object: 'list', data: [{ code, message, param: 'input_file_id', line: null }] });
-      repo.move(row.id, ['validating'], 'failed', o.now(), eventFor);
+    const fail = async (code: string, message: string): Promise<void> => {
+      await repo.setErrors(row.id, { object: 'list', data: [{ code, message, param: 'input_file_id', line: null }] });
+      await repo.move(row.id, ['validating'], 'failed', o.now(), withEvent);
     };
     if (!file) return fail('invalid_file', `The input file ${row.input_file_id} could not be read.`);
     if (file.purpose !== 'batch') return fail('invalid_file', `The input file ${row.input_file_id} has purpose ${file.purpose}, not batch.`);
@@ -109,9 +151,8 @@ export function createBatchSystem(o: BatchSystemOptions) {
     if (texts.length > o.maxLines) return fail('too_many_requests', `The input file has ${texts.length} lines; a batch may hold ${o.maxLines}.`);
     const seen = new Set<string>();
     const lines = texts.map((t) => parseBatchLine(t, row.endpoint as BatchEndpoint, seen));
-    // Cancelled while the file was read: the batch stays cancelling and is finalized with no lines.
-    if (repo.get(row.id)?.status !== 'validating') return;
-    repo.validated(row.id, lines, o.now());
+    // Cancelled while the file was read (or validated by another replica): nothing stored here.
+    if (await repo.validated(row.id, lines, o.now())) o.linesReady?.announce();
   }
 
   /** Moves a batch on when its lines allow: validation, expiry, finalization, a cancel's end. */
@@ -119,26 +160,26 @@ export function createBatchSystem(o: BatchSystemOptions) {
     if (busy.has(id)) return;
     busy.add(id);
     try {
-      const row = repo.get(id);
+      const row = await repo.get(id);
       if (!row) return;
       if (row.status === 'validating') {
         await validate(row);
         // Cancelled while the file was read: nothing was stored, nothing runs; it ends now.
-        if (repo.get(id)?.status === 'cancelling') await finalize(id, 'cancelled');
+        if ((await repo.get(id))?.status === 'cancelling') await finalize(id, 'cancelled');
         scheduler.wake();
         return;
       }
-      const lines = repo.activity(id);
+      const lines = await repo.activity(id);
       if (row.status === 'in_progress') {
         const expired = row.expires_at <= o.now();
         if (!expired && lines.pending) return;
         if (lines.running) return;
-        if (expired) repo.expirePending(id, 'The batch expired before this line was run.');
-        repo.move(id, ['in_progress'], 'finalizing', o.now());
-        await finalize(id, expired ? 'expired' : 'completed');
+        if (expired) await repo.expirePending(id, 'The batch expired before this line was run.');
+        // Another replica that ran one of the last lines may move it first: it then finalizes.
+        if (await repo.move(id, ['in_progress'], 'finalizing', o.now())) await finalize(id, expired ? 'expired' : 'completed');
       } else if (row.status === 'finalizing') {
         // Stopped while finalizing: expiry left its mark on the lines it failed.
-        await finalize(id, repo.doneLines(id).some((l) => l.error_code === EXPIRED_CODE) ? 'expired' : 'completed');
+        await finalize(id, (await repo.doneLines(id)).some((l) => l.error_code === EXPIRED_CODE) ? 'expired' : 'completed');
       } else if (row.status === 'cancelling' && !lines.running) {
         await finalize(id, 'cancelled');
       }
@@ -149,51 +190,61 @@ export function createBatchSystem(o: BatchSystemOptions) {
     }
   }
 
-  /** Writes the output and error files (only those with lines), then the terminal state and its event. */
+  /**
+   * Writes the output and error files (only those with lines), then attaches them with the terminal state
+   * and its event in one transaction. Replicas may finalize one batch at once (each one's sweep resumes a
+   * batch left finalizing): the first move wins, and a loser deletes the files it wrote.
+   */
   async function finalize(id: string, to: 'completed' | 'expired' | 'cancelled'): Promise<void> {
-    const row = repo.get(id);
+    const row = await repo.get(id);
     if (!row) return;
-    const done = repo.doneLines(id);
+    const done = await repo.doneLines(id);
     const ok = done.filter(isSuccess).map((l) => resultLine(id, l));
     const bad = done.filter((l) => !isSuccess(l)).map((l) => resultLine(id, l));
     const write = (lines: string[], name: string): Promise<string | null> =>
       lines.length === 0 ? Promise.resolve(null) : o.files.create(row.project_id, `${id}_${name}.jsonl`, 'batch_output', Buffer.from(`${lines.join('\n')}\n`));
     const outputId = await write(ok, 'output');
     const errorId = await write(bad, 'error');
-    repo.setFiles(id, outputId, errorId);
     const from: BatchStatus[] = to === 'cancelled' ? ['cancelling'] : ['finalizing'];
-    repo.move(id, from, to, o.now(), eventFor);
+    if (await repo.move(id, from, to, o.now(), { ...withEvent, files: { output: outputId, error: errorId } })) return;
+    for (const fileId of [outputId, errorId]) if (fileId !== null) await o.files.delete(row.project_id, fileId);
   }
 
   /** Every live batch, once: what start resumes and what the minute sweep catches (expiry). */
-  function sweep(): void {
-    for (const row of repo.live()) void advance(row.id);
+  async function sweep(): Promise<void> {
+    try {
+      for (const row of await repo.live()) void advance(row.id);
+    } catch (err) {
+      o.logger.error({ err }, 'batches: listing live batches failed; the next sweep tries again');
+    }
     scheduler.wake();
   }
 
   return {
     scheduler,
-    objectOf: (row: BatchRow) => batchObject(row, repo.counts(row.id)),
+    objectOf: async (row: BatchRow) => batchObject(row, await repo.counts(row.id)),
     /** A new batch: validated in the background. */
     created(id: string): void {
       setImmediate(() => void advance(id));
     },
     /** validating | in_progress -> cancelling; lines in flight finish (each answered once), the rest never run. */
-    cancel(id: string): boolean {
-      const moved = repo.move(id, ['validating', 'in_progress'], 'cancelling', o.now());
+    async cancel(id: string): Promise<boolean> {
+      const moved = await repo.move(id, ['validating', 'in_progress'], 'cancelling', o.now());
       if (moved) setImmediate(() => void advance(id));
       return moved;
     },
     /** The resume rule, then every live batch moves on. */
-    start(): void {
-      interruptAbandoned(repo, o.logger);
-      stopRecovering = o.instances?.onSweep(() => interruptAbandoned(repo, o.logger)) ?? null;
-      sweep();
-      sweepTimer = setInterval(sweep, 60_000).unref();
+    async start(): Promise<void> {
+      await interruptAbandoned(repo, o.logger);
+      stopRecovering = o.instances?.onSweep(() => void interruptAbandoned(repo, o.logger)) ?? null;
+      stopListening = o.linesReady?.listen(() => scheduler.wake()) ?? null;
+      await sweep();
+      sweepTimer = setInterval(() => void sweep(), 60_000).unref();
     },
     async close(): Promise<void> {
       if (sweepTimer) clearInterval(sweepTimer);
       stopRecovering?.();
+      stopListening?.();
       await scheduler.close();
     },
   };

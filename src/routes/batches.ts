@@ -14,13 +14,13 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseStrictBody } from '../schemas/issues.js';
 import type { BatchFiles, BatchSystem } from '../batches/batch-system.js';
 import { newBatchId } from '../batches/batch-object.js';
-import type { BatchesRepo, BatchRow } from '../store/batches-repo.js';
+import type { BatchesStore, BatchRow } from '../core/store/batches-store.js';
 import { keyed, MANAGEMENT_BODY_LIMIT, namedWorkspace } from './guard.js';
 import type { Services } from '../app/services.js';
 
 export interface BatchServices extends Services {
   readonly batches: BatchSystem;
-  readonly batchesRepo: BatchesRepo;
+  readonly batchesRepo: BatchesStore;
   readonly batchFiles: Pick<BatchFiles, 'purposeOf'>;
 }
 
@@ -36,8 +36,8 @@ const createSchema = z.strictObject({
   output_expires_after: z.unknown().optional(),
 });
 
-function batchOf(services: BatchServices, projectId: string, id: string): BatchRow {
-  const row = services.batchesRepo.get(id);
+async function batchOf(services: BatchServices, projectId: string, id: string): Promise<BatchRow> {
+  const row = await services.batchesRepo.get(id);
   if (!row || row.project_id !== projectId) throw new GatewayError('not_found', { message: `Project ${projectId} has no batch ${JSON.stringify(id)}.` });
   return row;
 }
@@ -51,7 +51,7 @@ async function create(services: BatchServices, ctx: RouteContext, auth: Authenti
   const { named, namedBy } = namedWorkspace(ctx.req);
   const now = services.now();
   const id = newBatchId();
-  services.batchesRepo.insert({
+  await services.batchesRepo.insert({
     id,
     project_id: projectId,
     key_id: auth.key.id,
@@ -65,10 +65,10 @@ async function create(services: BatchServices, ctx: RouteContext, auth: Authenti
     expires_at: now + (COMPLETION_WINDOWS[input.completion_window] ?? 0),
   });
   services.batches.created(id);
-  ctx.reply.json(200, services.batches.objectOf(batchOf(services, projectId, id)));
+  ctx.reply.json(200, await services.batches.objectOf(await batchOf(services, projectId, id)));
 }
 
-function list(services: BatchServices, ctx: RouteContext, auth: AuthenticatedKey): void {
+async function list(services: BatchServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {
   const query = ctx.req.searchParams();
   const rawLimit = query.get('limit');
   const limit = rawLimit === null ? 20 : Number(rawLimit);
@@ -76,9 +76,9 @@ function list(services: BatchServices, ctx: RouteContext, auth: AuthenticatedKey
     throw new GatewayError('invalid_limit', { param: 'limit', message: `limit must be an integer from 1 to 100; got ${JSON.stringify((rawLimit ?? '').slice(0, 40))}.` });
   }
   const after = query.get('after');
-  const cursor = after === null ? Infinity : batchOf(services, auth.project.id, after).seq;
-  const rows = services.batchesRepo.page(auth.project.id, cursor, limit + 1);
-  const data = rows.slice(0, limit).map((r) => services.batches.objectOf(r));
+  const cursor = after === null ? Infinity : (await batchOf(services, auth.project.id, after)).seq;
+  const rows = await services.batchesRepo.page(auth.project.id, cursor, limit + 1);
+  const data = await Promise.all(rows.slice(0, limit).map((r) => services.batches.objectOf(r)));
   ctx.reply.json(200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit });
 }
 
@@ -91,8 +91,8 @@ export function batchesRoutes(services: BatchServices): RouteDef[] {
       method: 'GET',
       pattern: '/:project/v1/batches/:batch',
       family,
-      handle: (ctx, auth) => {
-        ctx.reply.json(200, services.batches.objectOf(batchOf(services, auth.project.id, ctx.req.params.batch ?? '')));
+      handle: async (ctx, auth) => {
+        ctx.reply.json(200, await services.batches.objectOf(await batchOf(services, auth.project.id, ctx.req.params.batch ?? '')));
       },
     }),
     keyed(services, 'inference', {
@@ -102,11 +102,11 @@ export function batchesRoutes(services: BatchServices): RouteDef[] {
       bodyLimit: MANAGEMENT_BODY_LIMIT,
       handle: async (ctx, auth) => {
         await ctx.req.body();
-        const row = batchOf(services, auth.project.id, ctx.req.params.batch ?? '');
-        if (!services.batches.cancel(row.id) && row.status !== 'cancelling') {
+        const row = await batchOf(services, auth.project.id, ctx.req.params.batch ?? '');
+        if (!(await services.batches.cancel(row.id)) && row.status !== 'cancelling') {
           throw new GatewayError('invalid_state', { message: `Batch ${row.id} is ${row.status}; only a validating or in_progress batch can be cancelled.` });
         }
-        ctx.reply.json(200, services.batches.objectOf(batchOf(services, auth.project.id, row.id)));
+        ctx.reply.json(200, await services.batches.objectOf(await batchOf(services, auth.project.id, row.id)));
       },
     }),
   ];

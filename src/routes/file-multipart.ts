@@ -1,17 +1,17 @@
 /**
  * A multipart body holding one file field (Files: `file`; upload parts: `data`) and text fields, with the
- * file streamed to a temp file as it arrives (FilesStore.writeTemp), never buffered whole: busboy waits for
+ * file streamed into staged bytes as it arrives (FilesStore.stage), never buffered whole: busboy waits for
  * the disk, BodyStream pauses the socket. Text fields may come before or after the file; they are checked
  * by the caller once the body is in, and the temp file is removed when anything fails.
  */
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { GatewayError } from '../errors.js';
-import { FilesRefusal, type FilesStore, type TempFile } from '../store/files-store.js';
+import { FilesRefusal, type FilesStore, type StagedBytes } from '../core/store/files-store.js';
 
 export interface ReceivedFile {
   readonly fields: Readonly<Record<string, string>>;
-  readonly temp: TempFile;
+  readonly staged: StagedBytes;
   readonly filename: string;
 }
 
@@ -34,7 +34,7 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
       return;
     }
     const fields: Record<string, string> = {};
-    let written: Promise<TempFile> | null = null;
+    let written: Promise<StagedBytes> | null = null;
     let filename = '';
     let failure: unknown = null;
     const fail = (err: unknown): void => {
@@ -43,7 +43,7 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
       source.unpipe(parser);
       source.resume();
       // A temp file already being written is removed once its write settles.
-      void written?.then((t) => files.discardTemp(t), () => undefined);
+      void written?.then((t) => files.discard(t), () => undefined).catch(() => undefined);
       reject(failure);
     };
     parser.on('field', (name, value, info) => {
@@ -56,7 +56,7 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
         return fail(invalid(name, `${name} is not expected here; send the file in one field named ${fileField}.`));
       }
       filename = info.filename || fileField;
-      written = files.writeTemp(stream, maxBytes);
+      written = files.stage(stream, maxBytes);
       written.catch((err: unknown) => {
         stream.resume();
         fail(err);
@@ -70,9 +70,9 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
       if (failure) return;
       if (!written) return fail(invalid(fileField, `${fileField} is required: send the bytes as a multipart file field named ${fileField}.`));
       written.then(
-        (temp) => {
-          if (failure) files.discardTemp(temp);
-          else resolve({ fields, temp, filename });
+        (staged) => {
+          if (failure) void files.discard(staged).catch(() => undefined);
+          else resolve({ fields, staged, filename });
         },
         () => undefined,
       );

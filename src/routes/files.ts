@@ -1,10 +1,10 @@
 /**
  * Files API (issue 14; OpenAI shapes so the official client works unchanged): POST /{project}/v1/files
- * (multipart `file` + `purpose`, streamed to disk), list, retrieve, delete, and GET .../content streamed
+ * (multipart `file` + `purpose`, streamed into the store), list, retrieve, delete, and GET .../content streamed
  * back under backpressure. Scope `inference` (docs/decisions.md "Scopes per family"); POST and content
  * draw from the `files` counter, the rest from the control-plane one (core/limits/rate-limiter.ts).
  */
-import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { FilesConfig } from '../config.js';
 import { fileObject } from '../core/files/file-objects.js';
 import { GatewayError } from '../errors.js';
@@ -12,7 +12,7 @@ import type { IncomingRequest } from '../http/request.js';
 import type { Reply } from '../http/reply.js';
 import type { RouteDef } from '../http/server.js';
 import { parseFileListQuery, parsePurpose } from '../schemas/files.js';
-import type { FilesStore } from '../store/files-store.js';
+import type { FilesStore } from '../core/store/files-store.js';
 import { receiveFile } from './file-multipart.js';
 import { keyed } from './guard.js';
 import type { Services } from '../app/services.js';
@@ -43,10 +43,10 @@ export function filesRoutes(services: FilesServices): RouteDef[] {
         const got = await receiveFile(files, source, ctx.req.header('content-type'), 'file', maxBytes);
         try {
           const purpose = parsePurpose(got.fields.purpose);
-          const meta = await files.commit(auth.project.id, got.temp, got.filename, purpose);
+          const meta = await files.commit(auth.project.id, got.staged, got.filename, purpose);
           ctx.reply.json(200, fileObject(meta));
         } catch (err) {
-          files.discardTemp(got.temp);
+          void files.discard(got.staged).catch(() => undefined);
           throw err;
         }
       },
@@ -55,9 +55,9 @@ export function filesRoutes(services: FilesServices): RouteDef[] {
       method: 'GET',
       pattern: '/:project/v1/files',
       family: 'files',
-      handle: (ctx, auth) => {
+      handle: async (ctx, auth) => {
         const query = parseFileListQuery(ctx.req.searchParams());
-        const page = files.list(auth.project.id, query);
+        const page = await files.list(auth.project.id, query);
         if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no file of this project: ${JSON.stringify(query.after)}.` });
         const data = page.data.map(fileObject);
         ctx.reply.json(200, { object: 'list', data, first_id: page.data[0]?.id ?? null, last_id: page.data.at(-1)?.id ?? null, has_more: page.hasMore });
@@ -67,9 +67,9 @@ export function filesRoutes(services: FilesServices): RouteDef[] {
       method: 'GET',
       pattern: '/:project/v1/files/:file',
       family: 'files',
-      handle: (ctx, auth) => {
+      handle: async (ctx, auth) => {
         const id = ctx.req.params.file ?? '';
-        const meta = files.get(auth.project.id, id);
+        const meta = await files.get(auth.project.id, id);
         if (!meta) throw fileNotFound(id);
         ctx.reply.json(200, fileObject(meta));
       },
@@ -90,18 +90,17 @@ export function filesRoutes(services: FilesServices): RouteDef[] {
       family: 'files',
       handle: async (ctx, auth) => {
         const id = ctx.req.params.file ?? '';
-        const opened = files.open(auth.project.id, id);
+        const opened = await files.open(auth.project.id, id);
         if (!opened) throw fileNotFound(id);
-        await streamFile(ctx.req, ctx.reply, opened.path);
+        await streamFile(ctx.req, ctx.reply, opened.content);
       },
     }),
   ];
 }
 
 /** The file's bytes to the client, reading on only while the socket takes them (Reply.onWritable). */
-function streamFile(req: IncomingRequest, reply: Reply, path: string): Promise<void> {
+function streamFile(req: IncomingRequest, reply: Reply, body: Readable): Promise<void> {
   return new Promise((resolve, reject) => {
-    const body = createReadStream(path, { highWaterMark: 256 * 1024 });
     let begun = false;
     req.onAbort(() => body.destroy());
     reply.onDrainDeadline(() => {

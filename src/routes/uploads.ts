@@ -1,7 +1,7 @@
 /**
  * Uploads API (issue 14; OpenAI shapes): a file larger than one request, sent as parts. POST
- * /{project}/v1/uploads ({filename, purpose, bytes, mime_type}), .../parts (multipart `data`, streamed to
- * disk), .../complete ({part_ids, md5?}: the parts in that order become a file, `file.uploaded`),
+ * /{project}/v1/uploads ({filename, purpose, bytes, mime_type}), .../parts (multipart `data`, streamed into
+ * the store), .../complete ({part_ids, md5?}: the parts in that order become a file, `file.uploaded`),
  * .../cancel. An upload expires an hour after creation (injected clock). Control-plane counter, scope
  * `inference` like files.
  */
@@ -9,7 +9,7 @@ import { fileObject, partObject, uploadObject, type UploadMeta } from '../core/f
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseCompleteUpload, parseCreateUpload } from '../schemas/files.js';
-import { FilesRefusal } from '../store/files-store.js';
+import { FilesRefusal } from '../core/store/files-store.js';
 import { filesError, receiveFile } from './file-multipart.js';
 import { MULTIPART_SLACK, type FilesServices } from './files.js';
 import { keyed } from './guard.js';
@@ -37,13 +37,14 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
   const { files } = services;
   const config = services.filesConfig;
 
-  const uploadOf = (ctx: RouteContext, projectId: string): UploadMeta => {
+  const uploadOf = async (ctx: RouteContext, projectId: string): Promise<UploadMeta> => {
     const id = ctx.req.params.upload ?? '';
-    const upload = files.getUpload(projectId, id);
+    const upload = await files.getUpload(projectId, id);
     if (!upload) throw new GatewayError('upload_not_found', { param: 'upload_id', message: `No upload ${JSON.stringify(id.slice(0, 80))} in this project.` });
     return upload;
   };
-  const render = (upload: UploadMeta): Record<string, unknown> => uploadObject(upload, services.now(), upload.fileId === null ? null : files.get(upload.projectId, upload.fileId));
+  const render = async (upload: UploadMeta): Promise<Record<string, unknown>> =>
+    uploadObject(upload, services.now(), upload.fileId === null ? null : await files.get(upload.projectId, upload.fileId));
 
   return [
     keyed(services, 'inference', {
@@ -53,7 +54,7 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
       bodyLimit: JSON_BODY_LIMIT,
       handle: async (ctx, auth) => {
         const body = parseCreateUpload(await ctx.req.json(), config.max_upload_bytes);
-        ctx.reply.json(200, render(files.createUpload(auth.project.id, body)));
+        ctx.reply.json(200, await render(await files.createUpload(auth.project.id, body)));
         // Expired uploads' parts go when the next upload begins: no timer on the injected clock needed.
         files.sweepExpired().catch((err: unknown) => services.logger.error({ err }, 'expired uploads sweep failed'));
       },
@@ -65,16 +66,16 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
       streamBody: true,
       bodyLimit: config.max_part_bytes + MULTIPART_SLACK,
       handle: async (ctx, auth) => {
-        const upload = uploadOf(ctx, auth.project.id);
+        const upload = await uploadOf(ctx, auth.project.id);
         const status = uploadObject(upload, services.now(), null).status;
         if (status !== 'pending') throw new GatewayError('invalid_state', { message: `Upload ${upload.id} is ${String(status)}; parts are accepted while it is pending.` });
         const source = ctx.req.bodyStream();
         if (!source) throw new GatewayError('internal_error');
         const got = await receiveFile(files, source, ctx.req.header('content-type'), 'data', config.max_part_bytes);
         try {
-          ctx.reply.json(200, partObject(await files.addPart(auth.project.id, upload, got.temp)));
+          ctx.reply.json(200, partObject(await files.addPart(auth.project.id, upload, got.staged)));
         } catch (err) {
-          files.discardTemp(got.temp);
+          void files.discard(got.staged).catch(() => undefined);
           throw refusal(err);
         }
       },
@@ -85,7 +86,7 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
       family: 'uploads',
       bodyLimit: JSON_BODY_LIMIT,
       handle: async (ctx, auth) => {
-        const upload = uploadOf(ctx, auth.project.id);
+        const upload = await uploadOf(ctx, auth.project.id);
         const body = parseCompleteUpload(await ctx.req.json());
         try {
           const done = await files.complete(auth.project.id, upload, body.partIds, body.md5);
@@ -101,10 +102,10 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
       family: 'uploads',
       bodyLimit: JSON_BODY_LIMIT,
       handle: async (ctx, auth) => {
-        const upload = uploadOf(ctx, auth.project.id);
+        const upload = await uploadOf(ctx, auth.project.id);
         await ctx.req.body();
         try {
-          ctx.reply.json(200, render(await files.cancel(auth.project.id, upload)));
+          ctx.reply.json(200, await render(await files.cancel(auth.project.id, upload)));
         } catch (err) {
           throw refusal(err);
         }

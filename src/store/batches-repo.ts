@@ -5,60 +5,13 @@
  * for a change that did not commit.
  */
 import type { ParsedLine } from '../core/batches/batch-lines.js';
+import type { BatchEvent, BatchRow, LineOutcome, LineRow, MoveExtras, NewBatch } from '../core/store/batches-store.js';
 import { canMove, type BatchStatus, type RequestCounts } from '../core/batches/batch-machine.js';
 import type { ClaimedLine, NothingReady } from '../core/batches/batch-scheduler.js';
 import type { EventOutbox } from '../core/webhooks/outbox.js';
 import { writeTransaction, type Db } from './db.js';
 
-export interface BatchRow {
-  readonly seq: number;
-  readonly id: string;
-  readonly project_id: string;
-  readonly key_id: string;
-  readonly workspace_named: string | null;
-  readonly workspace_named_by: string;
-  readonly endpoint: string;
-  readonly input_file_id: string;
-  readonly completion_window: string;
-  readonly status: BatchStatus;
-  readonly metadata: string | null;
-  readonly errors: string | null;
-  readonly output_file_id: string | null;
-  readonly error_file_id: string | null;
-  readonly created_at: number;
-  readonly expires_at: number;
-  readonly in_progress_at: number | null;
-  readonly finalizing_at: number | null;
-  readonly completed_at: number | null;
-  readonly failed_at: number | null;
-  readonly expired_at: number | null;
-  readonly cancelling_at: number | null;
-  readonly cancelled_at: number | null;
-}
-
-export type NewBatch = Pick<BatchRow, 'id' | 'project_id' | 'key_id' | 'workspace_named' | 'workspace_named_by' | 'endpoint' | 'input_file_id' | 'completion_window' | 'metadata' | 'created_at' | 'expires_at'>;
-
-export interface LineRow {
-  readonly idx: number;
-  readonly custom_id: string | null;
-  readonly body: string | null;
-  readonly state: 'pending' | 'running' | 'done';
-  readonly status_code: number | null;
-  readonly request_id: string | null;
-  readonly response: string | null;
-  readonly error_code: string | null;
-  readonly error_message: string | null;
-}
-
-/** A line's recorded outcome: an HTTP answer (model or gateway error), or an error with no answer. */
-export type LineOutcome =
-  | { readonly kind: 'answered'; readonly statusCode: number; readonly requestId: string; readonly body: string }
-  | { readonly kind: 'error'; readonly code: string; readonly message: string };
-
-export interface BatchEvent {
-  readonly type: 'batch.completed' | 'batch.failed' | 'batch.cancelled';
-  readonly data: Record<string, unknown>;
-}
+export type { BatchEvent, BatchRow, LineOutcome, LineRow, NewBatch };
 
 const LIVE = "('validating', 'in_progress', 'finalizing', 'cancelling')";
 
@@ -126,12 +79,15 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox, owner: string | n
     doneLines: (id: string): LineRow[] => doneLines.all(id),
 
     /** validating -> in_progress with every line: invalid ones are done at once (error file). */
-    validated: writeTransaction(db, (id: string, lines: readonly ParsedLine[], now: number): void => {
+    validated: writeTransaction(db, (id: string, lines: readonly ParsedLine[], now: number): boolean => {
+      // Cancelled while the file was read: nothing is stored, nothing runs.
+      if (byId.get(id)?.status !== 'validating') return false;
       lines.forEach((l, idx) => {
         if (l.ok) insertLine.run(id, idx, l.line.customId, l.line.body.toString('utf8'), 'pending', null, null);
         else insertLine.run(id, idx, l.error.customId, null, 'done', l.error.code, l.error.message);
       });
       moveTo(id, 'in_progress', now);
+      return true;
     }),
 
     /** Claims the next ready line (marked running, committed) or says how long until one is ready. */
@@ -156,19 +112,19 @@ export function createBatchesRepo(db: Db, outbox: EventOutbox, owner: string | n
     /** Fails lines left running by gateway instances that are gone (never a live instance's). */
     interruptRunning: (message: string): number => interrupt.run(message).changes,
 
-    /** Moves a batch on; `event` is written in the same transaction. False: the batch was not in `from`. */
-    move: writeTransaction(db, (id: string, from: readonly BatchStatus[], to: BatchStatus, now: number, event?: (row: BatchRow) => BatchEvent | null): boolean => {
+    /** Moves a batch on; the files and the event are written in the same transaction. False: the batch was not in `from`. */
+    move: writeTransaction(db, (id: string, from: readonly BatchStatus[], to: BatchStatus, now: number, extras: MoveExtras = {}): boolean => {
       const row = byId.get(id);
       if (!row || !from.includes(row.status) || !canMove(row.status, to)) return false;
       moveTo(id, to, now);
+      if (extras.files) setFiles.run(extras.files.output, extras.files.error, id);
       const after = byId.get(id);
-      const e = after && event ? event(after) : null;
+      const e = after && extras.event ? extras.event(after, counts.get(id) ?? { total: 0, completed: 0, failed: 0 }) : null;
       if (e) outbox.emit(row.project_id, e.type, e.data);
       return true;
     }),
 
     setErrors: (id: string, errors: unknown): void => void setErrors.run(JSON.stringify(errors), id),
-    setFiles: (id: string, outputFileId: string | null, errorFileId: string | null): void => void setFiles.run(outputFileId, errorFileId, id),
     expirePending: (id: string, message: string): number => expirePending.run(message, id).changes,
   };
 }

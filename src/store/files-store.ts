@@ -1,5 +1,5 @@
 /**
- * Files and uploads (issue 14): bytes on disk under `dir` (the store's `files/` folder, store-path.ts),
+ * Files and uploads (issue 14), the SQLite backend of the files port (core/store/files-store.ts): bytes on disk under `dir` (the store's `files/` folder, store-path.ts),
  * metadata rows in SQLite (migration 009), `file.uploaded` / `file.deleted` events in the same transaction
  * as the row they describe.
  *
@@ -8,11 +8,9 @@
  * name, and only then is the row inserted: a crash mid-upload leaves at most a temp file (cleared at start)
  * or, between rename and insert, bytes without a row (swept at start too), never a row without bytes.
  *
- * API for other families (batches read input files through it):
- *   files.open(projectId, fileId)  -> { meta, path } | null   (null: no such file in that project)
- *   files.get(projectId, fileId)   -> FileMeta | null
- * `path` is a plain file the caller may `createReadStream`; it stays valid until the file is deleted
- * (a reader that has the file open keeps its bytes even across a delete, POSIX semantics).
+ * Routes and batches reach it through the port (store/sqlite/files-store.ts). `open` hands out a plain
+ * file's path, valid until the file is deleted (a reader that has the file open keeps its bytes even
+ * across a delete, POSIX semantics).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
@@ -20,20 +18,11 @@ import { open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { FilesRefusal, type ListQuery } from '../core/store/files-store.js';
 import type { EventOutbox } from '../core/webhooks/outbox.js';
 import { fileObject, UPLOAD_TTL_MS, uploadStatusAt, type FileMeta, type PartMeta, type UploadMeta } from '../core/files/file-objects.js';
 import { writeTransaction, type Db } from './db.js';
 import { sweepLeftovers } from './files-sweep.js';
-
-/** Why a files operation was refused; routes map reasons to catalogue codes. */
-export class FilesRefusal extends Error {
-  constructor(
-    readonly reason: 'too_large' | 'not_pending' | 'bad_parts' | 'byte_mismatch' | 'md5_mismatch',
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Bytes written, fsynced, not yet renamed into place. */
 export interface TempFile {
@@ -42,14 +31,10 @@ export interface TempFile {
   readonly md5: string;
 }
 
-export interface ListQuery {
-  readonly purpose?: string | undefined;
-  readonly limit: number;
-  readonly after?: string | undefined;
-  readonly order: 'asc' | 'desc';
-}
+export { FilesRefusal, type ListQuery };
 
-export interface FilesStore {
+/** The SQLite backend's disk side, synchronous where SQLite is (store/sqlite/files-store.ts wraps it in the port). */
+export interface DiskFilesStore {
   readonly dir: string;
   /** Streams `source` to a temp file (fsynced). Rejects with FilesRefusal('too_large') past `maxBytes`. */
   writeTemp(source: Readable, maxBytes: number): Promise<TempFile>;
@@ -110,7 +95,7 @@ const uploadOf = (r: UploadRow): UploadMeta => ({
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 const WRITE_HIGH_WATER_MARK = 1024 * 1024;
 
-export function createFilesStore(db: Db, dir: string, outbox: EventOutbox, now: () => number): FilesStore {
+export function createFilesStore(db: Db, dir: string, outbox: EventOutbox, now: () => number): DiskFilesStore {
   const tmpDir = join(dir, 'tmp');
   const partsDir = join(dir, 'parts');
   mkdirSync(tmpDir, { recursive: true });

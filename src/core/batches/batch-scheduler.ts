@@ -3,7 +3,8 @@
  * gateway (config `batches.concurrency`), so batches never hold more of the upstream than that while
  * live requests keep theirs (docs/decisions.md "Batches").
  *
- * The store decides what runs (`claim`): it marks the line running in SQLite before it is dispatched,
+ * The store decides what runs (`claim`): it marks the line running (SQLite, or PostgreSQL shared by the
+ * replicas, where one replica's claim is the only one: FOR UPDATE SKIP LOCKED) before it is dispatched,
  * so a crash between the two can only lose a line, never run it twice (the resume rule: a line found
  * running at start is failed "interrupted"). A line the rate limiters refused is handed back with a
  * time before which it is not claimed again: it waits rather than fails.
@@ -30,7 +31,8 @@ export type LineRun =
 
 export interface SchedulerPorts {
   readonly concurrency: number;
-  claim(): ClaimedLine | NothingReady;
+  /** Synchronous (SQLite) or a round trip (PostgreSQL): one claim is awaited at a time. */
+  claim(): ClaimedLine | NothingReady | Promise<ClaimedLine | NothingReady>;
   /** Runs and records one line; never rejects (a failure is an outcome it records). */
   run(line: ClaimedLine): Promise<LineRun>;
   /** Called after every line, settled or deferred: the store checks whether the line's batch is done. */
@@ -53,26 +55,61 @@ export function createBatchScheduler(ports: SchedulerPorts): BatchScheduler {
   let closed = false;
   let timer: unknown = null;
   let idle: (() => void) | null = null;
+  /** A claim awaiting the store's answer; a wake meanwhile (`again`) claims once more after it. */
+  let claiming = false;
+  let again = false;
+
+  const settleIdle = (): void => {
+    if (closed && inFlight === 0 && !claiming) idle?.();
+  };
+
+  /** Takes the store's answer; true when a line started and claiming may go on. */
+  const take = (next: ClaimedLine | NothingReady): boolean => {
+    if (!('batchId' in next)) {
+      // Capped: the wait is on the injected clock, which may jump (a test clock, an NTP step).
+      if (next.waitMs !== null && inFlight === 0 && !closed) timer = ports.setTimer(fill, Math.min(MAX_SLEEP_MS, Math.max(1, next.waitMs)));
+      return false;
+    }
+    // Claimed, so marked running in the store: it runs even if the scheduler closed meanwhile.
+    start(next);
+    return true;
+  };
 
   const fill = (): void => {
+    if (claiming) {
+      again = true;
+      return;
+    }
     if (timer !== null) {
       ports.clearTimer(timer);
       timer = null;
     }
     while (!closed && inFlight < ports.concurrency) {
-      let next: ClaimedLine | NothingReady;
+      let next: ClaimedLine | NothingReady | Promise<ClaimedLine | NothingReady>;
       try {
         next = ports.claim();
       } catch (err) {
         ports.onError(err);
         return;
       }
-      if (!('batchId' in next)) {
-        // Capped: the wait is on the injected clock, which may jump (a test clock, an NTP step).
-        if (next.waitMs !== null && inFlight === 0) timer = ports.setTimer(fill, Math.min(MAX_SLEEP_MS, Math.max(1, next.waitMs)));
+      if (next instanceof Promise) {
+        claiming = true;
+        again = false;
+        next.then(
+          (answer) => {
+            claiming = false;
+            if (take(answer) || again) fill();
+            settleIdle();
+          },
+          (err: unknown) => {
+            claiming = false;
+            ports.onError(err);
+            settleIdle();
+          },
+        );
         return;
       }
-      start(next);
+      if (!take(next)) return;
     }
   };
 
@@ -93,10 +130,7 @@ export function createBatchScheduler(ports: SchedulerPorts): BatchScheduler {
       })
       .finally(() => {
         inFlight--;
-        if (closed) {
-          if (inFlight === 0) idle?.();
-          return;
-        }
+        if (closed) return settleIdle();
         fill();
       });
   };
@@ -112,7 +146,7 @@ export function createBatchScheduler(ports: SchedulerPorts): BatchScheduler {
       closed = true;
       if (timer !== null) ports.clearTimer(timer);
       timer = null;
-      if (inFlight === 0) return Promise.resolve();
+      if (inFlight === 0 && !claiming) return Promise.resolve();
       return new Promise<void>((resolve) => {
         idle = resolve;
       });

@@ -15,6 +15,9 @@ import type {
   WebhooksStore,
 } from '../../core/store/webhooks-store.js';
 import type { DeliveryResult, DueDelivery, WebhookEndpointRecord } from '../../core/webhooks/delivery.js';
+import { envelopeBody } from '../../core/webhooks/envelope.js';
+import type { EventType } from '../../core/webhooks/event-types.js';
+import { webhookIds } from '../../core/webhooks/ids.js';
 import type { SealedValue, SecretBox } from '../secret-box.js';
 import { dueDeliveryReader, toDelivery, type DeliveryRow, type DueRow } from '../webhook-rows.js';
 import type { PgStore } from './pg-store.js';
@@ -95,14 +98,20 @@ async function drain(pool: pg.Pool, sql: string, cutoff: number): Promise<number
 
 /**
  * Appends events and their fan-out in the caller's transaction on `client` (the state change they describe
- * commits with them: store/postgres/responses-store.ts), and tells every replica's dispatcher of new due
- * deliveries, a notice delivered only if the transaction commits. Returns the deliveries queued.
+ * commits with them: the responses, files and batches stores), and tells every replica's dispatcher of new
+ * due deliveries, a notice PostgreSQL sends only if that transaction commits. Returns the deliveries queued.
  */
 export async function appendEventsIn(store: Pick<PgStore, 'notifyChange'>, client: pg.PoolClient, events: readonly OutboxEvent[]): Promise<number> {
   if (events.length === 0) return 0;
   const queued = await appendEvents(client, events);
   if (queued > 0) await store.notifyChange(client, WEBHOOK_DELIVERIES_TOPIC);
   return queued;
+}
+
+/** One event, enveloped now, fanned out inside the caller's transaction (files and batches state changes). */
+export function emitEventIn(store: PgStore, client: pg.PoolClient, projectId: string, type: EventType, data: Record<string, unknown>, at: number): Promise<number> {
+  const id = webhookIds.eventId();
+  return appendEventsIn(store, client, [{ id, projectId, type, body: envelopeBody(id, type, at, data), createdAt: at }]);
 }
 
 /**

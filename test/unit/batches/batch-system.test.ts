@@ -6,6 +6,7 @@ import { parseBatchLine } from '../../../src/core/batches/batch-lines.js';
 import { createLogger } from '../../../src/log.js';
 import type { BatchLineJob, BatchLineResult, BatchLineRunner } from '../../../src/routes/batch-line-runner.js';
 import { createBatchesRepo, type BatchesRepo } from '../../../src/store/batches-repo.js';
+import { createSqliteBatchesStore } from '../../../src/store/sqlite/batches-store.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
 import { createOutbox } from '../../../src/store/webhook-outbox.js';
@@ -28,6 +29,7 @@ const files: BatchFiles = {
     stored.set(id, { projectId, filename, purpose, content: content.toString('utf8') });
     return Promise.resolve(id);
   },
+  delete: (_projectId, id) => Promise.resolve(void stored.delete(id)),
 };
 
 /** Answers each line with its custom id echoed back, as the model would answer it. */
@@ -64,8 +66,8 @@ function create(fileId: string, expiresIn = 86_400_000): string {
 }
 
 function start(runner: BatchLineRunner, concurrency = 4): BatchSystem {
-  system = createBatchSystem({ repo, files, runner, concurrency, maxLines: 100, now: () => now, logger: createLogger('silent') });
-  system.start();
+  system = createBatchSystem({ repo: createSqliteBatchesStore(repo), files, runner, concurrency, maxLines: 100, now: () => now, logger: createLogger('silent') });
+  void system.start();
   return system;
 }
 
@@ -119,7 +121,7 @@ describe('batches in the background', () => {
       ['c', 404],
       ['a', 'duplicate_custom_id'],
     ]);
-    expect(system?.objectOf(repo.get(id)!)).toMatchObject({ object: 'batch', status: 'completed', request_counts: { total: 5, completed: 2, failed: 3 } });
+    expect(await system?.objectOf(repo.get(id)!)).toMatchObject({ object: 'batch', status: 'completed', request_counts: { total: 5, completed: 2, failed: 3 } });
     expect(eventTypes()).toEqual([{ type: 'batch.completed', data: expect.objectContaining({ id, status: 'completed' }) }]);
   });
 
@@ -127,7 +129,7 @@ describe('batches in the background', () => {
     const id = create('file-nope');
     start(new EchoRunner()).created(id);
     await until(id, ['failed']);
-    expect(system?.objectOf(repo.get(id)!)).toMatchObject({ status: 'failed', errors: { data: [{ code: 'invalid_file' }] } });
+    expect(await system?.objectOf(repo.get(id)!)).toMatchObject({ status: 'failed', errors: { data: [{ code: 'invalid_file' }] } });
     expect(eventTypes().map((e) => e.type)).toEqual(['batch.failed']);
   });
 
@@ -138,7 +140,7 @@ describe('batches in the background', () => {
     start(runner, 1).created(id);
     await until(id, ['completed']);
     expect(runner.calls.map((c) => JSON.parse(c.body.toString('utf8')).messages[0].content)).toEqual(['a', 'b']);
-    expect(system?.objectOf(repo.get(id)!)).toMatchObject({ request_counts: { total: 2, completed: 2, failed: 0 } });
+    expect(await system?.objectOf(repo.get(id)!)).toMatchObject({ request_counts: { total: 2, completed: 2, failed: 0 } });
   });
 
   it('resumes after a stop without running a line twice: a line in flight at the stop is failed "interrupted"', async () => {
@@ -167,14 +169,14 @@ describe('batches in the background', () => {
     s.created(id);
     await until(id, ['in_progress']);
     await new Promise((r) => setTimeout(r, 5));
-    expect(s.cancel(id)).toBe(true);
+    expect(await s.cancel(id)).toBe(true);
     expect(repo.get(id)?.status).toBe('cancelling');
     release();
     runner.hold = null;
     await until(id, ['cancelled']);
     expect(runner.calls.length).toBe(1);
-    expect(system?.objectOf(repo.get(id)!)).toMatchObject({ status: 'cancelled', request_counts: { total: 4, completed: 1, failed: 0 } });
-    expect(s.cancel(id)).toBe(false);
+    expect(await system?.objectOf(repo.get(id)!)).toMatchObject({ status: 'cancelled', request_counts: { total: 4, completed: 1, failed: 0 } });
+    expect(await s.cancel(id)).toBe(false);
     expect(eventTypes().map((e) => e.type)).toEqual(['batch.cancelled']);
   });
 
@@ -184,14 +186,14 @@ describe('batches in the background', () => {
     const gate = new Promise<void>((r) => (release = r));
     const slowFiles: BatchFiles = { ...files, read: async (p, id) => (await gate, files.read(p, id)) };
     const id = create(input([line('a')]));
-    system = createBatchSystem({ repo, files: slowFiles, runner, concurrency: 2, maxLines: 100, now: () => now, logger: createLogger('silent') });
-    system.start();
+    system = createBatchSystem({ repo: createSqliteBatchesStore(repo), files: slowFiles, runner, concurrency: 2, maxLines: 100, now: () => now, logger: createLogger('silent') });
+    void system.start();
     await new Promise((r) => setTimeout(r, 5));
-    expect(system.cancel(id)).toBe(true);
+    expect(await system.cancel(id)).toBe(true);
     release();
     await until(id, ['cancelled']);
     expect(runner.calls).toEqual([]);
-    expect(system.objectOf(repo.get(id)!)).toMatchObject({ status: 'cancelled', request_counts: { total: 0, completed: 0, failed: 0 }, output_file_id: null, error_file_id: null });
+    expect(await system.objectOf(repo.get(id)!)).toMatchObject({ status: 'cancelled', request_counts: { total: 0, completed: 0, failed: 0 }, output_file_id: null, error_file_id: null });
   });
 
   it('expires a batch whose window ran out: unrun lines go to the error file as batch_expired', async () => {

@@ -10,6 +10,8 @@ import { pgMigrationWebhooks } from './003-webhooks.js';
 import { pgMigrationUsage } from './004-usage.js';
 import { pgMigrationRouter } from './005-router.js';
 import { pgMigrationResponses } from './006-responses.js';
+import { pgMigrationFiles } from './007-files.js';
+import { pgMigrationBatches } from './008-batches.js';
 
 export interface PgMigration {
   readonly name: string;
@@ -23,4 +25,6 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { name: '004-usage', sql: pgMigrationUsage },
   { name: '005-router', sql: pgMigrationRouter },
   { name: '006-responses', sql: pgMigrationResponses },
+  { name: '007-files', sql: pgMigrationFiles },
+  { name: '008-batches', sql: pgMigrationBatches },
 ];

@@ -74,4 +74,69 @@ describe('the batch scheduler', () => {
     expect(closed).toBe(true);
     expect(h.queue.length).toBe(3);
   });
+
+  it('awaits an asynchronous claim (PostgreSQL), one at a time, up to `concurrency` lines, each once', async () => {
+    const queue: ClaimedLine[] = Array.from({ length: 6 }, (_, i) => ({ batchId: 'b', index: i }));
+    let claimsOpen = 0;
+    let maxClaimsOpen = 0;
+    const running: (() => void)[] = [];
+    const ran: number[] = [];
+    const s = createBatchScheduler({
+      concurrency: 2,
+      claim: async (): Promise<ClaimedLine | NothingReady> => {
+        claimsOpen++;
+        maxClaimsOpen = Math.max(maxClaimsOpen, claimsOpen);
+        await new Promise((r) => setImmediate(r));
+        claimsOpen--;
+        return queue.shift() ?? { waitMs: null };
+      },
+      run: (line) =>
+        new Promise<LineRun>((resolve) => {
+          ran.push(line.index);
+          running.push(() => resolve({ kind: 'settled' }));
+        }),
+      afterLine: () => undefined,
+      onError: (err) => {
+        throw err;
+      },
+      setTimer: () => undefined,
+      clearTimer: () => undefined,
+    });
+    s.wake();
+    // A wake while a claim is out does not start a second one at once.
+    s.wake();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(s.inFlight).toBe(2);
+    while (running.length > 0) {
+      running.shift()?.();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(maxClaimsOpen).toBe(1);
+    expect(ran).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('closes only once a claim out at the time has been answered and its line run', async () => {
+    let answer: (c: ClaimedLine | NothingReady) => void = () => undefined;
+    let finish: () => void = () => undefined;
+    const s = createBatchScheduler({
+      concurrency: 1,
+      claim: () => new Promise<ClaimedLine | NothingReady>((r) => (answer = r)),
+      run: () => new Promise<LineRun>((r) => (finish = () => r({ kind: 'settled' }))),
+      afterLine: () => undefined,
+      onError: () => undefined,
+      setTimer: () => undefined,
+      clearTimer: () => undefined,
+    });
+    s.wake();
+    let closed = false;
+    const closing = s.close().then(() => (closed = true));
+    // The store marked the line running: it runs although the scheduler is closing.
+    answer({ batchId: 'b', index: 0 });
+    await new Promise((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    expect(s.inFlight).toBe(1);
+    finish();
+    await closing;
+    expect(closed).toBe(true);
+  });
 });
