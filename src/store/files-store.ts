@@ -22,6 +22,7 @@ import { FilesRefusal, type ListQuery } from '../core/store/files-store.js';
 import type { EventOutbox } from '../core/webhooks/outbox.js';
 import { fileObject, UPLOAD_TTL_MS, uploadStatusAt, type FileMeta, type PartMeta, type UploadMeta } from '../core/files/file-objects.js';
 import { writeTransaction, type Db } from './db.js';
+import { fileOf, uploadOf, type FileRow, type UploadRow } from './files-rows.js';
 import { sweepLeftovers } from './files-sweep.js';
 
 /** Bytes written, fsynced, not yet renamed into place. */
@@ -55,42 +56,6 @@ export interface DiskFilesStore {
   sweepExpired(): Promise<number>;
 }
 
-interface FileRow {
-  seq: number;
-  id: string;
-  project_id: string;
-  filename: string;
-  purpose: string;
-  bytes: number;
-  created_at: number;
-}
-
-interface UploadRow {
-  id: string;
-  project_id: string;
-  filename: string;
-  purpose: string;
-  bytes: number;
-  mime_type: string;
-  status: UploadMeta['status'];
-  created_at: number;
-  expires_at: number;
-  file_id: string | null;
-}
-
-const fileOf = (r: FileRow): FileMeta => ({ id: r.id, projectId: r.project_id, filename: r.filename, purpose: r.purpose, bytes: r.bytes, createdAt: r.created_at });
-const uploadOf = (r: UploadRow): UploadMeta => ({
-  id: r.id,
-  projectId: r.project_id,
-  filename: r.filename,
-  purpose: r.purpose,
-  bytes: r.bytes,
-  mimeType: r.mime_type,
-  status: r.status,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  fileId: r.file_id,
-});
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 const WRITE_HIGH_WATER_MARK = 1024 * 1024;

@@ -13,44 +13,11 @@ import type { EventType } from '../../core/webhooks/event-types.js';
 import { joinBlobs, md5OfBlobs, readBlobs, stageBlob, sweepStagedBlobs } from './file-blobs.js';
 import type { PgStore } from './pg-store.js';
 import { emitEventIn } from './webhooks-store.js';
+import { fileOf, uploadOf, type FileRow, type UploadRow } from '../files-rows.js';
 
-interface FileRow {
-  seq: number;
-  id: string;
-  project_id: string;
-  filename: string;
-  purpose: string;
-  bytes: number;
-  created_at: number;
+interface BlobFileRow extends FileRow {
   blob_id: string;
 }
-
-interface UploadRow {
-  id: string;
-  project_id: string;
-  filename: string;
-  purpose: string;
-  bytes: number;
-  mime_type: string;
-  status: UploadMeta['status'];
-  created_at: number;
-  expires_at: number;
-  file_id: string | null;
-}
-
-const fileOf = (r: FileRow): FileMeta => ({ id: r.id, projectId: r.project_id, filename: r.filename, purpose: r.purpose, bytes: r.bytes, createdAt: r.created_at });
-const uploadOf = (r: UploadRow): UploadMeta => ({
-  id: r.id,
-  projectId: r.project_id,
-  filename: r.filename,
-  purpose: r.purpose,
-  bytes: r.bytes,
-  mimeType: r.mime_type,
-  status: r.status,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  fileId: r.file_id,
-});
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 const notPending = (upload: UploadMeta, status: string): FilesRefusal => new FilesRefusal('not_pending', `Upload ${upload.id} is ${status}, not pending.`);
@@ -61,8 +28,8 @@ export function createPgFilesStore(store: PgStore, now: () => number): FilesStor
 
   const emit = (client: pg.PoolClient, projectId: string, type: EventType, data: Record<string, unknown>): Promise<number> =>
     emitEventIn(store, client, projectId, type, data, now());
-  const fileRow = async (db: pg.Pool | pg.PoolClient, projectId: string, fileId: string): Promise<FileRow | null> =>
-    (await db.query<FileRow>('SELECT * FROM files WHERE project_id = $1 AND id = $2', [projectId, fileId])).rows[0] ?? null;
+  const fileRow = async (db: pg.Pool | pg.PoolClient, projectId: string, fileId: string): Promise<BlobFileRow | null> =>
+    (await db.query<BlobFileRow>('SELECT * FROM files WHERE project_id = $1 AND id = $2', [projectId, fileId])).rows[0] ?? null;
   /** Claims a staged blob for a row in this transaction; false if it is not (or no longer) staged. */
   const claimBlob = async (client: pg.PoolClient, blobId: string): Promise<boolean> =>
     ((await client.query('UPDATE file_blobs SET committed = true WHERE id = $1 AND NOT committed', [blobId])).rowCount ?? 0) === 1;

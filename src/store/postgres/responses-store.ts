@@ -22,12 +22,8 @@ import type {
   StoredConversations,
   StoredResponses,
 } from '../../core/store/responses-store.js';
-import type { OutboxEvent } from '../../core/store/webhooks-store.js';
-import { envelopeBody } from '../../core/webhooks/envelope.js';
-import { isDeliverable, type EventType } from '../../core/webhooks/event-types.js';
-import { webhookIds } from '../../core/webhooks/ids.js';
 import type { PgStore } from './pg-store.js';
-import { appendEventsIn } from './webhooks-store.js';
+import { appendEventsIn, emitEventIn, eventsOf } from './webhooks-store.js';
 
 export interface PgResponsesStoreOptions {
   /** This instance's id in `gateway_instances`; null (tests) writes rows any recovery may take. */
@@ -64,14 +60,6 @@ const RUNNING_OF: Readonly<Record<RunningOwners, string>> = {
   abandoned: `${RUNNING} AND (owner_instance IS NULL OR NOT EXISTS (SELECT 1 FROM gateway_instances i WHERE i.id = responses.owner_instance))`,
   mine: `${RUNNING} AND owner_instance IS NOT DISTINCT FROM $1`,
 };
-
-/** The event of `type`, enveloped now; none for a reserved type (it is never delivered). */
-function eventsOf(now: () => number, projectId: string, type: EventType, data: Record<string, unknown>): OutboxEvent[] {
-  if (!isDeliverable(type)) return [];
-  const createdAt = now();
-  const id = webhookIds.eventId();
-  return [{ id, projectId, type, body: envelopeBody(id, type, createdAt, data), createdAt }];
-}
 
 async function insertItems(db: Db, conversationId: string, items: readonly Item[], createdAt: number): Promise<void> {
   if (items.length === 0) return;
@@ -122,7 +110,7 @@ function pgResponses(store: PgStore, options: PgResponsesStoreOptions): StoredRe
           await insert(client, s);
         }
         if (f.conversation) await insertItems(client, f.conversation.id, f.conversation.items, f.conversation.createdAt);
-        await appendEventsIn(store, client, eventsOf(options.now, f.projectId, f.failed ? 'response.failed' : 'response.completed', { id: f.responseId }));
+        await emitEventIn(store, client, f.projectId, f.failed ? 'response.failed' : 'response.completed', { id: f.responseId }, options.now());
       }),
     async delete(projectId, id) {
       const { rows } = await pool.query<{ status: string }>('DELETE FROM responses WHERE project_id = $1 AND id = $2 RETURNING status', [projectId, id]);
@@ -152,7 +140,7 @@ function pgResponses(store: PgStore, options: PgResponsesStoreOptions): StoredRe
         if (rows.length === 0) return 0;
         const bodies = rows.map((r) => JSON.stringify({ ...(JSON.parse(r.body) as Record<string, unknown>), status: 'failed', error }));
         await client.query("UPDATE responses r SET status = 'failed', body = u.body FROM unnest($1::bigint[], $2::text[]) AS u(seq, body) WHERE r.seq = u.seq", [rows.map((r) => r.seq), bodies]);
-        await appendEventsIn(store, client, rows.flatMap((r) => eventsOf(options.now, r.project_id, 'response.failed', { id: r.id })));
+        await appendEventsIn(store, client, rows.flatMap((r) => eventsOf(r.project_id, 'response.failed', { id: r.id }, options.now())));
         return rows.length;
       });
     },
@@ -172,7 +160,7 @@ function pgConversations(store: PgStore, options: PgResponsesStoreOptions): Stor
           c.createdAt,
         ]);
         await insertItems(client, c.id, items, c.createdAt);
-        await appendEventsIn(store, client, eventsOf(options.now, c.projectId, 'conversation.created', { id: c.id }));
+        await emitEventIn(store, client, c.projectId, 'conversation.created', { id: c.id }, options.now());
       }),
     async get(projectId, id) {
       const { rows } = await pool.query<ConversationRow>('SELECT id, project_id, workspace_id, metadata, created_at FROM conversations WHERE project_id = $1 AND id = $2', [projectId, id]);
@@ -187,7 +175,7 @@ function pgConversations(store: PgStore, options: PgResponsesStoreOptions): Stor
       store.transaction(async (client) => {
         if (((await client.query('DELETE FROM conversations WHERE project_id = $1 AND id = $2', [projectId, id])).rowCount ?? 0) === 0) return false;
         await client.query('DELETE FROM conversation_items WHERE conversation_id = $1', [id]);
-        await appendEventsIn(store, client, eventsOf(options.now, projectId, 'conversation.deleted', { id }));
+        await emitEventIn(store, client, projectId, 'conversation.deleted', { id }, options.now());
         return true;
       }),
     addItems: (conversationId, items, createdAt) => insertItems(pool, conversationId, items, createdAt),

@@ -16,7 +16,7 @@ import type {
 } from '../../core/store/webhooks-store.js';
 import type { DeliveryResult, DueDelivery, WebhookEndpointRecord } from '../../core/webhooks/delivery.js';
 import { envelopeBody } from '../../core/webhooks/envelope.js';
-import type { EventType } from '../../core/webhooks/event-types.js';
+import { isDeliverable, type EventType } from '../../core/webhooks/event-types.js';
 import { webhookIds } from '../../core/webhooks/ids.js';
 import type { SealedValue, SecretBox } from '../secret-box.js';
 import { dueDeliveryReader, toDelivery, type DeliveryRow, type DueRow } from '../webhook-rows.js';
@@ -108,10 +108,16 @@ export async function appendEventsIn(store: Pick<PgStore, 'notifyChange'>, clien
   return queued;
 }
 
-/** One event, enveloped now, fanned out inside the caller's transaction (files and batches state changes). */
-export function emitEventIn(store: PgStore, client: pg.PoolClient, projectId: string, type: EventType, data: Record<string, unknown>, at: number): Promise<number> {
+/** The event of `type`, enveloped at `at`; none for a reserved type (never delivered, as the SQLite outbox). */
+export function eventsOf(projectId: string, type: EventType, data: Record<string, unknown>, at: number): OutboxEvent[] {
+  if (!isDeliverable(type)) return [];
   const id = webhookIds.eventId();
-  return appendEventsIn(store, client, [{ id, projectId, type, body: envelopeBody(id, type, at, data), createdAt: at }]);
+  return [{ id, projectId, type, body: envelopeBody(id, type, at, data), createdAt: at }];
+}
+
+/** One event fanned out inside the caller's transaction (responses, files and batches state changes). */
+export function emitEventIn(store: Pick<PgStore, 'notifyChange'>, client: pg.PoolClient, projectId: string, type: EventType, data: Record<string, unknown>, at: number): Promise<number> {
+  return appendEventsIn(store, client, eventsOf(projectId, type, data, at));
 }
 
 /**
