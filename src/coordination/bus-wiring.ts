@@ -9,7 +9,7 @@
  *   budget_charge: a turn's spend, applied without a threshold alert (the charging replica sends it);
  *   affinity: the endpoint a conversation was routed to (SPEC Semantic router behaviour 5).
  *
- * The publishing side wraps the in-process calls (catalog.reload, settings.save, affinity.set) instead of
+ * The publishing side wraps the in-process calls (catalog.reload, settings.update, affinity.set) instead of
  * threading a bus through every writer: every writer holds the same object, so one wrapper catches all of
  * them, and a writer added later is covered too. A received message calls the unwrapped function, so it
  * is never published again. Model aliases and SLOs have no cache (one SELECT per read), so nothing to do.
@@ -44,7 +44,7 @@ export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
   if (bus === localBus) return { detach: () => undefined };
   const { catalog, routerSettings, affinity, budgets } = deps;
   const reloadHere = catalog.reload;
-  const saveHere = routerSettings.save;
+  const updateHere = routerSettings.update;
   const setHere = affinity.set;
 
   catalog.reload = () => {
@@ -53,9 +53,10 @@ export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
     bus.publish(CATALOG_CHANGED);
     return reloaded;
   };
-  routerSettings.save = async (projectId, state, now) => {
-    await saveHere(projectId, state, now);
+  routerSettings.update = async (projectId, change, now) => {
+    const state = await updateHere(projectId, change, now);
     bus.publish(ROUTER_CHANGED);
+    return state;
   };
   affinity.set = (key, endpointId, now) => {
     setHere(key, endpointId, now);
@@ -88,7 +89,7 @@ export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
     detach() {
       unsubscribe();
       catalog.reload = reloadHere;
-      routerSettings.save = saveHere;
+      routerSettings.update = updateHere;
       affinity.set = setHere;
       budgets.onLocalChange(null);
     },

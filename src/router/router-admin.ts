@@ -4,9 +4,9 @@
  * whole rule array (SPEC "Semantic router management"). A rule DELETE is never validated, so a stale rule
  * can always be removed.
  *
- * Each write reads the project's state, changes it and saves it whole: this process runs one write at a
- * time (a queue), so two concurrent rule writes do not lose one. Replicas sharing PostgreSQL are not
- * serialized against each other: the last save of a project wins.
+ * Each write is a change of the project's state as stored (RouterStore.updateRouterState: validated and
+ * written in one transaction that holds the project's row), not of this process's cached copy, so two
+ * rule writes at the same moment, on one replica or on two, never lose one.
  */
 import { randomBytes } from 'node:crypto';
 import { EMPTY_CONDITIONS_MESSAGE, hasCondition, targetProblem, validateRuleSet } from '../core/routing/rule-set.js';
@@ -33,13 +33,6 @@ const invalid = (param: string, message: string): GatewayError => new GatewayErr
 
 export function createRouterAdmin(catalog: Catalog, repo: RouterSettingsCache, now: () => number): RouterAdmin {
   const endpointsOf = (projectId: string) => catalog.endpoints(projectId);
-  /** The write in progress: the next one reads the state after it. */
-  let tail: Promise<unknown> = Promise.resolve();
-  function serially<R>(write: () => Promise<R>): Promise<R> {
-    const result = tail.then(write, write);
-    tail = result.catch(() => undefined);
-    return result;
-  }
 
   /** The new rule on its own, named by its request fields (the array check names stored ones by index). */
   function checkRule(projectId: string, rule: RoutingRule, targetSent: boolean): void {
@@ -50,9 +43,10 @@ export function createRouterAdmin(catalog: Catalog, repo: RouterSettingsCache, n
     if (problem) throw invalid('endpoint_id', `endpoint_id ${problem}.`);
   }
 
-  async function saveRules(projectId: string, rules: readonly RoutingRule[]): Promise<void> {
+  /** The state with `rules`, once the whole array is valid against the project's endpoints. */
+  function withRules(projectId: string, current: ProjectRouterState, rules: RoutingRule[]): ProjectRouterState {
     validateRuleSet(rules, endpointsOf(projectId));
-    await repo.save(projectId, { ...repo.get(projectId), rules }, now());
+    return { ...current, rules };
   }
 
   function mergeSettings(projectId: string, current: StoredSettings, patch: SettingsPatch): StoredSettings {
@@ -79,11 +73,11 @@ export function createRouterAdmin(catalog: Catalog, repo: RouterSettingsCache, n
     return next as StoredSettings;
   }
 
-  function rulesFromPatch(projectId: string, patch: SettingsPatch): RoutingRule[] | null {
+  function rulesFromPatch(current: ProjectRouterState, patch: SettingsPatch): RoutingRule[] | null {
     const drafts = patch.semantic_router_dynamic_rules;
     if (drafts === undefined) return null;
     if (drafts === null) return [];
-    const stored = new Set(repo.get(projectId).rules.map((r) => r.id));
+    const stored = new Set(current.rules.map((r) => r.id));
     return drafts.map((nested, i) => {
       const draft = draftFromNested(nested);
       if (draft.id !== undefined && !stored.has(draft.id)) {
@@ -94,34 +88,44 @@ export function createRouterAdmin(catalog: Catalog, repo: RouterSettingsCache, n
   }
 
   return {
-    patchSettings: (projectId, patch) => serially(async () => {
-      const current = repo.get(projectId);
-      const settings = mergeSettings(projectId, current.settings, patch);
-      const rules = rulesFromPatch(projectId, patch);
-      if (rules !== null) validateRuleSet(rules, endpointsOf(projectId));
-      const next = { settings, rules: rules ?? current.rules };
-      await repo.save(projectId, next, now());
-      return next;
-    }),
-    createRule: (projectId, fields) => serially(async () => {
+    patchSettings: (projectId, patch) =>
+      repo.update(
+        projectId,
+        (current) => {
+          const settings = mergeSettings(projectId, current.settings, patch);
+          const rules = rulesFromPatch(current, patch);
+          if (rules !== null) validateRuleSet(rules, endpointsOf(projectId));
+          return { settings, rules: rules ?? current.rules };
+        },
+        now(),
+      ),
+    async createRule(projectId, fields) {
       const rule = ruleFromFields(newRuleId(), fields);
       checkRule(projectId, rule, true);
-      await saveRules(projectId, [...repo.get(projectId).rules, rule]);
+      await repo.update(projectId, (current) => withRules(projectId, current, [...current.rules, rule]), now());
       return rule;
-    }),
-    updateRule: (projectId, ruleId, fields) => serially(async () => {
-      const rules = repo.get(projectId).rules;
-      const index = rules.findIndex((r) => r.id === ruleId);
-      const base = rules[index];
-      if (!base) throw new GatewayError('rule_not_found', { message: `Project ${projectId} has no routing rule ${JSON.stringify(ruleId)}.` });
-      const rule = ruleFromFields(ruleId, fields, base);
-      checkRule(projectId, rule, fields.endpoint_id !== undefined);
-      await saveRules(projectId, rules.map((r, i) => (i === index ? rule : r)));
-      return rule;
-    }),
-    deleteRule: (projectId, ruleId) => serially(async () => {
-      const rules = repo.get(projectId).rules;
-      if (rules.some((r) => r.id === ruleId)) await repo.save(projectId, { ...repo.get(projectId), rules: rules.filter((r) => r.id !== ruleId) }, now());
-    }),
+    },
+    async updateRule(projectId, ruleId, fields) {
+      let updated = null as RoutingRule | null;
+      await repo.update(
+        projectId,
+        (current) => {
+          const index = current.rules.findIndex((r) => r.id === ruleId);
+          const base = current.rules[index];
+          if (!base) throw new GatewayError('rule_not_found', { message: `Project ${projectId} has no routing rule ${JSON.stringify(ruleId)}.` });
+          const rule = ruleFromFields(ruleId, fields, base);
+          checkRule(projectId, rule, fields.endpoint_id !== undefined);
+          updated = rule;
+          return withRules(projectId, current, current.rules.map((r, i) => (i === index ? rule : r)));
+        },
+        now(),
+      );
+      if (updated === null) throw new Error('updateRouterState returned without running the change');
+      return updated;
+    },
+    async deleteRule(projectId, ruleId) {
+      // Never validated, so a stale rule can always be removed.
+      await repo.update(projectId, (current) => (current.rules.some((r) => r.id === ruleId) ? { ...current, rules: current.rules.filter((r) => r.id !== ruleId) } : current), now());
+    },
   };
 }

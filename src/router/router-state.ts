@@ -17,7 +17,8 @@ import { createReloadingCache } from './reloading-cache.js';
 /** Read per routed turn; written by the management API and the dashboard (router-admin.ts). */
 export interface RouterSettingsCache {
   get(projectId: string): ProjectRouterState;
-  save(projectId: string, state: ProjectRouterState, now: number): Promise<void>;
+  /** The store's updateRouterState (a change of the stored state, serialized across replicas), then cached. */
+  update(projectId: string, change: (current: ProjectRouterState) => ProjectRouterState, now: number): Promise<ProjectRouterState>;
   /** Reads every project's row again (another process wrote); never rejects. */
   reload(): Promise<void>;
 }
@@ -54,9 +55,10 @@ export async function openRouterState(store: RouterStore, embedded: Db | null, o
   const states = await createReloadingCache(() => store.routerStates(), onError);
   const settings: RouterSettingsCache = {
     get: (projectId) => states.current().get(projectId) ?? EMPTY,
-    async save(projectId, state, now) {
-      await store.saveRouterState(projectId, state, now);
+    async update(projectId, change, now) {
+      const state = await store.updateRouterState(projectId, change, now);
       states.replace(new Map(states.current()).set(projectId, state));
+      return state;
     },
     reload: states.reload,
   };

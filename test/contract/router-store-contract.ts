@@ -67,6 +67,24 @@ export function routerStoreContract(name: string, make: () => Promise<RouterStor
       expect(states.get(PROJECT_B)).toEqual({ settings: {}, rules: [] });
     });
 
+    it('changes a project\'s state from the stored one; a refused change writes nothing', async () => {
+      const first = await store.updateRouterState(PROJECT_A, (current) => ({ ...current, rules: [...current.rules, rule('rule_1', 'e1')] }), T0);
+      expect(first).toEqual({ settings: {}, rules: [rule('rule_1', 'e1')] });
+      await expect(
+        store.updateRouterState(PROJECT_A, () => {
+          throw new Error('refused');
+        }, T0 + 1),
+      ).rejects.toThrow('refused');
+      await store.updateRouterState(PROJECT_A, (current) => ({ ...current, settings: { semantic_router_enabled: true } }), T0 + 2);
+      expect((await store.routerStates()).get(PROJECT_A)).toEqual({ settings: { semantic_router_enabled: true }, rules: [rule('rule_1', 'e1')] });
+    });
+
+    it('loses no change when many are made at the same moment (each sees the one before)', async () => {
+      const ids = Array.from({ length: 20 }, (_, i) => `rule_${i}`);
+      await Promise.all(ids.map((id, i) => store.updateRouterState(PROJECT_B, (current) => ({ ...current, rules: [...current.rules, rule(id, 'e1')] }), T0 + i)));
+      expect((await store.routerStates()).get(PROJECT_B)?.rules.map((r) => r.id).sort()).toEqual([...ids].sort());
+    });
+
     it('creates an SLO, then replaces its objectives keeping its creation time', async () => {
       const first = await store.putSlo(PROJECT_A, 'e1', { ttftMs: 250, tpotMs: null }, T0);
       expect(first).toEqual({ projectId: PROJECT_A, endpointId: 'e1', ttftMs: 250, tpotMs: null, createdAt: T0, updatedAt: T0 });

@@ -68,6 +68,13 @@ export interface RouterStore {
   /** Every project's stored settings and rules (projects with none are absent). */
   routerStates(): Promise<Map<string, ProjectRouterState>>;
   saveRouterState(projectId: string, state: ProjectRouterState, now: number): Promise<void>;
+  /**
+   * Changes a project's settings and rules from what is stored now, not from a cached copy: `change` gets
+   * the stored state (empty when none) and returns the next one, or throws to refuse (nothing written).
+   * Writers of one project are serialized by the store (its row locked), so replicas writing rules at the
+   * same moment do not lose one. A change that returns `current` itself writes nothing. Returns the state stored.
+   */
+  updateRouterState(projectId: string, change: (current: ProjectRouterState) => ProjectRouterState, now: number): Promise<ProjectRouterState>;
 
   /** The project's objectives, oldest first; every project's when `projectId` is omitted. */
   slos(projectId?: string): Promise<EndpointSlo[]>;

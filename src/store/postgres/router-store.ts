@@ -37,6 +37,20 @@ export function createPgRouterStore(store: PgStore): RouterStore {
         rows.map((r) => [r.project_id, { settings: fromJson<StoredSettings>(r.settings), rules: fromJson<RoutingRule[]>(r.rules) }]),
       );
     },
+    updateRouterState: (projectId, change, now) =>
+      store.transaction(async (client) => {
+        // The row exists before it is locked, so two first writes of a project serialize too (a refused
+        // change rolls the placeholder back with everything else).
+        await client.query(`INSERT INTO semantic_router_settings (project_id, settings, rules, updated_at) VALUES ($1, '{}', '[]', $2) ON CONFLICT (project_id) DO NOTHING`, [projectId, now]);
+        const { rows } = await client.query<{ settings: string; rules: string }>('SELECT settings, rules FROM semantic_router_settings WHERE project_id = $1 FOR UPDATE', [projectId]);
+        const row = rows[0];
+        const current: ProjectRouterState = row ? { settings: fromJson<StoredSettings>(row.settings), rules: fromJson<RoutingRule[]>(row.rules) } : { settings: {}, rules: [] };
+        const next = change(current);
+        if (next === current) return current;
+        await client.query('UPDATE semantic_router_settings SET settings = $2, rules = $3, updated_at = $4 WHERE project_id = $1', [projectId, toJson(next.settings), toJson(next.rules), now]);
+        await store.notifyChange(client, ROUTER_TOPIC);
+        return next;
+      }),
     async saveRouterState(projectId, state, now) {
       await write(
         `INSERT INTO semantic_router_settings (project_id, settings, rules, updated_at) VALUES ($1, $2, $3, $4)

@@ -22,6 +22,15 @@ export function createSqliteRouterStore(db: Db): RouterStore {
   const aliases = createModelAliasesRepo(db);
   const workspaces = createWorkspaceRoutingRepo(db);
   const allStates = db.prepare<[], { project_id: string; settings: string; rules: string }>('SELECT project_id, settings, rules FROM semantic_router_settings');
+  const oneState = db.prepare<[string], { settings: string; rules: string }>('SELECT settings, rules FROM semantic_router_settings WHERE project_id = ?');
+  // IMMEDIATE: processes sharing the file take the write lock before reading, so none changes a stale state.
+  const updateState = writeTransaction(db, (projectId: string, change: (current: ProjectRouterState) => ProjectRouterState, now: number): ProjectRouterState => {
+    const row = oneState.get(projectId);
+    const current: ProjectRouterState = row ? { settings: fromJson<StoredSettings>(row.settings), rules: fromJson<RoutingRule[]>(row.rules) } : { settings: {}, rules: [] };
+    const next = change(current);
+    if (next !== current) settings.save(projectId, next, now);
+    return next;
+  });
   const allSlos = db.prepare<[], SloRow>('SELECT * FROM endpoint_slos ORDER BY created_at, project_id, endpoint_id');
   const allAliases = db.prepare<[], AliasRow>('SELECT * FROM model_aliases ORDER BY created_at, project_id, alias');
   const insertDecision = db.prepare(`
@@ -46,6 +55,7 @@ export function createSqliteRouterStore(db: Db): RouterStore {
     async saveRouterState(projectId, state, now) {
       settings.save(projectId, state, now);
     },
+    updateRouterState: async (projectId, change, now) => updateState(projectId, change, now),
     async slos(projectId) {
       return projectId === undefined ? allSlos.all().map(sloOf) : slos.list(projectId);
     },

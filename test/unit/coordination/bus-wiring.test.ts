@@ -48,9 +48,11 @@ function replica(bus: Bus, store: Store) {
   let cache = new Map(store.routerRows);
   const routerSettings: RouterSettingsCache = {
     get: (projectId) => cache.get(projectId) ?? { settings: {}, rules: [] },
-    async save(projectId, state) {
+    async update(projectId, change) {
+      const state = change(store.routerRows.get(projectId) ?? { settings: {}, rules: [] });
       store.routerRows.set(projectId, state);
       cache.set(projectId, state);
+      return state;
     },
     reload: async () => void (cache = new Map(store.routerRows)),
   };
@@ -83,7 +85,7 @@ describe('attachBus between two replicas', () => {
   it('routes on B by a rule saved on A', async () => {
     const { a, b } = pair();
     const state: ProjectRouterState = { settings: { semantic_router_enabled: true }, rules: [] };
-    await a.routerSettings.save('proj_a', state, T0);
+    await a.routerSettings.update('proj_a', () => state, T0);
     expect(b.routerSettings.get('proj_a')).toEqual(state);
     // A router invalidation leaves the catalog alone.
     expect(b.reloads()).toBe(0);
