@@ -95,7 +95,7 @@ export async function createWebhookSystem(options: WebhookSystemOptions): Promis
   // listening. With PostgreSQL the endpoints' secrets are there: replicas need one key
   // (SWITCHBOARD_SECRET_KEY), and one that cannot open them is refused the same way.
   const sealed = options.pg ? [...storedSealedValues(db), ...(await newestSealedEndpoint(options.pg.pool))] : storedSealedValues(db);
-  const box = loadSecretBox(dbPath, sealed);
+  const box = loadSecretBox(dbPath, sealed, process.env, options.pg ? `${dbPath} and the PostgreSQL database` : dbPath);
   const policy: OutboundPolicy = outboundPolicyOf(config.security);
   // The dispatcher enforces the per-endpoint share; several endpoints may share an origin, and undici must
   // not queue their requests behind its own per-origin cap (queue time would eat the attempt timeout).

@@ -67,13 +67,14 @@ export function storedSealedValues(db: Db): SealedValue[] {
  * The store's secret box. `stored` is what the store already holds sealed (storedSealedValues): the key
  * must open at least one of them, and with any stored, a missing key file is an error, never created.
  */
-export function loadSecretBox(dbPath: string, stored: readonly SealedValue[], env: NodeJS.ProcessEnv = process.env): SecretBox {
-  return createSecretBox(loadKey(dbPath, stored, env));
+export function loadSecretBox(dbPath: string, stored: readonly SealedValue[], env: NodeJS.ProcessEnv = process.env, holder: string = dbPath): SecretBox {
+  return createSecretBox(loadKey(dbPath, stored, env, holder));
 }
 
-function loadKey(dbPath: string, stored: readonly SealedValue[], env: NodeJS.ProcessEnv): Buffer {
+/** `holder`: where the stored values are, as error messages name it (the SQLite file, or PostgreSQL too). */
+function loadKey(dbPath: string, stored: readonly SealedValue[], env: NodeJS.ProcessEnv, holder: string): Buffer {
   const fromEnv = env.SWITCHBOARD_SECRET_KEY;
-  if (fromEnv) return opening(checkedKey(Buffer.from(fromEnv, 'base64'), 'SWITCHBOARD_SECRET_KEY'), 'SWITCHBOARD_SECRET_KEY', dbPath, stored);
+  if (fromEnv) return opening(checkedKey(Buffer.from(fromEnv, 'base64'), 'SWITCHBOARD_SECRET_KEY'), 'SWITCHBOARD_SECRET_KEY', holder, stored);
   if (dbPath === ':memory:') return randomBytes(KEY_BYTES);
   const file = `${dbPath}.key`;
   if (stored.length === 0) {
@@ -90,12 +91,12 @@ function loadKey(dbPath: string, stored: readonly SealedValue[], env: NodeJS.Pro
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     throw new SecretKeyError(
-      `the key file ${file} is missing, and ${dbPath} holds values sealed with it (webhook secrets, routing decision excerpts): ` +
+      `the key file ${file} is missing, and ${holder} holds values sealed with it (webhook secrets, routing decision excerpts): ` +
         'restore it from the backup taken with the database, or set SWITCHBOARD_SECRET_KEY to its content. ' +
         'Refusing to start with a new key, which could not open them.',
     );
   }
-  return opening(checkedKey(Buffer.from(text.trim(), 'base64'), file), file, dbPath, stored);
+  return opening(checkedKey(Buffer.from(text.trim(), 'base64'), file), file, holder, stored);
 }
 
 function checkedKey(key: Buffer, source: string): Buffer {
@@ -104,7 +105,7 @@ function checkedKey(key: Buffer, source: string): Buffer {
 }
 
 /** The key, once it opens one of the stored values (or there are none). */
-function opening(key: Buffer, source: string, dbPath: string, stored: readonly SealedValue[]): Buffer {
+function opening(key: Buffer, source: string, holder: string, stored: readonly SealedValue[]): Buffer {
   if (stored.length === 0) return key;
   const box = createSecretBox(key);
   const opens = (v: SealedValue): boolean => {
@@ -117,7 +118,7 @@ function opening(key: Buffer, source: string, dbPath: string, stored: readonly S
   };
   if (stored.some(opens)) return key;
   throw new SecretKeyError(
-    `${source} is not the key the values in ${dbPath} were sealed with (webhook secrets, routing decision excerpts do not open): ` +
+    `${source} is not the key the values in ${holder} were sealed with (webhook secrets, routing decision excerpts do not open): ` +
       'use the key file backed up with this database. Refusing to start rather than lose them.',
   );
 }

@@ -67,7 +67,7 @@ export async function createDashboardAuth(d: DashboardAuthDeps): Promise<Dashboa
   const guard = createDashboardGuard({ sessions, cookies, csp, publicOrigin });
   // The key must open what the identity store holds (a wrong SWITCHBOARD_SECRET_KEY would lock out every two-factor user).
   const sealedTotp = d.shared ? await users.newestSealedTotp() : null;
-  const box = d.shared ? loadSecretBox(d.dbPath, sealedTotp ? [sealedTotp] : []) : loadSecretBox(d.dbPath, storedSealedValues(db));
+  const box = d.shared ? loadSecretBox(d.dbPath, sealedTotp ? [sealedTotp] : [], process.env, 'the PostgreSQL database') : loadSecretBox(d.dbPath, storedSealedValues(db));
   const scheme = config.server.tls !== undefined ? 'https' : 'http';
   const deps: AuthDeps = {
     users,
