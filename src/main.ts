@@ -250,7 +250,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   const agents = createAgentsSystem({ db: busyDb, outbox: busyOutbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
-  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger, instances });
+  // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
+  const sharedExec = backend.pg && webhooks.pgInstances ? { pg: backend.pg, instances: webhooks.pgInstances } : null;
+  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger, instances, shared: sharedExec });
   const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms };
   // The chat tool bridge (x_exec, docs/exec.md "Chat tool bridge") runs tools through the same invocations service.
   const execTools = createChatToolRunner({ service: execInvocations.service, registry: agents.registry, policyOf: approvalPolicies(config), timeoutMs: config.exec.default_timeout_ms });
