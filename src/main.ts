@@ -76,6 +76,7 @@ import { semanticRouterChatRoutes } from './routes/semantic-router-chat.js';
 import { multimodelRoutes } from './routes/multimodel.js';
 import { createAgentsSystem } from './exec/agents/agents-system.js';
 import { createPgExecAgentsStore } from './store/postgres/exec-agents-store.js';
+import { createPgExecPresence } from './store/postgres/exec-presence.js';
 import { createSqliteExecAgentsStore } from './store/sqlite/exec-agents-store.js';
 import { managementExecRoutes } from './routes/management-exec.js';
 import { execAgentsConnectHttpRoutes, execAgentsConnectRoutes } from './routes/exec-agents-connect.js';
@@ -252,7 +253,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   // Join keys and agents: with PostgreSQL shared by the replicas (an agent's socket is still held by one).
   const execAgentsStore = backend.pg ? createPgExecAgentsStore(backend.pg) : createSqliteExecAgentsStore(busyDb, busyOutbox);
-  const agents = createAgentsSystem({ store: execAgentsStore, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
+  const execPresence = backend.pg && webhooks.pgInstances ? createPgExecPresence(backend.pg, webhooks.pgInstances.id) : null;
+  const agents = createAgentsSystem({ store: execAgentsStore, presence: execPresence, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
   const sharedExec = backend.pg && webhooks.pgInstances ? { pg: backend.pg, instances: webhooks.pgInstances } : null;

@@ -10,6 +10,7 @@
  * enrollment needs: the partial unique index on live names decides between two replicas enrolling the
  * same name at once.
  */
+import type { ExecTool } from '../exec/agent-registry.js';
 import type { AgentRecord, JoinKeyRecord } from '../exec/agent-records.js';
 import type { EventType } from '../webhooks/event-types.js';
 
@@ -45,4 +46,37 @@ export interface ExecAgentsStore {
   softDeleteAgent(id: string, at: number, events: readonly StoredEvent[]): Promise<boolean>;
   /** Never moves last_seen_at back. */
   lastSeen(id: string, at: number): Promise<void>;
+}
+
+/** An agent online on some replica, as that replica published it (its socket is held there). */
+export interface PresentAgent {
+  readonly id: string;
+  readonly projectId: string;
+  readonly registrationName: string;
+  readonly workspaceIds: readonly string[];
+  readonly tools: readonly ExecTool[];
+  /** The replica holding the agent's socket (its id in the instance registry). */
+  readonly instanceId: string;
+  readonly since: number;
+}
+
+/**
+ * Which replica holds which agent's socket (PostgreSQL mode): published as agents attach and leave, read
+ * by the others, so an invocation created through any replica finds a tool offered on another, and the
+ * replica holding the agent is woken to dispatch it. Rows of replicas that left the instance registry
+ * are not read: their agents are offline.
+ */
+export interface ExecPresence {
+  attach(agent: Omit<PresentAgent, 'instanceId'>): Promise<void>;
+  /** Only this replica's row: an agent that reconnected elsewhere in between stays present there. */
+  detach(agentId: string): Promise<void>;
+  setWorkspaces(agentId: string, workspaceIds: readonly string[]): Promise<void>;
+  /** Agents held by the other live replicas. */
+  elsewhere(): Promise<PresentAgent[]>;
+  /** `fn` runs when another replica's agents came or left. */
+  onChange(fn: () => void): () => void;
+  /** Tells a replica that queued invocations wait for one of its agents. */
+  wake(instanceId: string): Promise<void>;
+  /** `fn` runs when another replica woke this one. */
+  onWake(fn: () => void): () => void;
 }

@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../../log.js';
 import type { Catalog } from '../../store/catalog.js';
-import type { ExecAgentsStore } from '../../core/store/exec-agents-store.js';
+import type { ExecAgentsStore, ExecPresence } from '../../core/store/exec-agents-store.js';
 import type { WsSocket } from '../../http/ws.js';
 import type { ProjectRecord } from '../../core/records.js';
 import { createAgentsAdmin, type AgentsAdmin } from './agents-admin.js';
@@ -14,10 +14,13 @@ import { AgentSession } from './agent-session.js';
 import { authenticateAgentConnection } from './connect-auth.js';
 import { createEnrollment, type Credential } from './enrollment.js';
 import { createLocalAgentRegistry, type LocalAgentRegistry } from './local-agent-registry.js';
+import { createSharedAgentRegistry } from './shared-agent-registry.js';
 
 export interface AgentsSystemOptions {
   /** Join keys and agents: this replica's SQLite file, or PostgreSQL shared by the replicas. */
   readonly store: ExecAgentsStore;
+  /** PostgreSQL mode: which replica holds which agent (shared-agent-registry.ts); null: this process alone. */
+  readonly presence: ExecPresence | null;
   readonly catalog: Catalog;
   readonly leaseMs: number;
   readonly now: () => number;
@@ -37,8 +40,8 @@ export interface AgentsSystem {
 }
 
 export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
-  const { store, catalog, leaseMs, now, logger } = options;
-  const registry = createLocalAgentRegistry({
+  const { store, catalog, leaseMs, now, logger, presence } = options;
+  const localRegistry = createLocalAgentRegistry({
     now,
     leaseMs,
     onReportError: (err) => logger.error({ err }, 'exec: an agent report subscriber failed'),
@@ -47,6 +50,8 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
       logger.info({ agent_id: agentId }, 'exec agent offline');
     },
   });
+  const shared = presence ? createSharedAgentRegistry(localRegistry, { presence, onError: (err, what) => logger.warn({ err }, `exec: ${what} failed`) }) : null;
+  const registry = shared ?? localRegistry;
   const enroll = createEnrollment({
     store,
     isOnline: registry.isOnline,
@@ -64,6 +69,8 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
       const t = now();
       for (const id of registry.expireLeases()) logger.warn({ agent_id: id, lease_ms: leaseMs }, 'exec agent lease expired');
       for (const s of sessions) s.expireIfNotEnrolled(t);
+      // Replicas that died leave the instance registry: their agents drop out of the candidates here.
+      shared?.refresh().catch((err: unknown) => logger.warn({ err }, 'exec: reading the agents of the other replicas failed'));
     } catch (err) {
       logger.error({ err }, 'exec: the lease check failed');
     }
@@ -94,6 +101,7 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
     },
     close() {
       if (timer) clearInterval(timer);
+      shared?.close();
       timer = null;
     },
   };

@@ -77,6 +77,7 @@ export function createExecInvocations(options: ExecInvocationsOptions): ExecInvo
     ids: invocationIds,
     policyOf: approvalPolicies(config),
     outputCapBytes: config.exec.output_cap_bytes,
+    abandonedAs: shared ? 'agent_offline' : 'gateway_restarted',
   });
   registry.subscribe(service);
   const clock = new ExecClock(service, {

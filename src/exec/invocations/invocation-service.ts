@@ -43,6 +43,12 @@ export interface InvocationServiceDeps {
   /** The workspace's approval settings (config `workspaces[].exec`, defaults for the others). */
   readonly policyOf: (projectId: string, workspaceId: string) => ApprovalPolicy;
   readonly outputCapBytes: number;
+  /**
+   * How recovery fails what a stopped instance had out: `gateway_restarted` (one process on its store:
+   * the gateway itself restarted), or `agent_offline` (replicas sharing PostgreSQL: the agent's replica
+   * died, which for the invocation is its agent going away, as a disconnect).
+   */
+  readonly abandonedAs?: 'gateway_restarted' | 'agent_offline';
 }
 
 export interface CreateRequest {
@@ -370,7 +376,7 @@ export class InvocationService implements AgentReports {
       let after = 0;
       for (;;) {
         const batch = await store.failAbandoned(status, after, DUE_BATCH, (invocation) => {
-          const t = machine.fail(invocation, 'gateway_restarted', 'The gateway instance running this invocation stopped; its result cannot be known.', this.#deps.now());
+          const t = this.#abandoned(invocation);
           return t && { projectId: invocation.projectId, invocation: { from: invocation.status, to: t.invocation }, approval: null, events: t.events };
         });
         after = batch.at(-1)?.seq ?? after;
@@ -401,13 +407,27 @@ export class InvocationService implements AgentReports {
       }
       if (this.#live.has(id) && agentId !== null && !this.#reports.has(id)) this.#deps.registry.cancel(agentId, id);
       if (this.#reports.has(id) || this.#claims.has(id)) continue;
-      this.#live.delete(id);
+      const servedHere = this.#live.delete(id);
       this.#seen.delete(id);
+      if (!servedHere) {
+        // Run by another replica: its output streamed there; readers here get it whole with the end.
+        const ended = await this.#deps.store.invocation(id);
+        if (ended?.output) this.watch.publish(id, { kind: 'output', data: ended.output });
+      }
       this.watch.publish(id, { kind: 'status', status });
     }
   }
 
   // ---- helpers ----
+
+  #abandoned(inv: Invocation): Transition | null {
+    const now = this.#deps.now();
+    if (this.#deps.abandonedAs !== 'agent_offline' || inv.agentId === null) {
+      return machine.fail(inv, 'gateway_restarted', 'The gateway instance running this invocation stopped; its result cannot be known.', now);
+    }
+    const before = [execEvents.agentOffline({ invocationId: inv.id, agentId: inv.agentId, reason: 'disconnected', at: now })];
+    return machine.fail(inv, 'agent_offline', 'The agent running the invocation went offline (disconnected: the gateway replica it was connected to stopped).', now, before);
+  }
 
   #append(invocationId: string, current: CappedOutput, data: string): void {
     const { output, added } = appendOutput(current, data, this.#deps.outputCapBytes);

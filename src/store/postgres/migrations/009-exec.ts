@@ -3,7 +3,9 @@
  * said there): join keys, agents, invocations, approvals and Idempotency-Keys, shared by the replicas.
  * `owner_instance` is the replica that dispatched a dispatched or running invocation (its id in
  * `gateway_instances`, 003-webhooks): only it holds the agent's socket, and recovery fails the invocation
- * once it left that registry. Project ids are not foreign keys (catalog group).
+ * once it left that registry. `exec_agent_presence` says which replica holds which agent's socket now
+ * (with the tools it offers), for the other replicas' dispatch; a row of a replica that left the
+ * registry is ignored. Project ids are not foreign keys (catalog group).
  */
 export const pgMigrationExec = `
 CREATE TABLE exec_join_keys (
@@ -96,4 +98,15 @@ CREATE TABLE exec_idempotency_keys (
   PRIMARY KEY (project_id, key)
 );
 CREATE INDEX exec_idempotency_keys_expiry ON exec_idempotency_keys (expires_at);
+
+CREATE TABLE exec_agent_presence (
+  agent_id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL,
+  instance_id TEXT NOT NULL,
+  registration_name TEXT NOT NULL,
+  workspace_ids TEXT NOT NULL,
+  tools TEXT NOT NULL,
+  since BIGINT NOT NULL
+);
+CREATE INDEX exec_agent_presence_instance ON exec_agent_presence (instance_id);
 `;
