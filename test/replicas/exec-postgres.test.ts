@@ -10,6 +10,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enrolledAgent } from '../helpers/exec-agents.js';
 import { eventually, execConfig, makeExecKeys, mintJoinKey, PROJECT, WS_DEFAULT, WS_OPS } from '../helpers/exec-config.js';
 import { connectTestAgent, echoTool, type TestAgent } from '../helpers/exec-test-agent.js';
 import { call } from '../helpers/http.js';
@@ -57,9 +58,11 @@ const ended = (replica: GatewayProcess, id: string, status: string) =>
 
 describe('two replicas sharing the execution surface in PostgreSQL', () => {
   it('lists on B the agent enrolled with a join key minted on A, online', async () => {
-    const res = await call(`${b.url}/${PROJECT}/v1/management/exec/agents`, { key: keys.exec });
-    expect(res.status).toBe(200);
-    const listed = (res.body as { data: { id: string; status?: string; online?: boolean }[] }).data;
+    const listed = await eventually(async () => {
+      const res = await call(`${b.url}/${PROJECT}/v1/management/exec/agents`, { key: keys.exec });
+      const data = (res.body as { data: { id: string; status: string }[] }).data;
+      return data.every((x) => x.status === 'online') && data;
+    }, 'the agent online on B');
     expect(listed.map((x) => x.id)).toEqual([agent.agentId]);
     const keysOnB = await call(`${b.url}/${PROJECT}/v1/management/exec/join-keys`, { key: keys.exec });
     expect((keysOnB.body as { data: unknown[] }).data).toHaveLength(1);
@@ -98,6 +101,26 @@ describe('two replicas sharing the execution surface in PostgreSQL', () => {
     const frames = parseSse(await text).map((f) => f.data);
     expect(frames[0]).toBe(JSON.stringify({ type: 'status', status: 'dispatched' }));
     expect(frames.slice(-3)).toEqual([JSON.stringify({ type: 'output', data: 'all of it' }), JSON.stringify({ type: 'status', status: 'completed' }), '[DONE]']);
+  });
+
+  it('closes on A the socket of an agent deleted through B (4403), and of one whose key is rotated through B (4401)', async () => {
+    const connect = `${a.url.replace(/^http/, 'ws')}/${PROJECT}/v1/exec/agents/connect`;
+    const joinKey = await mintJoinKey(b.url, keys.exec);
+    const doomed = await enrolledAgent(connect, joinKey, 'doomed');
+    const rotated = await enrolledAgent(connect, joinKey, 'rotated');
+    // B learns of A's agents from the presence notices: online there too.
+    for (const { enrolled } of [doomed, rotated]) {
+      await eventually(async () => {
+        const res = await call(`${b.url}/${PROJECT}/v1/management/exec/agents/${enrolled.agent_id}`, { key: keys.exec });
+        return (res.body as { status: string }).status === 'online';
+      }, `B sees ${enrolled.agent_id} online`);
+    }
+    const deleted = await call(`${b.url}/${PROJECT}/v1/management/exec/agents/${doomed.enrolled.agent_id}`, { key: keys.exec, method: 'DELETE' });
+    expect(deleted.status).toBe(200);
+    expect((await doomed.socket.closed()).code).toBe(4403);
+    const rotate = await call(`${b.url}/${PROJECT}/v1/management/exec/agents/${rotated.enrolled.agent_id}/rotate-key`, { key: keys.exec, method: 'POST' });
+    expect(rotate.status).toBe(200);
+    expect((await rotated.socket.closed()).code).toBe(4401);
   });
 
   it('fails agent_offline, on the survivor, what the agent of a killed replica was running', async () => {

@@ -79,4 +79,13 @@ export interface ExecPresence {
   wake(instanceId: string): Promise<void>;
   /** `fn` runs when another replica woke this one. */
   onWake(fn: () => void): () => void;
+  /**
+   * Tells the replica holding the agent's socket that the agent was changed through another replica:
+   * deleted or its key rotated (its socket must close), or updated (its workspaces changed).
+   */
+  changed(agentId: string, what: AgentChange): Promise<void>;
+  /** `fn` runs when another replica changed this agent (subscribed while this replica holds its socket). */
+  onChanged(agentId: string, what: AgentChange, fn: () => void): () => void;
 }
+
+export type AgentChange = 'deleted' | 'rotated' | 'updated';

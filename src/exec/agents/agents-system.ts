@@ -50,7 +50,7 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
       logger.info({ agent_id: agentId }, 'exec agent offline');
     },
   });
-  const shared = presence ? createSharedAgentRegistry(localRegistry, { presence, onError: (err, what) => logger.warn({ err }, `exec: ${what} failed`) }) : null;
+  const shared = presence ? createSharedAgentRegistry(localRegistry, { presence, agents: store, onError: (err, what) => logger.warn({ err }, `exec: ${what} failed`) }) : null;
   const registry = shared ?? localRegistry;
   const enroll = createEnrollment({
     store,

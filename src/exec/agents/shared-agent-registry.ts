@@ -10,7 +10,8 @@
  * come first among the candidates, so an agent this replica holds is used at once.
  */
 import type { AgentReports, DispatchMessage, OnlineAgent } from '../../core/exec/agent-registry.js';
-import type { ExecPresence, PresentAgent } from '../../core/store/exec-agents-store.js';
+import type { AgentChange, ExecAgentsStore, ExecPresence, PresentAgent } from '../../core/store/exec-agents-store.js';
+import { CLOSE } from './protocol.js';
 import type { LocalAgentRegistry } from './local-agent-registry.js';
 
 export interface SharedAgentRegistry extends LocalAgentRegistry {
@@ -21,6 +22,8 @@ export interface SharedAgentRegistry extends LocalAgentRegistry {
 
 export interface SharedAgentRegistryOptions {
   readonly presence: ExecPresence;
+  /** To read an agent changed through another replica (its workspaces). */
+  readonly agents: ExecAgentsStore;
   readonly onError: (err: unknown, what: string) => void;
 }
 
@@ -37,7 +40,31 @@ const viewOf = (a: PresentAgent): OnlineAgent => ({
 });
 
 export function createSharedAgentRegistry(local: LocalAgentRegistry, options: SharedAgentRegistryOptions): SharedAgentRegistry {
-  const { presence, onError } = options;
+  const { presence, agents, onError } = options;
+  /** While this replica holds an agent: its subscriptions to changes made through other replicas. */
+  const watching = new Map<string, () => void>();
+  const unwatch = (agentId: string): void => {
+    watching.get(agentId)?.();
+    watching.delete(agentId);
+  };
+  const watch = (agentId: string, projectId: string): void => {
+    unwatch(agentId);
+    const on = (what: AgentChange, fn: () => void) => presence.onChanged(agentId, what, fn);
+    const stops = [
+      on('deleted', () => local.disconnect(agentId, 'deleted', CLOSE.deleted, 'agent deleted')),
+      on('rotated', () => local.disconnect(agentId, 'disconnected', CLOSE.keyRevoked, 'agent key rotated: reconnect with the new key')),
+      on('updated', () => {
+        agents.findAgent(projectId, agentId).then(
+          (a) => {
+            if (a && local.isOnline(agentId)) local.setWorkspaces(agentId, a.workspaceIds);
+            if (a && local.isOnline(agentId)) presence.setWorkspaces(agentId, a.workspaceIds).catch((err: unknown) => onError(err, "publishing an agent's workspaces"));
+          },
+          (err: unknown) => onError(err, 'reading an agent changed through another replica'),
+        );
+      }),
+    ];
+    watching.set(agentId, () => stops.forEach((stop) => stop()));
+  };
   let remote = new Map<string, { agent: PresentAgent; view: OnlineAgent }>();
   const subscribers: AgentReports[] = [];
 
@@ -53,7 +80,10 @@ export function createSharedAgentRegistry(local: LocalAgentRegistry, options: Sh
   local.subscribe({
     output: () => undefined,
     result: () => undefined,
-    offline: (agentId) => void presence.detach(agentId).catch((err: unknown) => onError(err, 'unpublishing an agent that left')),
+    offline: (agentId) => {
+      unwatch(agentId);
+      presence.detach(agentId).catch((err: unknown) => onError(err, 'unpublishing an agent that left'));
+    },
     online: () => undefined,
   });
 
@@ -77,6 +107,7 @@ export function createSharedAgentRegistry(local: LocalAgentRegistry, options: Sh
     close() {
       stopWake();
       stopChange();
+      for (const id of [...watching.keys()]) unwatch(id);
     },
     candidates(projectId, workspaceId, toolName) {
       return [...local.candidates(projectId, workspaceId, toolName), ...remoteOf(projectId, workspaceId).filter((a) => a.tools.has(toolName))];
@@ -104,13 +135,23 @@ export function createSharedAgentRegistry(local: LocalAgentRegistry, options: Sh
       presence
         .attach({ id: agent.id, projectId: agent.projectId, registrationName: agent.registrationName, workspaceIds: agent.workspaceIds, tools: [...agent.tools.values()], since: Date.now() })
         .catch((err: unknown) => onError(err, 'publishing an agent that came online'));
+      watch(agent.id, agent.projectId);
       local.attach(agent, link);
+    },
+    disconnect(agentId, reason, closeCode, closeReason) {
+      if (local.isOnline(agentId)) return local.disconnect(agentId, reason, closeCode, closeReason);
+      // Held by another replica: that one closes the socket.
+      if (remote.has(agentId)) {
+        const what: AgentChange = reason === 'deleted' ? 'deleted' : 'rotated';
+        presence.changed(agentId, what).catch((err: unknown) => onError(err, 'telling the replica holding an agent to close it'));
+      }
     },
     isOnline: (agentId) => local.isOnline(agentId) || remote.has(agentId),
     lastSeen: (agentId) => local.lastSeen(agentId) ?? remote.get(agentId)?.agent.since ?? null,
     setWorkspaces(agentId, workspaceIds) {
       local.setWorkspaces(agentId, workspaceIds);
-      if (local.isOnline(agentId)) presence.setWorkspaces(agentId, workspaceIds).catch((err: unknown) => onError(err, 'publishing an agent\'s workspaces'));
+      if (local.isOnline(agentId)) presence.setWorkspaces(agentId, workspaceIds).catch((err: unknown) => onError(err, "publishing an agent's workspaces"));
+      else if (remote.has(agentId)) presence.changed(agentId, 'updated').catch((err: unknown) => onError(err, 'telling the replica holding an agent of its workspaces'));
     },
   };
 }

@@ -61,5 +61,7 @@ export function createPgExecPresence(store: PgStore, instanceId: string): ExecPr
     onChange: (fn) => store.onChange(PRESENCE_TOPIC, fn),
     wake: (target) => store.notifyChange(pool, wakeTopic(target)),
     onWake: (fn) => store.onChange(wakeTopic(instanceId), fn),
+    changed: (agentId, what) => store.notifyChange(pool, `exec.agent.${what}:${agentId}`),
+    onChanged: (agentId, what, fn) => store.onChange(`exec.agent.${what}:${agentId}`, fn),
   };
 }
