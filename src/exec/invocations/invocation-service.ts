@@ -179,7 +179,7 @@ export class InvocationService implements AgentReports {
       const change: Change = { projectId: a.projectId, invocation: inv && ready && { from: inv.status, to: ready }, approval: { from: a, to: t.approval }, events: t.events };
       if (!(await store.commit(change))) continue;
       if (ready) {
-        this.watch.publish(ready.id, { kind: 'status', status: ready.status });
+        this.#status(ready.id, ready.status);
         await this.#dispatch(ready);
       }
       return t.approval;
@@ -211,6 +211,13 @@ export class InvocationService implements AgentReports {
    */
   async #dispatch(inv: Invocation): Promise<Invocation> {
     const { registry, store } = this.#deps;
+    // Already being dispatched here (a retry and an accept at once): one claim at a time per invocation,
+    // so a losing claim never drops the live output slot of the winning one.
+    const pending = this.#claims.get(inv.id);
+    if (pending) {
+      await pending;
+      return (await store.invocation(inv.id)) ?? inv;
+    }
     for (const agent of registry.candidates(inv.projectId, inv.workspaceId, inv.toolName)) {
       const now = this.#deps.now();
       const t = machine.dispatch(inv, agent.id, now);
@@ -235,7 +242,7 @@ export class InvocationService implements AgentReports {
       if (outcome !== 'claimed') this.#live.delete(inv.id);
       if (outcome === 'unsent') continue;
       if (outcome === 'taken') return (await store.invocation(inv.id)) ?? inv;
-      this.watch.publish(inv.id, { kind: 'status', status: t.invocation.status });
+      this.#status(inv.id, t.invocation.status);
       return t.invocation;
     }
     return inv;
@@ -287,7 +294,7 @@ export class InvocationService implements AgentReports {
       const running = machine.markRunning(inv);
       // Lost: another instance ended it a moment ago (a timeout, a cancel); reconcile stops the agent.
       if (running && !(await this.#deps.store.commit({ projectId: inv.projectId, invocation: { from: inv.status, to: running }, approval: null, events: [] }))) return;
-      if (running) this.watch.publish(invocationId, { kind: 'status', status: running.status });
+      if (running) this.#status(invocationId, running.status);
       const current = this.#live.get(invocationId);
       if (current !== undefined) this.#append(invocationId, current, data);
     });
@@ -420,6 +427,12 @@ export class InvocationService implements AgentReports {
 
   // ---- helpers ----
 
+  /** Tells this instance's readers of a status; what reconcile will not tell them again. */
+  #status(invocationId: string, status: InvocationStatus): void {
+    if (this.#seen.has(invocationId)) this.#seen.set(invocationId, status);
+    this.watch.publish(invocationId, { kind: 'status', status });
+  }
+
   #abandoned(inv: Invocation): Transition | null {
     const now = this.#deps.now();
     if (this.#deps.abandonedAs !== 'agent_offline' || inv.agentId === null) {
@@ -459,7 +472,7 @@ export class InvocationService implements AgentReports {
       // A timeout or a cancel: the agent stops (a result or an offline agent needs no word).
       if (wasOut && before?.agentId && (inv.error?.code === 'timeout' || inv.status === 'cancelled')) this.#deps.registry.cancel(before.agentId, inv.id);
     }
-    this.watch.publish(inv.id, { kind: 'status', status: inv.status });
+    this.#status(inv.id, inv.status);
     return true;
   }
 }
