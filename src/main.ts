@@ -75,6 +75,9 @@ import { managementWorkspacesRoutes } from './routes/management-workspaces.js';
 import { semanticRouterChatRoutes } from './routes/semantic-router-chat.js';
 import { multimodelRoutes } from './routes/multimodel.js';
 import { createAgentsSystem } from './exec/agents/agents-system.js';
+import { createPgExecAgentsStore } from './store/postgres/exec-agents-store.js';
+import { createPgExecPresence } from './store/postgres/exec-presence.js';
+import { createSqliteExecAgentsStore } from './store/sqlite/exec-agents-store.js';
 import { managementExecRoutes } from './routes/management-exec.js';
 import { execAgentsConnectHttpRoutes, execAgentsConnectRoutes } from './routes/exec-agents-connect.js';
 import { approvalPolicies, createExecInvocations } from './exec/invocations/exec-invocations.js';
@@ -248,9 +251,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // What a crash left in PostgreSQL (staged bytes never committed) goes at start, as the disk store's leftovers do.
   if (backend.pg) files.sweepExpired().catch((err: unknown) => logger.error({ err }, 'files: sweeping leftovers failed; the next upload sweeps again'));
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
-  const agents = createAgentsSystem({ db: busyDb, outbox: busyOutbox, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
+  // Join keys and agents: with PostgreSQL shared by the replicas (an agent's socket is still held by one).
+  const execAgentsStore = backend.pg ? createPgExecAgentsStore(backend.pg) : createSqliteExecAgentsStore(busyDb, busyOutbox);
+  const execPresence = backend.pg && webhooks.pgInstances ? createPgExecPresence(backend.pg, webhooks.pgInstances.id) : null;
+  const agents = createAgentsSystem({ store: execAgentsStore, presence: execPresence, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
-  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger, instances });
+  // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
+  const sharedExec = backend.pg && webhooks.pgInstances ? { pg: backend.pg, instances: webhooks.pgInstances } : null;
+  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger, instances, shared: sharedExec });
   const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms };
   // The chat tool bridge (x_exec, docs/exec.md "Chat tool bridge") runs tools through the same invocations service.
   const execTools = createChatToolRunner({ service: execInvocations.service, registry: agents.registry, policyOf: approvalPolicies(config), timeoutMs: config.exec.default_timeout_ms });

@@ -7,7 +7,7 @@
 import type { Approval } from '../core/exec/approval-machine.js';
 import { GatewayError } from '../errors.js';
 import type { InvocationService } from '../exec/invocations/invocation-service.js';
-import type { PageQuery } from '../exec/invocations/invocation-store.js';
+import type { PageQuery } from '../core/store/exec-invocations-store.js';
 
 /** Who decides: an id recorded as `decided_by`, the workspaces they may use, and how to name them in a 404. */
 export interface Decider {
@@ -18,25 +18,25 @@ export interface Decider {
 }
 
 export function createApprovalDecisions(exec: InvocationService) {
-  const visible = (projectId: string, approvalId: string, who: Decider): void => {
-    const approval = exec.approval(projectId, approvalId);
+  const visible = async (projectId: string, approvalId: string, who: Decider): Promise<void> => {
+    const approval = await exec.approval(projectId, approvalId);
     if (!who.mayUse(approval.workspaceId)) {
       throw new GatewayError('approval_not_found', { param: 'approval_id', message: `No approval ${approvalId} in the workspaces ${who.label} may use.` });
     }
   };
   return {
     /** Newest first; `workspaceIds` null: every workspace. 400 invalid_query when `after` names none. */
-    list(projectId: string, q: PageQuery): { items: Approval[]; hasMore: boolean } {
-      const page = exec.listApprovals(projectId, q);
+    async list(projectId: string, q: PageQuery): Promise<{ items: Approval[]; hasMore: boolean }> {
+      const page = await exec.listApprovals(projectId, q);
       if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no approval of this project: ${JSON.stringify(q.after)}.` });
       return page;
     },
-    accept(projectId: string, approvalId: string, who: Decider): Approval {
-      visible(projectId, approvalId, who);
+    async accept(projectId: string, approvalId: string, who: Decider): Promise<Approval> {
+      await visible(projectId, approvalId, who);
       return exec.accept(projectId, approvalId, who.id);
     },
-    reject(projectId: string, approvalId: string, who: Decider, reason: string | null): Approval {
-      visible(projectId, approvalId, who);
+    async reject(projectId: string, approvalId: string, who: Decider, reason: string | null): Promise<Approval> {
+      await visible(projectId, approvalId, who);
       return exec.reject(projectId, approvalId, who.id, reason);
     },
   };

@@ -11,7 +11,7 @@ import { catalogOf, type ToolListing } from '../core/exec/tool-catalog.js';
 import { GatewayError } from '../errors.js';
 import type { InvocationService } from '../exec/invocations/invocation-service.js';
 import { invocationWire } from '../routes/exec-invocations.js';
-import { settled } from './invocation-settled.js';
+import { settled } from '../exec/invocations/invocation-settled.js';
 import type { McpCallContext } from './mcp-call-context.js';
 import { jsonResult, refusalResult, unknownToolError } from './tool-results.js';
 
@@ -52,7 +52,7 @@ export async function callAgentTool(deps: AgentToolsDeps, ctx: McpCallContext, n
   }
   let created: Invocation;
   try {
-    created = deps.exec.create({ projectId: ctx.projectId, workspaceId: ctx.workspaceId, toolName: name, arguments: args, timeoutMs: deps.timeoutMs, idempotency: null }).invocation;
+    created = (await deps.exec.create({ projectId: ctx.projectId, workspaceId: ctx.workspaceId, toolName: name, arguments: args, timeoutMs: deps.timeoutMs, idempotency: null })).invocation;
   } catch (err) {
     // The agent left since the lookup: as unknown as every other tool no agent offers.
     if (err instanceof GatewayError && err.code === 'exec_tool_not_found') throw unknownToolError(err);

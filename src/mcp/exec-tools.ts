@@ -36,7 +36,7 @@ interface ExecToolDef<S extends z.ZodObject> {
   readonly description: string;
   readonly schema: S;
   readonly readOnly: boolean;
-  run(deps: ExecToolsDeps, ctx: McpCallContext, args: z.infer<S>): Record<string, unknown>;
+  run(deps: ExecToolsDeps, ctx: McpCallContext, args: z.infer<S>): Promise<Record<string, unknown>>;
 }
 
 const def = <S extends z.ZodObject>(d: ExecToolDef<S>): ExecToolDef<S> => d;
@@ -48,16 +48,16 @@ const DEFS = [
     description: 'The invocation: status, exit code, output, error. Use it to follow a call that waited for an approval.',
     schema: invocationId,
     readOnly: true,
-    run: ({ services }, ctx, a) => invocationWire(visibleInvocation(services, ctx.auth, a.invocation_id)),
+    run: async ({ services }, ctx, a) => invocationWire(await visibleInvocation(services, ctx.auth, a.invocation_id)),
   }),
   def({
     name: 'exec.invocation_cancel',
     description: 'Cancels a queued, pending or running invocation (withdrawing its approval if one is pending).',
     schema: invocationId,
     readOnly: false,
-    run: ({ services }, ctx, a) => {
-      visibleInvocation(services, ctx.auth, a.invocation_id);
-      return invocationWire(services.exec.cancel(ctx.projectId, a.invocation_id));
+    run: async ({ services }, ctx, a) => {
+      await visibleInvocation(services, ctx.auth, a.invocation_id);
+      return invocationWire(await services.exec.cancel(ctx.projectId, a.invocation_id));
     },
   }),
   def({
@@ -65,8 +65,8 @@ const DEFS = [
     description: "Approvals of this session's workspace, newest first.",
     schema: approvalsQuery,
     readOnly: true,
-    run: ({ decisions }, ctx, a) => {
-      const page = decisions.list(ctx.projectId, { limit: a.limit ?? 20, after: a.after ?? null, status: a.state ?? null, workspaceIds: [ctx.workspaceId] });
+    run: async ({ decisions }, ctx, a) => {
+      const page = await decisions.list(ctx.projectId, { limit: a.limit ?? 20, after: a.after ?? null, status: a.state ?? null, workspaceIds: [ctx.workspaceId] });
       return { object: 'list', data: page.items.map(approvalWire), has_more: page.hasMore };
     },
   }),
@@ -75,14 +75,14 @@ const DEFS = [
     description: 'Accepts a pending approval: its invocation runs at once if an agent is there.',
     schema: approvalId,
     readOnly: false,
-    run: ({ decisions }, ctx, a) => approvalWire(decisions.accept(ctx.projectId, a.approval_id, decider(ctx))),
+    run: async ({ decisions }, ctx, a) => approvalWire(await decisions.accept(ctx.projectId, a.approval_id, decider(ctx))),
   }),
   def({
     name: 'exec.approval_reject',
     description: 'Rejects a pending approval: its invocation fails (approval_rejected) with the reason.',
     schema: rejection,
     readOnly: false,
-    run: ({ decisions }, ctx, a) => approvalWire(decisions.reject(ctx.projectId, a.approval_id, decider(ctx), a.reason ?? null)),
+    run: async ({ decisions }, ctx, a) => approvalWire(await decisions.reject(ctx.projectId, a.approval_id, decider(ctx), a.reason ?? null)),
   }),
 ] as const;
 
@@ -102,12 +102,12 @@ export function isExecTool(name: string): boolean {
 }
 
 /** Arguments that fail the schema, and every refusal of the use case, are error results with the envelope. */
-export function callExecTool(deps: ExecToolsDeps, ctx: McpCallContext, name: string, args: Record<string, unknown>): CallToolResult {
+export async function callExecTool(deps: ExecToolsDeps, ctx: McpCallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
   const d = byName.get(name);
   if (!d) throw new Error(`not an exec tool: ${name}`);
   try {
     const parsed = parseStrictBody(d.schema, args, Object.keys(d.schema.shape), { code: 'invalid_body' });
-    return jsonResult(d.run(deps, ctx, parsed));
+    return jsonResult(await d.run(deps, ctx, parsed));
   } catch (err) {
     return refusalResult(err);
   }

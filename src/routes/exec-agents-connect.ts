@@ -18,8 +18,8 @@ export function execAgentsConnectRoutes(agents: AgentsSystem): WsRouteDef[] {
     {
       pattern: AGENTS_CONNECT_PATTERN,
       family: 'exec',
-      upgrade({ req }) {
-        const { project, credential } = agents.authenticate(req.header('authorization'), req.params.project ?? '');
+      async upgrade({ req }) {
+        const { project, credential } = await agents.authenticate(req.header('authorization'), req.params.project ?? '');
         req.log.project = project.id;
         return { protocol: null, maxBufferedBytes: MAX_BUFFERED_BYTES, open: (socket) => agents.openSession(socket, project.id, credential) };
       },
@@ -34,8 +34,8 @@ export function execAgentsConnectHttpRoutes(agents: AgentsSystem): RouteDef[] {
       pattern: AGENTS_CONNECT_PATTERN,
       family: 'exec',
       auth: { kind: 'in-handler', credential: 'an exec agent key or join key', why: 'not an API key: agents.authenticate checks it' },
-      handle: ({ req }) => {
-        agents.authenticate(req.header('authorization'), req.params.project ?? '');
+      handle: async ({ req }) => {
+        await agents.authenticate(req.header('authorization'), req.params.project ?? '');
         throw new GatewayError('upgrade_required', { headers: { Upgrade: 'websocket', Connection: 'Upgrade' } });
       },
     },

@@ -48,22 +48,22 @@ export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
   const decider = (a: AuthenticatedKey): Decider => ({ id: a.key.id, mayUse: (w) => mayUseWorkspace(a, w), label: 'this API key' });
 
   return [
-    route('GET', '', (ctx, a) => {
+    route('GET', '', async (ctx, a) => {
       const query = ctx.req.searchParams();
       const { limit, after } = parsePageQuery(query);
       const state = parseStateFilter(query.get('state'));
       const named = query.get('workspace_id');
       const workspaceIds = named !== null ? [requireExecWorkspace(named, a, services)] : a.key.allowedWorkspaceIds;
-      const page = decisions.list(a.project.id, { limit, after, status: state, workspaceIds });
+      const page = await decisions.list(a.project.id, { limit, after, status: state, workspaceIds });
       ctx.reply.json(200, { object: 'list', data: page.items.map(approvalWire), has_more: page.hasMore });
     }),
     route('POST', '/:approval/accept', async (ctx, a) => {
       parseAcceptApproval(await ctx.req.body());
-      ctx.reply.json(200, approvalWire(decisions.accept(a.project.id, id(ctx), decider(a))));
+      ctx.reply.json(200, approvalWire(await decisions.accept(a.project.id, id(ctx), decider(a))));
     }),
     route('POST', '/:approval/reject', async (ctx, a) => {
       const { reason } = parseRejectApproval(await ctx.req.body());
-      ctx.reply.json(200, approvalWire(decisions.reject(a.project.id, id(ctx), decider(a), reason)));
+      ctx.reply.json(200, approvalWire(await decisions.reject(a.project.id, id(ctx), decider(a), reason)));
     }),
   ];
 }

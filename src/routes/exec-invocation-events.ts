@@ -24,9 +24,10 @@ function closingFrames(inv: { status: InvocationStatus }): string {
 
 export function followInvocation(ctx: RouteContext, exec: InvocationService, projectId: string, id: string): Promise<void> {
   const { reply, req } = ctx;
-  return new Promise<void>((resolve) => {
+  return new Promise<void>((resolve, reject) => {
     let pending = '';
-    let waiting = false;
+    // Frames wait until the stream has begun (the first read of the record is asynchronous).
+    let waiting = true;
     let ended = false;
     let stop: () => void = () => undefined;
 
@@ -61,27 +62,39 @@ export function followInvocation(ctx: RouteContext, exec: InvocationService, pro
       resolve();
     };
 
-    const onEvent = (event: WatchEvent): void => {
+    const apply = (event: WatchEvent): void => {
       if (event.kind === 'output') return send(frame({ type: 'output', data: event.data }));
       send(frame({ type: 'status', status: event.status }));
       if (isTerminal(event.status)) finish(closingFrames(event));
     };
+    // Events published while the record is read wait for the stream's first frames.
+    let early: WatchEvent[] | null = [];
+    const onEvent = (event: WatchEvent): void => {
+      if (early) early.push(event);
+      else apply(event);
+    };
 
-    const followed = exec.follow(projectId, id, onEvent);
-    stop = followed.stop;
     req.onAbort(() => {
       ended = true;
       stop();
       resolve();
     });
-    reply.onDrainDeadline(() => {
-      finish(frame(new GatewayError('service_draining', { message: 'The server is shutting down; follow the invocation again on another server.' }).toEnvelope()) + DONE);
-    });
-    reply.setHeader('Cache-Control', 'no-cache');
-    reply.beginStream(200, 'text/event-stream');
-    const inv: Invocation = followed.invocation;
-    send(frame({ type: 'status', status: inv.status }));
-    if (inv.output) send(frame({ type: 'output', data: inv.output }));
-    if (isTerminal(inv.status)) finish(closingFrames(inv));
+    exec.follow(projectId, id, onEvent).then((followed) => {
+      stop = followed.stop;
+      if (ended) return stop();
+      reply.onDrainDeadline(() => {
+        finish(frame(new GatewayError('service_draining', { message: 'The server is shutting down; follow the invocation again on another server.' }).toEnvelope()) + DONE);
+      });
+      reply.setHeader('Cache-Control', 'no-cache');
+      reply.beginStream(200, 'text/event-stream');
+      waiting = false;
+      const inv: Invocation = followed.invocation;
+      send(frame({ type: 'status', status: inv.status }));
+      if (inv.output) send(frame({ type: 'output', data: inv.output }));
+      if (isTerminal(inv.status)) return finish(closingFrames(inv));
+      const held = early ?? [];
+      early = null;
+      for (const event of held) if (!ended) apply(event);
+    }, reject);
   });
 }

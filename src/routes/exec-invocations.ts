@@ -50,8 +50,8 @@ export function invocationWire(inv: Invocation) {
 }
 
 /** The invocation, if this key may see it: another project's, or another workspace's for a confined key, is 404. */
-export function visibleInvocation(services: ExecServices, auth: AuthenticatedKey, id: string): Invocation {
-  const inv = services.exec.get(auth.project.id, id);
+export async function visibleInvocation(services: ExecServices, auth: AuthenticatedKey, id: string): Promise<Invocation> {
+  const inv = await services.exec.get(auth.project.id, id);
   if (!mayUseWorkspace(auth, inv.workspaceId)) {
     throw new GatewayError('invocation_not_found', { param: 'invocation_id', message: `No invocation ${id} in the workspaces this API key may use.` });
   }
@@ -69,7 +69,7 @@ export function execInvocationsRoutes(services: ExecServices): RouteDef[] {
       const idempotencyKey = parseIdempotencyKey(ctx.req.header('idempotency-key'));
       const { body, raw } = parseCreateInvocation(await ctx.req.body());
       const workspaceId = requireExecWorkspace(body.workspace_id, a, services);
-      const { invocation, created } = exec.create({
+      const { invocation, created } = await exec.create({
         projectId: a.project.id,
         workspaceId,
         toolName: body.tool_name,
@@ -79,26 +79,26 @@ export function execInvocationsRoutes(services: ExecServices): RouteDef[] {
       });
       ctx.reply.json(created ? 201 : 200, invocationWire(invocation));
     }),
-    route('GET', '', (ctx, a) => {
+    route('GET', '', async (ctx, a) => {
       const query = ctx.req.searchParams();
       const { limit, after } = parsePageQuery(query);
       const status = parseStatusFilter(query.get('status'));
       const named = query.get('workspace_id');
       const workspaceIds = named !== null ? [requireExecWorkspace(named, a, services)] : a.key.allowedWorkspaceIds;
-      const page = exec.list(a.project.id, { limit, after, status, workspaceIds });
+      const page = await exec.list(a.project.id, { limit, after, status, workspaceIds });
       if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no invocation of this project: ${JSON.stringify(after)}.` });
       ctx.reply.json(200, { object: 'list', data: page.items.map(invocationWire), has_more: page.hasMore });
     }),
-    route('GET', '/:invocation', (ctx, a) => {
-      ctx.reply.json(200, invocationWire(visibleInvocation(services, a, id(ctx))));
+    route('GET', '/:invocation', async (ctx, a) => {
+      ctx.reply.json(200, invocationWire(await visibleInvocation(services, a, id(ctx))));
     }),
     route('POST', '/:invocation/cancel', async (ctx, a) => {
       parseCancelInvocation(await ctx.req.body());
-      visibleInvocation(services, a, id(ctx));
-      ctx.reply.json(200, invocationWire(exec.cancel(a.project.id, id(ctx))));
+      await visibleInvocation(services, a, id(ctx));
+      ctx.reply.json(200, invocationWire(await exec.cancel(a.project.id, id(ctx))));
     }),
-    route('GET', '/:invocation/events', (ctx, a) => {
-      visibleInvocation(services, a, id(ctx));
+    route('GET', '/:invocation/events', async (ctx, a) => {
+      await visibleInvocation(services, a, id(ctx));
       return followInvocation(ctx, exec, a.project.id, id(ctx));
     }),
   ];

@@ -60,21 +60,21 @@ export function managementExecRoutes(services: ExecManagementServices): RouteDef
   return [
     route('POST', '/join-keys', async (ctx, { project }) => {
       const body = parseCreateJoinKey(execBody(await ctx.req.body()));
-      const { record, value } = admin.createJoinKey(project.id, body.name ?? null);
+      const { record, value } = await admin.createJoinKey(project.id, body.name ?? null);
       ctx.reply.setHeader('Cache-Control', 'no-store');
       ctx.reply.json(201, joinKeyWire(record, value));
     }),
-    route('GET', '/join-keys', (ctx, { project }) => {
-      ctx.reply.json(200, { object: 'list', data: admin.listJoinKeys(project.id).map((k) => joinKeyWire(k)) });
+    route('GET', '/join-keys', async (ctx, { project }) => {
+      ctx.reply.json(200, { object: 'list', data: (await admin.listJoinKeys(project.id)).map((k) => joinKeyWire(k)) });
     }),
-    route('DELETE', '/join-keys/:joinKey', (ctx, { project }) => {
-      ctx.reply.json(200, joinKeyWire(admin.revokeJoinKey(project.id, ctx.req.params.joinKey ?? '')));
+    route('DELETE', '/join-keys/:joinKey', async (ctx, { project }) => {
+      ctx.reply.json(200, joinKeyWire(await admin.revokeJoinKey(project.id, ctx.req.params.joinKey ?? '')));
     }),
-    route('GET', '/agents', (ctx, auth) => {
-      ctx.reply.json(200, { object: 'list', data: admin.listAgents(auth.project.id).map((a) => agent(a)) });
+    route('GET', '/agents', async (ctx, auth) => {
+      ctx.reply.json(200, { object: 'list', data: (await admin.listAgents(auth.project.id)).map((a) => agent(a)) });
     }),
-    route('GET', '/agents/:agent', (ctx, auth) => {
-      ctx.reply.json(200, agent(admin.getAgent(auth.project.id, agentId(ctx))));
+    route('GET', '/agents/:agent', async (ctx, auth) => {
+      ctx.reply.json(200, agent(await admin.getAgent(auth.project.id, agentId(ctx))));
     }),
     route('PATCH', '/agents/:agent', async (ctx, auth) => {
       const body = parsePatchAgent(execBody(await ctx.req.body()));
@@ -83,16 +83,16 @@ export function managementExecRoutes(services: ExecManagementServices): RouteDef
         ...(body.description === undefined ? {} : { description: body.description }),
         ...(body.workspace_ids === undefined ? {} : { workspaceIds: body.workspace_ids }),
       };
-      ctx.reply.json(200, agent(admin.updateAgent(auth.project.id, agentId(ctx), patch)));
+      ctx.reply.json(200, agent(await admin.updateAgent(auth.project.id, agentId(ctx), patch)));
     }),
-    route('DELETE', '/agents/:agent', (ctx, { project }) => {
-      const deleted = admin.deleteAgent(project.id, agentId(ctx));
+    route('DELETE', '/agents/:agent', async (ctx, { project }) => {
+      const deleted = await admin.deleteAgent(project.id, agentId(ctx));
       ctx.reply.json(200, { id: deleted.id, object: 'exec.agent' as const, deleted: true });
     }),
     route('POST', '/agents/:agent/rotate-key', async (ctx, { project }) => {
       // No body is defined; one that is sent must still be JSON, as on every exec route.
       execBody(await ctx.req.body());
-      const { agent: rotated, value } = admin.rotateAgentKey(project.id, agentId(ctx));
+      const { agent: rotated, value } = await admin.rotateAgentKey(project.id, agentId(ctx));
       ctx.reply.setHeader('Cache-Control', 'no-store');
       ctx.reply.json(200, { id: rotated.id, agent_key: value });
     }),

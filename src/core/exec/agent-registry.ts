@@ -36,14 +36,14 @@ export interface DispatchMessage {
 
 export type AgentOfflineReason = 'lease_expired' | 'disconnected' | 'deleted';
 
-/** What agents report, delivered to the invocations' side. */
+/** What agents report, delivered to the invocations' side (which may apply them asynchronously: a rejection is a report error). */
 export interface AgentReports {
-  output(agentId: string, invocationId: string, data: string): void;
-  result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null }): void;
+  output(agentId: string, invocationId: string, data: string): void | Promise<void>;
+  result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null }): void | Promise<void>;
   /** The agent went offline; `running` are the invocations it had not finished. */
-  offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): void;
+  offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): void | Promise<void>;
   /** An agent enrolled or reconnected: queued invocations may now find it. */
-  online(agentId: string): void;
+  online(agentId: string): void | Promise<void>;
 }
 
 export interface AgentRegistry {

@@ -16,7 +16,7 @@ const SHOWN = 50;
 export function approvalsPages(deps: PageDeps): PageDef[] {
   const route = (method: 'GET' | 'POST', path: string, run: (page: ProjectPage) => Promise<void> | void): PageDef =>
     projectRoute(deps, { method, path: `/approvals${path}`, write: method === 'POST' }, run);
-  const render = (page: ProjectPage, status: number, notice: Notice | null): void => {
+  const render = async (page: ProjectPage, status: number, notice: Notice | null): Promise<void> => {
     const approvals = deps.approvals;
     if (!approvals) {
       page.send(status, projectDocument(page.frame('approvals', notice), html`<p class="muted">The execution surface is not running on this gateway.</p>`));
@@ -24,9 +24,9 @@ export function approvalsPages(deps: PageDeps): PageDef[] {
     }
     const readable = page.principal.workspacesIn(page.project.id);
     const workspaceIds = readable === 'all' ? null : readable;
-    const list = (state: string | null): Approval[] => approvals.list(page.project.id, { limit: SHOWN, after: null, status: state, workspaceIds }).items;
-    const pending = list('pending');
-    const decided = list(null).filter((a) => a.state !== 'pending');
+    const list = async (state: string | null): Promise<Approval[]> => (await approvals.list(page.project.id, { limit: SHOWN, after: null, status: state, workspaceIds })).items;
+    const pending = await list('pending');
+    const decided = (await list(null)).filter((a) => a.state !== 'pending');
     page.send(status, renderApprovalsPage(page.frame('approvals', notice), { pending, decided, writable: page.writable }));
   };
   const decider = (page: ProjectPage): Decider => ({ id: page.principal.userId, mayUse: (w) => page.mayReadWorkspace(w), label: 'your account' });
@@ -36,11 +36,11 @@ export function approvalsPages(deps: PageDeps): PageDef[] {
     route('POST', '/:approval/accept', async (page) => {
       await readForm(page.ctx);
       try {
-        const a = deps.approvals?.accept(page.project.id, page.params.approval ?? '', decider(page));
-        render(page, 200, a ? { kind: 'ok', text: `Approved ${a.toolName}; the invocation runs.` } : null);
+        const a = await deps.approvals?.accept(page.project.id, page.params.approval ?? '', decider(page));
+        await render(page, 200, a ? { kind: 'ok', text: `Approved ${a.toolName}; the invocation runs.` } : null);
       } catch (err) {
         const { status, notice } = refusalNotice(err);
-        render(page, status, notice);
+        await render(page, status, notice);
       }
     }),
     route('POST', '/:approval/reject', async (page) => {
@@ -49,11 +49,11 @@ export function approvalsPages(deps: PageDeps): PageDef[] {
       try {
         // The reject route's own body rules (length), read from the form.
         const { reason } = parseRejectApproval(Buffer.from(JSON.stringify(typed === '' ? {} : { reason: typed })));
-        const a = deps.approvals?.reject(page.project.id, page.params.approval ?? '', decider(page), reason);
-        render(page, 200, a ? { kind: 'ok', text: `Rejected ${a.toolName}; the invocation fails.` } : null);
+        const a = await deps.approvals?.reject(page.project.id, page.params.approval ?? '', decider(page), reason);
+        await render(page, 200, a ? { kind: 'ok', text: `Rejected ${a.toolName}; the invocation fails.` } : null);
       } catch (err) {
         const { status, notice } = refusalNotice(err);
-        render(page, status, notice);
+        await render(page, status, notice);
       }
     }),
   ];

@@ -24,7 +24,7 @@ export function projectsPages(deps: PageDeps): PageDef[] {
       const today = Math.floor(deps.now() / DAY_MS) * DAY_MS;
       const usage = await deps.usage.page({ projectId: id, start: today, end: today + DAY_MS, groupBy: 'day', limit: null, after: null });
       const readable = page.principal.workspacesIn(id);
-      const pending = deps.approvals?.list(id, { limit: 100, after: null, status: 'pending', workspaceIds: readable === 'all' ? null : readable }).items.length ?? 0;
+      const pending = (await deps.approvals?.list(id, { limit: 100, after: null, status: 'pending', workspaceIds: readable === 'all' ? null : readable }))?.items.length ?? 0;
       page.send(
         200,
         renderProjectOverview(page.frame('overview'), {

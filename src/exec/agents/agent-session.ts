@@ -16,7 +16,7 @@ import type { AgentRecord } from './records.js';
 export interface AgentSessionContext {
   readonly projectId: string;
   readonly credential: Credential;
-  readonly enroll: (projectId: string, credential: Credential, raw: unknown) => EnrollOutcome;
+  readonly enroll: (projectId: string, credential: Credential, raw: unknown) => Promise<EnrollOutcome>;
   readonly registry: LocalAgentRegistry;
   readonly leaseMs: number;
   readonly now: () => number;
@@ -41,6 +41,8 @@ export class AgentSession implements WsSession {
   readonly #link: AgentLink;
   readonly #openedAt: number;
   #agentId: string | null = null;
+  /** Messages that came while the enrollment was being written: handled, in order, once it is. */
+  #held: unknown[] | null = null;
 
   constructor(socket: WsSocket, ctx: AgentSessionContext) {
     this.#ctx = ctx;
@@ -54,7 +56,13 @@ export class AgentSession implements WsSession {
   }
 
   message(data: Buffer, isBinary: boolean): void {
+    // Decoded now: uWS reuses the buffer once this callback returns.
     const raw = decodeFrame(data, isBinary);
+    if (this.#held) return void this.#held.push(raw);
+    this.#handle(raw);
+  }
+
+  #handle(raw: unknown): void {
     const agentId = this.#agentId;
     if (agentId === null) return this.#enroll(raw);
     const { registry } = this.#ctx;
@@ -79,10 +87,27 @@ export class AgentSession implements WsSession {
     if (!this.#socket.open) return;
     const ctx = this.#ctx;
     const type = raw !== null && typeof raw === 'object' ? (raw as { type?: unknown }).type : undefined;
-    const outcome: EnrollOutcome =
-      type === 'enroll'
-        ? ctx.enroll(ctx.projectId, ctx.credential, raw)
-        : { ok: false, code: 'exec_manifest_invalid', message: 'The first message must be a JSON text frame {"type": "enroll", ...}.', closeCode: CLOSE.protocolError };
+    if (type !== 'enroll') {
+      return this.#enrolled({ ok: false, code: 'exec_manifest_invalid', message: 'The first message must be a JSON text frame {"type": "enroll", ...}.', closeCode: CLOSE.protocolError });
+    }
+    this.#held = [];
+    ctx.enroll(ctx.projectId, ctx.credential, raw).then(
+      (outcome) => this.#enrolled(outcome),
+      (err: unknown) => {
+        ctx.log('warn', { project: ctx.projectId, err }, 'exec agent enrollment failed');
+        this.#socket.end(CLOSE.protocolError, 'enrollment failed; reconnect');
+      },
+    ).finally(() => {
+      const held = this.#held ?? [];
+      this.#held = null;
+      for (const m of held) if (this.#socket.open) this.#handle(m);
+    });
+  }
+
+  #enrolled(outcome: EnrollOutcome): void {
+    const ctx = this.#ctx;
+    // Closed while the enrollment was written: the row stands (a reconnect re-enrolls), the session does not.
+    if (!this.#socket.open) return;
     if (!outcome.ok) {
       ctx.log('warn', { project: ctx.projectId, code: outcome.code }, `exec agent refused: ${outcome.message}`);
       this.#socket.send(gatewayMessages.error(outcome.code, outcome.message));

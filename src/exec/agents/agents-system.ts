@@ -6,22 +6,21 @@
  */
 import type { Logger } from '../../log.js';
 import type { Catalog } from '../../store/catalog.js';
-import { writeTransaction, type Db } from '../../store/db.js';
-import { createAgentsRepo } from '../../store/exec-agents-repo.js';
-import { createJoinKeysRepo } from '../../store/exec-join-keys-repo.js';
-import type { EventOutbox } from '../../core/webhooks/outbox.js';
+import type { ExecAgentsStore, ExecPresence } from '../../core/store/exec-agents-store.js';
 import type { WsSocket } from '../../http/ws.js';
 import type { ProjectRecord } from '../../core/records.js';
-import type { AgentEvent } from './agent-events.js';
 import { createAgentsAdmin, type AgentsAdmin } from './agents-admin.js';
 import { AgentSession } from './agent-session.js';
 import { authenticateAgentConnection } from './connect-auth.js';
 import { createEnrollment, type Credential } from './enrollment.js';
 import { createLocalAgentRegistry, type LocalAgentRegistry } from './local-agent-registry.js';
+import { createSharedAgentRegistry } from './shared-agent-registry.js';
 
 export interface AgentsSystemOptions {
-  readonly db: Db;
-  readonly outbox: EventOutbox;
+  /** Join keys and agents: this replica's SQLite file, or PostgreSQL shared by the replicas. */
+  readonly store: ExecAgentsStore;
+  /** PostgreSQL mode: which replica holds which agent (shared-agent-registry.ts); null: this process alone. */
+  readonly presence: ExecPresence | null;
   readonly catalog: Catalog;
   readonly leaseMs: number;
   readonly now: () => number;
@@ -34,42 +33,33 @@ export interface AgentsSystem {
   readonly admin: AgentsAdmin;
   readonly leaseMs: number;
   /** Throws the GatewayError the upgrade is refused with. */
-  authenticate(authorization: string | undefined, projectRef: string): { project: ProjectRecord; credential: Credential };
+  authenticate(authorization: string | undefined, projectRef: string): Promise<{ project: ProjectRecord; credential: Credential }>;
   openSession(socket: WsSocket, projectId: string, credential: Credential): AgentSession;
   start(): void;
   close(): void;
 }
 
 export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
-  const { db, outbox, catalog, leaseMs, now, logger } = options;
-  const agents = createAgentsRepo(db);
-  const joinKeys = createJoinKeysRepo(db);
-  const registry = createLocalAgentRegistry({
+  const { store, catalog, leaseMs, now, logger, presence } = options;
+  const localRegistry = createLocalAgentRegistry({
     now,
     leaseMs,
     onReportError: (err) => logger.error({ err }, 'exec: an agent report subscriber failed'),
     onOffline: (agentId, lastSeen) => {
-      try {
-        agents.lastSeen(agentId, lastSeen);
-      } catch (err) {
-        logger.error({ err, agent_id: agentId }, 'exec: could not record when the agent was last seen');
-      }
+      store.lastSeen(agentId, lastSeen).catch((err: unknown) => logger.error({ err, agent_id: agentId }, 'exec: could not record when the agent was last seen'));
       logger.info({ agent_id: agentId }, 'exec agent offline');
     },
   });
-  const transaction = <T>(fn: () => T): T => writeTransaction(db, fn)();
-  const emit = (projectId: string, e: AgentEvent): void => void outbox.emit(projectId, e.type, e.data);
+  const shared = presence ? createSharedAgentRegistry(localRegistry, { presence, agents: store, onError: (err, what) => logger.warn({ err }, `exec: ${what} failed`) }) : null;
+  const registry = shared ?? localRegistry;
   const enroll = createEnrollment({
-    agents,
-    joinKeys,
+    store,
     isOnline: registry.isOnline,
     workspaceIds: (projectId) => new Set(catalog.workspaces(projectId).keys()),
     projectUuid: (projectId) => catalog.project(projectId)?.uuid ?? projectId,
-    transaction,
-    emit,
     now,
   });
-  const admin = createAgentsAdmin({ agents, joinKeys, registry, transaction, emit, now });
+  const admin = createAgentsAdmin({ store, registry, now });
   // Every open session: the tick closes those that have not enrolled within the lease.
   const sessions = new Set<AgentSession>();
   let timer: NodeJS.Timeout | null = null;
@@ -79,6 +69,8 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
       const t = now();
       for (const id of registry.expireLeases()) logger.warn({ agent_id: id, lease_ms: leaseMs }, 'exec agent lease expired');
       for (const s of sessions) s.expireIfNotEnrolled(t);
+      // Replicas that died leave the instance registry: their agents drop out of the candidates here.
+      shared?.refresh().catch((err: unknown) => logger.warn({ err }, 'exec: reading the agents of the other replicas failed'));
     } catch (err) {
       logger.error({ err }, 'exec: the lease check failed');
     }
@@ -88,7 +80,7 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
     registry,
     admin,
     leaseMs,
-    authenticate: (authorization, projectRef) => authenticateAgentConnection({ agents, joinKeys, project: catalog.project }, authorization, projectRef),
+    authenticate: (authorization, projectRef) => authenticateAgentConnection({ store, project: catalog.project }, authorization, projectRef),
     openSession(socket, projectId, credential) {
       const session = new AgentSession(socket, {
         projectId,
@@ -109,6 +101,7 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
     },
     close() {
       if (timer) clearInterval(timer);
+      shared?.close();
       timer = null;
     },
   };

@@ -10,17 +10,16 @@ import type { ProjectRecord } from '../../core/records.js';
 import { GatewayError } from '../../errors.js';
 import { credentialKind, hashCredential } from './credentials.js';
 import type { Credential } from './enrollment.js';
-import type { AgentsStore, JoinKeysStore } from './records.js';
+import type { ExecAgentsStore } from '../../core/store/exec-agents-store.js';
 
 export interface ConnectAuthDeps {
-  readonly agents: Pick<AgentsStore, 'findByHash'>;
-  readonly joinKeys: Pick<JoinKeysStore, 'findByHash'>;
+  readonly store: Pick<ExecAgentsStore, 'findAgentByHash' | 'findJoinKeyByHash'>;
   readonly project: (ref: string) => ProjectRecord | null;
 }
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
-export function authenticateAgentConnection(deps: ConnectAuthDeps, authorization: string | undefined, projectRef: string): { project: ProjectRecord; credential: Credential } {
+export async function authenticateAgentConnection(deps: ConnectAuthDeps, authorization: string | undefined, projectRef: string): Promise<{ project: ProjectRecord; credential: Credential }> {
   if (authorization === undefined || authorization.trim() === '') {
     throw new GatewayError('authentication_required', { message: 'Send Authorization: Bearer <join key or agent key> on the upgrade request.' });
   }
@@ -33,13 +32,13 @@ export function authenticateAgentConnection(deps: ConnectAuthDeps, authorization
   let credential: Credential;
   let owner: string;
   if (kind === 'join_key') {
-    const joinKey = deps.joinKeys.findByHash(keyHash);
+    const joinKey = await deps.store.findJoinKeyByHash(keyHash);
     if (!joinKey) throw new GatewayError('invalid_api_key', { message: 'The join key is not valid: no such key.' });
     if (joinKey.revokedAt !== null) throw new GatewayError('key_revoked', { message: `The join key ${joinKey.id} was revoked.` });
     credential = { kind, joinKey, keyHash };
     owner = joinKey.projectId;
   } else {
-    const agent = deps.agents.findByHash(keyHash);
+    const agent = await deps.store.findAgentByHash(keyHash);
     // A rotated-out key is no longer stored anywhere: it reads as unknown.
     if (!agent) throw new GatewayError('invalid_api_key', { message: 'The agent key is not valid: no such key (a rotated key stops at once).' });
     if (agent.deletedAt !== null) throw new GatewayError('key_revoked', { message: `The agent ${agent.id} of this key was deleted.` });

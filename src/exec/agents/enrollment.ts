@@ -7,16 +7,19 @@
  *  - `agent_name_conflict`: the name is held by an agent that is offline, i.e. it belongs to another agent
  *    key (a join key is never that agent's key: a restarted agent reconnects with its agent key).
  * The row and its events (`agent.created` on a first enrollment, `agent.enrolled`, `exec.agent_enrolled`)
- * are written in one transaction.
+ * are written in one transaction (core/store/exec-agents-store.ts). The checks read first; the write is
+ * guarded by the live-name index, so a name taken in between (another replica's enrollment) is refused
+ * as `agent_name_in_use`, and a key revoked in between is refused at the next connection.
  *
  * `description` and `workspace_ids` of the enroll message are taken at the first enrollment only; later,
  * they are the operator's (PATCH): an agent key must not be able to widen the workspaces its agent serves.
  */
-import { agentEvents, type AgentEvent } from './agent-events.js';
+import type { ExecAgentsStore } from '../../core/store/exec-agents-store.js';
+import { agentEvents } from './agent-events.js';
 import { hashCredential, mintAgentKey, newAgentId } from './credentials.js';
 import { checkEnroll, manifestHash, type EnrollMessage } from './manifest.js';
 import { CLOSE, type ProtocolErrorCode } from './protocol.js';
-import type { AgentRecord, AgentsStore, JoinKeyRecord, JoinKeysStore } from './records.js';
+import type { AgentRecord, JoinKeyRecord } from './records.js';
 
 export type Credential =
   | { readonly kind: 'join_key'; readonly joinKey: JoinKeyRecord; readonly keyHash: string }
@@ -27,36 +30,31 @@ export type EnrollOutcome =
   | { readonly ok: true; readonly agent: AgentRecord; readonly agentKey: string | null };
 
 export interface EnrollmentDeps {
-  readonly agents: AgentsStore;
-  readonly joinKeys: JoinKeysStore;
+  readonly store: ExecAgentsStore;
   readonly isOnline: (agentId: string) => boolean;
   /** Workspace ids of the project (live ones). */
   readonly workspaceIds: (projectId: string) => ReadonlySet<string>;
   readonly projectUuid: (projectId: string) => string;
-  /** Runs `fn` in one write transaction (db.ts writeTransaction). */
-  readonly transaction: <T>(fn: () => T) => T;
-  /** Writes an event to the outbox; inside `transaction`, it commits with the row. */
-  readonly emit: (projectId: string, event: AgentEvent) => void;
   readonly now: () => number;
 }
 
 const refuse = (code: ProtocolErrorCode, message: string, closeCode: number = CLOSE.protocolError): EnrollOutcome => ({ ok: false, code, message, closeCode });
 
-export function createEnrollment(deps: EnrollmentDeps): (projectId: string, credential: Credential, raw: unknown) => EnrollOutcome {
-  const { agents } = deps;
+export function createEnrollment(deps: EnrollmentDeps): (projectId: string, credential: Credential, raw: unknown) => Promise<EnrollOutcome> {
+  const { store } = deps;
 
   /** The credential as stored now: it may have been revoked (the agent deleted, its key rotated) since the upgrade. */
-  function fresh(projectId: string, c: Credential): JoinKeyRecord | AgentRecord | null {
+  async function fresh(projectId: string, c: Credential): Promise<JoinKeyRecord | AgentRecord | null> {
     if (c.kind === 'join_key') {
-      const key = deps.joinKeys.find(projectId, c.joinKey.id);
+      const key = await store.findJoinKey(projectId, c.joinKey.id);
       return key?.revokedAt === null ? key : null;
     }
-    const agent = agents.findByHash(c.keyHash);
+    const agent = await store.findAgentByHash(c.keyHash);
     return agent !== null && agent.id === c.agent.id && agent.deletedAt === null ? agent : null;
   }
 
-  function nameTaken(projectId: string, name: string, self: string | null): EnrollOutcome | null {
-    const holder = agents.findLiveByName(projectId, name);
+  async function nameTaken(projectId: string, name: string, self: string | null): Promise<EnrollOutcome | null> {
+    const holder = await store.findLiveAgentByName(projectId, name);
     if (!holder || holder.id === self) return null;
     if (deps.isOnline(holder.id)) return refuse('agent_name_in_use', `The registration name ${name} is held by agent ${holder.id}, online now.`);
     return refuse(
@@ -65,11 +63,11 @@ export function createEnrollment(deps: EnrollmentDeps): (projectId: string, cred
     );
   }
 
-  function create(projectId: string, joinKey: JoinKeyRecord, m: EnrollMessage): EnrollOutcome {
+  async function create(projectId: string, joinKey: JoinKeyRecord, m: EnrollMessage): Promise<EnrollOutcome> {
     const known = deps.workspaceIds(projectId);
     const unknown = (m.workspaceIds ?? []).find((w) => !known.has(w));
     if (unknown !== undefined) return refuse('exec_manifest_invalid', `workspace_ids: ${unknown} is not a workspace of project ${projectId}.`);
-    const taken = nameTaken(projectId, m.registrationName, null);
+    const taken = await nameTaken(projectId, m.registrationName, null);
     if (taken) return taken;
     const now = deps.now();
     const agent: AgentRecord = {
@@ -88,15 +86,15 @@ export function createEnrollment(deps: EnrollmentDeps): (projectId: string, cred
       deletedAt: null,
     };
     const agentKey = mintAgentKey();
-    if (!agents.insert(agent, hashCredential(agentKey))) return refuse('agent_name_in_use', `The registration name ${m.registrationName} was just taken.`);
-    deps.emit(projectId, agentEvents.created(agent));
-    emitEnrolled(agent);
+    if (!(await store.insertAgent(agent, hashCredential(agentKey), [agentEvents.created(agent), ...enrolledEvents(agent)]))) {
+      return refuse('agent_name_in_use', `The registration name ${m.registrationName} was just taken.`);
+    }
     return { ok: true, agent, agentKey };
   }
 
-  function reenroll(projectId: string, existing: AgentRecord, m: EnrollMessage): EnrollOutcome {
+  async function reenroll(projectId: string, existing: AgentRecord, m: EnrollMessage): Promise<EnrollOutcome> {
     if (deps.isOnline(existing.id)) return refuse('agent_name_in_use', `Agent ${existing.id} (${existing.registrationName}) is already connected.`);
-    const taken = nameTaken(projectId, m.registrationName, existing.id);
+    const taken = await nameTaken(projectId, m.registrationName, existing.id);
     if (taken) return taken;
     const now = deps.now();
     const agent: AgentRecord = {
@@ -108,23 +106,17 @@ export function createEnrollment(deps: EnrollmentDeps): (projectId: string, cred
       lastSeenAt: now,
       updatedAt: now,
     };
-    if (!agents.enrolled(agent)) return refuse('agent_name_in_use', `The registration name ${m.registrationName} was just taken.`);
-    emitEnrolled(agent);
+    if (!(await store.enrolled(agent, enrolledEvents(agent)))) return refuse('agent_name_in_use', `The registration name ${m.registrationName} was just taken.`);
     return { ok: true, agent, agentKey: null };
   }
 
-  function emitEnrolled(agent: AgentRecord): void {
-    deps.emit(agent.projectId, agentEvents.enrolled(agent));
-    deps.emit(agent.projectId, agentEvents.execEnrolled(agent, deps.projectUuid(agent.projectId)));
-  }
+  const enrolledEvents = (agent: AgentRecord) => [agentEvents.enrolled(agent), agentEvents.execEnrolled(agent, deps.projectUuid(agent.projectId))];
 
-  return (projectId, credential, raw) => {
+  return async (projectId, credential, raw) => {
     const check = checkEnroll(raw);
     if (!check.ok) return refuse('exec_manifest_invalid', check.message);
-    return deps.transaction(() => {
-      const current = fresh(projectId, credential);
-      if (current === null) return refuse('key_revoked', 'The key this connection presented is no longer valid.', CLOSE.keyRevoked);
-      return 'registrationName' in current ? reenroll(projectId, current, check.message) : create(projectId, current, check.message);
-    });
+    const current = await fresh(projectId, credential);
+    if (current === null) return refuse('key_revoked', 'The key this connection presented is no longer valid.', CLOSE.keyRevoked);
+    return 'registrationName' in current ? reenroll(projectId, current, check.message) : create(projectId, current, check.message);
   };
 }

@@ -70,10 +70,11 @@ export function createLocalAgentRegistry(options: LocalAgentRegistryOptions): Lo
   const entries = new Map<string, Entry>();
   const subscribers: AgentReports[] = [];
 
-  const report = (f: (r: AgentReports) => void): void => {
+  const report = (f: (r: AgentReports) => void | Promise<void>): void => {
     for (const s of subscribers) {
       try {
-        f(s);
+        // A subscriber may apply the report asynchronously (a network store): its rejection is logged too.
+        void Promise.resolve(f(s)).catch(options.onReportError);
       } catch (err) {
         options.onReportError(err);
       }

@@ -1,35 +1,7 @@
-/** The stored records of the agents' side (store/exec-join-keys-repo.ts, store/exec-agents-repo.ts). Times: Unix ms. */
-import type { ExecTool } from '../../core/exec/agent-registry.js';
+/** The synchronous store interfaces of the agents' side (store/exec-join-keys-repo.ts, store/exec-agents-repo.ts); the records are core's. */
+import type { AgentRecord, JoinKeyRecord } from '../../core/exec/agent-records.js';
 
-export interface JoinKeyRecord {
-  readonly id: string;
-  readonly projectId: string;
-  readonly name: string | null;
-  readonly createdAt: number;
-  readonly revokedAt: number | null;
-}
-
-export interface Manifest {
-  readonly tools: readonly ExecTool[];
-}
-
-export interface AgentRecord {
-  readonly id: string;
-  readonly projectId: string;
-  readonly registrationName: string;
-  readonly description: string | null;
-  /** Empty: every workspace of the project. */
-  readonly workspaceIds: readonly string[];
-  readonly joinKeyId: string;
-  readonly manifest: Manifest;
-  readonly manifestHash: string;
-  readonly createdAt: number;
-  readonly enrolledAt: number;
-  /** As of the last enrollment or disconnection; an online agent's live value is in the registry. */
-  readonly lastSeenAt: number;
-  readonly updatedAt: number;
-  readonly deletedAt: number | null;
-}
+export type { AgentRecord, JoinKeyRecord, Manifest } from '../../core/exec/agent-records.js';
 
 /** What the agents' side needs of the store (store/exec-join-keys-repo.ts implements it). */
 export interface JoinKeysStore {

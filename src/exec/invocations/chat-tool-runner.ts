@@ -13,6 +13,7 @@ import { isTerminal, type Invocation } from '../../core/exec/invocation-machine.
 import { refused, type ExecToolRunner, type ToolRunOutcome, type ToolRunRequest } from '../../core/chat/exec-bridge.js';
 import { GatewayError } from '../../errors.js';
 import type { InvocationService } from './invocation-service.js';
+import { settled } from './invocation-settled.js';
 
 export interface ChatToolRunnerDeps {
   readonly service: InvocationService;
@@ -48,47 +49,23 @@ export function createChatToolRunner(deps: ChatToolRunnerDeps): ExecToolRunner {
       }
       let invocation: Invocation;
       try {
-        // Synchronous from the lookup above: the same agent list, so the same tool definition.
-        invocation = service.create({ projectId: req.projectId, workspaceId: req.workspaceId, toolName: tool.name, arguments: req.arguments, timeoutMs, idempotency: null }).invocation;
+        // The same agent list as the lookup above unless an agent left in between (then: not found).
+        invocation = (await service.create({ projectId: req.projectId, workspaceId: req.workspaceId, toolName: tool.name, arguments: req.arguments, timeoutMs, idempotency: null })).invocation;
       } catch (err) {
         // The model's arguments failed the tool's schema: the model reads why and may try again.
         if (err instanceof GatewayError && err.code === 'invalid_body') return refused(err.code, `${err.message}${err.param ? ` (${err.param})` : ''}`);
         throw err;
       }
-      return outcomeOf(await settled(service, invocation, req));
+      return outcomeOf(await settledRun(service, invocation, req));
     },
   };
 }
 
 /** Waits for the invocation's terminal state; the client's abort cancels it. */
-function settled(service: InvocationService, first: Invocation, req: ToolRunRequest): Promise<Invocation> {
-  return new Promise((resolve) => {
-    const read = (): Invocation => service.get(first.projectId, first.id);
-    let done = false;
-    let stop: () => void = () => undefined;
-    const finish = (): void => {
-      if (done) return;
-      const now = read();
-      if (!isTerminal(now.status)) return;
-      done = true;
-      stop();
-      resolve(now);
-    };
-    stop = service.watch.subscribe(first.id, (event) => {
-      if (event.kind === 'status') finish();
-    });
-    req.onAbort(() => {
-      if (done) return;
-      try {
-        service.cancel(first.projectId, first.id);
-      } catch {
-        // Already over: the watch resolves with how it ended.
-      }
-      finish();
-    });
-    // It may have ended between creation and the subscription.
-    finish();
-  });
+function settledRun(service: InvocationService, first: Invocation, req: ToolRunRequest): Promise<Invocation> {
+  const aborted = new AbortController();
+  req.onAbort(() => aborted.abort());
+  return settled(service, first, aborted.signal);
 }
 
 function outcomeOf(inv: Invocation): ToolRunOutcome {

@@ -15,7 +15,7 @@ export interface ExecClockOptions {
   readonly pollMs: number;
   /** Every this many polls, queued invocations look for an agent again and expired Idempotency-Keys go. */
   readonly sweepEvery: number;
-  readonly sweep: () => void;
+  readonly sweep: () => void | Promise<void>;
   readonly onError: (err: unknown) => void;
 }
 
@@ -24,6 +24,7 @@ export class ExecClock {
   readonly #options: ExecClockOptions;
   #timer: NodeJS.Timeout | null = null;
   #polls = 0;
+  #polling = false;
 
   constructor(service: InvocationService, options: ExecClockOptions) {
     this.#service = service;
@@ -32,22 +33,26 @@ export class ExecClock {
 
   start(): void {
     if (this.#timer) return;
-    this.#timer = setInterval(() => this.poll(), this.#options.pollMs);
+    this.#timer = setInterval(() => void this.poll(), this.#options.pollMs);
     // The poll never keeps a process alive on its own (a CLI that opened the service, a test).
     this.#timer.unref();
   }
 
-  /** One poll: everything due now, in batches until none is left. */
-  poll(): void {
+  /** One poll: everything due now, in batches until none is left. A poll still running skips the next tick. */
+  async poll(): Promise<void> {
+    if (this.#polling) return;
+    this.#polling = true;
     try {
-      for (let i = 0; i < MAX_BATCHES && this.#service.lapseDue() === DUE_BATCH; i++);
-      for (let i = 0; i < MAX_BATCHES && this.#service.expireDue() === DUE_BATCH; i++);
+      for (let i = 0; i < MAX_BATCHES && (await this.#service.lapseDue()) === DUE_BATCH; i++);
+      for (let i = 0; i < MAX_BATCHES && (await this.#service.expireDue()) === DUE_BATCH; i++);
       // After the timeouts: what this instance dispatched and another ended reaches its agent now.
-      this.#service.reconcile();
+      await this.#service.reconcile();
       this.#polls += 1;
-      if (this.#polls % this.#options.sweepEvery === 0) this.#options.sweep();
+      if (this.#polls % this.#options.sweepEvery === 0) await this.#options.sweep();
     } catch (err) {
       this.#options.onError(err);
+    } finally {
+      this.#polling = false;
     }
   }
 

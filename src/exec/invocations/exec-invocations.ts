@@ -13,6 +13,10 @@ import type { EventOutbox } from '../../core/webhooks/outbox.js';
 import type { Logger } from '../../log.js';
 import type { Db } from '../../store/db.js';
 import type { InstanceRegistry } from '../../store/instances-registry.js';
+import { createPgExecInvocationsStore, EXEC_INVOCATIONS_TOPIC } from '../../store/postgres/exec-invocations-store.js';
+import type { PgInstanceRegistry } from '../../store/postgres/instances-registry.js';
+import type { PgStore } from '../../store/postgres/pg-store.js';
+import { createSqliteExecInvocationsStore } from '../../store/sqlite/exec-invocations-store.js';
 import { ExecClock } from './exec-clock.js';
 import { createInvocationStore } from './invocation-store.js';
 import { InvocationService } from './invocation-service.js';
@@ -37,6 +41,11 @@ export interface ExecInvocationsOptions {
   readonly now: () => number;
   readonly logger: Logger;
   readonly instances: InstanceRegistry;
+  /**
+   * PostgreSQL mode: invocations, approvals and their events in the shared database, owned by this
+   * replica's id in its registry there, recovered as that registry finds replicas dead; null: SQLite.
+   */
+  readonly shared: { readonly pg: PgStore; readonly instances: PgInstanceRegistry } | null;
 }
 
 /** Approval settings by project and workspace, from the config file; a workspace it does not list gets the defaults. */
@@ -57,8 +66,10 @@ export function approvalPolicies(config: Config): (projectId: string, workspaceI
 export const DEFAULT_POLICY: ApprovalPolicy = { approvalRequiredTools: [], chain: [{ target: 'operators', timeoutMs: 15 * 60 * 1000 }] };
 
 export function createExecInvocations(options: ExecInvocationsOptions): ExecInvocations {
-  const { config, db, outbox, registry, now, logger, instances } = options;
-  const store = createInvocationStore(db, outbox, instances.id);
+  const { config, db, outbox, registry, now, logger, instances, shared } = options;
+  const store = shared
+    ? createPgExecInvocationsStore(shared.pg, { owner: shared.instances.id, now })
+    : createSqliteExecInvocationsStore(createInvocationStore(db, outbox, instances.id));
   const service = new InvocationService({
     store,
     registry,
@@ -66,31 +77,41 @@ export function createExecInvocations(options: ExecInvocationsOptions): ExecInvo
     ids: invocationIds,
     policyOf: approvalPolicies(config),
     outputCapBytes: config.exec.output_cap_bytes,
+    abandonedAs: shared ? 'agent_offline' : 'gateway_restarted',
   });
   registry.subscribe(service);
   const clock = new ExecClock(service, {
     pollMs: POLL_MS,
     sweepEvery: SWEEP_EVERY,
-    sweep: () => {
-      service.retryQueued();
-      store.dropExpiredKeys(now());
+    sweep: async () => {
+      await service.retryQueued();
+      await store.dropExpiredKeys(now());
     },
     onError: (err) => logger.error({ err }, 'exec: the clock poll failed; retrying at the next poll'),
   });
   const recover = (): void => {
-    const failed = service.recover();
-    if (failed > 0) logger.warn({ invocations: failed }, 'exec: invocations dispatched by a stopped gateway instance failed (gateway_restarted)');
+    service.recover().then(
+      (failed) => {
+        if (failed > 0) logger.warn({ invocations: failed }, 'exec: invocations dispatched by a stopped gateway instance failed (gateway_restarted)');
+      },
+      (err: unknown) => logger.error({ err }, 'exec: recovering the invocations of stopped instances failed; the next sweep tries again'),
+    );
   };
+  // Another replica committed a change: readers here and agents here hear of it now, not at the next poll.
+  const onChange = (): void => void service.reconcile().catch((err: unknown) => logger.warn({ err }, 'exec: reconciling after a change notice failed'));
   let stopRecovering: (() => void) | null = null;
+  let stopListening: (() => void) | null = null;
   return {
     service,
     start() {
       recover();
-      stopRecovering = instances.onSweep(recover);
+      stopRecovering = shared ? shared.instances.onHeartbeat(recover) : instances.onSweep(recover);
+      if (shared) stopListening = shared.pg.onChange(EXEC_INVOCATIONS_TOPIC, onChange);
       clock.start();
     },
     close: () => {
       stopRecovering?.();
+      stopListening?.();
       clock.stop();
     },
   };

@@ -23,11 +23,11 @@ import type { ExecEvent } from '../../core/exec/exec-events.js';
 import { execEvents } from '../../core/exec/exec-events.js';
 import type { InvocationIds } from '../../core/exec/invocation-ids.js';
 import * as machine from '../../core/exec/invocation-machine.js';
-import type { Invocation, Transition } from '../../core/exec/invocation-machine.js';
+import type { Invocation, InvocationStatus, Transition } from '../../core/exec/invocation-machine.js';
 import { appendOutput, cappedOf, type CappedOutput } from '../../core/exec/output-cap.js';
 import { checkArguments } from '../../core/exec/tool-arguments.js';
 import { GatewayError } from '../../errors.js';
-import type { Change, ClaimOutcome, InvocationStore, Page, PageQuery } from './invocation-store.js';
+import type { Change, ClaimOutcome, ExecInvocationsStore, Page, PageQuery } from '../../core/store/exec-invocations-store.js';
 import { InvocationWatch, type WatchListener } from './invocation-watch.js';
 
 /** docs/exec.md: Idempotency-Keys are kept 24 hours. */
@@ -36,13 +36,19 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const DUE_BATCH = 100;
 
 export interface InvocationServiceDeps {
-  readonly store: InvocationStore;
+  readonly store: ExecInvocationsStore;
   readonly registry: AgentRegistry;
   readonly now: () => number;
   readonly ids: InvocationIds;
   /** The workspace's approval settings (config `workspaces[].exec`, defaults for the others). */
   readonly policyOf: (projectId: string, workspaceId: string) => ApprovalPolicy;
   readonly outputCapBytes: number;
+  /**
+   * How recovery fails what a stopped instance had out: `gateway_restarted` (one process on its store:
+   * the gateway itself restarted), or `agent_offline` (replicas sharing PostgreSQL: the agent's replica
+   * died, which for the invocation is its agent going away, as a disconnect).
+   */
+  readonly abandonedAs?: 'gateway_restarted' | 'agent_offline';
 }
 
 export interface CreateRequest {
@@ -59,18 +65,24 @@ export class InvocationService implements AgentReports {
   readonly #deps: InvocationServiceDeps;
   /** Output so far of dispatched and running invocations, by id. */
   readonly #live = new Map<string, CappedOutput>();
+  /** Claims under way (the send made, the commit not yet acknowledged), by invocation id. */
+  readonly #claims = new Map<string, Promise<void>>();
+  /** The last report of an invocation being applied, by id: the next one runs after it. */
+  readonly #reports = new Map<string, Promise<void>>();
+  /** The last status told to this instance's readers of an invocation another instance serves. */
+  readonly #seen = new Map<string, InvocationStatus>();
 
   constructor(deps: InvocationServiceDeps) {
     this.#deps = deps;
   }
 
   /** 201 when created; a replay of the same Idempotency-Key and body returns the first (created: false). */
-  create(req: CreateRequest): { invocation: Invocation; created: boolean } {
+  async create(req: CreateRequest): Promise<{ invocation: Invocation; created: boolean }> {
     const { store, registry, ids } = this.#deps;
     const now = this.#deps.now();
     if (req.idempotency) {
-      const held = store.idempotencyKey(req.projectId, req.idempotency.key, now);
-      if (held) return { invocation: this.#replay(held.bodyHash === req.idempotency.bodyHash ? held.invocationId : null), created: false };
+      const held = await store.idempotencyKey(req.projectId, req.idempotency.key, now);
+      if (held) return { invocation: await this.#replay(held.bodyHash === req.idempotency.bodyHash ? held.invocationId : null), created: false };
     }
     const agent = registry.candidates(req.projectId, req.workspaceId, req.toolName)[0];
     const tool = agent?.tools.get(req.toolName);
@@ -93,21 +105,21 @@ export class InvocationService implements AgentReports {
         ? null
         : approvals.requestApproval({ id: approvalId, projectId: req.projectId, invocationId: id, workspaceId: req.workspaceId, toolName: tool.name, risk: tool.risk, chain: policy.chain }, now);
     const idem = req.idempotency ? { ...req.idempotency, expiresAt: now + IDEMPOTENCY_TTL_MS } : null;
-    const outcome = store.create(inv, requested?.approval ?? null, requested?.events ?? [], idem, now);
-    if (outcome.kind === 'conflict') return { invocation: this.#replay(null), created: false };
+    const outcome = await store.create(inv, requested?.approval ?? null, requested?.events ?? [], idem, now);
+    if (outcome.kind === 'conflict') return { invocation: await this.#replay(null), created: false };
     if (outcome.kind === 'replayed') return { invocation: this.#withLive(outcome.invocation), created: false };
-    return { invocation: inv.status === 'queued' ? this.#dispatch(inv) : inv, created: true };
+    return { invocation: inv.status === 'queued' ? await this.#dispatch(inv) : inv, created: true };
   }
 
-  #replay(invocationId: string | null): Invocation {
-    const inv = invocationId === null ? null : this.#deps.store.invocation(invocationId);
+  async #replay(invocationId: string | null): Promise<Invocation> {
+    const inv = invocationId === null ? null : await this.#deps.store.invocation(invocationId);
     if (!inv) throw new GatewayError('exec_idempotency_conflict', { param: 'Idempotency-Key', message: 'This Idempotency-Key was used with a different body in the last 24 hours; send a new key.' });
     return this.#withLive(inv);
   }
 
   /** 404 invocation_not_found for another project's id too (SPEC: not 403). */
-  get(projectId: string, id: string): Invocation {
-    const inv = this.#deps.store.invocation(id);
+  async get(projectId: string, id: string): Promise<Invocation> {
+    const inv = await this.#deps.store.invocation(id);
     if (!inv || inv.projectId !== projectId) {
       throw new GatewayError('invocation_not_found', { param: 'invocation_id', message: `Project ${projectId} has no invocation ${JSON.stringify(id.slice(0, 64))}.` });
     }
@@ -115,72 +127,75 @@ export class InvocationService implements AgentReports {
   }
 
   /** Newest first; null when `after` names no invocation of the project. */
-  list(projectId: string, q: PageQuery): Page<Invocation> | null {
-    const page = this.#deps.store.listInvocations(projectId, q);
+  async list(projectId: string, q: PageQuery): Promise<Page<Invocation> | null> {
+    const page = await this.#deps.store.listInvocations(projectId, q);
     return page && { items: page.items.map((i) => this.#withLive(i)), hasMore: page.hasMore };
   }
 
-  listApprovals(projectId: string, q: PageQuery): Page<Approval> | null {
+  listApprovals(projectId: string, q: PageQuery): Promise<Page<Approval> | null> {
     return this.#deps.store.listApprovals(projectId, q);
   }
 
-  cancel(projectId: string, id: string): Invocation {
+  async cancel(projectId: string, id: string): Promise<Invocation> {
     // A lost commit means another writer moved the invocation on (dispatched, ended) since it was read:
     // cancel what it is now. States only move forward, so this ends.
     for (;;) {
-      const inv = this.get(projectId, id);
+      const inv = await this.get(projectId, id);
       const t = machine.cancel(inv, this.#deps.now());
       if (!t) throw new GatewayError('invocation_terminal', { param: 'invocation_id', message: `Invocation ${id} is already ${inv.status}; only a queued, pending or running invocation can be cancelled.` });
-      const approval = inv.approvalId === null ? null : this.#deps.store.approval(inv.approvalId);
+      const approval = inv.approvalId === null ? null : await this.#deps.store.approval(inv.approvalId);
       const withdrawn = approval ? approvals.withdraw(approval, this.#deps.now()) : null;
-      if (this.#settle(inv, t, approval && withdrawn && { from: approval, to: withdrawn })) return t.invocation;
+      if (await this.#settle(inv, t, approval && withdrawn && { from: approval, to: withdrawn })) return t.invocation;
     }
   }
 
   /** A running reader: the invocation as it is now, then every change until it ends. */
-  follow(projectId: string, id: string, listener: WatchListener): { invocation: Invocation; stop: () => void } {
-    const invocation = this.get(projectId, id);
-    const stop = machine.isTerminal(invocation.status) ? () => undefined : this.watch.subscribe(id, listener);
+  async follow(projectId: string, id: string, listener: WatchListener): Promise<{ invocation: Invocation; stop: () => void }> {
+    const invocation = await this.get(projectId, id);
+    if (machine.isTerminal(invocation.status)) return { invocation, stop: () => undefined };
+    // What the reader was given: reconcile tells it only of later moves made by other instances.
+    if (!this.#live.has(id) && !this.#seen.has(id)) this.#seen.set(id, invocation.status);
+    const stop = this.watch.subscribe(id, listener);
     return { invocation, stop };
   }
 
-  approval(projectId: string, id: string): Approval {
-    const a = this.#deps.store.approval(id);
+  async approval(projectId: string, id: string): Promise<Approval> {
+    const a = await this.#deps.store.approval(id);
     if (!a || a.projectId !== projectId) throw new GatewayError('approval_not_found', { param: 'approval_id', message: `Project ${projectId} has no approval ${JSON.stringify(id.slice(0, 64))}.` });
     return a;
   }
 
   /** Accepted: the invocation is ready, and dispatched at once if an agent is there. */
-  accept(projectId: string, id: string, decidedBy: string): Approval {
+  async accept(projectId: string, id: string, decidedBy: string): Promise<Approval> {
     const { store } = this.#deps;
     // A lost commit: another decision, an escalation or a cancel came first; decide again on what it is
     // now (a decided approval answers 409). States and stages only move forward, so this ends.
     for (;;) {
-      const a = this.approval(projectId, id);
+      const a = await this.approval(projectId, id);
       const now = this.#deps.now();
       const t = approvals.accept(a, decidedBy, now) ?? notPending(a);
-      const inv = store.invocation(a.invocationId);
+      const inv = await store.invocation(a.invocationId);
       const ready = inv ? machine.approve(inv, now) : null;
       const change: Change = { projectId: a.projectId, invocation: inv && ready && { from: inv.status, to: ready }, approval: { from: a, to: t.approval }, events: t.events };
-      if (!store.commit(change)) continue;
+      if (!(await store.commit(change))) continue;
       if (ready) {
-        this.watch.publish(ready.id, { kind: 'status', status: ready.status });
-        this.#dispatch(ready);
+        this.#status(ready.id, ready.status);
+        await this.#dispatch(ready);
       }
       return t.approval;
     }
   }
 
-  reject(projectId: string, id: string, decidedBy: string, reason: string | null): Approval {
+  async reject(projectId: string, id: string, decidedBy: string, reason: string | null): Promise<Approval> {
     // Retried on a lost commit, as accept.
     for (;;) {
-      const a = this.approval(projectId, id);
+      const a = await this.approval(projectId, id);
       const now = this.#deps.now();
       const t = approvals.reject(a, decidedBy, reason, now) ?? notPending(a);
-      const inv = this.#deps.store.invocation(a.invocationId);
+      const inv = await this.#deps.store.invocation(a.invocationId);
       const message = reason ? `The approval was rejected: ${reason}` : 'The approval was rejected.';
       const failed = inv ? machine.fail(inv, 'approval_rejected', message, now, t.events) : null;
-      if (this.#settle(inv, failed ?? { invocation: null, events: t.events }, { from: a, to: t.approval })) return t.approval;
+      if (await this.#settle(inv, failed ?? { invocation: null, events: t.events }, { from: a, to: t.approval })) return t.approval;
     }
   }
 
@@ -190,9 +205,19 @@ export class InvocationService implements AgentReports {
    * Sends a queued invocation to the least busy agent that takes it; stays queued when none does. The
    * claim (queued -> dispatched, guarded) and the send are one transaction: when another instance
    * dispatched or ended the invocation first, nothing is sent and its current state is returned.
+   *
+   * The live output slot exists before the send: with a network store the agent may answer before the
+   * claim's commit is acknowledged, and its reports wait for the claim (`#claims`) instead of being lost.
    */
-  #dispatch(inv: Invocation): Invocation {
+  async #dispatch(inv: Invocation): Promise<Invocation> {
     const { registry, store } = this.#deps;
+    // Already being dispatched here (a retry and an accept at once): one claim at a time per invocation,
+    // so a losing claim never drops the live output slot of the winning one.
+    const pending = this.#claims.get(inv.id);
+    if (pending) {
+      await pending;
+      return (await store.invocation(inv.id)) ?? inv;
+    }
     for (const agent of registry.candidates(inv.projectId, inv.workspaceId, inv.toolName)) {
       const now = this.#deps.now();
       const t = machine.dispatch(inv, agent.id, now);
@@ -200,18 +225,24 @@ export class InvocationService implements AgentReports {
       const message = { invocationId: inv.id, toolName: inv.toolName, arguments: inv.arguments, timeoutMs: machine.remainingMs(inv, now) };
       const change: Change = { projectId: inv.projectId, invocation: { from: inv.status, to: t.invocation }, approval: null, events: t.events };
       let sent = false;
+      this.#live.set(inv.id, cappedOf('', false));
+      const claim = store.claim(change, () => (sent = registry.dispatch(agent.id, message)));
+      this.#claims.set(inv.id, claim.then(() => undefined, () => undefined));
       let outcome: ClaimOutcome;
       try {
-        outcome = store.claim(change, () => (sent = registry.dispatch(agent.id, message)));
+        outcome = await claim;
       } catch (err) {
+        this.#live.delete(inv.id);
         // Sent but not recorded as dispatched: the agent must not run it behind our back.
         if (sent) registry.cancel(agent.id, inv.id);
         throw err;
+      } finally {
+        this.#claims.delete(inv.id);
       }
+      if (outcome !== 'claimed') this.#live.delete(inv.id);
       if (outcome === 'unsent') continue;
-      if (outcome === 'taken') return store.invocation(inv.id) ?? inv;
-      this.#live.set(inv.id, cappedOf('', false));
-      this.watch.publish(inv.id, { kind: 'status', status: t.invocation.status });
+      if (outcome === 'taken') return (await store.invocation(inv.id)) ?? inv;
+      this.#status(inv.id, t.invocation.status);
       return t.invocation;
     }
     return inv;
@@ -220,16 +251,16 @@ export class InvocationService implements AgentReports {
   #retrying = false;
 
   /** Queued invocations look for an agent again (one came online, or the clock's periodic retry). */
-  retryQueued(): void {
+  async retryQueued(): Promise<void> {
     if (this.#retrying) return;
     this.#retrying = true;
     try {
       let after = 0;
       for (;;) {
-        const batch = this.#deps.store.withStatus('queued', after, DUE_BATCH);
+        const batch = await this.#deps.store.withStatus('queued', after, DUE_BATCH);
         for (const { seq, invocation } of batch) {
           after = seq;
-          this.#dispatch(invocation);
+          await this.#dispatch(invocation);
         }
         if (batch.length < DUE_BATCH) return;
       }
@@ -240,47 +271,68 @@ export class InvocationService implements AgentReports {
 
   // ---- what agents report (AgentReports) ----
 
-  output(agentId: string, invocationId: string, data: string): void {
-    const current = this.#live.get(invocationId);
-    if (current === undefined) return;
-    const inv = this.#deps.store.invocation(invocationId);
-    if (!inv || inv.agentId !== agentId || machine.isTerminal(inv.status)) return;
-    const running = machine.markRunning(inv);
-    // Lost: another instance ended it a moment ago (a timeout, a cancel); reconcile stops the agent.
-    if (running && !this.#deps.store.commit({ projectId: inv.projectId, invocation: { from: inv.status, to: running }, approval: null, events: [] })) return;
-    if (running) this.watch.publish(invocationId, { kind: 'status', status: running.status });
-    this.#append(invocationId, current, data);
+  /**
+   * An invocation's reports are applied one after the other, in the order the agent sent them (each
+   * awaits the store), after the claim that dispatched it; a failure is logged by `onReportError`.
+   */
+  #inOrder(invocationId: string, fn: () => Promise<void>): Promise<void> {
+    const previous = this.#reports.get(invocationId) ?? this.#claims.get(invocationId) ?? Promise.resolve();
+    const next = previous.then(fn);
+    const settledNext = next.then(() => undefined, () => undefined);
+    this.#reports.set(invocationId, settledNext);
+    void settledNext.then(() => {
+      if (this.#reports.get(invocationId) === settledNext) this.#reports.delete(invocationId);
+    });
+    return next;
   }
 
-  result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null }): void {
-    const current = this.#live.get(invocationId);
-    const inv = this.#deps.store.invocation(invocationId);
-    if (current === undefined || !inv || inv.agentId !== agentId) return;
-    // The result's `output`, when sent, is the last chunk (docs/exec.md protocol).
-    if (result.output) this.#append(invocationId, current, result.output);
-    const t = machine.finish(this.#withLive(inv), { exitCode: result.exitCode, error: result.error }, this.#deps.now());
-    // Ended elsewhere first (t null: before the result came; a lost commit: while it was applied): the
-    // agent is done, so its output is all there is to forget.
-    if (!t || !this.#settle(inv, t, null)) this.#live.delete(invocationId);
+  output(agentId: string, invocationId: string, data: string): Promise<void> {
+    return this.#inOrder(invocationId, async () => {
+      if (!this.#live.has(invocationId)) return;
+      const inv = await this.#deps.store.invocation(invocationId);
+      if (!inv || inv.agentId !== agentId || machine.isTerminal(inv.status)) return;
+      const running = machine.markRunning(inv);
+      // Lost: another instance ended it a moment ago (a timeout, a cancel); reconcile stops the agent.
+      if (running && !(await this.#deps.store.commit({ projectId: inv.projectId, invocation: { from: inv.status, to: running }, approval: null, events: [] }))) return;
+      if (running) this.#status(invocationId, running.status);
+      const current = this.#live.get(invocationId);
+      if (current !== undefined) this.#append(invocationId, current, data);
+    });
   }
 
-  offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): void {
+  result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null }): Promise<void> {
+    return this.#inOrder(invocationId, async () => {
+      const inv = await this.#deps.store.invocation(invocationId);
+      const current = this.#live.get(invocationId);
+      if (current === undefined || !inv || inv.agentId !== agentId) return;
+      // The result's `output`, when sent, is the last chunk (docs/exec.md protocol).
+      if (result.output) this.#append(invocationId, current, result.output);
+      const t = machine.finish(this.#withLive(inv), { exitCode: result.exitCode, error: result.error }, this.#deps.now());
+      // Ended elsewhere first (t null: before the result came; a lost commit: while it was applied): the
+      // agent is done, so its output is all there is to forget.
+      if (!t || !(await this.#settle(inv, t, null))) this.#live.delete(invocationId);
+    });
+  }
+
+  async offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): Promise<void> {
     const { store } = this.#deps;
-    const ids = new Set([...running, ...store.activeOfAgent(agentId).map((i) => i.id)]);
+    const ids = new Set([...running, ...(await store.activeOfAgent(agentId)).map((i) => i.id)]);
     for (const id of ids) {
-      const inv = store.invocation(id);
-      if (!inv || inv.agentId !== agentId) continue;
-      const now = this.#deps.now();
-      const before = [execEvents.agentOffline({ invocationId: id, agentId, reason, at: now })];
-      const message = `The agent running the invocation went offline (${reason}).`;
-      const t = machine.fail(this.#withLive(inv), 'agent_offline', message, now, before);
-      // Ended elsewhere first: the agent is gone, nothing to tell it.
-      if (!t || !this.#settle(inv, t, null)) this.#live.delete(id);
+      await this.#inOrder(id, async () => {
+        const inv = await store.invocation(id);
+        if (!inv || inv.agentId !== agentId) return;
+        const now = this.#deps.now();
+        const before = [execEvents.agentOffline({ invocationId: id, agentId, reason, at: now })];
+        const message = `The agent running the invocation went offline (${reason}).`;
+        const t = machine.fail(this.#withLive(inv), 'agent_offline', message, now, before);
+        // Ended elsewhere first: the agent is gone, nothing to tell it.
+        if (!t || !(await this.#settle(inv, t, null))) this.#live.delete(id);
+      });
     }
   }
 
-  online(_agentId: string): void {
-    this.retryQueued();
+  online(_agentId: string): Promise<void> {
+    return this.retryQueued();
   }
 
   // ---- the clock (exec-clock.ts) ----
@@ -289,30 +341,30 @@ export class InvocationService implements AgentReports {
    * Timeouts whose deadline has come; the agent is told to stop. Every instance's clock reads the same
    * due rows: the guarded commit lets one of them time each out (one `exec.timeout`); the others' lose.
    */
-  expireDue(limit = DUE_BATCH): number {
-    const due = this.#deps.store.dueInvocations(this.#deps.now(), limit);
+  async expireDue(limit = DUE_BATCH): Promise<number> {
+    const due = await this.#deps.store.dueInvocations(this.#deps.now(), limit);
     for (const inv of due) {
       const t = machine.timeOut(this.#withLive(inv), this.#deps.now());
-      if (t) this.#settle(inv, t, null);
+      if (t) await this.#settle(inv, t, null);
     }
     return due.length;
   }
 
   /** Approval stages that lapsed: escalations, and expiries that fail their invocation. */
-  lapseDue(limit = DUE_BATCH): number {
+  async lapseDue(limit = DUE_BATCH): Promise<number> {
     const { store } = this.#deps;
-    const due = store.dueApprovals(this.#deps.now(), limit);
+    const due = await store.dueApprovals(this.#deps.now(), limit);
     for (const a of due) {
       const t = approvals.lapse(a, this.#deps.now());
       if (!t) continue;
       // A lost commit: another instance's clock escalated or expired it first, with the events.
       if (t.approval.state !== 'expired') {
-        store.commit({ projectId: a.projectId, invocation: null, approval: { from: a, to: t.approval }, events: t.events });
+        await store.commit({ projectId: a.projectId, invocation: null, approval: { from: a, to: t.approval }, events: t.events });
         continue;
       }
-      const inv = store.invocation(a.invocationId);
+      const inv = await store.invocation(a.invocationId);
       const expired = inv ? machine.fail(inv, 'approval_expired', 'Nobody decided on the approval before its escalation chain ran out.', this.#deps.now(), t.events) : null;
-      this.#settle(inv, expired ?? { invocation: null, events: t.events }, { from: a, to: t.approval });
+      await this.#settle(inv, expired ?? { invocation: null, events: t.events }, { from: a, to: t.approval });
     }
     return due.length;
   }
@@ -324,23 +376,19 @@ export class InvocationService implements AgentReports {
    * approvals resume, their deadlines on the stored clock times. Each batch is read and failed in one
    * transaction, so two instances recovering at once fail each invocation once.
    */
-  recover(): number {
+  async recover(): Promise<number> {
     const { store } = this.#deps;
     let failed = 0;
     for (const status of ['dispatched', 'running'] as const) {
       let after = 0;
       for (;;) {
-        const n = store.atomically(() => {
-          const batch = store.abandoned(status, after, DUE_BATCH);
-          for (const { seq, invocation } of batch) {
-            after = seq;
-            const t = machine.fail(invocation, 'gateway_restarted', 'The gateway instance running this invocation stopped; its result cannot be known.', this.#deps.now());
-            if (t) store.commit({ projectId: invocation.projectId, invocation: { from: invocation.status, to: t.invocation }, approval: null, events: t.events });
-          }
-          return batch.length;
+        const batch = await store.failAbandoned(status, after, DUE_BATCH, (invocation) => {
+          const t = this.#abandoned(invocation);
+          return t && { projectId: invocation.projectId, invocation: { from: invocation.status, to: t.invocation }, approval: null, events: t.events };
         });
-        failed += n;
-        if (n < DUE_BATCH) break;
+        after = batch.at(-1)?.seq ?? after;
+        failed += batch.length;
+        if (batch.length < DUE_BATCH) break;
       }
     }
     return failed;
@@ -350,20 +398,49 @@ export class InvocationService implements AgentReports {
    * What other instances did to invocations this one serves (issue 12): one it dispatched that another
    * ended (a cancel made there, its clock's timeout, a recovery that judged this instance dead) still
    * runs on our agent, which only we can reach: it is told to stop. Readers here (SSE, the chat bridge)
-   * of any invocation that ended elsewhere are told it is over. Run by the clock at every poll.
+   * of any invocation that changed elsewhere are told its status. Run by the clock at every poll, and on
+   * a change notice when the store sends them (PostgreSQL).
    */
-  reconcile(): void {
+  async reconcile(): Promise<void> {
     const ids = new Set([...this.#live.keys(), ...this.watch.ids()]);
+    for (const id of this.#seen.keys()) if (!ids.has(id)) this.#seen.delete(id);
     if (ids.size === 0) return;
-    for (const { id, status, agentId } of this.#deps.store.statusesOf([...ids])) {
-      if (!machine.isTerminal(status)) continue;
-      if (this.#live.has(id) && agentId !== null) this.#deps.registry.cancel(agentId, id);
-      this.#live.delete(id);
+    for (const { id, status, agentId } of await this.#deps.store.statusesOf([...ids])) {
+      if (!machine.isTerminal(status)) {
+        // Readers of an invocation served elsewhere hear its moves (approved, dispatched, running) too.
+        if (!this.#live.has(id) && this.#seen.get(id) !== status) this.watch.publish(id, { kind: 'status', status });
+        if (!this.#live.has(id)) this.#seen.set(id, status);
+        continue;
+      }
+      if (this.#live.has(id) && agentId !== null && !this.#reports.has(id)) this.#deps.registry.cancel(agentId, id);
+      if (this.#reports.has(id) || this.#claims.has(id)) continue;
+      const servedHere = this.#live.delete(id);
+      this.#seen.delete(id);
+      if (!servedHere) {
+        // Run by another replica: its output streamed there; readers here get it whole with the end.
+        const ended = await this.#deps.store.invocation(id);
+        if (ended?.output) this.watch.publish(id, { kind: 'output', data: ended.output });
+      }
       this.watch.publish(id, { kind: 'status', status });
     }
   }
 
   // ---- helpers ----
+
+  /** Tells this instance's readers of a status; what reconcile will not tell them again. */
+  #status(invocationId: string, status: InvocationStatus): void {
+    if (this.#seen.has(invocationId)) this.#seen.set(invocationId, status);
+    this.watch.publish(invocationId, { kind: 'status', status });
+  }
+
+  #abandoned(inv: Invocation): Transition | null {
+    const now = this.#deps.now();
+    if (this.#deps.abandonedAs !== 'agent_offline' || inv.agentId === null) {
+      return machine.fail(inv, 'gateway_restarted', 'The gateway instance running this invocation stopped; its result cannot be known.', now);
+    }
+    const before = [execEvents.agentOffline({ invocationId: inv.id, agentId: inv.agentId, reason: 'disconnected', at: now })];
+    return machine.fail(inv, 'agent_offline', 'The agent running the invocation went offline (disconnected: the gateway replica it was connected to stopped).', now, before);
+  }
 
   #append(invocationId: string, current: CappedOutput, data: string): void {
     const { output, added } = appendOutput(current, data, this.#deps.outputCapBytes);
@@ -382,19 +459,20 @@ export class InvocationService implements AgentReports {
    * the agent if it was running it, forgets its live output and tells the readers. False, with nothing
    * done, when another writer changed either record since `before` and the approval were read.
    */
-  #settle(before: Invocation | null, t: Transition | { invocation: null; events: readonly ExecEvent[] }, approval: Change['approval']): boolean {
+  async #settle(before: Invocation | null, t: Transition | { invocation: null; events: readonly ExecEvent[] }, approval: Change['approval']): Promise<boolean> {
     const projectId = t.invocation?.projectId ?? approval?.to.projectId ?? before?.projectId ?? '';
     const invocation = before && t.invocation && { from: before.status, to: t.invocation };
-    if (!this.#deps.store.commit({ projectId, invocation, approval, events: t.events })) return false;
+    if (!(await this.#deps.store.commit({ projectId, invocation, approval, events: t.events }))) return false;
     const inv = t.invocation;
     if (!inv) return true;
     const wasOut = before !== null && (before.status === 'dispatched' || before.status === 'running');
     if (machine.isTerminal(inv.status)) {
       this.#live.delete(inv.id);
+      this.#seen.delete(inv.id);
       // A timeout or a cancel: the agent stops (a result or an offline agent needs no word).
       if (wasOut && before?.agentId && (inv.error?.code === 'timeout' || inv.status === 'cancelled')) this.#deps.registry.cancel(before.agentId, inv.id);
     }
-    this.watch.publish(inv.id, { kind: 'status', status: inv.status });
+    this.#status(inv.id, inv.status);
     return true;
   }
 }

@@ -19,9 +19,12 @@ import type { ToolRisk } from '../../core/exec/agent-registry.js';
 import type { Approval, ApprovalStage, ApprovalState } from '../../core/exec/approval-machine.js';
 import type { ExecEvent } from '../../core/exec/exec-events.js';
 import { deadlineOf, type Invocation, type InvocationStatus } from '../../core/exec/invocation-machine.js';
+import type { Change, ClaimOutcome, CreateOutcome, IdempotencyRecord, Page, PageQuery } from '../../core/store/exec-invocations-store.js';
 import type { EventOutbox } from '../../core/webhooks/outbox.js';
 import { writeTransaction, type Db } from '../../store/db.js';
 import { fromJson, toJson } from '../../store/json-column.js';
+
+export type { Change, ClaimOutcome, CreateOutcome, IdempotencyRecord, Page, PageQuery } from '../../core/store/exec-invocations-store.js';
 
 interface InvocationRow {
   seq: number;
@@ -149,33 +152,6 @@ function approvalParams(a: Approval) {
   };
 }
 
-export interface IdempotencyRecord {
-  readonly key: string;
-  readonly bodyHash: string;
-  /** When the key may name a new invocation (24 h after its first use). */
-  readonly expiresAt: number;
-}
-
-export type CreateOutcome =
-  | { readonly kind: 'created' }
-  | { readonly kind: 'replayed'; readonly invocation: Invocation }
-  | { readonly kind: 'conflict' };
-
-export interface PageQuery {
-  readonly limit: number;
-  /** The id of the last item of the previous page. */
-  readonly after: string | null;
-  /** An invocation's status or an approval's state. */
-  readonly status: string | null;
-  /** null: every workspace. */
-  readonly workspaceIds: readonly string[] | null;
-}
-
-export interface Page<T> {
-  readonly items: T[];
-  readonly hasMore: boolean;
-}
-
 /** A listing's filters as SQL conditions: the state column, and the workspaces the key may see. */
 function narrow(where: string[], params: unknown[], stateColumn: 'status' | 'state', q: PageQuery): void {
   if (q.status !== null) {
@@ -188,20 +164,6 @@ function narrow(where: string[], params: unknown[], stateColumn: 'status' | 'sta
     params.push(...q.workspaceIds);
   }
 }
-
-/**
- * A state change to commit: the records' new states, each with the state it was read in (the guard), and
- * the events the change emits.
- */
-export interface Change {
-  readonly projectId: string;
-  readonly invocation: { readonly from: InvocationStatus; readonly to: Invocation } | null;
-  readonly approval: { readonly from: Approval; readonly to: Approval } | null;
-  readonly events: readonly ExecEvent[];
-}
-
-/** `claimed`: dispatched by us and sent; `taken`: another writer changed it first; `unsent`: the agent was gone. */
-export type ClaimOutcome = 'claimed' | 'taken' | 'unsent';
 
 /** Thrown inside a transaction to roll it back, caught outside it: the outcome to report. */
 class Rollback extends Error {

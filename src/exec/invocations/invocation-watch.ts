@@ -1,7 +1,7 @@
 /**
  * Live readers of invocations (the SSE events route): status changes and output, published by the
- * service after each change is committed. In memory: a stream is served by the process its invocation
- * runs in (agents hold a connection to one gateway).
+ * service after each change is committed. In memory, per process: changes committed by another replica
+ * (PostgreSQL) or instance reach these readers through the service's `reconcile`.
  */
 import type { InvocationStatus } from '../../core/exec/invocation-machine.js';
 

@@ -6,11 +6,13 @@ import { randomBytes } from 'node:crypto';
 import type { AgentRegistry, AgentReports, DispatchMessage, ExecTool, OnlineAgent, ToolRisk } from '../../../src/core/exec/agent-registry.js';
 import type { ApprovalPolicy } from '../../../src/core/exec/approval-machine.js';
 import { invocationIds } from '../../../src/core/exec/invocation-ids.js';
+import type { ExecInvocationsStore } from '../../../src/core/store/exec-invocations-store.js';
 import { createInvocationStore, type InvocationStore } from '../../../src/exec/invocations/invocation-store.js';
 import { InvocationService } from '../../../src/exec/invocations/invocation-service.js';
 import { EVENT_TYPES } from '../../../src/core/webhooks/event-types.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
+import { createSqliteExecInvocationsStore } from '../../../src/store/sqlite/exec-invocations-store.js';
 import { createOutbox } from '../../../src/store/webhook-outbox.js';
 import { createWebhooksRepo } from '../../../src/store/webhooks-repo.js';
 
@@ -63,7 +65,10 @@ export class FakeRegistry implements AgentRegistry {
 
 export interface Fixture {
   readonly db: Db;
+  /** The synchronous store underneath, for direct reads. */
   readonly store: InvocationStore;
+  /** The port the service uses (store/sqlite/exec-invocations-store.ts over `store`); tests may wrap its methods. */
+  readonly port: ExecInvocationsStore;
   readonly registry: FakeRegistry;
   readonly service: InvocationService;
   /** Moves the clock forward. */
@@ -85,9 +90,10 @@ export function execFixture(options: { policy?: ApprovalPolicy; capBytes?: numbe
   let clock = T0;
   const now = (): number => clock;
   const store = createInvocationStore(db, createOutbox(db, { now }), options.owner ?? null);
+  const port = createSqliteExecInvocationsStore(store);
   const registry = new FakeRegistry();
   const service = new InvocationService({
-    store,
+    store: port,
     registry,
     now,
     ids: invocationIds,
@@ -98,6 +104,7 @@ export function execFixture(options: { policy?: ApprovalPolicy; capBytes?: numbe
   return {
     db,
     store,
+    port,
     registry,
     service,
     advance: (ms) => {

@@ -28,10 +28,11 @@ const { parentPort, workerData } = require('node:worker_threads');
   const { createOutbox } = await load('src/store/webhook-outbox.js');
   const { createInvocationStore } = await load('src/exec/invocations/invocation-store.js');
   const { InvocationService, DUE_BATCH } = await load('src/exec/invocations/invocation-service.js');
+  const { createSqliteExecInvocationsStore } = await load('src/store/sqlite/exec-invocations-store.js');
   const { invocationIds } = await load('src/core/exec/invocation-ids.js');
   const db = openDatabase(workerData.path);
   const now = () => workerData.now;
-  const store = createInvocationStore(db, createOutbox(db, { now }), workerData.owner);
+  const store = createSqliteExecInvocationsStore(createInvocationStore(db, createOutbox(db, { now }), workerData.owner));
   const tool = { name: 'echo', description: '', input_schema: { type: 'object' }, risk: 'read', mcp_visible: false };
   const agent = { id: 'agt_' + workerData.owner, projectId: workerData.project, registrationName: workerData.owner, workspaceIds: [], tools: new Map([['echo', tool]]), running: 0 };
   const sent = [];
@@ -47,8 +48,8 @@ const { parentPort, workerData } = require('node:worker_threads');
   const gate = new Int32Array(workerData.gate);
   Atomics.add(gate, 1, 1);
   Atomics.wait(gate, 0, 0);
-  if (workerData.task === 'retry') service.retryQueued();
-  else while (service.expireDue() === DUE_BATCH);
+  if (workerData.task === 'retry') await service.retryQueued();
+  else while ((await service.expireDue()) === DUE_BATCH);
   db.close();
   parentPort.postMessage({ sent });
 })().catch((err) => parentPort.postMessage({ error: String(err && err.stack) }));
@@ -63,7 +64,7 @@ afterEach(() => {
 });
 
 /** A store holding INVOCATIONS queued invocations (their agent was gone at the send). */
-function queuedStore(): { path: string; f: Fixture } {
+async function queuedStore(): Promise<{ path: string; f: Fixture }> {
   const dir = mkdtempSync(join(tmpdir(), 'exec-instances-threads-'));
   dirs.push(dir);
   const path = join(dir, 'store.db');
@@ -71,7 +72,7 @@ function queuedStore(): { path: string; f: Fixture } {
   fixtures.push(f);
   f.registry.add('agt_gone', [tool('echo')]);
   f.registry.refuse = true;
-  for (let i = 0; i < INVOCATIONS; i++) f.service.create({ projectId: PROJECT, workspaceId: WS, toolName: 'echo', arguments: {}, timeoutMs: TIMEOUT_MS, idempotency: null });
+  for (let i = 0; i < INVOCATIONS; i++) await f.service.create({ projectId: PROJECT, workspaceId: WS, toolName: 'echo', arguments: {}, timeoutMs: TIMEOUT_MS, idempotency: null });
   return { path, f };
 }
 
@@ -97,7 +98,7 @@ const count = (f: Fixture, type: string): number => f.events().filter(([t]) => t
 
 describe('four instances on one store, released together', () => {
   it('dispatch each queued invocation exactly once, to the agent of the instance recorded as its owner', { timeout: 30_000 }, async () => {
-    const { path, f } = queuedStore();
+    const { path, f } = await queuedStore();
     const sent = await race(path, 'retry', T0);
     const all = [...sent.values()].flat();
     expect(all).toHaveLength(INVOCATIONS);
@@ -112,7 +113,7 @@ describe('four instances on one store, released together', () => {
   });
 
   it('time out each due invocation exactly once: one exec.timeout apiece', { timeout: 30_000 }, async () => {
-    const { path, f } = queuedStore();
+    const { path, f } = await queuedStore();
     await race(path, 'expire', T0 + TIMEOUT_MS + 1);
     expect(count(f, 'exec.timeout')).toBe(INVOCATIONS);
     expect(count(f, 'exec.failed')).toBe(0);

@@ -51,25 +51,25 @@ function pastDeadline(...fs: Fixture[]): void {
   for (const f of fs) f.advance(TIMEOUT_MS + 1);
 }
 
-/** `fn` runs right after the store method's read, before the caller acts on what it read. */
-function afterRead<K extends 'withStatus' | 'dueInvocations' | 'dueApprovals' | 'invocation' | 'approval'>(f: Fixture, method: K, fn: () => void): void {
-  const store = f.store as Record<K, (...args: never[]) => unknown>;
-  const read = store[method];
+/** `fn` runs (to its end) right after the store method's read, before the caller acts on what it read. */
+function afterRead<K extends 'withStatus' | 'dueInvocations' | 'dueApprovals' | 'invocation' | 'approval' | 'create'>(f: Fixture, method: K, fn: () => unknown): void {
+  const port = f.port as unknown as Record<K, (...args: never[]) => Promise<unknown>>;
+  const read = port[method];
   let done = false;
-  store[method] = (...args: never[]) => {
-    const rows = read(...args);
+  port[method] = async (...args: never[]) => {
+    const rows = await read(...args);
     if (!done) {
       done = true;
-      fn();
+      await fn();
     }
     return rows;
   };
 }
 
 /** A queued invocation created on A (its agent refused the send), visible to both. */
-function queuedOnA(a: Fixture): string {
+async function queuedOnA(a: Fixture): Promise<string> {
   a.registry.refuse = true;
-  const { invocation } = a.service.create(request());
+  const { invocation } = await a.service.create(request());
   a.registry.refuse = false;
   expect(invocation.status).toBe('queued');
   return invocation.id;
@@ -79,11 +79,11 @@ const ownerOf = (f: Fixture, id: string): unknown => f.db.prepare('SELECT owner_
 const types = (f: Fixture): string[] => f.events().map(([t]) => t);
 
 describe('the queued -> dispatched claim', () => {
-  it('dispatches a queued invocation both instances read to one agent: the second claim finds it taken and sends nothing', () => {
+  it('dispatches a queued invocation both instances read to one agent: the second claim finds it taken and sends nothing', async () => {
     const { a, b } = twoInstances();
-    const id = queuedOnA(a);
+    const id = await queuedOnA(a);
     afterRead(b, 'withStatus', () => a.service.retryQueued());
-    b.service.retryQueued();
+    await b.service.retryQueued();
     expect(a.registry.sent.map((s) => s.message.invocationId)).toEqual([id]);
     expect(b.registry.sent).toEqual([]);
     expect(b.registry.cancelled).toEqual([]);
@@ -92,29 +92,24 @@ describe('the queued -> dispatched claim', () => {
     expect(ownerOf(a, id)).toBe('inst_a');
   });
 
-  it('leaves the claim unmade when the agent is gone at the send, so a sibling may dispatch it', () => {
+  it('leaves the claim unmade when the agent is gone at the send, so a sibling may dispatch it', async () => {
     const { a, b } = twoInstances();
-    const id = queuedOnA(a);
+    const id = await queuedOnA(a);
     a.registry.refuse = true;
-    a.service.retryQueued();
+    await a.service.retryQueued();
     expect(a.store.invocation(id)?.status).toBe('queued');
     expect(types(a)).toEqual([]);
-    b.service.retryQueued();
+    await b.service.retryQueued();
     expect(b.store.invocation(id)).toMatchObject({ status: 'dispatched', agentId: 'agt_b' });
     expect(ownerOf(b, id)).toBe('inst_b');
     expect(types(b)).toEqual(['exec.dispatched']);
   });
 
-  it('answers a create with the invocation as a sibling left it when the sibling dispatched it first', () => {
+  it('answers a create with the invocation as a sibling left it when the sibling dispatched it first', async () => {
     const { a, b } = twoInstances();
-    // B's retry runs between A's insert and A's claim (A reads the candidates in between).
-    const candidates = a.registry.candidates.bind(a.registry);
-    let calls = 0;
-    a.registry.candidates = (...args) => {
-      if (++calls === 2) b.service.retryQueued();
-      return candidates(...args);
-    };
-    const { invocation } = a.service.create(request());
+    // B's retry runs between A's insert and A's claim.
+    afterRead(a, 'create', () => b.service.retryQueued());
+    const { invocation } = await a.service.create(request());
     expect(invocation).toMatchObject({ status: 'dispatched', agentId: 'agt_b' });
     expect(a.registry.sent).toEqual([]);
     expect(types(a)).toEqual(['exec.dispatched']);
@@ -124,59 +119,59 @@ describe('the queued -> dispatched claim', () => {
 describe('timeouts applied by two clocks', () => {
   it.each([
     ['queued', (a: Fixture) => queuedOnA(a)],
-    ['dispatched', (a: Fixture) => a.service.create(request()).invocation.id],
-  ])('writes one exec.timeout for a %s invocation both clocks found due', (_status, make) => {
+    ['dispatched', async (a: Fixture) => (await a.service.create(request())).invocation.id],
+  ])('writes one exec.timeout for a %s invocation both clocks found due', async (_status, make) => {
     const { a, b } = twoInstances();
-    const id = make(a);
+    const id = await make(a);
     pastDeadline(a, b);
     afterRead(b, 'dueInvocations', () => a.service.expireDue());
-    b.service.expireDue();
-    a.service.expireDue();
+    await b.service.expireDue();
+    await a.service.expireDue();
     expect(types(a).filter((t) => t !== 'exec.dispatched')).toEqual(['exec.timeout']);
     expect(a.store.invocation(id)).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
   });
 
-  it('stops the agent when a sibling times out an invocation this instance dispatched, and tells its readers', () => {
+  it('stops the agent when a sibling times out an invocation this instance dispatched, and tells its readers', async () => {
     const { a, b } = twoInstances();
-    const { invocation } = a.service.create(request());
+    const { invocation } = await a.service.create(request());
     const seen: WatchEvent[] = [];
     a.service.watch.subscribe(invocation.id, (e) => seen.push(e));
     pastDeadline(b);
-    b.service.expireDue();
+    await b.service.expireDue();
     // B's word to agt_a goes to its own registry, where agt_a is not connected.
     expect(a.registry.cancelled).toEqual([]);
-    a.service.reconcile();
+    await a.service.reconcile();
     expect(a.registry.cancelled).toEqual([{ agentId: 'agt_a', invocationId: invocation.id }]);
     expect(seen).toEqual([{ kind: 'status', status: 'failed' }]);
     // Its own clock comes to the same deadline: nothing more is written.
     pastDeadline(a);
-    a.service.expireDue();
+    await a.service.expireDue();
     expect(types(a)).toEqual(['exec.dispatched', 'exec.timeout']);
   });
 
-  it('ignores the agent\'s result that arrives while a sibling times the invocation out', () => {
+  it('ignores the agent\'s result that arrives while a sibling times the invocation out', async () => {
     const { a, b } = twoInstances();
-    const { invocation } = a.service.create(request());
+    const { invocation } = await a.service.create(request());
     pastDeadline(b);
     afterRead(a, 'invocation', () => b.service.expireDue());
-    a.registry.reports?.result('agt_a', invocation.id, { exitCode: 0, output: 'done', error: null });
+    await a.registry.reports?.result('agt_a', invocation.id, { exitCode: 0, output: 'done', error: null });
     expect(types(a)).toEqual(['exec.dispatched', 'exec.timeout']);
     expect(a.store.invocation(invocation.id)).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
     // The agent has finished: nothing to stop.
-    a.service.reconcile();
+    await a.service.reconcile();
     expect(a.registry.cancelled).toEqual([]);
   });
 });
 
 describe('cancels and approvals across instances', () => {
-  it('refuses a cancel with 409 invocation_terminal when a sibling timed the invocation out after the cancel read it', () => {
+  it('refuses a cancel with 409 invocation_terminal when a sibling timed the invocation out after the cancel read it', async () => {
     const { a, b } = twoInstances();
-    const { invocation } = a.service.create(request());
+    const { invocation } = await a.service.create(request());
     pastDeadline(a);
     afterRead(b, 'invocation', () => a.service.expireDue());
     let refused: unknown = null;
     try {
-      b.service.cancel(PROJECT, invocation.id);
+      await b.service.cancel(PROJECT, invocation.id);
     } catch (err) {
       refused = err;
     }
@@ -184,37 +179,37 @@ describe('cancels and approvals across instances', () => {
     expect(types(a)).toEqual(['exec.dispatched', 'exec.timeout']);
   });
 
-  it('cancels what the invocation has become when a sibling dispatched it after the cancel read it', () => {
+  it('cancels what the invocation has become when a sibling dispatched it after the cancel read it', async () => {
     const { a, b } = twoInstances();
-    const id = queuedOnA(a);
+    const id = await queuedOnA(a);
     afterRead(b, 'invocation', () => a.service.retryQueued());
-    expect(b.service.cancel(PROJECT, id)).toMatchObject({ status: 'cancelled', agentId: 'agt_a' });
+    expect(await b.service.cancel(PROJECT, id)).toMatchObject({ status: 'cancelled', agentId: 'agt_a' });
     expect(a.store.invocation(id)?.status).toBe('cancelled');
-    a.service.reconcile();
+    await a.service.reconcile();
     expect(a.registry.cancelled).toEqual([{ agentId: 'agt_a', invocationId: id }]);
   });
 
-  it('writes one escalation when two clocks lapse the same approval stage', () => {
+  it('writes one escalation when two clocks lapse the same approval stage', async () => {
     const { a, b } = twoInstances();
-    const { invocation } = a.service.create(request({ toolName: 'deploy' }));
+    const { invocation } = await a.service.create(request({ toolName: 'deploy' }));
     expect(invocation.status).toBe('pending_approval');
     a.advance(1500);
     b.advance(1500);
     afterRead(b, 'dueApprovals', () => a.service.lapseDue());
-    b.service.lapseDue();
-    a.service.lapseDue();
+    await b.service.lapseDue();
+    await a.service.lapseDue();
     expect(types(a)).toEqual(['exec.approval_requested', 'exec.approval_escalated']);
     expect(a.store.approval(invocation.approvalId ?? '')).toMatchObject({ state: 'pending', stage: 1 });
   });
 
-  it('accepts an approval once when it is accepted on both instances at the same moment: the second is 409 approval_not_pending', () => {
+  it('accepts an approval once when it is accepted on both instances at the same moment: the second is 409 approval_not_pending', async () => {
     const { a, b } = twoInstances();
-    const { invocation } = a.service.create(request({ toolName: 'deploy' }));
+    const { invocation } = await a.service.create(request({ toolName: 'deploy' }));
     const approvalId = invocation.approvalId ?? '';
     afterRead(b, 'approval', () => a.service.accept(PROJECT, approvalId, 'key_a'));
     let refused: unknown = null;
     try {
-      b.service.accept(PROJECT, approvalId, 'key_b');
+      await b.service.accept(PROJECT, approvalId, 'key_b');
     } catch (err) {
       refused = err;
     }

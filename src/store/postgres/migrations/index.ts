@@ -12,6 +12,7 @@ import { pgMigrationRouter } from './005-router.js';
 import { pgMigrationResponses } from './006-responses.js';
 import { pgMigrationFiles } from './007-files.js';
 import { pgMigrationBatches } from './008-batches.js';
+import { pgMigrationExec } from './009-exec.js';
 
 export interface PgMigration {
   readonly name: string;
@@ -27,4 +28,5 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { name: '006-responses', sql: pgMigrationResponses },
   { name: '007-files', sql: pgMigrationFiles },
   { name: '008-batches', sql: pgMigrationBatches },
+  { name: '009-exec', sql: pgMigrationExec },
 ];

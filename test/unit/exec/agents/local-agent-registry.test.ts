@@ -58,10 +58,10 @@ beforeEach(() => {
   offlineSeen = [];
   registry = createLocalAgentRegistry({ now: () => now, leaseMs: 30_000, onReportError: (e) => errors.push(e), onOffline: (id, at) => offlineSeen.push([id, at]) });
   const reports: AgentReports = {
-    output: (agentId, invocationId, data) => heard.push({ kind: 'output', agentId, invocationId, data }),
-    result: (agentId, invocationId, r) => heard.push({ kind: 'result', agentId, invocationId, ...r }),
-    offline: (agentId, reason, running) => heard.push({ kind: 'offline', agentId, reason, running }),
-    online: (agentId) => heard.push({ kind: 'online', agentId }),
+    output: (agentId, invocationId, data) => void heard.push({ kind: 'output', agentId, invocationId, data }),
+    result: (agentId, invocationId, r) => void heard.push({ kind: 'result', agentId, invocationId, ...r }),
+    offline: (agentId, reason, running) => void heard.push({ kind: 'offline', agentId, reason, running }),
+    online: (agentId) => void heard.push({ kind: 'online', agentId }),
   };
   registry.subscribe(reports);
 });
