@@ -1,42 +1,9 @@
 /** Enrolled agents (migration 007): the SQL of enrollment, the agent routes and the connect route's key lookup. */
-import type { AgentRecord, AgentsStore, Manifest } from '../exec/agents/records.js';
+import type { AgentRecord, AgentsStore } from '../exec/agents/records.js';
 import type { Db } from './db.js';
-import { fromJson, toJson } from './json-column.js';
+import { AGENT_COLUMNS, toAgent, type AgentRow } from './exec-rows.js';
+import { toJson } from './json-column.js';
 
-interface AgentRow {
-  id: string;
-  project_id: string;
-  registration_name: string;
-  description: string | null;
-  workspace_ids: string;
-  join_key_id: string;
-  manifest: string;
-  manifest_hash: string;
-  created_at: number;
-  enrolled_at: number;
-  last_seen_at: number;
-  updated_at: number;
-  deleted_at: number | null;
-}
-
-const toRecord = (r: AgentRow): AgentRecord => ({
-  id: r.id,
-  projectId: r.project_id,
-  registrationName: r.registration_name,
-  description: r.description,
-  workspaceIds: fromJson<string[]>(r.workspace_ids),
-  joinKeyId: r.join_key_id,
-  manifest: fromJson<Manifest>(r.manifest),
-  manifestHash: r.manifest_hash,
-  createdAt: r.created_at,
-  enrolledAt: r.enrolled_at,
-  lastSeenAt: r.last_seen_at,
-  updatedAt: r.updated_at,
-  deletedAt: r.deleted_at,
-});
-
-const COLUMNS =
-  'id, project_id, registration_name, description, workspace_ids, join_key_id, manifest, manifest_hash, created_at, enrolled_at, last_seen_at, updated_at, deleted_at';
 
 export type AgentsRepo = AgentsStore;
 
@@ -52,11 +19,11 @@ export function createAgentsRepo(db: Db): AgentsRepo {
     VALUES (@id, @projectId, @registrationName, @description, @workspaceIds, @keyHash, @joinKeyId, @manifest, @manifestHash,
       @createdAt, @enrolledAt, @lastSeenAt, @updatedAt, NULL)
     ON CONFLICT DO NOTHING`);
-  const list = db.prepare<[string], AgentRow>(`SELECT ${COLUMNS} FROM exec_agents WHERE project_id = ? AND deleted_at IS NULL ORDER BY seq`);
-  const byId = db.prepare<[string, string], AgentRow>(`SELECT ${COLUMNS} FROM exec_agents WHERE project_id = ? AND id = ?`);
-  const byHash = db.prepare<[string], AgentRow>(`SELECT ${COLUMNS} FROM exec_agents WHERE key_hash = ?`);
+  const list = db.prepare<[string], AgentRow>(`SELECT ${AGENT_COLUMNS} FROM exec_agents WHERE project_id = ? AND deleted_at IS NULL ORDER BY seq`);
+  const byId = db.prepare<[string, string], AgentRow>(`SELECT ${AGENT_COLUMNS} FROM exec_agents WHERE project_id = ? AND id = ?`);
+  const byHash = db.prepare<[string], AgentRow>(`SELECT ${AGENT_COLUMNS} FROM exec_agents WHERE key_hash = ?`);
   const byName = db.prepare<[string, string], AgentRow>(
-    `SELECT ${COLUMNS} FROM exec_agents WHERE project_id = ? AND registration_name = ? AND deleted_at IS NULL`,
+    `SELECT ${AGENT_COLUMNS} FROM exec_agents WHERE project_id = ? AND registration_name = ? AND deleted_at IS NULL`,
   );
   const enrolled = db.prepare(`
     UPDATE OR IGNORE exec_agents SET registration_name = @registrationName, manifest = @manifest, manifest_hash = @manifestHash,
@@ -65,7 +32,7 @@ export function createAgentsRepo(db: Db): AgentsRepo {
   const setKeyHash = db.prepare('UPDATE exec_agents SET key_hash = ?, updated_at = ? WHERE id = ?');
   const softDelete = db.prepare('UPDATE exec_agents SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL');
   const lastSeen = db.prepare('UPDATE exec_agents SET last_seen_at = MAX(last_seen_at, ?) WHERE id = ?');
-  const one = (row: AgentRow | undefined): AgentRecord | null => (row ? toRecord(row) : null);
+  const one = (row: AgentRow | undefined): AgentRecord | null => (row ? toAgent(row) : null);
   const params = (r: AgentRecord) => ({
     id: r.id,
     projectId: r.projectId,
@@ -82,7 +49,7 @@ export function createAgentsRepo(db: Db): AgentsRepo {
   });
   return {
     insert: (r, keyHash) => insert.run({ ...params(r), keyHash }).changes > 0,
-    list: (projectId) => list.all(projectId).map(toRecord),
+    list: (projectId) => list.all(projectId).map(toAgent),
     find: (projectId, id) => one(byId.get(projectId, id)),
     findByHash: (keyHash) => one(byHash.get(keyHash)),
     findLiveByName: (projectId, name) => one(byName.get(projectId, name)),

@@ -5,8 +5,9 @@
  * (exec-events.ts); the partial unique index on live names decides between replicas enrolling one name.
  */
 import type pg from 'pg';
-import type { AgentRecord, JoinKeyRecord, Manifest } from '../../core/exec/agent-records.js';
+import type { AgentRecord, JoinKeyRecord } from '../../core/exec/agent-records.js';
 import type { ExecAgentsStore, StoredEvent } from '../../core/store/exec-agents-store.js';
+import { AGENT_COLUMNS, toAgent, type AgentRow } from '../exec-rows.js';
 import { appendExecEvents } from './exec-events.js';
 import type { PgStore } from './pg-store.js';
 
@@ -18,42 +19,9 @@ interface JoinKeyRow {
   revoked_at: number | null;
 }
 
-interface AgentRow {
-  id: string;
-  project_id: string;
-  registration_name: string;
-  description: string | null;
-  workspace_ids: string;
-  join_key_id: string;
-  manifest: string;
-  manifest_hash: string;
-  created_at: number;
-  enrolled_at: number;
-  last_seen_at: number;
-  updated_at: number;
-  deleted_at: number | null;
-}
-
 const JOIN_KEY_COLUMNS = 'id, project_id, name, created_at, revoked_at';
-const AGENT_COLUMNS =
-  'id, project_id, registration_name, description, workspace_ids, join_key_id, manifest, manifest_hash, created_at, enrolled_at, last_seen_at, updated_at, deleted_at';
 
 const toJoinKey = (r: JoinKeyRow): JoinKeyRecord => ({ id: r.id, projectId: r.project_id, name: r.name, createdAt: r.created_at, revokedAt: r.revoked_at });
-const toAgent = (r: AgentRow): AgentRecord => ({
-  id: r.id,
-  projectId: r.project_id,
-  registrationName: r.registration_name,
-  description: r.description,
-  workspaceIds: JSON.parse(r.workspace_ids) as string[],
-  joinKeyId: r.join_key_id,
-  manifest: JSON.parse(r.manifest) as Manifest,
-  manifestHash: r.manifest_hash,
-  createdAt: r.created_at,
-  enrolledAt: r.enrolled_at,
-  lastSeenAt: r.last_seen_at,
-  updatedAt: r.updated_at,
-  deletedAt: r.deleted_at,
-});
 
 export function createPgExecAgentsStore(store: PgStore): ExecAgentsStore {
   const { pool } = store;

@@ -11,10 +11,10 @@
  * their clock's next poll.
  */
 import type pg from 'pg';
-import type { ToolRisk } from '../../core/exec/agent-registry.js';
-import type { Approval, ApprovalStage, ApprovalState } from '../../core/exec/approval-machine.js';
+import type { Approval } from '../../core/exec/approval-machine.js';
 import { deadlineOf, type Invocation, type InvocationStatus } from '../../core/exec/invocation-machine.js';
 import type { Change, ExecInvocationsStore, Page, PageQuery, Sequenced } from '../../core/store/exec-invocations-store.js';
+import { toApproval, toInvocation, type ApprovalRow, type InvocationRow } from '../exec-rows.js';
 import { appendExecEvents } from './exec-events.js';
 import type { PgStore } from './pg-store.js';
 
@@ -23,91 +23,10 @@ export const EXEC_INVOCATIONS_TOPIC = 'exec.invocations';
 
 type Db = pg.Pool | pg.PoolClient;
 
-interface InvocationRow {
-  seq: number;
-  id: string;
-  project_id: string;
-  workspace_id: string;
-  tool_name: string;
-  arguments: string;
-  status: string;
-  risk: string;
-  agent_id: string | null;
-  approval_id: string | null;
-  timeout_ms: number;
-  exit_code: number | null;
-  duration_ms: number | null;
-  output: string;
-  output_truncated: boolean;
-  error_code: string | null;
-  error_message: string | null;
-  created_at: number;
-  ready_at: number | null;
-  dispatched_at: number | null;
-  completed_at: number | null;
-}
-
-interface ApprovalRow {
-  seq: number;
-  id: string;
-  project_id: string;
-  invocation_id: string;
-  workspace_id: string;
-  tool_name: string;
-  risk: string;
-  state: string;
-  chain: string;
-  stage: number;
-  stage_deadline_at: number | null;
-  decided_by: string | null;
-  reason: string | null;
-  created_at: number;
-  decided_at: number | null;
-}
-
 const INV_COLUMNS = `seq, id, project_id, workspace_id, tool_name, arguments, status, risk, agent_id, approval_id, timeout_ms, exit_code,
   duration_ms, output, output_truncated, error_code, error_message, created_at, ready_at, dispatched_at, completed_at`;
 const APP_COLUMNS = 'seq, id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at';
 const ABANDONED = `(owner_instance IS NULL OR NOT EXISTS (SELECT 1 FROM gateway_instances i WHERE i.id = exec_invocations.owner_instance))`;
-
-const toInvocation = (r: InvocationRow): Invocation => ({
-  id: r.id,
-  projectId: r.project_id,
-  workspaceId: r.workspace_id,
-  toolName: r.tool_name,
-  arguments: JSON.parse(r.arguments) as Record<string, unknown>,
-  status: r.status as InvocationStatus,
-  risk: r.risk as ToolRisk,
-  agentId: r.agent_id,
-  approvalId: r.approval_id,
-  timeoutMs: r.timeout_ms,
-  exitCode: r.exit_code,
-  durationMs: r.duration_ms,
-  output: r.output,
-  outputTruncated: r.output_truncated,
-  error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? '' },
-  createdAt: r.created_at,
-  readyAt: r.ready_at,
-  dispatchedAt: r.dispatched_at,
-  completedAt: r.completed_at,
-});
-
-const toApproval = (r: ApprovalRow): Approval => ({
-  id: r.id,
-  projectId: r.project_id,
-  invocationId: r.invocation_id,
-  workspaceId: r.workspace_id,
-  toolName: r.tool_name,
-  risk: r.risk as ToolRisk,
-  state: r.state as ApprovalState,
-  chain: JSON.parse(r.chain) as ApprovalStage[],
-  stage: r.stage,
-  stageDeadlineAt: r.stage_deadline_at,
-  decidedBy: r.decided_by,
-  reason: r.reason,
-  createdAt: r.created_at,
-  decidedAt: r.decided_at,
-});
 
 /** Thrown inside a transaction to roll it back, caught outside it: the outcome to report. */
 class Rollback extends Error {
