@@ -5,9 +5,10 @@
  * row takes (a cancelled one keeps `cancelled`). Each row records the gateway instance that runs it
  * (`owner_instance`, migration 016): recovery fails only running rows whose instance is gone (issue 12).
  */
-import type { Item, ResponseFinish, ResponseRecord, StoredResponse } from '../core/store/responses-store.js';
+import type { ResponseFinish, ResponseRecord, StoredResponse } from '../core/store/responses-store.js';
 import type { EventOutbox } from '../core/webhooks/outbox.js';
 import { writeTransaction, type Db } from './db.js';
+import { RESPONSE_COLUMNS, storedResponseOf, type ResponseRow } from './responses-rows.js';
 
 export type { ResponseFinish, ResponseRecord, StoredResponse } from '../core/store/responses-store.js';
 
@@ -28,21 +29,11 @@ export interface ResponsesRepo {
   failRunning(error: { code: string; message: string }, whose: 'abandoned' | 'mine'): number;
 }
 
-interface Row {
-  id: string;
-  project_id: string;
-  workspace_id: string | null;
-  previous_response_id: string | null;
-  status: string;
-  input: string;
-  body: string;
-}
-
 const RUNNING = "status IN ('queued', 'in_progress')";
 
 /** `owner`: this gateway instance's id; null (single-instance unit tests) writes rows any recovery may take. */
 export function createResponsesRepo(db: Db, outbox: EventOutbox, owner: string | null = null): ResponsesRepo {
-  const select = db.prepare<[string, string], Row>('SELECT id, project_id, workspace_id, previous_response_id, status, input, body FROM responses WHERE project_id = ? AND id = ?');
+  const select = db.prepare<[string, string], ResponseRow>(`SELECT ${RESPONSE_COLUMNS} FROM responses WHERE project_id = ? AND id = ?`);
   const insert = db.prepare(
     `INSERT INTO responses (id, project_id, workspace_id, previous_response_id, conversation_id, status, input, body, created_at, owner_instance)
      VALUES (@id, @projectId, @workspaceId, @previousResponseId, @conversationId, @status, @input, @body, @createdAt, @owner)`,
@@ -76,15 +67,7 @@ export function createResponsesRepo(db: Db, outbox: EventOutbox, owner: string |
     get(projectId, id) {
       const row = select.get(projectId, id);
       if (!row) return null;
-      return {
-        id: row.id,
-        projectId: row.project_id,
-        workspaceId: row.workspace_id,
-        previousResponseId: row.previous_response_id,
-        status: row.status,
-        input: JSON.parse(row.input) as Item[],
-        body: JSON.parse(row.body) as Record<string, unknown>,
-      };
+      return storedResponseOf(row);
     },
     finish,
     delete: (projectId, id) => remove.run(projectId, id).changes > 0,

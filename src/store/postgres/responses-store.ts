@@ -22,6 +22,7 @@ import type {
   StoredConversations,
   StoredResponses,
 } from '../../core/store/responses-store.js';
+import { RESPONSE_COLUMNS, storedResponseOf, type ResponseRow } from '../responses-rows.js';
 import type { PgStore } from './pg-store.js';
 import { appendEventsIn, emitEventIn, eventsOf } from './webhooks-store.js';
 
@@ -36,16 +37,6 @@ type Db = pg.Pool | pg.PoolClient;
 
 /** The change notice of a running background response cancelled or deleted: the replica running it aborts its turn. */
 export const RESPONSES_CANCELLED_TOPIC = 'responses.cancelled';
-
-interface ResponseRow {
-  id: string;
-  project_id: string;
-  workspace_id: string | null;
-  previous_response_id: string | null;
-  status: string;
-  input: string;
-  body: string;
-}
 
 interface ConversationRow {
   id: string;
@@ -87,18 +78,10 @@ function pgResponses(store: PgStore, options: PgResponsesStoreOptions): StoredRe
 
   return {
     async get(projectId, id) {
-      const { rows } = await pool.query<ResponseRow>('SELECT id, project_id, workspace_id, previous_response_id, status, input, body FROM responses WHERE project_id = $1 AND id = $2', [projectId, id]);
+      const { rows } = await pool.query<ResponseRow>(`SELECT ${RESPONSE_COLUMNS} FROM responses WHERE project_id = $1 AND id = $2`, [projectId, id]);
       const row = rows[0];
       if (!row) return null;
-      return {
-        id: row.id,
-        projectId: row.project_id,
-        workspaceId: row.workspace_id,
-        previousResponseId: row.previous_response_id,
-        status: row.status,
-        input: JSON.parse(row.input) as Item[],
-        body: JSON.parse(row.body) as Record<string, unknown>,
-      };
+      return storedResponseOf(row);
     },
     finish: (f: ResponseFinish) =>
       store.transaction(async (client) => {
