@@ -39,3 +39,45 @@ export async function waitForSim(simUrl: string, predicate: (r: SimRequest) => b
   }
   throw new Error('the simulator never saw the expected request');
 }
+
+export interface EchoWatch {
+  /** Stops reading the log (after one last read); idempotent. */
+  stop(): Promise<void>;
+  /** How many times each `<marker>-<n>` id reached the simulator so far. */
+  counts(): Map<string, number>;
+}
+
+/**
+ * Follows the simulator's log while a run sends many `echo: <marker>-<n>` turns: the log keeps its last
+ * 200 requests, so it is read as it fills, deduplicated by sequence number. The proof that no line
+ * reached the model twice.
+ */
+export function watchEchoes(simUrl: string, marker: string): EchoWatch {
+  const seen = new Map<number, string>();
+  const pattern = new RegExp(`echo: (${marker}-\\d+)`);
+  let polling = true;
+  const read = async (): Promise<void> => {
+    for (const r of await simRequests(simUrl, 200)) {
+      const m = pattern.exec(r.body);
+      if (m?.[1]) seen.set(r.seq, m[1]);
+    }
+  };
+  const poller = (async () => {
+    while (polling) {
+      await read();
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    await read();
+  })();
+  return {
+    async stop() {
+      polling = false;
+      await poller;
+    },
+    counts() {
+      const upstream = new Map<string, number>();
+      for (const id of seen.values()) upstream.set(id, (upstream.get(id) ?? 0) + 1);
+      return upstream;
+    },
+  };
+}

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
-import { simRequests } from '../helpers/simulator-log.js';
+import { watchEchoes } from '../helpers/simulator-log.js';
 
 const N = 400;
 const CONCURRENCY = 4;
@@ -54,18 +54,8 @@ describe('a batch shared by two replicas on PostgreSQL, one SIGKILLed mid-batch'
     );
     const input = await onVictim.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'batch.jsonl'), purpose: 'batch' });
 
-    // The simulator keeps its last 200 requests: read it as it fills, deduplicated by sequence number.
-    const seen = new Map<number, string>();
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        for (const r of await simRequests(sim.url, 200)) {
-          const m = new RegExp(`echo: (${marker}-\\d+)`).exec(r.body);
-          if (m?.[1]) seen.set(r.seq, m[1]);
-        }
-        await new Promise((res) => setTimeout(res, 20));
-      }
-    })();
+    // What reached the model, read from the simulator's log as the run goes.
+    const echoes = watchEchoes(sim.url, marker);
 
     const created = await onVictim.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     await expect.poll(async () => (await onSurvivor.batches.retrieve(created.id)).request_counts?.completed ?? 0, { timeout: 30_000, interval: 20 }).toBeGreaterThanOrEqual(N / 4);
@@ -73,8 +63,7 @@ describe('a batch shared by two replicas on PostgreSQL, one SIGKILLed mid-batch'
 
     await expect.poll(async () => (await onSurvivor.batches.retrieve(created.id)).status, { timeout: 60_000, interval: 50 }).toBe('completed');
     await new Promise((r) => setTimeout(r, 100));
-    polling = false;
-    await poller;
+    await echoes.stop();
 
     const done = await onSurvivor.batches.retrieve(created.id);
     const read = async (id: string | null | undefined): Promise<ResultLine[]> =>
@@ -82,15 +71,14 @@ describe('a batch shared by two replicas on PostgreSQL, one SIGKILLed mid-batch'
     const output = await read(done.output_file_id);
     const errors = await read(done.error_file_id);
     const all = [...output, ...errors].map((l) => l.custom_id);
-    console.log(`batch of ${N} lines, 2 replicas, one killed: ${JSON.stringify({ answered: output.length, interrupted: errors.length, upstream: seen.size })}`);
+    console.log(`batch of ${N} lines, 2 replicas, one killed: ${JSON.stringify({ answered: output.length, interrupted: errors.length, upstream: echoes.counts().size })}`);
     expect(all.length).toBe(N);
     expect(new Set(all).size).toBe(N);
     // Only the lines the dead replica had in flight are failed, as interrupted: at most its concurrency.
     expect(errors.every((l) => l.error?.code === 'interrupted')).toBe(true);
     expect(errors.length).toBeLessThanOrEqual(CONCURRENCY);
     expect(done.request_counts).toEqual({ total: N, completed: output.length, failed: errors.length });
-    const upstream = new Map<string, number>();
-    for (const id of seen.values()) upstream.set(id, (upstream.get(id) ?? 0) + 1);
+    const upstream = echoes.counts();
     expect([...upstream.entries()].filter(([, count]) => count > 1)).toEqual([]);
     for (const l of output) expect(upstream.get(l.custom_id)).toBe(1);
   });

@@ -16,7 +16,7 @@ import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs
 import { call } from '../helpers/http.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
-import { simRequests } from '../helpers/simulator-log.js';
+import { watchEchoes } from '../helpers/simulator-log.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 const MiB = 1024 * 1024;
@@ -129,23 +129,12 @@ describe('two replicas sharing files through PostgreSQL, with no shared disk', (
       file: await toFile(Buffer.from(`${ids.map((id) => chatLine(id, id, { sim: { delay_ms: 20 } })).join('\n')}\n`), 'many.jsonl'),
       purpose: 'batch',
     });
-    // The simulator keeps its last 200 requests: read it as it fills, deduplicated by sequence number.
-    const seen = new Map<number, string>();
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        for (const r of await simRequests(sim.url, 200)) {
-          const m = new RegExp(`echo: (${marker}-\\d+)`).exec(r.body);
-          if (m?.[1]) seen.set(r.seq, m[1]);
-        }
-        await new Promise((res) => setTimeout(res, 20));
-      }
-    })();
+    // What reached the model, read from the simulator's log as the run goes.
+    const echoes = watchEchoes(sim.url, marker);
     const created = await onB.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
     await expect.poll(async () => (await onA.batches.retrieve(created.id)).status, { timeout: 60_000, interval: 50 }).toBe('completed');
     await new Promise((r) => setTimeout(r, 100));
-    polling = false;
-    await poller;
+    await echoes.stop();
 
     const batch = await onB.batches.retrieve(created.id);
     expect(batch.request_counts).toEqual({ total: N, completed: N, failed: 0 });
@@ -153,8 +142,7 @@ describe('two replicas sharing files through PostgreSQL, with no shared disk', (
     const answered = output.map((l) => (JSON.parse(l) as { custom_id: string }).custom_id);
     expect(answered.length).toBe(N);
     expect(new Set(answered).size).toBe(N);
-    const upstream = new Map<string, number>();
-    for (const id of seen.values()) upstream.set(id, (upstream.get(id) ?? 0) + 1);
+    const upstream = echoes.counts();
     expect([...upstream.entries()].filter(([, count]) => count > 1)).toEqual([]);
     expect(upstream.size).toBe(N);
     // Both replicas ran lines: the claims are shared, not the creating replica's alone.

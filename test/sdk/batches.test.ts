@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig } from '../helpers/configs.js';
 import { advanceClock, call, expectError } from '../helpers/http.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
-import { simRequests } from '../helpers/simulator-log.js';
+import { watchEchoes } from '../helpers/simulator-log.js';
 import { openUsageDb } from '../helpers/usage-db.js';
 
 const keys = makeKeys();
@@ -231,18 +231,8 @@ describe('a batch of 1,000 lines across a SIGKILL', () => {
     const ids = Array.from({ length: N }, (_, i) => `${marker}-${i}`);
     const fileId = await upload(c, ids.map((id) => chatLine(id, id, { sim: { delay_ms: 5 } })));
 
-    // The simulator keeps its last 200 requests: read it as it fills, deduplicated by sequence number.
-    const seen = new Map<number, string>();
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        for (const r of await simRequests(sim.url, 200)) {
-          const m = new RegExp(`echo: (${marker}-\\d+)`).exec(r.body);
-          if (m?.[1]) seen.set(r.seq, m[1]);
-        }
-        await new Promise((res) => setTimeout(res, 20));
-      }
-    })();
+    // What reached the model, read from the simulator's log as the run goes.
+    const echoes = watchEchoes(sim.url, marker);
 
     const b = await c.batches.create({ input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
     for (;;) {
@@ -256,8 +246,7 @@ describe('a batch of 1,000 lines across a SIGKILL', () => {
     try {
       const done = await settled(c2, b.id, 120_000);
       await new Promise((r) => setTimeout(r, 100));
-      polling = false;
-      await poller;
+      await echoes.stop();
       expect(done.status).toBe('completed');
       const output = await linesOf(c2, done.output_file_id);
       const errors = await linesOf(c2, done.error_file_id);
@@ -271,13 +260,11 @@ describe('a batch of 1,000 lines across a SIGKILL', () => {
       expect(done.request_counts).toEqual({ total: N, completed: output.length, failed: errors.length });
       for (const l of output) expect(contentOf(l)).toBe(l.custom_id);
       // No line reached the model twice.
-      const upstream = new Map<string, number>();
-      for (const id of seen.values()) upstream.set(id, (upstream.get(id) ?? 0) + 1);
+      const upstream = echoes.counts();
       expect([...upstream.entries()].filter(([, n]) => n > 1)).toEqual([]);
       expect(upstream.size).toBeGreaterThanOrEqual(output.length);
     } finally {
-      polling = false;
-      await poller;
+      await echoes.stop();
       await restarted.stop();
     }
   }, 180_000);
