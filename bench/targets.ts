@@ -123,7 +123,9 @@ export async function startProc(options: StartOptions): Promise<Proc> {
   installHooks();
   const logFile = join(options.logDir, `${options.name.replace(/[^\w.-]+/g, '_')}.log`);
   const fd = openSync(logFile, 'w');
-  const nodeArgs = [process.execPath, ...options.args];
+  // BENCH_PROFILE_DIR: every child writes a V8 CPU profile there when it exits (NODE_OPTIONS refuses --cpu-prof).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const nodeArgs = [process.execPath, ...profile, ...options.args];
   const [cmd, ...args] = options.core === null ? nodeArgs : ['taskset', '-c', String(options.core), ...nodeArgs];
   const child = spawn(cmd!, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...options.env } });
   closeSync(fd);

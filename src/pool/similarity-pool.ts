@@ -9,11 +9,14 @@
  * the gateway's threads on one core (about 100 us against 50 us; bench/RESULTS.md, routing). Queries go in
  * transferred and answers come back transferred: a round trip copies no vector.
  *
- * Searches are batched: those made in one event-loop turn travel as one message; alone, a search is a
- * batch of one. The thread starts with the pool. A thread that dies (it should not) fails its pending
+ * Searches of a small index (exact-scan.ts) do not travel at all: the pool keeps a copy and scans it on
+ * the main thread, since the hop costs more than the scan (a routed turn's gateway CPU, bench/routing.ts:
+ * the round trip to the thread was the largest single cost of the routed path). Other searches are
+ * batched: those made in one event-loop turn travel as one message; alone, a search is a batch of one. The thread starts with the pool. A thread that dies (it should not) fails its pending
  * tasks; the next task starts a new one, which holds no index, so the next search answers `found: false` and the caller reloads.
  */
 import { Worker } from 'node:worker_threads';
+import { scan, scannable, type Small } from './exact-scan.js';
 import type { LoadIndexInput, LoadIndexOutput, SearchBatchInput, SearchBatchOutput, SearchIndexInput, SearchIndexOutput, SimilarityReply, SimilarityRequest } from './tasks.js';
 
 export interface SimilarityPool {
@@ -39,6 +42,8 @@ export function createSimilarityPool(): SimilarityPool {
   let ids = 0;
   const waiting = new Map<number, Waiter>();
   let batch: Pending[] = [];
+  /** Small indexes as loaded into the thread, scanned here (by key; a search names the version it expects). */
+  const small = new Map<string, Small>();
 
   function failAll(err: Error): void {
     for (const w of waiting.values()) w.reject(err);
@@ -92,14 +97,26 @@ export function createSimilarityPool(): SimilarityPool {
   }
 
   return {
-    load: (input) => run<LoadIndexOutput>({ op: 'load', ...input }, [input.vectors.buffer]),
-    search: (input) =>
-      new Promise<SearchIndexOutput>((resolve, reject) => {
+    load(input) {
+      // Copied before the vectors are handed over to the thread.
+      const exact = scannable({ op: 'load', ...input });
+      return run<LoadIndexOutput>({ op: 'load', ...input }, [input.vectors.buffer]).then((out) => {
+        if (exact) small.set(input.key, exact);
+        else small.delete(input.key);
+        return out;
+      });
+    },
+    search(input) {
+      const index = small.get(input.key);
+      if (index && index.version === input.version && input.query.length === index.dimensions) return Promise.resolve(scan(index, input));
+      return new Promise<SearchIndexOutput>((resolve, reject) => {
         if (batch.length === 0) setImmediate(flush);
         batch.push({ input, resolve, reject });
-      }),
+      });
+    },
     async close() {
       closed = true;
+      small.clear();
       const w = worker;
       worker = null;
       if (w) await w.terminate();
