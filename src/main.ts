@@ -6,11 +6,11 @@ import { ConfigError, type Config } from './config.js';
 import { Budgets } from './core/limits/budgets.js';
 import { attachBus } from './coordination/bus-wiring.js';
 import { createCoordination, type SharedCoordination } from './coordination/coordination.js';
-import { createHttpServer, type CompletedRequest, type RouteDef } from './http/server.js';
+import { createHttpServer, type RouteDef } from './http/server.js';
 import { loadUws, UwsFallbackError } from './http/uws.js';
 import { accessLogOf } from './access-line.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
-import { createMetrics, type EndpointLabels, type Metrics } from './metrics.js';
+import { createMetrics } from './metrics.js';
 import { createWorkerPool } from './pool/worker-pool.js';
 import type { ChatServices } from './app/chat/chat-dispatch.js';
 import { chatCompletionsRoutes } from './routes/chat-completions.js';
@@ -61,7 +61,8 @@ import { createUsageJournal, replayUsageJournal, replayUsageJournalInto } from '
 import { BUDGETS_TOPIC, createPgUsageStore } from './store/postgres/usage-store.js';
 import { createSqliteUsageStore } from './store/sqlite/usage-store.js';
 import { createInstanceRegistry } from './store/instances-registry.js';
-import { createUsageLedger, type UsageLedger } from './store/usage-ledger.js';
+import { createUsageLedger } from './store/usage-ledger.js';
+import { meteredLedger } from './store/metered-ledger.js';
 import { createUpstreamClient } from './upstream/upstream-client.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 import { testEventRoutes } from './routes/test-events.js';
@@ -88,7 +89,7 @@ import { execToolsRoutes } from './routes/exec-tools.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { isLoopbackHost } from './mcp/origin-guard.js';
 import { createResponsesSystem } from './routes/responses.js';
-import type { RecoveryCue } from './routes/responses-background.js';
+import type { RecoveryCue } from './core/coordination/recovery-cue.js';
 import { conversationsRoutes } from './routes/conversations.js';
 import { createSqliteResponsesStore } from './store/sqlite/responses-store.js';
 import { createPgResponsesStore } from './store/postgres/responses-store.js';
@@ -250,15 +251,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const filesServices = { ...services, files, filesConfig: config.files };
   // What a crash left in PostgreSQL (staged bytes never committed) goes at start, as the disk store's leftovers do.
   if (backend.pg) files.sweepExpired().catch((err: unknown) => logger.error({ err }, 'files: sweeping leftovers failed; the next upload sweeps again'));
+  // With PostgreSQL: the shared database and this replica's row in its registry of replicas, under which the
+  // shared aggregates below own their running work, and whose beats cue the recovery of a gone sibling's.
+  const shared = backend.pg && webhooks.pgInstances ? { pg: backend.pg, instances: webhooks.pgInstances } : null;
+  const recoveryCue: RecoveryCue = shared?.instances ?? instances;
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   // Join keys and agents: with PostgreSQL shared by the replicas (an agent's socket is still held by one).
   const execAgentsStore = backend.pg ? createPgExecAgentsStore(backend.pg) : createSqliteExecAgentsStore(busyDb, busyOutbox);
-  const execPresence = backend.pg && webhooks.pgInstances ? createPgExecPresence(backend.pg, webhooks.pgInstances.id) : null;
+  const execPresence = shared ? createPgExecPresence(shared.pg, shared.instances.id) : null;
   const agents = createAgentsSystem({ store: execAgentsStore, presence: execPresence, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
-  const sharedExec = backend.pg && webhooks.pgInstances ? { pg: backend.pg, instances: webhooks.pgInstances } : null;
-  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger, instances, shared: sharedExec });
+  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger, instances, shared });
   const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms };
   // The chat tool bridge (x_exec, docs/exec.md "Chat tool bridge") runs tools through the same invocations service.
   const execTools = createChatToolRunner({ service: execInvocations.service, registry: agents.registry, policyOf: approvalPolicies(config), timeoutMs: config.exec.default_timeout_ms });
@@ -277,9 +281,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
   // With PostgreSQL, batches and their lines are shared: any replica claims a line (once), under its row in
   // the shared instance registry, and hears when another validated a batch (no wait for its minute sweep).
-  const pgInstances = webhooks.pgInstances;
-  const sharedBatches = backend.pg && pgInstances ? { pg: backend.pg, instances: pgInstances } : null;
-  const batchesRepo = sharedBatches ? createPgBatchesStore(sharedBatches.pg, sharedBatches.instances.id) : createSqliteBatchesStore(createBatchesRepo(busyDb, busyOutbox, instances.id));
+  const batchesRepo = shared ? createPgBatchesStore(shared.pg, shared.instances.id) : createSqliteBatchesStore(createBatchesRepo(busyDb, busyOutbox, instances.id));
   const batchFiles = batchFilesOf(filesServices.files);
   const keysRepo = createKeysRepo(db);
   // A line runs under its key as stored now: PostgreSQL's are all in the catalog's memory.
@@ -292,12 +294,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxLines: config.batches.max_lines,
     now: clock.now,
     logger,
-    instances: sharedBatches ? { onSweep: (fn) => sharedBatches.instances.onHeartbeat(fn) } : instances,
-    ...(sharedBatches
+    instances: recoveryCue,
+    ...(shared
       ? {
           linesReady: {
-            announce: () => void sharedBatches.pg.notifyChange(sharedBatches.pg.pool, BATCH_LINES_TOPIC).catch((err: unknown) => logger.warn({ err }, 'batches: telling the replicas that lines are ready failed; they find them at their next sweep')),
-            listen: (fn: () => void) => sharedBatches.pg.onChange(BATCH_LINES_TOPIC, fn),
+            announce: () => void shared.pg.notifyChange(shared.pg.pool, BATCH_LINES_TOPIC).catch((err: unknown) => logger.warn({ err }, 'batches: telling the replicas that lines are ready failed; they find them at their next sweep')),
+            listen: (fn: () => void) => shared.pg.onChange(BATCH_LINES_TOPIC, fn),
           },
         }
       : {}),
@@ -307,8 +309,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Responses and conversations (issue 14): rows, conversation items and their events, shared in PostgreSQL
   // (owned by this instance's row in its registry, whose beats cue the recovery of a dead sibling's), or in
   // SQLite on the busy connection with its outbox.
-  const responsesStore = backend.pg && pgInstances ? createPgResponsesStore(backend.pg, { owner: pgInstances.id, now: clock.now }) : createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
-  const recoveryCue: RecoveryCue = pgInstances ? { onSweep: (listener) => pgInstances.onHeartbeat(listener) } : instances;
+  const responsesStore = shared ? createPgResponsesStore(shared.pg, { owner: shared.instances.id, now: clock.now }) : createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
   const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes });
@@ -388,6 +389,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       ? null
       : createHttpServer({ uws, routes: scrape, maxBodyBytes: 0, production: false, trustProxy: false, onComplete: () => undefined, onUnexpectedError: (err) => logger.error({ err }, 'metrics listener: unexpected error') });
   if (metricsServer === null) implemented.push(...scrape);
+  const accessLog = accessLogOf(logger);
   const server = createHttpServer({
     uws,
     routes: [...implemented, ...notImplementedRoutes(services, implemented)],
@@ -425,7 +427,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         // Streamed turns feed the latency windows the router's objectives are judged on (issue 14).
         if (log.firstTokenMs !== undefined && done.status === 200 && endpoint.kind === 'chat') routing.slos.record(endpoint.id, log.firstTokenMs, log.tpotMs ?? null);
       }
-      logRequest(logger, catalog, done);
+      // One line per request, with what operators search by; never a key value or prompt text.
+      accessLog.write(done, endpoint?.model.id);
     },
   });
   const host = options.host ?? config.server.host;
@@ -494,33 +497,4 @@ function metricsToken(name: string | undefined): string | null {
   const value = process.env[name];
   if (!value) throw new ConfigError(`server.metrics.token_env: the environment variable ${name} is not set (or empty); /metrics would be open`);
   return value;
-}
-
-/** Token counters per endpoint, from the one event every turn ends in (its usage row). */
-function meteredLedger(inner: UsageLedger, metrics: Metrics, catalog: Catalog): UsageLedger {
-  const labels = new Map<string, EndpointLabels>();
-  const labelsOf = (projectId: string, endpointId: string): EndpointLabels | undefined => {
-    let l = labels.get(endpointId);
-    if (!l) {
-      const e = catalog.endpoints(projectId).find((x) => x.id === endpointId);
-      if (e) labels.set(endpointId, (l = { project: e.projectId, endpoint: e.slug, model: e.model.id }));
-    }
-    return l;
-  };
-  return {
-    record(row) {
-      inner.record(row);
-      const l = labelsOf(row.projectId, row.endpointId);
-      if (l) metrics.tokensBilled(l, row.promptTokens, row.completionTokens, row.cachedTokens);
-    },
-    close: () => inner.close(),
-  };
-}
-
-/** One line per request, with what operators search by (src/access-line.ts); never a key value or prompt text. */
-function logRequest(logger: Logger, catalog: Catalog, done: CompletedRequest): void {
-  if (!logger.isLevelEnabled('info')) return;
-  const log = done.req.log;
-  const model = log.project !== undefined && log.endpoint !== undefined ? catalog.endpoint(log.project, log.endpoint)?.model.id : undefined;
-  accessLogOf(logger).write(done, model);
 }

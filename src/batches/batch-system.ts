@@ -10,6 +10,7 @@
 import { parseBatchLine, splitJsonl, type BatchEndpoint } from '../core/batches/batch-lines.js';
 import { eventOf, type BatchStatus, type RequestCounts } from '../core/batches/batch-machine.js';
 import { createBatchScheduler, type BatchScheduler, type ClaimedLine, type LineRun } from '../core/batches/batch-scheduler.js';
+import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import type { Logger } from '../log.js';
 import type { BatchLineRunner } from '../routes/batch-line-runner.js';
 import type { BatchesStore, BatchEvent, BatchRow, LineOutcome } from '../core/store/batches-store.js';
@@ -25,11 +26,6 @@ export interface BatchFiles {
   create(projectId: string, filename: string, purpose: string, content: Buffer): Promise<string>;
   /** Deletes a file this system wrote and then did not attach (another replica finalized first). */
   delete(projectId: string, fileId: string): Promise<void>;
-}
-
-/** The cue that a sibling instance died (its registry's sweep or heartbeat). */
-export interface RecoveryCue {
-  onSweep(fn: () => void): () => void;
 }
 
 /** Tells the other replicas that lines are ready, and hears them say so (PostgreSQL change notices). */

@@ -11,6 +11,7 @@
  * from `starting_after`. Logs of finished runs are kept for the newest KEPT_STREAMS only.
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import type { EndpointRecord } from '../core/records.js';
 import type { StoredResponses } from '../core/store/responses-store.js';
 import { toGatewayError } from '../errors.js';
@@ -189,15 +190,7 @@ export interface BackgroundResponses {
   readonly recovered: Promise<void>;
 }
 
-/**
- * When to look again for background responses that stopped instances left running: the SQLite registry's
- * sweeps (store/instances-registry.ts), or, with PostgreSQL, every beat of its registry (the store itself
- * judges which owners are gone).
- */
-export interface RecoveryCue {
-  onSweep(listener: () => void): () => void;
-}
-
+/** `instances`: when to look again for background responses that stopped instances left running (the store judges which owners are gone). */
 export function createBackgroundResponses(services: ChatServices, repo: StoredResponses, logger: Logger, instances: RecoveryCue): BackgroundResponses {
   const running = new Map<string, BackgroundRun>();
   const kept = new Map<string, BackgroundRun>();

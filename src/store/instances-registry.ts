@@ -60,9 +60,6 @@ export interface InstanceRegistry {
   close(): void;
 }
 
-/** What a subsystem that recovers work needs of the registry: the cue that a sibling died. */
-export type RecoveryCue = Pick<InstanceRegistry, 'onSweep'>;
-
 export interface InstanceRegistryOptions {
   /** The store's file; ':memory:' runs on `db` itself (one instance per in-memory store). */
   readonly dbPath: string;

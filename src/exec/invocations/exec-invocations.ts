@@ -105,7 +105,7 @@ export function createExecInvocations(options: ExecInvocationsOptions): ExecInvo
     service,
     start() {
       recover();
-      stopRecovering = shared ? shared.instances.onHeartbeat(recover) : instances.onSweep(recover);
+      stopRecovering = (shared?.instances ?? instances).onSweep(recover);
       if (shared) stopListening = shared.pg.onChange(EXEC_INVOCATIONS_TOPIC, onChange);
       clock.start();
     },

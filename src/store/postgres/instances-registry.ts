@@ -15,6 +15,8 @@ export interface PgInstanceRegistry {
   readonly leaseMs: number;
   /** Called after every beat (this instance's claims are renewed there). Returns the unsubscribe function. */
   onHeartbeat(listener: () => void): () => void;
+  /** The recovery cue (core/coordination/recovery-cue.ts): every beat, whose reap deletes the instances gone. */
+  onSweep(listener: () => void): () => void;
   /** Stops the beats and deletes this instance's row: its claims are anybody's to take. */
   close(): Promise<void>;
 }
@@ -101,13 +103,16 @@ export async function createPgInstanceRegistry(store: PgStore, options: PgInstan
   }, Math.max(100, Math.floor(leaseMs / 3)));
   timer.unref();
 
+  const subscribe = (listener: () => void): (() => void) => {
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  };
+
   return {
     id,
     leaseMs,
-    onHeartbeat(listener) {
-      listeners.add(listener);
-      return () => void listeners.delete(listener);
-    },
+    onHeartbeat: subscribe,
+    onSweep: subscribe,
     async close() {
       if (closed) return;
       closed = true;
