@@ -154,3 +154,11 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string
     p.proc.on('close', (code) => resolve({ code, stdout: p.stdout.join(''), stderr: p.stderr.join('') }));
   });
 }
+
+/**
+ * One replica of a multi-process test: a gateway on `config` (whose storage names the shared database)
+ * with a folder and SQLite file of its own, `<dir>/<name>.db`; pass `dir` to start one again on its file.
+ */
+export function startReplica(config: unknown, name: string, env: NodeJS.ProcessEnv, dir: string = tempDir()): Promise<GatewayProcess> {
+  return startGatewayProcess(config, { dir, dbPath: `${dir}/${name}.db`, env });
+}

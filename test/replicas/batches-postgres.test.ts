@@ -9,7 +9,7 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
-import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startReplica, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { watchEchoes } from '../helpers/simulator-log.js';
 
 const N = 400;
@@ -31,9 +31,8 @@ beforeAll(async () => {
     storage: { kind: 'postgres', url: database.url },
   };
   const env = { ...PG_GATEWAY_ENV, SWITCHBOARD_INSTANCE_LEASE_MS: '3000' };
-  const [dirA, dirB] = [tempDir(), tempDir()];
-  survivor = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env });
-  victim = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env });
+  survivor = await startReplica(config, 'a', env);
+  victim = await startReplica(config, 'b', env);
 }, 120_000);
 
 afterAll(async () => {

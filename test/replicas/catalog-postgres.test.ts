@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
-import { runCli, startGatewayProcess, startSimulatorProcess, tempDir, writeConfig, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { runCli, startReplica, startSimulatorProcess, tempDir, writeConfig, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
 let sim: SimulatorProcess;
 let database: TestDatabase;
@@ -25,12 +25,11 @@ beforeAll(async () => {
   [sim, database] = await Promise.all([startSimulatorProcess(), freshDatabase()]);
   // One worker thread each: the gateways start faster.
   const config = { ...testConfig(sim.url, keys), storage: { kind: 'postgres', url: database.url }, pool: { min_threads: 1, max_threads: 1 } };
-  const [dirA, dirB] = [tempDir(), tempDir()];
   configPath = writeConfig(tempDir(), config);
   // One after the other, as a shared machine starts them within its readiness timeout; both sync the same
   // file (syncs running at once are the contract suite's case).
-  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env: PG_GATEWAY_ENV });
-  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env: PG_GATEWAY_ENV });
+  a = await startReplica(config, 'a', PG_GATEWAY_ENV);
+  b = await startReplica(config, 'b', PG_GATEWAY_ENV);
 }, 120_000);
 
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { eventually, execConfig, makeExecKeys, mintJoinKey, PROJECT, WS_DEFAULT,
 import { connectTestAgent, echoTool, type TestAgent } from '../helpers/exec-test-agent.js';
 import { call } from '../helpers/http.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
-import { startGatewayProcess, tempDir, type GatewayProcess } from '../helpers/processes.js';
+import { startReplica, type GatewayProcess } from '../helpers/processes.js';
 import { parseSse } from '../helpers/sse.js';
 
 const keys = makeExecKeys();
@@ -31,10 +31,9 @@ beforeAll(async () => {
   await requirePostgres();
   database = await freshDatabase();
   const config = { ...execConfig(keys, { exec: { lease_ms: 1_800_000 } }), storage: { kind: 'postgres', url: database.url } };
-  const [dirA, dirB] = [tempDir(), tempDir()];
   // One after the other: the first migrates the database, the second finds it current.
-  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env: ENV });
-  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env: ENV });
+  a = await startReplica(config, 'a', ENV);
+  b = await startReplica(config, 'b', ENV);
   const joinKey = await mintJoinKey(a.url, keys.exec);
   agent = await connectTestAgent(a.url, PROJECT, joinKey, { name: 'on-a', tools: [echoTool, { name: 'deploy', risk: 'write' }] });
   // Answers every dispatch with its text.

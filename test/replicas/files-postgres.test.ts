@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
-import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startReplica, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { watchEchoes } from '../helpers/simulator-log.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
@@ -43,10 +43,9 @@ beforeAll(async () => {
     batches: { concurrency: 4 },
     storage: { kind: 'postgres', url: database.url },
   };
-  const [dirA, dirB] = [tempDir(), tempDir()];
   // One after the other: the first migrates the database, the second finds it current.
-  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env: PG_GATEWAY_ENV });
-  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env: PG_GATEWAY_ENV });
+  a = await startReplica(config, 'a', PG_GATEWAY_ENV);
+  b = await startReplica(config, 'b', PG_GATEWAY_ENV);
   const client = (gw: GatewayProcess): OpenAI => new OpenAI({ baseURL: `${gw.url}/${PROJECT}/v1`, apiKey: keys.inferenceOnly, maxRetries: 0 });
   [onA, onB] = [client(a), client(b)];
 }, 120_000);

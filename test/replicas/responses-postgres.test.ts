@@ -14,7 +14,7 @@ import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs
 import { startHeldUpstream, type HeldUpstream } from '../helpers/held-upstream.js';
 import { call } from '../helpers/http.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
-import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startGatewayProcess, startReplica, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 let sim: SimulatorProcess;
@@ -48,10 +48,9 @@ beforeAll(async () => {
     model: { id: 'model-held', context_window: 8192 },
     upstream: { base_url: held.url, model: 'held-model' },
   });
-  const [dirA, dirB] = [tempDir(), tempDir()];
   // One after the other: the first migrates the database, the second finds it current.
-  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env: ENV });
-  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env: ENV });
+  a = await startReplica(config, 'a', ENV);
+  b = await startReplica(config, 'b', ENV);
 }, 120_000);
 
 afterAll(async () => {

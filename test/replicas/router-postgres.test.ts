@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, testConfig } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
 import { freshDatabase, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
-import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startReplica, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { makeRouterKeys, R_MATH, ROUTER_PROJECT, routerProject, type RouterKeys } from '../helpers/router-config.js';
 
 let sim: SimulatorProcess;
@@ -29,10 +29,9 @@ beforeAll(async () => {
     storage: { kind: 'postgres', url: database.url },
   };
   const env = { SWITCHBOARD_SECRET_KEY: randomBytes(32).toString('base64') };
-  const [dirA, dirB] = [tempDir(), tempDir()];
   // One after the other: the first migrates the database, the second finds it current.
-  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env });
-  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env });
+  a = await startReplica(config, 'a', env);
+  b = await startReplica(config, 'b', env);
 }, 120_000);
 
 afterAll(async () => {

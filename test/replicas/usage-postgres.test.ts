@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
-import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startReplica, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
 let sim: SimulatorProcess;
 let database: TestDatabase;
@@ -24,10 +24,9 @@ beforeAll(async () => {
   keys = makeKeys();
   [sim, database] = await Promise.all([startSimulatorProcess(), freshDatabase()]);
   config = { ...testConfig(sim.url, keys), storage: { kind: 'postgres', url: database.url }, pool: { min_threads: 1, max_threads: 1 } };
-  const dirA = tempDir();
   dirB = tempDir();
-  a = await startGatewayProcess(config, { dir: dirA, dbPath: `${dirA}/a.db`, env: PG_GATEWAY_ENV });
-  b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env: PG_GATEWAY_ENV });
+  a = await startReplica(config, 'a', PG_GATEWAY_ENV);
+  b = await startReplica(config, 'b', PG_GATEWAY_ENV, dirB);
 }, 120_000);
 
 afterAll(async () => {
@@ -86,7 +85,7 @@ describe('two replicas sharing the usage ledger and budgets in PostgreSQL', () =
     await expect.poll(async () => (await budgetOn(b, endpointId)).hourly_tokens, { timeout: 2000, interval: 20 }).toBe(1);
 
     await b.stop();
-    b = await startGatewayProcess(config, { dir: dirB, dbPath: `${dirB}/b.db`, env: PG_GATEWAY_ENV });
+    b = await startReplica(config, 'b', PG_GATEWAY_ENV, dirB);
     const restored = await budgetOn(b, endpointId);
     expect(restored).toMatchObject({ hourly_tokens: 1, source: 'api' });
     // Spend rebuilt from PostgreSQL's rollup: A's three turns as well as B's own two.
