@@ -55,7 +55,8 @@ export interface TurnSink {
   beginStream(status: number, contentType: string): void;
   write(chunk: string | Buffer): boolean;
   onWritable(handler: () => void): void;
-  endStream(): void;
+  /** `last`: the stream's final bytes, handed over with the end (one socket write for both). */
+  endStream(last?: string): void;
   onDrainDeadline(handler: () => void): void;
 }
 

@@ -36,6 +36,8 @@ export class Reply {
   /** uWS's end() ran: its response object must not be touched again. */
   #finished = false;
   #headWritten = false;
+  /** beginStream ran: the head is committed, and goes out with the stream's first bytes (#streamType). */
+  #streamType: string | null = null;
   #gate: BodyGate | null = null;
   status = 0;
 
@@ -84,8 +86,9 @@ export class Reply {
     this.#gate = gate;
   }
 
+  /** Whether the answer's head is committed: written, or begun as a stream whose first write carries it. */
   get headWritten(): boolean {
-    return this.#headWritten;
+    return this.#headWritten || this.#streamType !== null;
   }
 
   markAborted(): void {
@@ -165,12 +168,16 @@ export class Reply {
     this.send(e.status, JSON.stringify(e.toEnvelope()), 'application/json', close);
   }
 
-  /** Starts a streamed response (SSE); the head is written with the first write. */
+  /**
+   * Starts a streamed response (SSE). The head goes out with the first write or the end, in the same
+   * socket write: uWS could not finish the header block before the first write anyway (it adds
+   * Transfer-Encoding then), so an early head bought clients nothing and cost a syscall per stream.
+   */
   beginStream(status: number, contentType: string): void {
-    if (!this.open || this.#headWritten) return;
+    if (!this.open || this.headWritten) return;
     this.status = status;
     if (this.#drain.draining) this.#headers.push(['Connection', 'close']);
-    this.#res.cork(() => this.#writeHead(status, contentType));
+    this.#streamType = contentType;
   }
 
   /** Writes a chunk of a streamed response; false when the socket buffer is full (wait for onWritable). */
@@ -178,6 +185,7 @@ export class Reply {
     if (!this.open) return false;
     let ok = true;
     this.#res.cork(() => {
+      this.#writeStreamHead();
       ok = this.#res.write(chunk);
     });
     return ok;
@@ -195,14 +203,22 @@ export class Reply {
    * Ends a streamed response. Never with uWS's closeConnection: after write() it puts `Connection: close`
    * into the chunked body itself, which broke every stream in flight at a graceful stop. A stream whose
    * head went out during a drain carries the header instead (#writeHead), and the drain closes the
-   * connections once the last response is over.
+   * connections once the last response is over. `last`: the stream's final bytes, sent in the same write.
    */
-  endStream(): void {
+  endStream(last?: string | Buffer): void {
     if (!this.open) return;
     this.#ended = true;
     this.#finished = true;
     this.#forgetDeadline();
-    this.#res.cork(() => this.#res.end());
+    this.#res.cork(() => {
+      this.#writeStreamHead();
+      if (last === undefined) this.#res.end();
+      else this.#res.end(last);
+    });
+  }
+
+  #writeStreamHead(): void {
+    if (this.#streamType !== null) this.#writeHead(this.status, this.#streamType);
   }
 
   #writeHead(status: number, contentType: string | null): void {

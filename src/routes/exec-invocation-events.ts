@@ -56,8 +56,7 @@ export function followInvocation(ctx: RouteContext, exec: InvocationService, pro
       if (reply.open) {
         const out = pending + last;
         pending = '';
-        reply.write(out);
-        reply.endStream();
+        reply.endStream(out);
       }
       resolve();
     };

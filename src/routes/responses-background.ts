@@ -80,7 +80,9 @@ export class BackgroundRun implements TurnSink {
 
   onWritable(): void {}
 
-  endStream(): void {}
+  endStream(last?: string): void {
+    if (last !== undefined) this.write(last);
+  }
 
   onDrainDeadline(): void {}
 

@@ -162,7 +162,8 @@ export class ResponsesReply implements TurnSink {
     this.#reply.onWritable(handler);
   }
 
-  endStream(): void {
+  endStream(last?: string): void {
+    if (last !== undefined) this.write(last);
     // A stream cut before the chat path's [DONE] or error frame (the client left, or the connection failed).
     if (!this.#done && this.#reply.open) this.#end({ code: 'internal_error', message: 'The model stream ended before it was complete.' });
     this.#afterStored(() => this.#reply.endStream());

@@ -113,8 +113,8 @@ export function createTurnRelay(page: Reply, facts: TurnFacts, pageOpen: () => b
     onDrainDeadline(handler) {
       page.onDrainDeadline(handler);
     },
-    endStream() {
-      page.endStream();
+    endStream(last) {
+      page.endStream(last);
     },
     forwardHeaders,
     fail(err) {
