@@ -52,6 +52,11 @@ export interface TurnSink {
   readonly open: boolean;
   setHeader(name: string, value: string): void;
   json(status: number, body: unknown): void;
+  /**
+   * A JSON body already serialized (the buffered chat fast path, core/chat/completion-restamp.ts). Only
+   * sinks that send JSON as it is have it; a sink that reshapes the answer leaves it out and gets `json`.
+   */
+  jsonText?(status: number, text: string): void;
   beginStream(status: number, contentType: string): void;
   write(chunk: string | Buffer): boolean;
   onWritable(handler: () => void): void;

@@ -121,6 +121,10 @@ export class Reply {
     this.send(status, JSON.stringify(body), 'application/json');
   }
 
+  jsonText(status: number, text: string): void {
+    this.send(status, text, 'application/json');
+  }
+
   send(status: number, body: string | Buffer, contentType: string, closeConnection = false): void {
     this.#answer(status, body, contentType, closeConnection);
   }

@@ -7,6 +7,7 @@ import type { Config } from '../../config.js';
 import { inputOf, type ContextInput } from '../../core/chat/context-window.js';
 import type { Deadlines } from '../../core/chat/deadlines.js';
 import type { ExecToolRunner } from '../../core/chat/exec-bridge.js';
+import { restampCompletion } from '../../core/chat/completion-restamp.js';
 import { normalizeCompletion } from '../../core/chat/normalize-completion.js';
 import type { TurnContext, TurnUsage } from '../../core/chat/turn-context.js';
 import type { EndpointRecord } from '../../core/records.js';
@@ -135,6 +136,14 @@ function isBuffered(res: UpstreamResponse | BufferedResponse): res is BufferedRe
 /** Answers the turn; a promise only when a completion hook (audio output) has work to wait for. */
 function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charge: (o: Outcome, u: TurnUsage | null) => void): Promise<void> | undefined {
   const text = raw.toString('utf8');
+  if (!t.complete && t.reply.jsonText) {
+    const restamped = restampCompletion(text, t.turn);
+    if (restamped) {
+      charge('completed', restamped.usage);
+      t.reply.jsonText(200, restamped.text);
+      return undefined;
+    }
+  }
   let json: unknown;
   try {
     json = JSON.parse(text);
