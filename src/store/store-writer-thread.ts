@@ -12,7 +12,7 @@
  * With `storage.kind: postgres` (issue 12) the usage batches go to PostgreSQL instead, through this
  * thread's own connection (postgres/usage-writer.ts), one after the other; the decision rows stay here.
  */
-import { unlinkSync } from 'node:fs';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { unpack } from 'msgpackr';
@@ -22,17 +22,19 @@ import type { DecisionRecord } from './decision-log.js';
 import { createPgUsageWriter } from './postgres/usage-writer.js';
 import { loadSecretBox, storedSealedValues } from './secret-box.js';
 import { createMarkerForgetter, createSegmentApplier, createUsageInserter } from './usage-insert.js';
+import { parseSegment } from './usage-journal.js';
 import type { LedgerRow } from './usage-ledger.js';
 
 /** Rows travel msgpack-encoded in a transferred buffer: far cheaper than structured-cloning objects. */
 export type StoreWriterMessage =
-  | { readonly kind: 'usage'; readonly packed: Uint8Array; readonly segment: string | null }
+  /** `packed` null: the rows are the segment's lines, read from the journal file (usage-ledger.ts). */
+  | { readonly kind: 'usage'; readonly packed: Uint8Array | null; readonly segment: string | null }
   | { readonly kind: 'decisions'; readonly seq: number; readonly packed: Uint8Array }
   | { readonly kind: 'prune-decisions'; readonly seq: number; readonly before: number }
   | { readonly kind: 'close' };
 export type StoreWriterReply =
   | { readonly kind: 'usage-written'; readonly count: number }
-  | { readonly kind: 'usage-failed'; readonly message: string; readonly packed: Uint8Array; readonly segment: string | null }
+  | { readonly kind: 'usage-failed'; readonly message: string; readonly packed: Uint8Array | null; readonly segment: string | null }
   | { readonly kind: 'decisions-done'; readonly seq: number; readonly error: string | null }
   | { readonly kind: 'closed' };
 
@@ -64,10 +66,15 @@ if (parentPort) {
     if (segment === null) insertUsage(rows);
     else applySegment(segment, rows);
   });
+  const rowsOf = (message: Extract<StoreWriterMessage, { kind: 'usage' }>): LedgerRow[] => {
+    if (message.packed !== null) return unpack(message.packed) as LedgerRow[];
+    if (message.segment === null || journalDir === null) throw new Error('a usage batch came with neither rows nor a journal segment');
+    return parseSegment(readFileSync(join(journalDir, message.segment), 'utf8'));
+  };
   const usage = (message: Extract<StoreWriterMessage, { kind: 'usage' }>): StoreWriterReply => {
     let rows: LedgerRow[];
     try {
-      rows = unpack(message.packed) as LedgerRow[];
+      rows = rowsOf(message);
       storeUsage(rows, message.segment);
     } catch (err) {
       return { kind: 'usage-failed', message: (err as Error).message, packed: message.packed, segment: message.segment };
@@ -80,7 +87,7 @@ if (parentPort) {
     unlinked = [];
     let rows: LedgerRow[];
     try {
-      rows = unpack(message.packed) as LedgerRow[];
+      rows = rowsOf(message);
       await writer.store(rows, message.segment, forget);
     } catch (err) {
       unlinked = [...forget, ...unlinked];

@@ -74,6 +74,11 @@ export interface UsageJournal {
   append(row: LedgerRow): void;
   /** Closes the open segment and returns its name (null when no row came since the last cut). */
   cut(): string | null;
+  /**
+   * No append has failed: every segment cut holds every row recorded into it, so the writer may read a
+   * batch's rows from its segment instead of being handed them (usage-ledger.ts).
+   */
+  readonly intact: boolean;
   readonly dir: string;
 }
 
@@ -87,6 +92,9 @@ export function createUsageJournal(dbPath: string, instanceId: string, onError: 
   let broken = false;
   return {
     dir,
+    get intact() {
+      return !broken;
+    },
     append(row) {
       if (broken) return;
       try {

@@ -3,7 +3,7 @@
  * through a multi-row statement or the single-row tail. The writer is a worker thread, which runs
  * JavaScript: so this imports the compiled ledger from dist/ (built by the global setup).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
 import type { LedgerRow } from '../../../src/store/usage-ledger.js';
 import { createStoreWriter } from '../../../dist/src/store/store-writer.js';
+import { createUsageJournal, type UsageJournal } from '../../../dist/src/store/usage-journal.js';
 import { createUsageLedger } from '../../../dist/src/store/usage-ledger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'usage-ledger-test-'));
@@ -39,6 +40,34 @@ function row(i: number): LedgerRow {
   };
 }
 
+
+/** The ledger's rows as stored, in LedgerRow form. */
+function storedRows(path: string): LedgerRow[] {
+  const db = new Database(path, { readonly: true });
+  const stored = db.prepare('SELECT * FROM usage_events ORDER BY id').all() as Record<string, unknown>[];
+  db.close();
+  return stored.map((s) => ({
+    requestId: s['request_id'],
+    projectId: s['project_id'],
+    workspaceId: s['workspace_id'],
+    endpointId: s['endpoint_id'],
+    keyId: s['key_id'],
+    route: s['route'],
+    promptTokens: s['prompt_tokens'],
+    completionTokens: s['completion_tokens'],
+    cachedTokens: s['cached_tokens'],
+    reasoningTokens: s['reasoning_tokens'],
+    serviceTier: s['service_tier'],
+    tierMultiplier: s['tier_multiplier'],
+    status: s['status'],
+    usageSource: s['usage_source'],
+    latencyMs: s['latency_ms'],
+    createdAt: s['created_at'],
+    model: s['model'],
+    costNanos: s['cost_nanos'],
+  })) as LedgerRow[];
+}
+
 describe('the usage ledger', () => {
   it('stores every recorded row with every column as recorded (70 rows: two full statements and a tail)', async () => {
     const path = join(dir, 'ledger.db');
@@ -49,29 +78,47 @@ describe('the usage ledger', () => {
     for (const r of rows) ledger.record(r);
     await ledger.close();
 
-    const db = new Database(path, { readonly: true });
-    const stored = db.prepare('SELECT * FROM usage_events ORDER BY id').all() as Record<string, unknown>[];
-    db.close();
     expect(errors).toEqual([]);
-    expect(stored.map((s) => ({
-      requestId: s['request_id'],
-      projectId: s['project_id'],
-      workspaceId: s['workspace_id'],
-      endpointId: s['endpoint_id'],
-      keyId: s['key_id'],
-      route: s['route'],
-      promptTokens: s['prompt_tokens'],
-      completionTokens: s['completion_tokens'],
-      cachedTokens: s['cached_tokens'],
-      reasoningTokens: s['reasoning_tokens'],
-      serviceTier: s['service_tier'],
-      tierMultiplier: s['tier_multiplier'],
-      status: s['status'],
-      usageSource: s['usage_source'],
-      latencyMs: s['latency_ms'],
-      createdAt: s['created_at'],
-      model: s['model'],
-      costNanos: s['cost_nanos'],
-    }))).toEqual(rows);
+    expect(storedRows(path)).toEqual(rows);
+  });
+
+  it('with the journal on, the writer reads each batch from its segment, stores it once and removes the file', async () => {
+    const path = join(dir, 'journaled.db');
+    openDatabase(path).close();
+    const errors: string[] = [];
+    const journal = createUsageJournal(path, 'inst_0a0a', (message) => errors.push(message));
+    const ledger = createUsageLedger(createStoreWriter({ path, journalDir: journal.dir }, 1), journal, (message) => errors.push(message));
+    const rows = Array.from({ length: 70 }, (_, i) => row(i));
+    for (const r of rows) ledger.record(r);
+    await ledger.close();
+    expect(errors).toEqual([]);
+    expect(storedRows(path)).toEqual(rows);
+    expect(readdirSync(journal.dir)).toEqual([]);
+  });
+
+  it('hands the writer the rows themselves once an append failed: the segment misses some of them', async () => {
+    const path = join(dir, 'broken-journal.db');
+    openDatabase(path).close();
+    const errors: string[] = [];
+    const real = createUsageJournal(path, 'inst_0b0b', (message) => errors.push(message));
+    let appended = 0;
+    // The first ten rows reach the file, then the disk "fills": the journal says so through `intact`.
+    const journal: UsageJournal = {
+      dir: real.dir,
+      get intact() {
+        return appended < 10;
+      },
+      append(r) {
+        if (appended < 10) real.append(r);
+        appended += 1;
+      },
+      cut: () => real.cut(),
+    };
+    const ledger = createUsageLedger(createStoreWriter({ path, journalDir: journal.dir }, 1), journal, (message) => errors.push(message));
+    const rows = Array.from({ length: 40 }, (_, i) => row(i));
+    for (const r of rows) ledger.record(r);
+    await ledger.close();
+    expect(errors).toEqual([]);
+    expect(storedRows(path)).toEqual(rows);
   });
 });
