@@ -22,6 +22,7 @@ export interface EndpointAccess {
 export function requireBudget(ctx: { readonly reply: Pick<TurnSink, 'setHeader'> }, services: Services, auth: AuthenticatedKey, access: EndpointAccess): void {
   const verdict = services.budgets.check(auth.project.id, access.endpoint.id, access.workspaceId, services.now());
   if (!verdict) return;
-  if (verdict.warning) ctx.reply.setHeader('X-Service-Budget-Warning', verdict.warning);
+  // SPEC: the warning says "the request was served in full", so a refusal does not carry it.
   if (verdict.exhausted) throw budgetError(verdict.exhausted);
+  if (verdict.warning) ctx.reply.setHeader('X-Service-Budget-Warning', verdict.warning);
 }
