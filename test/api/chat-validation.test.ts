@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { PROJECT, WS_C } from '../helpers/configs.js';
 import { useGatewaySuite } from '../helpers/suite.js';
@@ -71,6 +72,22 @@ describe('validation at the edge', () => {
   it('lists the supported values when an effort cannot be honoured', async () => {
     const res = await call(`${suite.gw.url}/${PROJECT}/reasoner/v1/chat/completions`, { key: suite.keys.full, body: { ...base, reasoning_effort: 'none' } });
     expect((res.body as { error: { message: string } }).error.message).toMatch(/low.*medium.*high/);
+  });
+
+  it.each([
+    ['a gzip-compressed body', gzipSync(JSON.stringify(base)), /gzip-compressed.*send the JSON uncompressed/],
+    ['a binary body', Buffer.from([0x01, 0x02, 0xff, 0xfe, 0x00]), /not valid JSON: Unexpected token '\\u0001'/],
+  ])('answers %s with invalid_json in a message that is plain text', async (_label, body, message) => {
+    const res = await fetch(`${suite.gw.url}/${PROJECT}/chat/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json', ...(body[0] === 0x1f ? { 'content-encoding': 'gzip' } : {}) },
+      body,
+    });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('invalid_json');
+    expect(error.message).toMatch(message);
+    expect(error.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\ufffd]/);
   });
 
 });
