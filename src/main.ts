@@ -15,9 +15,10 @@ import { createWorkerPool } from './pool/worker-pool.js';
 import type { ChatServices } from './app/chat/chat-dispatch.js';
 import { chatCompletionsRoutes } from './routes/chat-completions.js';
 import { audioRoutes } from './routes/audio.js';
-import { createMediaResolver, mediaUserAgent } from './app/chat/chat-media.js';
+import { createMediaResolver } from './app/chat/chat-media.js';
 import { createMediaFetcher } from './upstream/media-fetcher.js';
 import { outboundPolicyOf } from './upstream/outbound-guard.js';
+import { outboundUserAgent } from './upstream/user-agent.js';
 import { VERSION } from './version.js';
 import { realtimeHttpRoutes, realtimeRoutes, realtimeSettingsFrom } from './routes/realtime.js';
 import { endpointsRoutes } from './routes/endpoints.js';
@@ -235,7 +236,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     timeoutMs: config.media.fetch_timeout_ms,
     maxBytes: config.media.max_image_bytes,
     maxRedirects: config.media.max_redirects,
-    userAgent: mediaUserAgent(VERSION, config.media),
+    userAgent: outboundUserAgent(VERSION, config.media),
   });
   const webhooks = await createWebhookSystem({ config, db, dbPath, pool, now: clock.now, logger, instances, pg: backend.pg });
   // Frequent state changes (invocations and agents, batch lines, responses, conversations) commit on a

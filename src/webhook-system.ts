@@ -30,7 +30,9 @@ import { createSqliteWebhooksStore } from './store/sqlite/webhooks-store.js';
 import { createDeliveriesRepo } from './store/webhook-deliveries-repo.js';
 import { createOutbox, createRelaySource, type StoreOutbox } from './store/webhook-outbox.js';
 import { checkOutboundUrl, outboundPolicyOf, type OutboundPolicy } from './upstream/outbound-guard.js';
+import { outboundUserAgent } from './upstream/user-agent.js';
 import { createWebhookSender } from './upstream/webhook-sender.js';
+import { VERSION } from './version.js';
 
 export interface WebhookSystem {
   readonly manager: WebhookManager;
@@ -99,7 +101,7 @@ export async function createWebhookSystem(options: WebhookSystemOptions): Promis
   const policy: OutboundPolicy = outboundPolicyOf(config.security);
   // The dispatcher enforces the per-endpoint share; several endpoints may share an origin, and undici must
   // not queue their requests behind its own per-origin cap (queue time would eat the attempt timeout).
-  const sender = createWebhookSender({ policy, timeoutMs: settings.attempt_timeout_ms, connectionsPerOrigin: settings.max_in_flight });
+  const sender = createWebhookSender({ policy, timeoutMs: settings.attempt_timeout_ms, connectionsPerOrigin: settings.max_in_flight, userAgent: outboundUserAgent(VERSION, config.media) });
   const sign = (items: readonly { secret: string; timestamp: number; body: string }[]) => pool.sign({ items });
   let wakeDispatcher = (): void => undefined;
   const backing = options.pg ? await postgresBacking(options.pg, box, options, () => wakeDispatcher()) : sqliteBacking(box, options, () => wakeDispatcher());

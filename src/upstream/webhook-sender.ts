@@ -18,11 +18,12 @@ export interface WebhookSenderOptions {
   readonly policy: OutboundPolicy;
   readonly timeoutMs: number;
   readonly connectionsPerOrigin: number;
+  /** upstream/user-agent.ts: product token, version, link and contact. */
+  readonly userAgent: string;
 }
 
 const KEEP_BYTES = 1024;
 const READ_CAP_BYTES = 64 * 1024;
-const USER_AGENT = 'Switchboard-Webhooks/1';
 
 export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
   const agent = new Agent({
@@ -43,7 +44,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'user-agent': USER_AGENT,
+          'user-agent': options.userAgent,
           'x-webhook-id': attempt.deliveryId,
           'x-webhook-timestamp': String(attempt.timestamp),
           'x-webhook-signature': attempt.signature,

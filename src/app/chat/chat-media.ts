@@ -71,8 +71,3 @@ function remoteImages(chat: ChatRequest): ImageRef[] {
   });
   return refs;
 }
-
-/** Product token, version, link and contact (SPEC "Message object": descriptive User-Agent). */
-export function mediaUserAgent(version: string, config: MediaConfig): string {
-  return `Switchboard/${version} (+${config.user_agent_link}; ${config.user_agent_contact})`;
-}

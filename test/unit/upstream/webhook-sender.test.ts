@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outboundUserAgent } from '../../../src/upstream/user-agent.js';
 import { createWebhookSender, type WebhookSender } from '../../../src/upstream/webhook-sender.js';
 
 let server: Server;
@@ -27,7 +28,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  sender = createWebhookSender({ policy: { allowPrivate: true, allowHttp: true }, timeoutMs: 200, connectionsPerOrigin: 4 });
+  sender = createWebhookSender({ policy: { allowPrivate: true, allowHttp: true }, timeoutMs: 200, connectionsPerOrigin: 4, userAgent: UA });
 });
 
 afterAll(async () => {
@@ -35,6 +36,8 @@ afterAll(async () => {
   server.closeAllConnections();
   server.close();
 });
+
+const UA = outboundUserAgent('1.2.3', { user_agent_link: 'https://example.com/gw', user_agent_contact: 'mailto:ops@example.com' });
 
 const attempt = (path: string) => ({ url: `${base}${path}`, deliveryId: 'del_0123456789abcdef01234567', timestamp: 1_700_000_000, signature: 'sha256=ab', body: '{"id":"evt_1"}' });
 
@@ -49,6 +52,8 @@ describe('createWebhookSender', () => {
       'x-webhook-id': 'del_0123456789abcdef01234567',
       'x-webhook-timestamp': '1700000000',
       'x-webhook-signature': 'sha256=ab',
+      // SPEC "Message object": third-party requests name the product, its version, a link and a contact.
+      'user-agent': UA,
     });
   });
 
@@ -86,7 +91,7 @@ describe('createWebhookSender', () => {
   });
 
   it('refuses at connect time a name that resolves to loopback when private targets are not allowed', async () => {
-    const strict = createWebhookSender({ policy: { allowPrivate: false, allowHttp: true }, timeoutMs: 1000, connectionsPerOrigin: 1 });
+    const strict = createWebhookSender({ policy: { allowPrivate: false, allowHttp: true }, timeoutMs: 1000, connectionsPerOrigin: 1, userAgent: UA });
     const before = seen.length;
     const port = (server.address() as AddressInfo).port;
     const outcome = await strict.send({ ...attempt('/'), url: `http://localhost:${port}/ok` });
@@ -97,7 +102,7 @@ describe('createWebhookSender', () => {
   });
 
   it('refuses an address literal the policy forbids without connecting', async () => {
-    const strict = createWebhookSender({ policy: { allowPrivate: false, allowHttp: true }, timeoutMs: 1000, connectionsPerOrigin: 1 });
+    const strict = createWebhookSender({ policy: { allowPrivate: false, allowHttp: true }, timeoutMs: 1000, connectionsPerOrigin: 1, userAgent: UA });
     const outcome = await strict.send(attempt('/ok'));
     await strict.close();
     expect(outcome).toEqual({ ok: false, httpStatus: null, responseBody: null, errorMessage: 'refused: 127.0.0.1 is a loopback address' });
