@@ -6,6 +6,8 @@
  */
 import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
 import { deadlinesFor } from '../../core/chat/deadlines.js';
+import type { ServiceTier } from '../../core/chat/service-tier.js';
+import { normalizeUsage } from '../../core/chat/usage.js';
 import type { Usage } from '../../core/multimodel/cost.js';
 import type { StepMessage } from '../../core/multimodel/step-messages.js';
 import type { EndpointRecord } from '../../core/records.js';
@@ -32,6 +34,8 @@ export interface MultimodelTurn {
    */
   readonly carried: Readonly<Record<string, unknown>>;
   readonly slo: LatencyObjective | null;
+  /** The client's service_tier resolved to a lane: every dispatch is billed in it, and the answer reports it. */
+  readonly tier: ServiceTier;
 }
 
 export interface DispatchLabel {
@@ -43,6 +47,8 @@ export interface DispatchLabel {
 
 export interface Dispatched {
   readonly content: string;
+  /** The model's separate reasoning (reasoning_content or reasoning), or null when it produced none. */
+  readonly reasoning: string | null;
   readonly usage: Usage;
   readonly endpoint: EndpointRecord;
   readonly finishReason: string;
@@ -51,6 +57,7 @@ export interface Dispatched {
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const count = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /**
  * `fields` are the dispatch's own: its messages, and on the dispatch whose answer the client receives the
@@ -122,7 +129,7 @@ async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Js
       },
       false,
     );
-    const answer = readAnswer(res.body);
+    const answer = readAnswer(res.body, endpoint.model.reasoning !== 'none');
     usage = answer.usage;
     outcome = 'completed';
     return { ...answer, endpoint };
@@ -143,8 +150,8 @@ async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Js
       completionTokens: usage?.completion_tokens ?? 0,
       cachedTokens: usage?.prompt_tokens_details.cached_tokens ?? 0,
       reasoningTokens: usage?.completion_tokens_details.reasoning_tokens ?? null,
-      serviceTier: 'default',
-      tierMultiplier: 1,
+      serviceTier: turn.tier.lane,
+      tierMultiplier: turn.tier.multiplier,
       status: outcome,
       usageSource: 'upstream',
       latencyMs: performance.now() - started,
@@ -153,7 +160,7 @@ async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Js
   }
 }
 
-function readAnswer(raw: Buffer): { content: string; usage: Usage; finishReason: string } {
+function readAnswer(raw: Buffer, reasoningModel: boolean): { content: string; reasoning: string | null; usage: Usage; finishReason: string } {
   let json: unknown;
   try {
     json = JSON.parse(raw.toString('utf8'));
@@ -166,19 +173,31 @@ function readAnswer(raw: Buffer): { content: string; usage: Usage; finishReason:
   if (typeof message.content !== 'string') {
     throw new GatewayError('internal_error', { message: 'A sub-task dispatch came back without text content.' });
   }
-  const u = obj(body.usage);
-  const prompt = num(u.prompt_tokens);
-  const completion = num(u.completion_tokens);
-  const reasoning = obj(u.completion_tokens_details).reasoning_tokens;
+  // The same precedence as the single-model route (core/chat/normalize-completion.ts).
+  const reasoning = typeof message.reasoning_content === 'string' ? message.reasoning_content : typeof message.reasoning === 'string' ? message.reasoning : '';
   return {
     content: message.content,
+    reasoning: reasoning === '' ? null : reasoning,
     finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
-    usage: {
-      prompt_tokens: prompt,
-      completion_tokens: completion,
-      total_tokens: num(u.total_tokens) || prompt + completion,
-      prompt_tokens_details: { cached_tokens: num(obj(u.prompt_tokens_details).cached_tokens) },
-      completion_tokens_details: { reasoning_tokens: typeof reasoning === 'number' ? reasoning : null },
+    usage: usageOf(body.usage, reasoningModel),
+  };
+}
+
+/** SPEC's usage object, filled as every other chat route fills it (core/chat/usage.ts), typed for the sum. */
+function usageOf(raw: unknown, reasoningModel: boolean): Usage {
+  const u = normalizeUsage(raw, reasoningModel);
+  const prompt = obj(u.prompt_tokens_details);
+  const completion = obj(u.completion_tokens_details);
+  return {
+    prompt_tokens: num(u.prompt_tokens),
+    completion_tokens: num(u.completion_tokens),
+    total_tokens: num(u.total_tokens),
+    prompt_tokens_details: { cached_tokens: num(prompt.cached_tokens), audio_tokens: count(prompt.audio_tokens) },
+    completion_tokens_details: {
+      reasoning_tokens: count(completion.reasoning_tokens),
+      audio_tokens: count(completion.audio_tokens),
+      accepted_prediction_tokens: count(completion.accepted_prediction_tokens),
+      rejected_prediction_tokens: count(completion.rejected_prediction_tokens),
     },
   };
 }

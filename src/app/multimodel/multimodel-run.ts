@@ -14,6 +14,11 @@ import { dispatchStep, type Dispatched, type MultimodelTurn } from './multimodel
 export interface ChoiceAnswer {
   readonly index: number;
   readonly content: string;
+  /**
+   * The separate reasoning of the dispatch whose answer this is (the terminal step, or the synthesis):
+   * the reasoning behind the content the client reads (docs/decisions.md "Multimodel route").
+   */
+  readonly reasoning: string | null;
   readonly finishReason: string;
 }
 
@@ -56,11 +61,11 @@ export async function runChoice(turn: MultimodelTurn, run: PlanRun, choice: numb
   });
   if (!synthesis) {
     const last = results.get(terminal.id) as Dispatched;
-    return { index: choice, content: last.content, finishReason: last.finishReason };
+    return { index: choice, content: last.content, reasoning: last.reasoning, finishReason: last.finishReason };
   }
   const steps: StepAnswer[] = subtasks.map((t) => ({ instruction: t.instruction, content: (results.get(t.id) as Dispatched).content }));
   const merged = answered(await dispatchStep(turn, { messages: synthesisMessages(run.client, steps), ...finalFields }, { role: 'synthesis', stepId: null, choice }, hooks.onRouted), null);
-  return { index: choice, content: merged.content, finishReason: merged.finishReason };
+  return { index: choice, content: merged.content, reasoning: merged.reasoning, finishReason: merged.finishReason };
 }
 
 function instructionOf(subtasks: readonly SubTask[], id: string): string {

@@ -8,6 +8,8 @@
  */
 import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
 import { applyPartEdits } from '../../core/chat/part-edits.js';
+import { excludesReasoning } from '../../core/chat/reasoning.js';
+import { resolveServiceTier } from '../../core/chat/service-tier.js';
 import { dispatchCount } from '../../core/multimodel/cost.js';
 import { checkModalities } from '../../core/multimodel/modality.js';
 import type { Plan } from '../../core/multimodel/plan.js';
@@ -83,6 +85,7 @@ export async function serveMultimodelTurn(services: RouterChatServices, ctx: Rou
     clientModel: body.chat.model,
     carried,
     slo: requestedSlo(ctx.req.header('x-slo-ttft-ms'), ctx.req.header('x-slo-tpot-ms')),
+    tier: resolveServiceTier(body.chat.service_tier),
   };
   const run: PlanRun = { client, responseFormat: body.parsed.response_format ?? null, plan, usages: [] };
   ctx.req.log.endpoint = planner.slug;
@@ -122,22 +125,32 @@ const choicesOf = (n: number): number[] => Array.from({ length: n }, (_, i) => i
 async function buffered(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody): Promise<void> {
   const hooks = { onRouted: routedHeaders(turn), onProgress: () => undefined };
   const answers = await Promise.all(choicesOf(body.n).map((c) => runChoice(turn, run, c, hooks)));
+  const exclude = excludesReasoning(body.chat);
   turn.ctx.reply.json(200, {
     id: turn.ctx.req.requestId,
     object: 'chat.completion',
     created: Math.floor(turn.services.now() / 1000),
     model: turn.clientModel,
-    choices: answers.map(choiceBody),
+    choices: answers.map((a) => choiceBody(a, exclude)),
     usage: usageOf(run),
-    service_tier: 'default',
+    service_tier: turn.tier.lane,
     system_fingerprint: null,
     x_multimodel: summary(run.plan, body.n),
   });
 }
 
-function choiceBody(a: ChoiceAnswer): Json {
-  return { index: a.index, message: { role: 'assistant', content: a.content, refusal: null, tool_calls: null, annotations: [] }, logprobs: null, finish_reason: a.finishReason };
+function choiceBody(a: ChoiceAnswer, excludeReasoning: boolean): Json {
+  const message: Json = { role: 'assistant', content: a.content, refusal: null, tool_calls: null, annotations: [] };
+  // SPEC "Reasoning channel": both fields, identical text; left out only under reasoning.exclude / include_reasoning: false.
+  const reasoning = shownReasoning(a, excludeReasoning);
+  if (reasoning !== null) {
+    message.reasoning = reasoning;
+    message.reasoning_content = reasoning;
+  }
+  return { index: a.index, message, logprobs: null, finish_reason: a.finishReason };
 }
+
+const shownReasoning = (a: ChoiceAnswer, excludeReasoning: boolean): string | null => (excludeReasoning ? null : a.reasoning);
 
 /** What the turn cost, in SPEC's terms (core/multimodel/cost.ts); sub-task ids and modalities, no text. */
 function summary(plan: Plan, n: number): Json {
@@ -146,14 +159,17 @@ function summary(plan: Plan, n: number): Json {
 
 /**
  * SSE: per choice a role chunk, then one progress chunk per finished dispatch (an empty delta with
- * `x_multimodel_progress`), then the answer as one content delta and the finish chunk; the usage chunk with
+ * `x_multimodel_progress`), then the answering dispatch's reasoning as one reasoning delta (unless excluded),
+ * the answer as one content delta and the finish chunk; the usage chunk with
  * stream_options.include_usage; `[DONE]`. A failure is one `data:` frame with the error envelope, then
  * `[DONE]`; with n above 1 it is written once, after the last choice closed (SPEC behaviour 10).
  */
 async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody): Promise<void> {
   const { reply, req } = turn.ctx;
   const created = Math.floor(turn.services.now() / 1000);
-  const base = { id: req.requestId, object: 'chat.completion.chunk', created, model: turn.clientModel, service_tier: 'default', system_fingerprint: null };
+  // SPEC "Chat completion response": service_tier on every chunk; streaming chunks omit system_fingerprint.
+  const base = { id: req.requestId, object: 'chat.completion.chunk', created, model: turn.clientModel, service_tier: turn.tier.lane };
+  const exclude = excludesReasoning(body.chat);
   let begun = false;
   const send = (chunk: Json | string): void => {
     if (!begun) {
@@ -181,6 +197,8 @@ async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
     choicesOf(body.n).map(async (c) => {
       const answer = await runChoice(turn, run, c, hooks);
       open(c);
+      const reasoning = shownReasoning(answer, exclude);
+      if (reasoning !== null) send(delta(c, { reasoning, reasoning_content: reasoning }, null));
       send(delta(c, { content: answer.content }, null));
       send(delta(c, {}, answer.finishReason));
     }),

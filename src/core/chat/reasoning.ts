@@ -59,7 +59,7 @@ interface Requested {
 export function resolveReasoning(req: ReasoningOptions, model: ModelConfig): ReasoningPlan {
   const requested = requestedEffort(req);
   const budget = req.reasoning?.max_tokens;
-  const exclude = req.reasoning?.exclude ?? req.include_reasoning === false;
+  const exclude = excludesReasoning(req);
   if (requested?.effort === 'none' && budget !== undefined) refuseBudgetWithoutThinking('thinking is off');
 
   if (model.reasoning === 'none') {
@@ -80,6 +80,14 @@ export function resolveReasoning(req: ReasoningOptions, model: ModelConfig): Rea
   // enabled: true stands for medium, so a model serving another level reports it like any mapped value.
   const adjustedFrom = effort !== requested.effort ? requested.effort : null;
   return { effort, adjustedFrom, thinkingOff, exclude };
+}
+
+/**
+ * reasoning.exclude / include_reasoning: false, whatever the model: the reasoning runs and is billed but
+ * is left out of the answer. `reasoning.exclude` wins when both are sent (SPEC row `include_reasoning`).
+ */
+export function excludesReasoning(req: ReasoningOptions): boolean {
+  return req.reasoning?.exclude ?? req.include_reasoning === false;
 }
 
 /** Reads the three ways of asking for an effort and refuses combinations that contradict each other. */

@@ -5,8 +5,8 @@ const usage = (prompt: number, completion: number, reasoning: number | null = nu
   prompt_tokens: prompt,
   completion_tokens: completion,
   total_tokens: prompt + completion,
-  prompt_tokens_details: { cached_tokens: 1 },
-  completion_tokens_details: { reasoning_tokens: reasoning },
+  prompt_tokens_details: { cached_tokens: 1, audio_tokens: null },
+  completion_tokens_details: { reasoning_tokens: reasoning, audio_tokens: null, accepted_prediction_tokens: null, rejected_prediction_tokens: null },
 });
 
 describe('the cost rule', () => {
@@ -26,8 +26,8 @@ describe('the cost rule', () => {
       prompt_tokens: 60,
       completion_tokens: 48,
       total_tokens: 108,
-      prompt_tokens_details: { cached_tokens: 3 },
-      completion_tokens_details: { reasoning_tokens: null },
+      prompt_tokens_details: { cached_tokens: 3, audio_tokens: null },
+      completion_tokens_details: { reasoning_tokens: null, audio_tokens: null, accepted_prediction_tokens: null, rejected_prediction_tokens: null },
     });
     expect(addUsage(usage(1, 2, null), usage(1, 2, 5)).completion_tokens_details.reasoning_tokens).toBe(5);
   });
