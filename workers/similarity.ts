@@ -41,8 +41,10 @@ function build(input: BuildIndexInput): BuildIndexOutput {
   // A fixed seed: the same profiles give the same graph on every build.
   index.initIndex(Math.max(1, count), input.m, input.efConstruction, 100);
   for (let label = 0; label < count; label += 1) {
+    if (input.cancel && Atomics.load(input.cancel, 0) !== 0) throw new Error('index build cancelled: the pool is closing');
     index.addPoint(Array.from(input.vectors.subarray(label * input.dimensions, (label + 1) * input.dimensions)), label);
   }
+  if (input.cancel && Atomics.load(input.cancel, 0) !== 0) throw new Error('index build cancelled: the pool is closing');
   index.writeIndexSync(input.file);
   return { count };
 }

@@ -17,7 +17,24 @@
  */
 import { Worker } from 'node:worker_threads';
 import { scan, scannable, type Small } from './exact-scan.js';
-import type { LoadIndexInput, LoadIndexOutput, SearchBatchInput, SearchBatchOutput, SearchIndexInput, SearchIndexOutput, SimilarityReply, SimilarityRequest } from './tasks.js';
+import type {
+  LoadIndexInput,
+  LoadIndexOutput,
+  SearchBatchInput,
+  SearchBatchOutput,
+  SearchIndexInput,
+  SearchIndexOutput,
+  SimilarityReply,
+  SimilarityRequest,
+  SimilarityStop,
+} from './tasks.js';
+
+/**
+ * How long close() lets the thread finish the tasks it holds and end on its own before terminating it.
+ * Terminating it inside hnswlib-node's native code (a load or a search) aborts the process (SIGABRT), so
+ * this is a last resort for a thread that hangs; its tasks take milliseconds.
+ */
+export const STOP_WAIT_MS = 5_000;
 
 export interface SimilarityPool {
   load(input: Omit<LoadIndexInput, 'op'>): Promise<LoadIndexOutput>;
@@ -36,9 +53,14 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-export function createSimilarityPool(): SimilarityPool {
+export function createSimilarityPool(options: { stopWaitMs?: number } = {}): SimilarityPool {
   let worker: Worker | null = null;
   let closed = false;
+  /**
+   * Shared with the thread: non-zero once closing. The thread then fails the tasks it has not started
+   * (between searches, before any native call), so a backlog does not hold up the stop.
+   */
+  const cancel = new Int32Array(new SharedArrayBuffer(4));
   let ids = 0;
   const waiting = new Map<number, Waiter>();
   let batch: Pending[] = [];
@@ -52,7 +74,7 @@ export function createSimilarityPool(): SimilarityPool {
 
   function thread(): Worker {
     if (worker) return worker;
-    const w = new Worker(new URL('./similarity-thread.js', import.meta.url));
+    const w = new Worker(new URL('./similarity-thread.js', import.meta.url), { workerData: { cancel } });
     w.on('message', (reply: SimilarityReply) => {
       const waiter = waiting.get(reply.id);
       waiting.delete(reply.id);
@@ -119,7 +141,22 @@ export function createSimilarityPool(): SimilarityPool {
       small.clear();
       const w = worker;
       worker = null;
-      if (w) await w.terminate();
+      if (w) {
+        // The stop comes after every task already posted: the thread fails them (cancel is set; the one
+        // search it is in finishes), closes its port and ends by itself, never terminated in the middle
+        // of a native call.
+        Atomics.store(cancel, 0, 1);
+        const exited = new Promise<boolean>((resolve) => w.once('exit', () => resolve(true)));
+        w.ref();
+        w.postMessage({ stop: true } satisfies SimilarityStop);
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), options.stopWaitMs ?? STOP_WAIT_MS);
+        });
+        const ended = await Promise.race([exited, late]);
+        clearTimeout(timer);
+        if (!ended) await w.terminate();
+      }
       failAll(new Error('the similarity thread is closed'));
     },
   };

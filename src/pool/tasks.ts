@@ -39,6 +39,12 @@ export interface BuildIndexInput {
   readonly vectors: Float32Array<ArrayBuffer>;
   readonly m: number;
   readonly efConstruction: number;
+  /**
+   * Set by the pool (one shared cell): non-zero once the pool is closing. The build checks it between
+   * points and gives up there, so a stop never has to terminate a thread inside hnswlib's native code
+   * (a thread terminated inside a Node-API call aborts the whole process: SIGABRT).
+   */
+  readonly cancel?: Int32Array;
 }
 export interface BuildIndexOutput {
   readonly count: number;
@@ -92,6 +98,10 @@ export type SimilarityTask = BuildIndexInput | LoadIndexInput | SearchIndexInput
 export interface SimilarityRequest {
   readonly id: number;
   readonly task: LoadIndexInput | SearchBatchInput;
+}
+/** Sent after the last task: the thread answers what came before, then closes its port and ends. */
+export interface SimilarityStop {
+  readonly stop: true;
 }
 export type SimilarityReply =
   | { readonly id: number; readonly ok: true; readonly value: LoadIndexOutput | SearchBatchOutput | BuildIndexOutput | SearchIndexOutput }

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
-import { runCli, serveUntilExit, startGatewayProcess, startSimulatorProcess, tempDir, writeConfig, type SimulatorProcess } from '../helpers/processes.js';
+import { exitReport, runCli, serveUntilExit, startGatewayProcess, startSimulatorProcess, tempDir, writeConfig, type SimulatorProcess } from '../helpers/processes.js';
 import { makeRouterKeys, ROUTER_PROJECT, routerProject, type RouterKeys } from '../helpers/router-config.js';
 
 let sim: SimulatorProcess;
@@ -101,7 +101,8 @@ describe('a store whose encrypted values its key cannot open', () => {
       decisionId = routed.headers.get('x-request-id') ?? '';
     } finally {
       // Stopping flushes the decision writer: the sealed excerpt is in the store once this returns.
-      expect(await gw.stop()).toBe(0);
+      const status = await gw.stop();
+      expect(status, exitReport(gw, status)).toBe(0);
     }
     ({ configPath, dbPath } = gw);
     keyText = readFileSync(`${dbPath}.key`, 'utf8');

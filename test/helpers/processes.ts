@@ -31,6 +31,19 @@ export interface Spawned {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
+/**
+ * For an assertion's message: how a process ended and the tail of what it printed, so a stop that ends
+ * in a signal (SIGABRT: Node's fatal-error report is on stderr) or a non-zero status can be diagnosed from
+ * the CI log alone, e.g. `expect(status, exitReport(gw, status)).toBe(0)`.
+ */
+export function exitReport(p: Pick<Spawned, 'stdout' | 'stderr'>, status: number | string, chars = 4_000): string {
+  const tail = (chunks: string[]): string => {
+    const text = chunks.join('');
+    return text.length > chars ? `...${text.slice(-chars)}` : text;
+  };
+  return `the process ended with ${typeof status === 'number' ? `status ${status}` : status}\n--- stderr (tail) ---\n${tail(p.stderr)}\n--- stdout (tail) ---\n${tail(p.stdout)}`;
+}
+
 function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string, nodeFlags: readonly string[] = []): Spawned {
   const proc = spawn(process.execPath, [...nodeFlags, CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   const stdout: string[] = [];
