@@ -15,6 +15,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 
 const SCOPES_RULE = `must be a non-empty array of scopes (${SCOPES.join(', ')})`;
+/** An element's own rule: `scopes[0]` is one scope, not the array. */
+const SCOPE_RULE = `must be one of the scopes ${SCOPES.join(', ')}`;
 const ipList = (field: string) => {
   const rule = needs(`must be an array of at most ${MAX_IP_ENTRIES} IPv4/IPv6 addresses or CIDR ranges`);
   return z.array(string(`must be an IPv4/IPv6 address or CIDR range in ${field}`), rule).max(MAX_IP_ENTRIES, rule);
@@ -32,7 +34,7 @@ const expiresField = z.union([z.string(), z.number()], needs(EXPIRES_RULE)).tran
 });
 
 /** One field for create and rotate, so that both answer a bad scope list with the same code, param and message. */
-const scopesField = absentIfNull(z.array(z.enum(SCOPES, needs(SCOPES_RULE)), needs(SCOPES_RULE)).min(1, needs(SCOPES_RULE)));
+const scopesField = absentIfNull(z.array(z.enum(SCOPES, needs(SCOPE_RULE)), needs(SCOPES_RULE)).min(1, needs(SCOPES_RULE)));
 
 const createKeySchema = z.strictObject(
   {
