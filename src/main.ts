@@ -406,6 +406,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     trustProxy: config.server.trust_proxy,
     tls: config.server.tls,
     sharedPort: options.shared !== undefined,
+    // The instance registry's id is new at every start and distinct per worker thread (each runs its own
+    // startGateway), so it names exactly the worker that answered; it is in the logs too (docs/decisions.md).
+    workerId: instances.id,
     onStart: (family) => metrics.requestStarted(family),
     logClientAddress: logger.isLevelEnabled('info'),
     // A management or dashboard request that needed PostgreSQL while it is down: 503, logged, not a bug.

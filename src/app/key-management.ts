@@ -7,6 +7,7 @@
  */
 import { KeyRequestError, mintKey, type KeyRequest, type NewKeyRecord } from '../core/auth/key-request.js';
 import { hashKeyValue, keyPrefix, mintKeyValue } from '../core/auth/key-token.js';
+import type { Scope } from '../config.js';
 import type { ApiKeyRecord, ProjectRecord } from '../core/records.js';
 import type { CatalogStore } from '../core/store/catalog-store.js';
 import { GatewayError } from '../errors.js';
@@ -126,14 +127,27 @@ export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
       return current(projectId, key.id, at);
     },
 
-    /** A new value, returned once; the old one authenticates 24 h more (SPEC Authentication 11). */
-    async rotate(projectId: string, keyId: string, valueSegment: string): Promise<ApiKeyWithValue> {
+    /**
+     * A new value, returned once; the old one authenticates 24 h more (SPEC Authentication 11). `scopes`:
+     * the key's new scope list (SPEC Authentication 3), which the value in its grace shares
+     * (docs/decisions.md); null keeps them.
+     */
+    async rotate(projectId: string, keyId: string, valueSegment: string, scopes: readonly Scope[] | null = null): Promise<ApiKeyWithValue> {
       const at = now();
       const key = await find(projectId, keyId);
       refuseInactive(key, at);
+      // The config file wins on every field it declares at the next start: a change here would not last.
+      if (scopes !== null && key.source === 'config') {
+        throw new GatewayError('invalid_state', { message: `API key ${key.id} is declared in the config file; change its scopes there.` });
+      }
+      // SPEC Authentication 10, as at creation: a key confined to workspaces never holds management.
+      if (scopes !== null && key.allowedWorkspaceIds !== null && scopes.includes('management')) {
+        throw new GatewayError('invalid_request', { param: 'scopes', message: 'scopes cannot include management on a key confined to workspaces (allowed_workspace_ids).' });
+      }
       const value = mintKeyValue(valueSegment);
       // The store checks again in its transaction: another process may have revoked the key meanwhile.
-      if (!(await keys.rotate(key.id, hashKeyValue(value), keyPrefix(value), at, at + ROTATION_GRACE_MS))) refuseInactive(await find(projectId, keyId), at);
+      const rotated = await keys.rotate(key.id, hashKeyValue(value), keyPrefix(value), at, at + ROTATION_GRACE_MS, scopes ?? undefined);
+      if (!rotated) refuseInactive(await find(projectId, keyId), at);
       await catalog.reload();
       return { ...(await current(projectId, key.id, at)), value };
     },

@@ -109,6 +109,11 @@ export interface HttpServerOptions {
   readonly logClientAddress?: boolean;
   /** WebSocket routes (src/http/ws.ts), registered before the catch-all HTTP handler. */
   readonly ws?: { readonly routes: readonly WsRouteDef[]; readonly maxPayloadBytes: number };
+  /**
+   * SPEC's `X-Service-Worker-ID`: which gateway process or `serve --workers` thread answered, sent on
+   * every response. Absent: the header is not sent (the metrics listener, tests of this layer).
+   */
+  readonly workerId?: string;
 }
 
 export interface HttpServer {
@@ -137,7 +142,10 @@ export function serveRoute(route: RouteDef, ctx: RouteContext): Promise<void> | 
   return who.then((admitted) => (ctx.req.aborted ? undefined : route.handle(ctx, admitted)));
 }
 
+export const WORKER_ID_HEADER = 'X-Service-Worker-ID';
+
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
+  const workerId = opts.workerId;
   // The type makes `auth` required; this catches a route built around it (a cast, plain JavaScript).
   for (const r of opts.routes) {
     if (!r.auth) throw new Error(`route ${r.method} ${r.pattern} declares no authentication (RouteDef.auth)`);
@@ -159,6 +167,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         isDraining,
         onComplete: opts.onComplete,
         onUnexpectedError: opts.onUnexpectedError,
+        workerId: opts.workerId,
       })
     : null;
 
@@ -192,6 +201,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const route = match.kind === 'found' ? match.value : UNMATCHED;
     const req = new IncomingRequest(res, uwsReq, method, path, newRequestId(route.idPrefix ?? 'req_'), opts.trustProxy);
     const reply = new Reply(res, req.requestId, drain);
+    if (workerId !== undefined) reply.setHeader(WORKER_ID_HEADER, workerId);
     res.onAborted(
       guarded(() => {
         reply.markAborted();

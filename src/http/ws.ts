@@ -72,6 +72,8 @@ export interface WsOptions {
   onComplete(done: CompletedRequest): void;
   /** An exception that is not a GatewayError (a bug) caught at a uWS callback: see HttpServerOptions. */
   onUnexpectedError(err: unknown, where: string, req: IncomingRequest | null): void;
+  /** X-Service-Worker-ID on the 101 and on refusals, as on every HTTP response (server.ts). */
+  readonly workerId?: string | undefined;
 }
 
 export interface WsRegistry {
@@ -176,6 +178,7 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
         // Read now: after the upgrade the response object, and with it the peer address, is gone.
         void req.clientIp;
         const reply = new Reply(res, req.requestId);
+        if (opts.workerId !== undefined) reply.setHeader('X-Service-Worker-ID', opts.workerId);
         res.onAborted(() => {
           reply.markAborted();
           req.markAborted();

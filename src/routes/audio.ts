@@ -18,6 +18,7 @@ import { serveSpeech, serveTranscription, type AudioAdmitted, type SpeechBody } 
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
 import { keyed, requireEndpoint, requireModel } from './guard.js';
+import { withArticle } from '../core/article.js';
 
 export interface AudioServices extends ChatServices {
   readonly audio: AudioConfig;
@@ -37,7 +38,7 @@ function admitEndpoint(ctx: RouteContext, services: ChatServices, auth: Authenti
   const needed = KIND_NEEDED[route];
   if (endpoint.kind !== needed) {
     throw new GatewayError('invalid_request', {
-      message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/audio/${route} needs a ${needed} endpoint.`,
+      message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; /v1/audio/${route} needs ${withArticle(needed)} endpoint.`,
     });
   }
   if (endpoint.status !== 'active') {

@@ -13,11 +13,12 @@ import { serveChatTurn } from '../app/chat/chat-turn.js';
 import { parseChatBody } from './chat-body.js';
 import { requireBudget } from '../app/endpoint-access.js';
 import { keyed, requireEndpoint, requireModel } from './guard.js';
+import { withArticle } from '../core/article.js';
 
 export function assertServesChat(endpoint: EndpointRecord): void {
   if (endpoint.kind !== 'chat') {
     throw new GatewayError('invalid_request', {
-      message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; chat completions need a chat endpoint.`,
+      message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; chat completions need a chat endpoint.`,
     });
   }
   if (endpoint.status !== 'active') {

@@ -21,6 +21,7 @@ import { servePromptOnly } from '../app/prompt-only/prompt-only-call.js';
 import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
 import { keyed, requireEndpoint, requireModel } from './guard.js';
 import { routerWorkspace } from './semantic-router-chat.js';
+import { withArticle } from '../core/article.js';
 
 /** Usage ledger label of every embeddings call, direct or through a router base URL (not a routed turn). */
 const ROUTE = 'embeddings';
@@ -28,7 +29,7 @@ const ROUTE = 'embeddings';
 export function assertServesEmbeddings(endpoint: EndpointRecord): void {
   if (endpoint.kind !== 'embedding') {
     throw new GatewayError('invalid_request', {
-      message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/embeddings needs an embedding endpoint.`,
+      message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; /v1/embeddings needs an embedding endpoint.`,
     });
   }
   if (endpoint.status !== 'active') {

@@ -9,8 +9,9 @@ import { keyCreationRefusal } from '../core/auth/key-request.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { CatalogStore } from '../core/store/catalog-store.js';
 import { GatewayError } from '../errors.js';
+import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
-import { parseCreateKey } from '../schemas/management-keys.js';
+import { parseCreateKey, parseRotateKey } from '../schemas/management-keys.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from '../app/services.js';
 
@@ -53,7 +54,10 @@ export function managementKeysRoutes(services: KeyManagementServices): RouteDef[
       ctx.reply.json(200, await manage.revoke(project.id, keyId(ctx)));
     }),
     route('POST', '/:key/rotate', async (ctx, { project }) => {
-      const rotated = await manage.rotate(project.id, keyId(ctx), 'mgmt');
+      // No body (or an empty one) rotates as before; a body may carry only `scopes` (SPEC Authentication 3).
+      const body = await ctx.req.body();
+      const scopes = body.length === 0 ? null : parseRotateKey(parseJsonBody(body));
+      const rotated = await manage.rotate(project.id, keyId(ctx), 'mgmt', scopes);
       ctx.reply.setHeader('Cache-Control', 'no-store');
       ctx.reply.json(200, rotated);
     }),

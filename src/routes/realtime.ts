@@ -19,6 +19,7 @@ import { keyed, requireEndpoint, requireKey } from './guard.js';
 import { RelaySession } from '../app/realtime/realtime-relay.js';
 import { SegmentSession } from '../app/realtime/realtime-segment.js';
 import type { RealtimeContext } from '../app/realtime/realtime-session.js';
+import { withArticle } from '../core/article.js';
 
 export const REALTIME_PATTERN = '/:project/:endpoint/v1/realtime';
 const KEY_PROTOCOL = 'openai-insecure-api-key.';
@@ -67,7 +68,7 @@ function accept(services: RealtimeServices, ctx: RouteContext, offered: string[]
   const access = requireEndpoint(req, services, auth);
   const { endpoint } = access;
   if (endpoint.kind !== 'realtime') {
-    throw new GatewayError('invalid_request', { message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/realtime needs a realtime endpoint.` });
+    throw new GatewayError('invalid_request', { message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; /v1/realtime needs a realtime endpoint.` });
   }
   if (endpoint.status !== 'active') throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });
   requireBudget(ctx, services, auth, access);

@@ -18,13 +18,14 @@ import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { servePromptOnly } from '../app/prompt-only/prompt-only-call.js';
 import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
 import { keyed, requireEndpoint, requireModel } from './guard.js';
+import { withArticle } from '../core/article.js';
 
 type Operation = 'rerank' | 'score';
 
 export function assertServesRerank(endpoint: EndpointRecord, op: Operation): void {
   if (endpoint.kind !== 'rerank') {
     throw new GatewayError('invalid_request', {
-      message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; /v1/${op} needs a rerank endpoint.`,
+      message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; /v1/${op} needs a rerank endpoint.`,
     });
   }
   if (endpoint.status !== 'active') {

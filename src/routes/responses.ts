@@ -14,6 +14,7 @@
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { EndpointRecord } from '../core/records.js';
 import { canonicalItems, type Item } from '../core/responses/input-items.js';
+import { asResponsesRefusal } from '../core/responses/chat-refusal.js';
 import { chatBodyOf, responseObject, type ResponseHeader, type ResponseStatus } from '../core/responses/translate.js';
 import { GatewayError } from '../errors.js';
 import { parseJsonBody, type IncomingRequest } from '../http/request.js';
@@ -160,10 +161,20 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   const context = await contextOf(services, auth, request, zdr);
   const input = canonicalItems(request.input ?? [], 'input', newRequestId);
   const chatBody = chatBodyOf(request, context.items, input);
-  const chat = parseChatRequest(chatBody);
+  // Refusals of the translated turn name chat fields: put them back in the request's terms.
+  const origin = { input: request.input, hasInstructions: Boolean(request.instructions) };
+  const inResponsesTerms = (err: unknown): never => {
+    throw asResponsesRefusal(err, origin);
+  };
+  let chat: ReturnType<typeof parseChatRequest>;
+  try {
+    chat = parseChatRequest(chatBody);
+  } catch (err) {
+    return inResponsesTerms(err);
+  }
   let endpoint: EndpointRecord;
   if (placement.kind === 'direct') endpoint = placement.access.endpoint;
-  else endpoint = await routeChatTurn(services, ctx, auth, placement.workspace, chat);
+  else endpoint = await routeChatTurn(services, ctx, auth, placement.workspace, chat).catch(inResponsesTerms);
   if (passesThrough(endpoint)) {
     // The router chose a server that speaks the Responses API: it gets the client's own body.
     checkPassthrough(body.parsed, zdr);
@@ -229,7 +240,7 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
   const reply = new ResponsesReply(ctx.reply, header, newRequestId, finish);
   const raw = Buffer.from(JSON.stringify(chatBody));
   try {
-    await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, raw, parsed: chatBody, chat, route, reply });
+    await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, raw, parsed: chatBody, chat, route, reply }).catch(inResponsesTerms);
     // The answer goes out once its row is committed (responses-reply.ts): the request ends after both.
     await reply.settled();
   } finally {

@@ -20,6 +20,7 @@ import { parseSloPut } from '../schemas/models-api.js';
 import type { EndpointSlo } from '../core/store/router-store.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from '../app/services.js';
+import { withArticle } from '../core/article.js';
 
 export interface SlosServices extends Services {
   readonly slos: SloTracker;
@@ -61,7 +62,7 @@ export function slosRoutes(services: SlosServices): RouteDef[] {
     if (!endpoint) throw new GatewayError('endpoint_not_found', { param: 'endpoint', message: `Project ${projectId} has no endpoint ${JSON.stringify(body.endpoint)}.` });
     authorizeEndpoint(auth.key, endpoint);
     if (endpoint.kind !== 'chat') {
-      throw new GatewayError('invalid_request', { param: 'endpoint', message: `Endpoint ${endpoint.slug} is a ${endpoint.kind} endpoint; latency objectives apply to chat endpoints (time to first token, time per output token).` });
+      throw new GatewayError('invalid_request', { param: 'endpoint', message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; latency objectives apply to chat endpoints (time to first token, time per output token).` });
     }
     const ttftMs = body.ttft_ms ?? null;
     const tpotMs = body.tpot_ms ?? null;

@@ -56,8 +56,50 @@ export function issueToGatewayError(issues: readonly Issue[], input: unknown, ma
   const subject = param || 'The request body';
   return new GatewayError(params.code ?? 'invalid_request', {
     param: param || null,
-    message: `${subject} ${issue.message}; got ${got}${where}.`,
+    message: `${subject} ${requirementOf(issue)}; got ${got}${where}.`,
   });
+}
+
+/**
+ * The issue's requirement phrase. A schema built without `needs(...)` carries zod's own wording
+ * ("Invalid input: expected string, received undefined"), capitalised, which would read as a validator's
+ * log line: it is phrased here from the issue's facts instead, the way every other refusal reads.
+ */
+export function requirementOf(issue: Issue): string {
+  if (!/^[A-Z]/.test(issue.message)) return issue.message;
+  switch (issue.code) {
+    case 'invalid_type':
+      return `must be ${TYPE_NAMES[issue.expected] ?? `of type ${issue.expected}`}`;
+    case 'invalid_value':
+      return issue.values.length === 1 ? `must be ${JSON.stringify(issue.values[0])}` : `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'too_small':
+      return bound('at least', issue.origin, Number(issue.minimum), issue.inclusive !== false);
+    case 'too_big':
+      return bound('at most', issue.origin, Number(issue.maximum), issue.inclusive !== false);
+    case 'invalid_format':
+      return `must be a valid ${issue.format}`;
+    default:
+      return 'is not valid';
+  }
+}
+
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'a boolean',
+  array: 'an array',
+  object: 'a JSON object',
+  record: 'a JSON object',
+  null: 'null',
+};
+
+function bound(side: 'at least' | 'at most', origin: string, limit: number, inclusive: boolean): string {
+  const n = inclusive ? limit : side === 'at least' ? limit + 1 : limit - 1;
+  if (origin === 'string') return side === 'at least' && n === 1 ? 'must be a non-empty string' : `must be ${side} ${n} character${n === 1 ? '' : 's'} long`;
+  if (origin === 'array' || origin === 'set') return side === 'at least' && n === 1 ? 'must be a non-empty array' : `must have ${side} ${n} item${n === 1 ? '' : 's'}`;
+  if (!inclusive) return `must be ${side === 'at least' ? 'greater' : 'less'} than ${limit}`;
+  return `must be ${side} ${limit}`;
 }
 
 /**

@@ -3,7 +3,7 @@
  * is a 400 naming it (a misspelt `scope` must not silently mint an inference key).
  */
 import { z } from 'zod';
-import { isoTimestamp, SCOPES } from '../config.js';
+import { isoTimestamp, SCOPES, type Scope } from '../config.js';
 import type { KeyRequest } from '../core/auth/key-request.js';
 import type { BudgetCaps } from '../core/limits/budgets.js';
 import { absentIfNull, integer, string } from './fields.js';
@@ -15,6 +15,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 
 const SCOPES_RULE = `must be a non-empty array of scopes (${SCOPES.join(', ')})`;
+/** An element's own rule: `scopes[0]` is one scope, not the array. */
+const SCOPE_RULE = `must be one of the scopes ${SCOPES.join(', ')}`;
 const ipList = (field: string) => {
   const rule = needs(`must be an array of at most ${MAX_IP_ENTRIES} IPv4/IPv6 addresses or CIDR ranges`);
   return z.array(string(`must be an IPv4/IPv6 address or CIDR range in ${field}`), rule).max(MAX_IP_ENTRIES, rule);
@@ -31,10 +33,13 @@ const expiresField = z.union([z.string(), z.number()], needs(EXPIRES_RULE)).tran
   return ms;
 });
 
+/** One field for create and rotate, so that both answer a bad scope list with the same code, param and message. */
+const scopesField = absentIfNull(z.array(z.enum(SCOPES, needs(SCOPE_RULE)), needs(SCOPES_RULE)).min(1, needs(SCOPES_RULE)));
+
 const createKeySchema = z.strictObject(
   {
     name: absentIfNull(z.string(needs(`must be a string of at most ${MAX_NAME} characters`)).max(MAX_NAME, needs(`must be a string of at most ${MAX_NAME} characters`))),
-    scopes: absentIfNull(z.array(z.enum(SCOPES, needs(SCOPES_RULE)), needs(SCOPES_RULE)).min(1, needs(SCOPES_RULE))),
+    scopes: scopesField,
     allowed_ips: absentIfNull(ipList('allowed_ips')),
     blocked_ips: absentIfNull(ipList('blocked_ips')),
     expires_at: absentIfNull(expiresField),
@@ -50,6 +55,9 @@ const createKeySchema = z.strictObject(
 );
 
 const KEY_FIELDS = Object.keys(createKeySchema.shape);
+
+const rotateKeySchema = z.strictObject({ scopes: scopesField }, needs('must be a JSON object'));
+const ROTATE_FIELDS = Object.keys(rotateKeySchema.shape);
 
 const capField = absentIfNull(integer('must be a positive integer number of tokens, or null for no cap', { min: 1 }));
 const centsField = absentIfNull(integer('must be a positive integer number of US cents, or null for no cap', { min: 1 }));
@@ -74,6 +82,15 @@ export function parseCreateKey(body: unknown): KeyRequest {
     endpointId: b.endpoint_id ?? null,
     allowedWorkspaceIds: b.allowed_workspace_ids ?? null,
   };
+}
+
+/**
+ * POST .../api-keys/{id}/rotate (SPEC Authentication 3: scopes change only by rotating with a new list).
+ * `null`: no body, or no scopes in it; the key keeps its scopes.
+ */
+export function parseRotateKey(body: unknown): readonly Scope[] | null {
+  const b = parseStrictBody(rotateKeySchema, body, ROTATE_FIELDS);
+  return b.scopes ? [...new Set(b.scopes)] : null;
 }
 
 /** PUT .../budgets/...: the whole budget; an omitted or null cap is no cap in that window. */

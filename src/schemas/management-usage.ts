@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { GatewayError, type ErrorCode } from '../errors.js';
 import { DAY_MS, USAGE_GROUPS, type UsageGroupBy } from '../store/usage-totals.js';
-import { describe } from './issues.js';
+import { describe, requirementOf } from './issues.js';
 
 export const DEFAULT_USAGE_PAGE = 20;
 export const MAX_USAGE_PAGE = 100;
@@ -69,7 +69,7 @@ export function parseUsageQuery(query: URLSearchParams, nowMs: number): UsageReq
       });
     }
     const param = String(issue?.path[0] ?? '');
-    throw fail(param, issue?.message ?? 'is invalid', raw[param], param === 'limit' ? 'invalid_limit' : 'invalid_query');
+    throw fail(param, issue ? requirementOf(issue) : 'is invalid', raw[param], param === 'limit' ? 'invalid_limit' : 'invalid_query');
   }
   const q = result.data;
   const endTime = q.end_time ?? Math.floor(nowMs / 1000) + 1;

@@ -5,7 +5,7 @@
  * after parsing; here a URL only has to be one.
  */
 import { z } from 'zod';
-import { isEventType } from '../core/webhooks/event-types.js';
+import { EVENT_TYPES, isEventType } from '../core/webhooks/event-types.js';
 import { GatewayError } from '../errors.js';
 import { absentIfNull, boolean, metadataField } from './fields.js';
 import { addIssue, describe, needs, parseStrictBody } from './issues.js';
@@ -19,10 +19,12 @@ const urlField = z
   .max(MAX_URL_LENGTH, needs(URL_RULE))
   .refine((u) => URL.canParse(u), needs(URL_RULE));
 
+/** The client reads the allowed types in the message itself, not in a document it may not have. */
+const EVENT_TYPE_RULE = `must be one of the event types: ${Object.keys(EVENT_TYPES).join(', ')}`;
 const EVENTS_RULE = 'must be a non-empty array of event types, e.g. ["exec.completed"]';
 const eventsField = z
   .array(
-    z.string(needs('must be an event type string')).refine(isEventType, needs('must be a known event type (SPEC "Event types"), e.g. exec.completed')),
+    z.string(needs('must be an event type string')).refine(isEventType, needs(EVENT_TYPE_RULE)),
     needs(EVENTS_RULE),
   )
   .min(1, needs(EVENTS_RULE))

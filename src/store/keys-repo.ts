@@ -113,6 +113,7 @@ export function createKeysRepo(db: Db) {
   const endCurrentSecret = db.prepare('UPDATE api_key_secrets SET valid_until = @until WHERE key_id = @id AND valid_until IS NULL');
   const insertRotatedSecret = db.prepare('INSERT INTO api_key_secrets (hash, key_id, created_at, valid_until) VALUES (@hash, @id, @now, NULL)');
   const setPrefix = db.prepare('UPDATE api_keys SET prefix = @prefix WHERE id = @id');
+  const setScopes = db.prepare('UPDATE api_keys SET scopes = @scopes WHERE id = @id');
   const revokeUndeclared = db.prepare(`
     UPDATE api_keys SET revoked_at = @now, revoked_reason = 'config_removed'
     WHERE project_id = @projectId AND source = 'config' AND revoked_at IS NULL
@@ -136,10 +137,11 @@ export function createKeysRepo(db: Db) {
     insertSecret.run(hash, key.id, key.createdAt);
   });
 
-  const rotateTx = writeTransaction(db, (r: { id: string; hash: string; prefix: string; now: number; graceUntil: number }): void => {
+  const rotateTx = writeTransaction(db, (r: { id: string; hash: string; prefix: string; now: number; graceUntil: number; scopes: readonly Scope[] | null }): void => {
     endCurrentSecret.run({ id: r.id, until: r.graceUntil });
     insertRotatedSecret.run({ hash: r.hash, id: r.id, now: r.now });
     setPrefix.run({ prefix: r.prefix, id: r.id });
+    if (r.scopes !== null) setScopes.run({ scopes: toJson(r.scopes), id: r.id });
   });
 
   return {
@@ -173,14 +175,14 @@ export function createKeysRepo(db: Db) {
      * SPEC Authentication 11: the current value stays valid until `graceUntil`, the new one is current.
      * A value rotated out earlier keeps its own, earlier end. The prefix follows the new value.
      */
-    rotate(id: string, newHash: string, newPrefix: string, now: number, graceUntil: number): void {
-      rotateTx({ id, hash: newHash, prefix: newPrefix, now, graceUntil });
+    rotate(id: string, newHash: string, newPrefix: string, now: number, graceUntil: number, scopes: readonly Scope[] | null = null): void {
+      rotateTx({ id, hash: newHash, prefix: newPrefix, now, graceUntil, scopes });
     },
     /** `rotate` for an active key only (not revoked, not expired at `now`), checked under the same write lock. */
-    rotateIfActive: writeTransaction(db, (id: string, newHash: string, newPrefix: string, now: number, graceUntil: number): boolean => {
+    rotateIfActive: writeTransaction(db, (id: string, newHash: string, newPrefix: string, now: number, graceUntil: number, scopes: readonly Scope[] | null): boolean => {
       const row = keyByIdAlone.get(id);
       if (!row || row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= now)) return false;
-      rotateTx({ id, hash: newHash, prefix: newPrefix, now, graceUntil });
+      rotateTx({ id, hash: newHash, prefix: newPrefix, now, graceUntil, scopes });
       return true;
     }),
     revokeUndeclaredConfigKeys(projectId: string, keepIds: readonly string[], now: number): number {

@@ -7,6 +7,7 @@
  * those go to the operator's log line (`causeOf`), which names the server and the exact cause.
  */
 import { GatewayError } from '../errors.js';
+import { retryStrategy, tooManyRequests } from '../core/limits/limit-headers.js';
 
 type Json = Record<string, unknown>;
 
@@ -43,11 +44,14 @@ export function mapUpstreamError(status: number, body: string, retryAfter: strin
   }
   if (status === 429) {
     const seconds = retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) : 1;
-    return new GatewayError('capacity_exceeded', {
-      message: `The model server is overloaded (HTTP 429 from upstream); retry after ${seconds} s.`,
-      headers: { 'Retry-After': String(seconds) },
-      extra: { retry_after: seconds },
-    });
+    // SPEC Errors: every 429 carries retry_after, retry_strategy and Retry-After, built where the
+    // gateway's own 429s are. An overloaded server frees up gradually, like a request window: back off.
+    return tooManyRequests(
+      'capacity_exceeded',
+      `The model server is overloaded (HTTP 429 from upstream); retry after ${seconds} s.`,
+      seconds,
+      retryStrategy('requests', seconds),
+    );
   }
   if (status === 408 || status === 504) return new GatewayError('timeout', { message: `The model server timed out (HTTP ${status} from upstream).` });
   // 401/403/404 from the model server are the gateway's own configuration: no retry fixes them.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FREE_TIER_TIMEOUTS, PROJECT, testConfig } from '../helpers/configs.js';
 import { startGatewayProcess } from '../helpers/processes.js';
 import { useGatewaySuite } from '../helpers/suite.js';
-import { call, expectError } from '../helpers/http.js';
+import { call, errorOf, expectError } from '../helpers/http.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { simSeq, waitForSim } from '../helpers/simulator-log.js';
 
@@ -99,6 +99,24 @@ describe('upstream failures', () => {
   ])('maps an upstream %i to %i %s', async (upstreamStatus, status, code) => {
     const res = await call(url('chat'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { error_status: upstreamStatus } } });
     expectError(res, status, code);
+  });
+
+  // SPEC Errors: every 429, the model server's included, has retry_after and retry_strategy inside
+  // `error` plus Retry-After; streamed or not, with or without the server's own Retry-After.
+  it.each([
+    [false, 7, 7],
+    [true, 7, 7],
+    [false, undefined, 1],
+    [true, undefined, 1],
+  ])('answers an upstream 429 (stream %s, Retry-After %s) with retry_after %i and a retry_strategy', async (stream, retryAfter, expected) => {
+    const sim = { error_status: 429, ...(retryAfter === undefined ? {} : { retry_after: retryAfter }) };
+    const res = await call(url('chat'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], stream, sim } });
+    expect(res.status).toBe(429);
+    const error = errorOf(res);
+    expect(Object.keys(error).sort()).toEqual(['code', 'message', 'param', 'retry_after', 'retry_strategy', 'type']);
+    expect(error).toMatchObject({ code: 'capacity_exceeded', retry_after: expected });
+    expect(res.headers.get('retry-after')).toBe(String(expected));
+    expect(error.retry_strategy).toEqual({ type: 'exponential', initial_delay_ms: expected * 1000, max_delay_ms: 60_000, multiplier: 2, jitter: true });
   });
 
   it('maps an upstream context overflow to context_length_exceeded on max_tokens', async () => {

@@ -67,6 +67,29 @@ describe('request ids', () => {
   });
 });
 
+describe('worker id', () => {
+  // SPEC Response headers: X-Service-Worker-ID on every response; one process, one stable id.
+  it('puts the same X-Service-Worker-ID on success, error, streamed and unauthenticated responses', async () => {
+    const chatUrl = `${suite.gw.url}/${PROJECT}/chat/v1/chat/completions`;
+    const messages = [{ role: 'user', content: 'hi' }];
+    const ok = await call(`${suite.gw.url}/${PROJECT}/v1/models`, { key: suite.keys.full });
+    const missing = await call(`${suite.gw.url}/nothing/here`);
+    const unauthenticated = await call(chatUrl, { body: {} });
+    const invalid = await call(chatUrl, { key: suite.keys.full, body: {} });
+    const streamed = await fetch(chatUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'client-model', messages, stream: true }),
+    });
+    expect(streamed.status).toBe(200);
+    await streamed.text();
+    const ids = [ok, missing, unauthenticated, invalid].map((r) => r.headers.get('x-service-worker-id'));
+    ids.push(streamed.headers.get('x-service-worker-id'));
+    expect(ids[0]).toMatch(/^inst_[0-9a-f]{16}$/);
+    expect(new Set(ids)).toEqual(new Set([ids[0]]));
+  });
+});
+
 describe('operations routes', () => {
   it('reports liveness and readiness without a key', async () => {
     expect((await call(`${suite.gw.url}/healthz`)).body).toEqual({ status: 'ok' });

@@ -272,6 +272,46 @@ describe('POST /{project}/v1/management/api-keys/{key_id}/rotate', () => {
     expect(await status(direct('chat'), first.value)).toBe(200);
   });
 
+  // SPEC Authentication 3: scopes change only by rotating with a new scope list.
+  it('applies a new scope list given to the rotation, to the new value and to the old one in its grace', async () => {
+    const k = await create({ scopes: ['inference'] });
+    expectError(await call(keysUrl(), { key: k.value }), 403, 'scope_insufficient');
+    const res = await call(`${keysUrl()}/${k.id}/rotate`, { key: suite.keys.full, body: { scopes: ['inference', 'management', 'management'] } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const r = res.body as KeyWire & { value: string };
+    expect(r.scopes).toEqual(['inference', 'management']);
+    expect(((await call(`${keysUrl()}/${k.id}`, { key: suite.keys.full })).body as KeyWire).scopes).toEqual(['inference', 'management']);
+    expect((await call(keysUrl(), { key: r.value })).status).toBe(200);
+    expect((await call(keysUrl(), { key: k.value })).status).toBe(200);
+    // Narrowing works the same way; an empty body keeps the scopes.
+    const narrowed = (await call(`${keysUrl()}/${k.id}/rotate`, { key: suite.keys.full, body: { scopes: ['management'] } })).body as KeyWire & { value: string };
+    expect(narrowed.scopes).toEqual(['management']);
+    expectError(await call(models(), { key: narrowed.value }), 403, 'scope_insufficient');
+    const kept = await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: suite.keys.full });
+    expect((kept.body as KeyWire).scopes).toEqual(['management']);
+    const emptyObject = await call(`${keysUrl()}/${k.id}/rotate`, { key: suite.keys.full, body: {} });
+    expect((emptyObject.body as KeyWire).scopes).toEqual(['management']);
+  });
+
+  it('validates the rotation body like creation, and refuses unknown fields', async () => {
+    const k = await create();
+    const rotate = (body: unknown): Promise<JsonResponse> => call(`${keysUrl()}/${k.id}/rotate`, { key: suite.keys.full, body: body as object });
+    for (const scopes of [['admin'], [], 'inference', [1]]) {
+      const onRotate = await rotate({ scopes });
+      const onCreate = await call(keysUrl(), { key: suite.keys.full, body: { scopes } });
+      expect(onRotate.status).toBe(400);
+      expect(onRotate.body).toEqual(onCreate.body);
+    }
+    expectError(await rotate({ foo: 1 }), 400, 'invalid_request', 'foo');
+    expect(((await rotate({ foo: 1 })).body as { error: { message: string } }).error.message).toMatch(/^foo is not a field of this request/);
+    expectError(await rotate([]), 400, 'invalid_request');
+    // Nothing was rotated by the refusals.
+    expect(((await call(`${keysUrl()}/${k.id}`, { key: suite.keys.full })).body as KeyWire).previous_value_valid_until).toBeNull();
+    // A confined key never holds management (SPEC Authentication 10), as at creation.
+    const confined = await create({ allowed_workspace_ids: [WS_B] });
+    expectError(await call(`${keysUrl()}/${confined.id}/rotate`, { key: suite.keys.full, body: { scopes: ['management'] } }), 400, 'invalid_request', 'scopes');
+  });
+
   it('refuses to rotate an unknown key', async () => {
     expectError(await call(`${keysUrl()}/key_nope/rotate`, { method: 'POST', key: suite.keys.full }), 404, 'api_key_not_found');
   });

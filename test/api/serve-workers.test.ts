@@ -1,7 +1,7 @@
 /**
  * `serve --workers 2` (issue 12) as operators run it: one process, two gateway threads on one port, the
  * bundled simulator upstream. Which worker served a request is read from its access-log line (`worker`,
- * matched by the X-Request-ID the response carries): no response header names the worker.
+ * matched by the X-Request-ID the response carries); the X-Service-Worker-ID header must agree with it.
  */
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +30,7 @@ afterAll(async () => {
 interface Answer {
   readonly status: number;
   readonly requestId: string;
+  readonly workerId: string;
   readonly body: string;
 }
 
@@ -48,7 +49,7 @@ function send(path: string, options: { key: string; method?: string; body?: obje
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, requestId: String(res.headers['x-request-id'] ?? ''), body: Buffer.concat(chunks).toString() }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, requestId: String(res.headers['x-request-id'] ?? ''), workerId: String(res.headers['x-service-worker-id'] ?? ''), body: Buffer.concat(chunks).toString() }));
       },
     );
     req.on('error', reject);
@@ -90,6 +91,18 @@ describe('serve --workers 2', () => {
     expect((JSON.parse(answers[0]?.body ?? '{}') as { object?: string }).object).toBe('chat.completion');
     const served = await workersOf(answers.map((a) => a.requestId));
     expect(new Set(served.values())).toEqual(new Set([0, 1]));
+    // X-Service-Worker-ID (SPEC Response headers): one stable id per worker, two workers, two ids.
+    const idOf = new Map<number, Set<string>>();
+    for (const a of answers) {
+      const worker = served.get(a.requestId) as number;
+      idOf.set(worker, (idOf.get(worker) ?? new Set()).add(a.workerId));
+    }
+    const [w0, w1] = [[...(idOf.get(0) ?? [])], [...(idOf.get(1) ?? [])]];
+    expect(w0).toHaveLength(1);
+    expect(w1).toHaveLength(1);
+    expect(w0[0]).toMatch(/^inst_[0-9a-f]{16}$/);
+    expect(w1[0]).toMatch(/^inst_[0-9a-f]{16}$/);
+    expect(w0[0]).not.toBe(w1[0]);
   });
 
   it('admits exactly the project ceiling across both workers under concurrent load', async () => {

@@ -140,6 +140,22 @@ export function catalogStoreContract(name: string, make: () => Promise<CatalogSt
       expect(await store.rotatedValuesValidUntil(PROJECT)).toEqual(new Map([[key.id, T0 + 100]]));
     });
 
+    it('rotates with a new scope list: the key, so every value of it, holds the new scopes', async () => {
+      await store.syncConfig(config(), T0);
+      const { key, hash } = newKey();
+      await store.insert(key, hash);
+      const next = value();
+      expect(await store.rotate(key.id, hashKeyValue(next), keyPrefix(next), T0 + 10, T0 + 100, ['inference', 'management'])).toBe(true);
+      expect((await store.findInProject(PROJECT, key.id))?.scopes).toEqual(['inference', 'management']);
+      expect((await store.findCredential(hashKeyValue(next)))?.key.scopes).toEqual(['inference', 'management']);
+      expect((await store.findCredential(hash))?.key.scopes).toEqual(['inference', 'management']);
+      const snap = await store.loadSnapshot();
+      if (snap.credentials) expect(snap.credentials.get(hashKeyValue(next))?.key.scopes).toEqual(['inference', 'management']);
+      const third = value();
+      expect(await store.rotate(key.id, hashKeyValue(third), keyPrefix(third), T0 + 20, T0 + 200)).toBe(true);
+      expect((await store.findInProject(PROJECT, key.id))?.scopes).toEqual(['inference', 'management']);
+    });
+
     it('refuses to rotate a revoked or an expired key', async () => {
       await store.syncConfig(config(), T0);
       const revoked = newKey();

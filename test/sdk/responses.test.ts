@@ -238,6 +238,39 @@ describe('stored responses', () => {
   });
 });
 
+describe('refusals in Responses terms', () => {
+  // The request is checked as a chat turn; its refusals must name the fields the client sent, never chat's.
+  const url = (): string => `${suite.gw.url}/${PROJECT}/v1/responses`;
+  const refusal = async (body: Record<string, unknown>): Promise<{ status: number; code: string; param: string | null; message: string }> => {
+    const res = await call(url(), { key: suite.keys.full, body });
+    const error = (res.body as { error: { code: string; param: string | null; message: string } }).error;
+    return { status: res.status, code: error.code, param: error.param, message: error.message };
+  };
+
+  it('names input, not messages, when there is nothing to send', async () => {
+    for (const [input, got] of [[undefined, 'nothing'], [[], 'an array of 0 items']] as const) {
+      const r = await refusal({ model: 'model-chat', ...(input === undefined ? {} : { input }) });
+      expect(r).toEqual({ status: 400, code: 'invalid_request', param: 'input', message: `input must be a non-empty string or array of input items (or continue a previous_response_id or conversation); got ${got}.` });
+    }
+  });
+
+  it('names max_output_tokens, text.format and tools[i] where the chat turn would name its own fields', async () => {
+    const long = 'word '.repeat(400);
+    const over = await refusal({ model: 'model-small', input: long, max_output_tokens: 200 });
+    expect(over).toMatchObject({ status: 400, code: 'context_length_exceeded', param: 'max_output_tokens' });
+    expect(over.message).toContain('max_output_tokens asks for 200');
+    const format = await refusal({ model: 'model-chat', input: 'x', text: { format: { type: 'json_schema', schema: { type: 'object' } } } });
+    expect(format.status).toBe(400);
+    expect(format).toMatchObject({ param: 'text.format.name', message: expect.stringMatching(/^text\.format\.name must be /) });
+    expect(format.message).not.toMatch(/response_format|json_schema\./);
+    const tool = await refusal({ model: 'model-chat', input: 'x', tools: [{ type: 'function', name: 'bad name!' }] });
+    expect(tool.status).toBe(400);
+    expect(tool).toMatchObject({ param: 'tools[0].name', message: expect.stringMatching(/^tools\[0\]\.name must be /) });
+    expect(tool.message).not.toContain('function');
+    for (const r of [over, format, tool]) expect(r.message).not.toMatch(/messages|max_tokens/);
+  });
+});
+
 describe('conversations', () => {
   it('creates, retrieves, updates, lists, adds, gets and deletes items, and deletes', async () => {
     const client = project();

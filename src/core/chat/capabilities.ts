@@ -6,6 +6,7 @@
 import type { ModelConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 import type { ChatRequest } from '../../schemas/chat-request.js';
+import { withArticle } from '../article.js';
 
 type Capability = ModelConfig['capabilities'][number];
 
@@ -93,7 +94,7 @@ function checkContentParts(req: ChatRequest, support: MediaSupport): void {
       if (missing !== null) {
         throw new GatewayError('invalid_request', {
           param: `messages[${i}].content[${j}]`,
-          message: `messages[${i}].content[${j}] is a ${part.type} part, but ${missing}.`,
+          message: `messages[${i}].content[${j}] is ${withArticle(part.type)} part, but ${missing}.`,
         });
       }
     });

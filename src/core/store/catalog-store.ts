@@ -4,7 +4,7 @@
  * through it; the in-memory catalog (store/catalog.ts) reads a snapshot of it, so a request never waits
  * on it. Implementations: store/sqlite/catalog-store.ts, store/postgres/catalog-store.ts.
  */
-import type { Config } from '../../config.js';
+import type { Config, Scope } from '../../config.js';
 import type { ApiKeyRecord, EndpointRecord, KeyCredential, ProjectRecord, WorkspaceRecord } from '../records.js';
 
 export interface SyncSummary {
@@ -49,7 +49,9 @@ export interface CatalogStore {
    * SPEC Authentication 11: the current value stays valid until `graceUntil`, the new one is current, the
    * prefix follows it. Only an active key (not revoked, not expired at `now`) rotates, checked in the same
    * transaction as the change, so a revocation by another process cannot fall in between; false otherwise.
+   * `scopes` (SPEC Authentication 3: scopes change only by rotation): the key's new scope list, in the same
+   * transaction; absent: unchanged. Scopes belong to the key, so a value in its grace has them too.
    */
-  rotate(id: string, newHash: string, newPrefix: string, now: number, graceUntil: number): Promise<boolean>;
+  rotate(id: string, newHash: string, newPrefix: string, now: number, graceUntil: number, scopes?: readonly Scope[]): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * rate counters: ARCHITECTURE "State"). A refusal is 429 with retry_after, retry_strategy and Retry-After
  * (SPEC "Errors"), the wait being until the oldest test in the window leaves it.
  */
-import { GatewayError } from '../../errors.js';
+import { retryStrategy, tooManyRequests } from '../limits/limit-headers.js';
 
 export const TEST_DELIVERIES_PER_HOUR = 10;
 const WINDOW_MS = 3_600_000;
@@ -17,14 +17,12 @@ export function createTestDeliveryLimiter(limit = TEST_DELIVERIES_PER_HOUR, wind
       if (recent.length >= limit) {
         const retryAfter = Math.max(1, Math.ceil(((recent[0] ?? now) + windowMs - now) / 1000));
         sent.set(webhookId, recent);
-        throw new GatewayError('webhook_test_limit_exceeded', {
-          message: `Test deliveries are limited to ${limit} per webhook per hour; retry in ${retryAfter} s.`,
-          extra: {
-            retry_after: retryAfter,
-            retry_strategy: { type: 'fixed', initial_delay_ms: retryAfter * 1000, max_delay_ms: retryAfter * 1000, multiplier: 1, jitter: true },
-          },
-          headers: { 'Retry-After': String(retryAfter) },
-        });
+        throw tooManyRequests(
+          'webhook_test_limit_exceeded',
+          `Test deliveries are limited to ${limit} per webhook per hour; retry in ${retryAfter} s.`,
+          retryAfter,
+          retryStrategy('fixed', retryAfter),
+        );
       }
       recent.push(now);
       sent.set(webhookId, recent);

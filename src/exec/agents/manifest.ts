@@ -15,6 +15,7 @@ import { Ajv } from 'ajv';
 import { z } from 'zod';
 import type { ExecTool } from '../../core/exec/agent-registry.js';
 import type { Manifest } from './records.js';
+import { requirementOf } from '../../schemas/issues.js';
 
 export const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
 export const REGISTRATION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -70,7 +71,7 @@ export function checkEnroll(raw: unknown): ManifestCheck {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue ? renderPath(issue.path) : '';
-    return { ok: false, message: `${path || 'the enroll message'} ${issue?.message ?? 'is invalid'}` };
+    return { ok: false, message: `${path || 'the enroll message'} ${issue ? requirementOf(issue) : 'is invalid'}` };
   }
   const m = parsed.data;
   for (const [i, tool] of m.manifest.tools.entries()) {

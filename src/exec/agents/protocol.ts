@@ -5,6 +5,7 @@
  * gateway reads.
  */
 import { z } from 'zod';
+import { requirementOf } from '../../schemas/issues.js';
 
 /** SPEC "Execution surface errors": enrollment protocol codes, sent in-band, never retryable. */
 export type EnrollErrorCode = 'exec_manifest_invalid' | 'agent_name_in_use' | 'agent_name_conflict';
@@ -46,7 +47,7 @@ export function parseRuntimeMessage(raw: unknown): RuntimeMessage {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'type';
-    return { kind: 'invalid', message: `${where}: ${issue?.message ?? 'invalid'}; messages are heartbeat, invocation.output, invocation.result` };
+    return { kind: 'invalid', message: `${where}: ${issue ? requirementOf(issue) : 'invalid'}; messages are heartbeat, invocation.output, invocation.result` };
   }
   const m = parsed.data;
   if (m.type === 'heartbeat') return { kind: 'heartbeat' };

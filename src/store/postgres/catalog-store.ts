@@ -126,7 +126,7 @@ export function createPgCatalogStore(store: PgStore): CatalogStore {
         return true;
       }),
 
-    rotate: (id, newHash, newPrefix, now, graceUntil) =>
+    rotate: (id, newHash, newPrefix, now, graceUntil, scopes) =>
       store.transaction(async (db) => {
         // The row lock holds off a concurrent revocation or rotation until this one commits.
         const { rows } = await db.query<{ revoked_at: number | null; expires_at: number | null }>('SELECT revoked_at, expires_at FROM api_keys WHERE id = $1 FOR UPDATE', [id]);
@@ -135,6 +135,7 @@ export function createPgCatalogStore(store: PgStore): CatalogStore {
         await db.query('UPDATE api_key_secrets SET valid_until = $2 WHERE key_id = $1 AND valid_until IS NULL', [id, graceUntil]);
         await db.query('INSERT INTO api_key_secrets (hash, key_id, created_at, valid_until) VALUES ($1, $2, $3, NULL)', [newHash, id, now]);
         await db.query('UPDATE api_keys SET prefix = $2 WHERE id = $1', [id, newPrefix]);
+        if (scopes !== undefined) await db.query('UPDATE api_keys SET scopes = $2 WHERE id = $1', [id, toJson(scopes)]);
         await store.notifyChange(db, TOPIC);
         return true;
       }),

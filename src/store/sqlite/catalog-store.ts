@@ -23,7 +23,7 @@ export function createSqliteCatalogStore(db: Db): CatalogStore {
     rotatedValuesValidUntil: async (projectId) => keys.rotatedValuesValidUntil(projectId),
     insert: async (key, hash) => keys.insert(key, hash),
     revoke: async (id, now, reason) => keys.revoke(id, now, reason),
-    rotate: async (id, newHash, newPrefix, now, graceUntil) => keys.rotateIfActive(id, newHash, newPrefix, now, graceUntil),
+    rotate: async (id, newHash, newPrefix, now, graceUntil, scopes) => keys.rotateIfActive(id, newHash, newPrefix, now, graceUntil, scopes ?? null),
     // The database belongs to whoever opened it.
     close: async () => undefined,
   };

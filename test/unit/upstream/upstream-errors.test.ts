@@ -22,7 +22,7 @@ describe('mapUpstreamError', () => {
   it('keeps the 429 retry hint in the header and the body', () => {
     const e = mapUpstreamError(429, '', '7');
     expect(e.headers).toEqual({ 'Retry-After': '7' });
-    expect(e.extra).toEqual({ retry_after: 7 });
+    expect(e.extra).toEqual({ retry_after: 7, retry_strategy: { type: 'exponential', initial_delay_ms: 7000, max_delay_ms: 60_000, multiplier: 2, jitter: true } });
   });
 
   it('tells an unknown model apart from a wrong base URL on a 404', () => {
