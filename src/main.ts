@@ -155,10 +155,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const catalog: Catalog = preloaded ?? createCatalog(db);
   const pool = createWorkerPool({ minThreads: config.pool.min_threads, maxThreads: config.pool.max_threads });
   await pool.whenReady();
-  const metrics = createMetrics(
-    () => pool.queueSize,
-    () => pool.utilization,
-  );
+  const metrics = createMetrics(() => pool.queueSize, () => pool.utilization);
   const clock = config.testing.controllable_clock ? createControllableClock() : systemClock;
   if (clock.advance) logger.warn('testing.controllable_clock is on: POST /__test/clock can move time; never use this in production');
   // Limits and the bus: in this thread, shared by the worker threads, or in Redis (coordination.ts).
@@ -406,8 +403,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     trustProxy: config.server.trust_proxy,
     tls: config.server.tls,
     sharedPort: options.shared !== undefined,
-    // The instance registry's id is new at every start and distinct per worker thread (each runs its own
-    // startGateway), so it names exactly the worker that answered; it is in the logs too (docs/decisions.md).
+    // New at every start and distinct per worker thread (each runs startGateway): docs/decisions.md.
     workerId: instances.id,
     onStart: (family) => metrics.requestStarted(family),
     logClientAddress: logger.isLevelEnabled('info'),
