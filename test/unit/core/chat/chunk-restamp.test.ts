@@ -2,16 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ChunkNormalizer } from '../../../../src/core/chat/chunk-normalizer.js';
 import { createRestamper } from '../../../../src/core/chat/chunk-restamp.js';
 import type { TurnContext } from '../../../../src/core/chat/turn-context.js';
+import { RESTAMP_CONTEXT } from '../../../helpers/turn-context.js';
 
-const ctx: TurnContext = {
-  requestId: 'chatcmpl-0123456789abcdef01234567',
-  clientModel: 'client "model"',
-  lane: 'flex',
-  reasoningModel: false,
-  excludeReasoning: false,
-  splitInlineThink: false,
-  adjustedEffort: null,
-};
+const ctx: TurnContext = RESTAMP_CONTEXT;
 
 const chunk = (choices: string, extra = ''): string =>
   `{"id":"up-7","object":"chat.completion.chunk","created":1700000000,"model":"sim","system_fingerprint":"fp","choices":${choices}${extra}}`;

@@ -2,16 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { restampCompletion } from '../../../../src/core/chat/completion-restamp.js';
 import { normalizeCompletion } from '../../../../src/core/chat/normalize-completion.js';
 import type { TurnContext } from '../../../../src/core/chat/turn-context.js';
+import { RESTAMP_CONTEXT } from '../../../helpers/turn-context.js';
 
-const ctx: TurnContext = {
-  requestId: 'chatcmpl-0123456789abcdef01234567',
-  clientModel: 'client "model"',
-  lane: 'flex',
-  reasoningModel: false,
-  excludeReasoning: false,
-  splitInlineThink: false,
-  adjustedEffort: null,
-};
+const ctx: TurnContext = RESTAMP_CONTEXT;
 
 const USAGE = '{"prompt_tokens":10,"completion_tokens":16,"total_tokens":26,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}';
 
