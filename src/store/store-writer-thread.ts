@@ -69,7 +69,8 @@ if (parentPort) {
   const rowsOf = (message: Extract<StoreWriterMessage, { kind: 'usage' }>): LedgerRow[] => {
     if (message.packed !== null) return unpack(message.packed) as LedgerRow[];
     if (message.segment === null || journalDir === null) throw new Error('a usage batch came with neither rows nor a journal segment');
-    return parseSegment(readFileSync(join(journalDir, message.segment), 'utf8'));
+    // Read as bytes, decoded apart: the encoding option made fs build an options object of a new shape per call.
+    return parseSegment(readFileSync(join(journalDir, message.segment)).toString('utf8'));
   };
   const usage = (message: Extract<StoreWriterMessage, { kind: 'usage' }>): StoreWriterReply => {
     let rows: LedgerRow[];
