@@ -277,7 +277,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Caches, budget charges and affinity kept right across workers or replicas (nothing with one process).
   attachBus(coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets, storedBudgetCaps: storedCaps });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
-  // With PostgreSQL, batches and their lines are shared: any replica claims a line (once), under its row in
+  // With PostgreSQL, batches and their lines are shared: every replica may claim a line (once), under its row in
   // the shared instance registry, and hears when another validated a batch (no wait for its minute sweep).
   const batchesRepo = shared ? createPgBatchesStore(shared.pg, shared.instances.id) : createSqliteBatchesStore(createBatchesRepo(busyDb, busyOutbox, instances.id));
   const batchFiles = batchFilesOf(filesServices.files);

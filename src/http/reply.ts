@@ -16,6 +16,9 @@ const STATUS_TEXT: Record<number, string> = {
   499: '499 Client Closed Request', 501: '501 Not Implemented', 502: '502 Bad Gateway', 503: '503 Service Unavailable', 504: '504 Gateway Timeout',
 };
 
+/** SPEC's response header naming the gateway worker that answered (set by server.ts and ws.ts). */
+export const WORKER_ID_HEADER = 'X-Service-Worker-ID';
+
 export function statusLine(status: number): string {
   return STATUS_TEXT[status] ?? String(status);
 }

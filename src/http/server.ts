@@ -9,7 +9,7 @@ import { BodyGate, discardBoundFor } from './body-gate.js';
 import { DrainState } from './drain-state.js';
 import { IncomingRequest, type DataSource } from './request.js';
 import { newRequestId } from './request-id.js';
-import { Reply } from './reply.js';
+import { Reply, WORKER_ID_HEADER } from './reply.js';
 import { createRouteTable, type RoutePattern } from './route-table.js';
 import { listenExclusive, type Uws } from './uws.js';
 import { registerWsRoutes, type WsRegistry, type WsRouteDef } from './ws.js';
@@ -141,8 +141,6 @@ export function serveRoute(route: RouteDef, ctx: RouteContext): Promise<void> | 
   if (!isThenable(who)) return route.handle(ctx, who);
   return who.then((admitted) => (ctx.req.aborted ? undefined : route.handle(ctx, admitted)));
 }
-
-export const WORKER_ID_HEADER = 'X-Service-Worker-ID';
 
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const workerId = opts.workerId;

@@ -16,7 +16,7 @@ import type { CompressOptions, HttpRequest, HttpResponse, TemplatedApp, WebSocke
 import { GatewayError } from '../errors.js';
 import { IncomingRequest } from './request.js';
 import { newRequestId } from './request-id.js';
-import { Reply } from './reply.js';
+import { Reply, WORKER_ID_HEADER } from './reply.js';
 import { createRouteTable } from './route-table.js';
 import type { CompletedRequest, RouteContext, RouteDef } from './server.js';
 
@@ -178,7 +178,7 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
         // Read now: after the upgrade the response object, and with it the peer address, is gone.
         void req.clientIp;
         const reply = new Reply(res, req.requestId);
-        if (opts.workerId !== undefined) reply.setHeader('X-Service-Worker-ID', opts.workerId);
+        if (opts.workerId !== undefined) reply.setHeader(WORKER_ID_HEADER, opts.workerId);
         res.onAborted(() => {
           reply.markAborted();
           req.markAborted();
