@@ -7,7 +7,8 @@
 import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
 import { deadlinesFor } from '../../core/chat/deadlines.js';
 import type { ServiceTier } from '../../core/chat/service-tier.js';
-import { normalizeUsage } from '../../core/chat/usage.js';
+import { separateReasoning } from '../../core/chat/normalize-completion.js';
+import { countOf, normalizeUsage } from '../../core/chat/usage.js';
 import type { Usage } from '../../core/multimodel/cost.js';
 import type { StepMessage } from '../../core/multimodel/step-messages.js';
 import type { EndpointRecord } from '../../core/records.js';
@@ -57,7 +58,6 @@ export interface Dispatched {
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-const count = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /**
  * `fields` are the dispatch's own: its messages, and on the dispatch whose answer the client receives the
@@ -173,8 +173,8 @@ function readAnswer(raw: Buffer, reasoningModel: boolean): { content: string; re
   if (typeof message.content !== 'string') {
     throw new GatewayError('internal_error', { message: 'A sub-task dispatch came back without text content.' });
   }
-  // The same precedence as the single-model route (core/chat/normalize-completion.ts).
-  const reasoning = typeof message.reasoning_content === 'string' ? message.reasoning_content : typeof message.reasoning === 'string' ? message.reasoning : '';
+  // As the single-model route reads it.
+  const reasoning = separateReasoning(message);
   return {
     content: message.content,
     reasoning: reasoning === '' ? null : reasoning,
@@ -192,12 +192,12 @@ function usageOf(raw: unknown, reasoningModel: boolean): Usage {
     prompt_tokens: num(u.prompt_tokens),
     completion_tokens: num(u.completion_tokens),
     total_tokens: num(u.total_tokens),
-    prompt_tokens_details: { cached_tokens: num(prompt.cached_tokens), audio_tokens: count(prompt.audio_tokens) },
+    prompt_tokens_details: { cached_tokens: num(prompt.cached_tokens), audio_tokens: countOf(prompt.audio_tokens) },
     completion_tokens_details: {
-      reasoning_tokens: count(completion.reasoning_tokens),
-      audio_tokens: count(completion.audio_tokens),
-      accepted_prediction_tokens: count(completion.accepted_prediction_tokens),
-      rejected_prediction_tokens: count(completion.rejected_prediction_tokens),
+      reasoning_tokens: countOf(completion.reasoning_tokens),
+      audio_tokens: countOf(completion.audio_tokens),
+      accepted_prediction_tokens: countOf(completion.accepted_prediction_tokens),
+      rejected_prediction_tokens: countOf(completion.rejected_prediction_tokens),
     },
   };
 }

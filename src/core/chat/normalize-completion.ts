@@ -81,7 +81,7 @@ function splitMessage(message: Json, logprobs: Json): SplitMessage | null {
 
 function normalizeMessage(message: Json, ctx: TurnContext, split: SplitMessage | null): Json {
   const { role: _role, content, refusal, tool_calls, annotations, reasoning, reasoning_content, ...rest } = message;
-  const separate = typeof reasoning_content === 'string' ? reasoning_content : typeof reasoning === 'string' ? reasoning : '';
+  const separate = separateReasoning({ reasoning_content, reasoning });
   const reasoningText = separate + (split?.reasoning ?? '');
   const out: Json = {
     role: 'assistant',
@@ -95,6 +95,11 @@ function normalizeMessage(message: Json, ctx: TurnContext, split: SplitMessage |
     out.reasoning_content = reasoningText;
   }
   return { ...out, ...rest };
+}
+
+/** A message's separate reasoning: `reasoning_content` first, else `reasoning` (vLLM and llama.cpp spellings); '' when none. */
+export function separateReasoning(message: { readonly reasoning_content?: unknown; readonly reasoning?: unknown }): string {
+  return typeof message.reasoning_content === 'string' ? message.reasoning_content : typeof message.reasoning === 'string' ? message.reasoning : '';
 }
 
 /** null, or `{content, refusal}` where an empty content list becomes null (pure refusal or tool call). */

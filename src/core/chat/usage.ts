@@ -6,7 +6,8 @@ import type { TurnUsage } from './turn-context.js';
 
 type Json = Record<string, unknown>;
 
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+/** A token count as reported, or null when the server sent none (SPEC's null: does not apply). */
+export const countOf = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
 /**
@@ -15,21 +16,21 @@ const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(
  */
 export function normalizeUsage(raw: unknown, reasoningModel: boolean): Json {
   const u = obj(raw);
-  const promptTokens = num(u.prompt_tokens) ?? 0;
-  const completionTokens = num(u.completion_tokens) ?? 0;
+  const promptTokens = countOf(u.prompt_tokens) ?? 0;
+  const completionTokens = countOf(u.completion_tokens) ?? 0;
   u.prompt_tokens = promptTokens;
   u.completion_tokens = completionTokens;
-  u.total_tokens = num(u.total_tokens) ?? promptTokens + completionTokens;
+  u.total_tokens = countOf(u.total_tokens) ?? promptTokens + completionTokens;
   const prompt = obj(u.prompt_tokens_details);
-  prompt.cached_tokens = num(prompt.cached_tokens) ?? 0;
-  prompt.audio_tokens = num(prompt.audio_tokens);
+  prompt.cached_tokens = countOf(prompt.cached_tokens) ?? 0;
+  prompt.audio_tokens = countOf(prompt.audio_tokens);
   u.prompt_tokens_details = prompt;
   const completion = obj(u.completion_tokens_details);
   // SPEC: null for non-reasoning models or when no reasoning parser is engaged.
-  completion.reasoning_tokens = reasoningModel ? num(completion.reasoning_tokens) : null;
-  completion.audio_tokens = num(completion.audio_tokens);
-  completion.accepted_prediction_tokens = num(completion.accepted_prediction_tokens);
-  completion.rejected_prediction_tokens = num(completion.rejected_prediction_tokens);
+  completion.reasoning_tokens = reasoningModel ? countOf(completion.reasoning_tokens) : null;
+  completion.audio_tokens = countOf(completion.audio_tokens);
+  completion.accepted_prediction_tokens = countOf(completion.accepted_prediction_tokens);
+  completion.rejected_prediction_tokens = countOf(completion.rejected_prediction_tokens);
   u.completion_tokens_details = completion;
   return u;
 }
@@ -38,10 +39,10 @@ export function turnUsageOf(normalized: Json): TurnUsage {
   const prompt = obj(normalized.prompt_tokens_details);
   const completion = obj(normalized.completion_tokens_details);
   return {
-    promptTokens: num(normalized.prompt_tokens) ?? 0,
-    completionTokens: num(normalized.completion_tokens) ?? 0,
-    cachedTokens: num(prompt.cached_tokens) ?? 0,
-    reasoningTokens: num(completion.reasoning_tokens),
+    promptTokens: countOf(normalized.prompt_tokens) ?? 0,
+    completionTokens: countOf(normalized.completion_tokens) ?? 0,
+    cachedTokens: countOf(prompt.cached_tokens) ?? 0,
+    reasoningTokens: countOf(completion.reasoning_tokens),
     source: 'upstream',
   };
 }
