@@ -17,6 +17,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { scan, scannable, type Small } from './exact-scan.js';
+import { settlesWithin } from './settles-within.js';
 import type {
   LoadIndexInput,
   LoadIndexOutput,
@@ -146,16 +147,10 @@ export function createSimilarityPool(options: { stopWaitMs?: number } = {}): Sim
         // search it is in finishes), closes its port and ends by itself, never terminated in the middle
         // of a native call.
         Atomics.store(cancel, 0, 1);
-        const exited = new Promise<boolean>((resolve) => w.once('exit', () => resolve(true)));
+        const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
         w.ref();
         w.postMessage({ stop: true } satisfies SimilarityStop);
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), options.stopWaitMs ?? STOP_WAIT_MS);
-        });
-        const ended = await Promise.race([exited, late]);
-        clearTimeout(timer);
-        if (!ended) await w.terminate();
+        if (!(await settlesWithin(exited, options.stopWaitMs ?? STOP_WAIT_MS))) await w.terminate();
       }
       failAll(new Error('the similarity thread is closed'));
     },

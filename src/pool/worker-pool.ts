@@ -13,6 +13,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { settlesWithin } from './settles-within.js';
 import type { BuildIndexInput, BuildIndexOutput, CountTokensInput, CountTokensOutput, SignInput, SignOutput } from './tasks.js';
 
 export interface WorkerPool {
@@ -84,15 +85,10 @@ export function createWorkerPool(options: { minThreads: number; maxThreads: numb
         Atomics.store(cancel, 0, 1);
         // Tokens and signatures take milliseconds, builds stop at their next point: the wait is short. The
         // bound is for a task that hangs; terminating it then may still abort the process.
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, options.closeWaitMs ?? CLOSE_WAIT_MS);
-        });
         const settled = (async () => {
           while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
         })();
-        await Promise.race([settled, late]);
-        clearTimeout(timer);
+        await settlesWithin(settled, options.closeWaitMs ?? CLOSE_WAIT_MS);
         // Every thread is idle now (between tasks): terminating it interrupts no native call.
         await piscina.destroy();
       })();
