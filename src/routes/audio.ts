@@ -17,7 +17,7 @@ import { forwardUpload, type ForwardedUpload } from './audio-upload.js';
 import { serveSpeech, serveTranscription, type AudioAdmitted, type SpeechBody } from '../app/audio/audio-requests.js';
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
-import { keyed, requireEndpoint, requireModel } from './guard.js';
+import { keyed, requireEndpoint, requireModel, wrongEndpointKind } from './guard.js';
 import { withArticle } from '../core/article.js';
 
 export interface AudioServices extends ChatServices {
@@ -37,9 +37,7 @@ function admitEndpoint(ctx: RouteContext, services: ChatServices, auth: Authenti
   const { endpoint } = access;
   const needed = KIND_NEEDED[route];
   if (endpoint.kind !== needed) {
-    throw new GatewayError('invalid_request', {
-      message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; /v1/audio/${route} needs ${withArticle(needed)} endpoint.`,
-    });
+    throw wrongEndpointKind(endpoint, `/v1/audio/${route} needs ${withArticle(needed)} endpoint`);
   }
   if (endpoint.status !== 'active') {
     throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });

@@ -12,14 +12,11 @@ import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { serveChatTurn } from '../app/chat/chat-turn.js';
 import { parseChatBody } from './chat-body.js';
 import { requireBudget } from '../app/endpoint-access.js';
-import { keyed, requireEndpoint, requireModel } from './guard.js';
-import { withArticle } from '../core/article.js';
+import { keyed, requireEndpoint, requireModel, wrongEndpointKind } from './guard.js';
 
 export function assertServesChat(endpoint: EndpointRecord): void {
   if (endpoint.kind !== 'chat') {
-    throw new GatewayError('invalid_request', {
-      message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; chat completions need a chat endpoint.`,
-    });
+    throw wrongEndpointKind(endpoint, 'chat completions need a chat endpoint');
   }
   if (endpoint.status !== 'active') {
     throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });

@@ -19,18 +19,15 @@ import { parseEmbeddingsRequest, type EmbeddingsRequest } from '../schemas/embed
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { servePromptOnly } from '../app/prompt-only/prompt-only-call.js';
 import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
-import { keyed, requireEndpoint, requireModel } from './guard.js';
+import { keyed, requireEndpoint, requireModel, wrongEndpointKind } from './guard.js';
 import { routerWorkspace } from './semantic-router-chat.js';
-import { withArticle } from '../core/article.js';
 
 /** Usage ledger label of every embeddings call, direct or through a router base URL (not a routed turn). */
 const ROUTE = 'embeddings';
 
 export function assertServesEmbeddings(endpoint: EndpointRecord): void {
   if (endpoint.kind !== 'embedding') {
-    throw new GatewayError('invalid_request', {
-      message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; /v1/embeddings needs an embedding endpoint.`,
-    });
+    throw wrongEndpointKind(endpoint, '/v1/embeddings needs an embedding endpoint');
   }
   if (endpoint.status !== 'active') {
     throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });

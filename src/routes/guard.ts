@@ -9,6 +9,7 @@ import { refusalError, writeRateLimitHeaders } from '../core/limits/limit-header
 import { limitClassOf, type Admission } from '../core/limits/rate-limiter.js';
 import { NO_ALIASES, resolveModel, type EndpointKind, type ModelAliases } from '../core/models/resolve-model.js';
 import type { EndpointRecord } from '../core/records.js';
+import { withArticle } from '../core/article.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { RouteAuth, RouteContext, RouteDef } from '../http/server.js';
@@ -78,6 +79,14 @@ export function namedWorkspace(req: IncomingRequest): { named: string | null; na
 }
 
 /** Direct routes: the endpoint named by slug, reachable by this key in the request's workspace. */
+/**
+ * 400 for an endpoint of the wrong kind for the route: `Endpoint <slug> is an <kind> endpoint; <what the
+ * route needs>.` One sentence shape for every route that serves one kind.
+ */
+export function wrongEndpointKind(endpoint: EndpointRecord, needs: string, param: string | null = null): GatewayError {
+  return new GatewayError('invalid_request', { param, message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; ${needs}.` });
+}
+
 export function requireEndpoint(req: IncomingRequest, services: Services, auth: AuthenticatedKey): EndpointAccess {
   const slug = req.params.endpoint ?? '';
   const endpoint = services.catalog.endpoint(auth.project.id, slug);

@@ -15,11 +15,10 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import type { WsAccept, WsRouteDef } from '../http/ws.js';
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { requireBudget } from '../app/endpoint-access.js';
-import { keyed, requireEndpoint, requireKey } from './guard.js';
+import { keyed, requireEndpoint, requireKey, wrongEndpointKind } from './guard.js';
 import { RelaySession } from '../app/realtime/realtime-relay.js';
 import { SegmentSession } from '../app/realtime/realtime-segment.js';
 import type { RealtimeContext } from '../app/realtime/realtime-session.js';
-import { withArticle } from '../core/article.js';
 
 export const REALTIME_PATTERN = '/:project/:endpoint/v1/realtime';
 const KEY_PROTOCOL = 'openai-insecure-api-key.';
@@ -68,7 +67,7 @@ function accept(services: RealtimeServices, ctx: RouteContext, offered: string[]
   const access = requireEndpoint(req, services, auth);
   const { endpoint } = access;
   if (endpoint.kind !== 'realtime') {
-    throw new GatewayError('invalid_request', { message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; /v1/realtime needs a realtime endpoint.` });
+    throw wrongEndpointKind(endpoint, '/v1/realtime needs a realtime endpoint');
   }
   if (endpoint.status !== 'active') throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });
   requireBudget(ctx, services, auth, access);

@@ -17,16 +17,13 @@ import { parseRerankRequest, parseScoreRequest, rerankTexts, scoreTexts } from '
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { servePromptOnly } from '../app/prompt-only/prompt-only-call.js';
 import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
-import { keyed, requireEndpoint, requireModel } from './guard.js';
-import { withArticle } from '../core/article.js';
+import { keyed, requireEndpoint, requireModel, wrongEndpointKind } from './guard.js';
 
 type Operation = 'rerank' | 'score';
 
 export function assertServesRerank(endpoint: EndpointRecord, op: Operation): void {
   if (endpoint.kind !== 'rerank') {
-    throw new GatewayError('invalid_request', {
-      message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; /v1/${op} needs a rerank endpoint.`,
-    });
+    throw wrongEndpointKind(endpoint, `/v1/${op} needs a rerank endpoint`);
   }
   if (endpoint.status !== 'active') {
     throw new GatewayError('endpoint_unavailable', { message: `Endpoint ${endpoint.slug} is ${endpoint.status}, not active.` });

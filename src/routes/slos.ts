@@ -18,9 +18,8 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import type { SloTracker } from '../router/slo-tracker.js';
 import { parseSloPut } from '../schemas/models-api.js';
 import type { EndpointSlo } from '../core/store/router-store.js';
-import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
+import { keyed, MANAGEMENT_BODY_LIMIT, wrongEndpointKind } from './guard.js';
 import type { Services } from '../app/services.js';
-import { withArticle } from '../core/article.js';
 
 export interface SlosServices extends Services {
   readonly slos: SloTracker;
@@ -62,7 +61,7 @@ export function slosRoutes(services: SlosServices): RouteDef[] {
     if (!endpoint) throw new GatewayError('endpoint_not_found', { param: 'endpoint', message: `Project ${projectId} has no endpoint ${JSON.stringify(body.endpoint)}.` });
     authorizeEndpoint(auth.key, endpoint);
     if (endpoint.kind !== 'chat') {
-      throw new GatewayError('invalid_request', { param: 'endpoint', message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; latency objectives apply to chat endpoints (time to first token, time per output token).` });
+      throw wrongEndpointKind(endpoint, 'latency objectives apply to chat endpoints (time to first token, time per output token)', 'endpoint');
     }
     const ttftMs = body.ttft_ms ?? null;
     const tpotMs = body.tpot_ms ?? null;
