@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
 import type { LedgerRow } from '../../../src/store/usage-ledger.js';
 import { createStoreWriter } from '../../../dist/src/store/store-writer.js';
-import { createUsageJournal, type UsageJournal } from '../../../dist/src/store/usage-journal.js';
+import { createUsageJournal, journalDirOf, type UsageJournal } from '../../../dist/src/store/usage-journal.js';
 import { createUsageLedger } from '../../../dist/src/store/usage-ledger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'usage-ledger-test-'));
@@ -68,56 +68,52 @@ function storedRows(path: string): LedgerRow[] {
   })) as LedgerRow[];
 }
 
+/** Creates the store at `path`, records `count` rows through a ledger on it at `path` (with `journal`, or none); returns them and the errors reported. */
+async function recordThrough(path: string, count: number, journalOf: (errors: string[]) => UsageJournal | null): Promise<{ rows: LedgerRow[]; errors: string[] }> {
+  openDatabase(path).close();
+  const errors: string[] = [];
+  const journal = journalOf(errors);
+  const ledger = createUsageLedger(createStoreWriter({ path, journalDir: journal?.dir ?? null }, 1), journal, (message) => errors.push(message));
+  const rows = Array.from({ length: count }, (_, i) => row(i));
+  for (const r of rows) ledger.record(r);
+  await ledger.close();
+  return { rows, errors };
+}
+
 describe('the usage ledger', () => {
   it('stores every recorded row with every column as recorded (70 rows: two full statements and a tail)', async () => {
     const path = join(dir, 'ledger.db');
-    openDatabase(path).close();
-    const errors: string[] = [];
-    const ledger = createUsageLedger(createStoreWriter({ path, journalDir: null }, 1), null, (message) => errors.push(message));
-    const rows = Array.from({ length: 70 }, (_, i) => row(i));
-    for (const r of rows) ledger.record(r);
-    await ledger.close();
-
+    const { rows, errors } = await recordThrough(path, 70, () => null);
     expect(errors).toEqual([]);
     expect(storedRows(path)).toEqual(rows);
   });
 
   it('with the journal on, the writer reads each batch from its segment, stores it once and removes the file', async () => {
     const path = join(dir, 'journaled.db');
-    openDatabase(path).close();
-    const errors: string[] = [];
-    const journal = createUsageJournal(path, 'inst_0a0a', (message) => errors.push(message));
-    const ledger = createUsageLedger(createStoreWriter({ path, journalDir: journal.dir }, 1), journal, (message) => errors.push(message));
-    const rows = Array.from({ length: 70 }, (_, i) => row(i));
-    for (const r of rows) ledger.record(r);
-    await ledger.close();
+    const { rows, errors } = await recordThrough(path, 70, (reported) => createUsageJournal(path, 'inst_0a0a', (message) => reported.push(message)));
     expect(errors).toEqual([]);
     expect(storedRows(path)).toEqual(rows);
-    expect(readdirSync(journal.dir)).toEqual([]);
+    expect(readdirSync(journalDirOf(path))).toEqual([]);
   });
 
   it('hands the writer the rows themselves once an append failed: the segment misses some of them', async () => {
     const path = join(dir, 'broken-journal.db');
-    openDatabase(path).close();
-    const errors: string[] = [];
-    const real = createUsageJournal(path, 'inst_0b0b', (message) => errors.push(message));
-    let appended = 0;
-    // The first ten rows reach the file, then the disk "fills": the journal says so through `intact`.
-    const journal: UsageJournal = {
-      dir: real.dir,
-      get intact() {
-        return appended < 10;
-      },
-      append(r) {
-        if (appended < 10) real.append(r);
-        appended += 1;
-      },
-      cut: () => real.cut(),
-    };
-    const ledger = createUsageLedger(createStoreWriter({ path, journalDir: journal.dir }, 1), journal, (message) => errors.push(message));
-    const rows = Array.from({ length: 40 }, (_, i) => row(i));
-    for (const r of rows) ledger.record(r);
-    await ledger.close();
+    const { rows, errors } = await recordThrough(path, 40, (reported) => {
+      const real = createUsageJournal(path, 'inst_0b0b', (message) => reported.push(message));
+      let appended = 0;
+      // The first ten rows reach the file, then the disk "fills": the journal says so through `intact`.
+      return {
+        dir: real.dir,
+        get intact() {
+          return appended < 10;
+        },
+        append(r) {
+          if (appended < 10) real.append(r);
+          appended += 1;
+        },
+        cut: () => real.cut(),
+      };
+    });
     expect(errors).toEqual([]);
     expect(storedRows(path)).toEqual(rows);
   });
