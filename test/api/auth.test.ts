@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { OTHER_PROJECT, PROJECT, WS_B, WS_DEFAULT } from '../helpers/configs.js';
 import { useGatewaySuite } from '../helpers/suite.js';
@@ -38,6 +39,16 @@ describe('403: a valid key that is denied', () => {
 
   it('returns 403 project_mismatch, not 404, for a project that does not exist', async () => {
     expectError(await call(models('proj_nope'), { key: suite.keys.full }), 403, 'project_mismatch');
+  });
+
+  it('accepts the project UUID on management routes only (SPEC Endpoints); elsewhere 403 naming the external id', async () => {
+    const db = new Database(suite.gw.dbPath, { readonly: true });
+    const uuid = (db.prepare('SELECT uuid FROM projects WHERE id = ?').get(PROJECT) as { uuid: string }).uuid;
+    db.close();
+    const res = await call(models(uuid), { key: suite.keys.full });
+    expectError(res, 403, 'project_mismatch');
+    expect((res.body as { error: { message: string } }).error.message).toContain(`use /${PROJECT}/`);
+    expect((await call(`${suite.gw.url}/${uuid}/v1/management/semantic-router/rules`, { key: suite.keys.full })).status).toBe(200);
   });
 
   it('admits an address inside the allowlist and refuses one outside it with ip_not_allowed', async () => {

@@ -51,6 +51,13 @@ export function authenticateKey(
   if (key.expiresAt !== null && key.expiresAt <= check.now) throw new GatewayError('key_expired');
 
   const project = findProject(check.projectRef);
+  // SPEC Endpoints: the path names the project by its external id, or on management routes also by its
+  // UUID. Elsewhere the key's own project named by UUID is refused with the path to use instead.
+  if (project && project.id === key.projectId && check.projectRef !== project.id && check.scope !== 'management') {
+    throw new GatewayError('project_mismatch', {
+      message: `This route names the project by its external id, not its UUID (the UUID is accepted on management routes only): use /${key.projectId}/... in the path.`,
+    });
+  }
   if (!project || project.id !== key.projectId) {
     // The key holder may learn its own project: that is what makes a wrong path easy to fix.
     throw new GatewayError('project_mismatch', {

@@ -221,8 +221,14 @@ describe('authenticateKey', () => {
     expect(authError({ check: { projectRef: 'proj_nope' } }).message).toContain(`it belongs to ${PROJECT.id}`);
   });
 
-  it('accepts the project named by its UUID', () => {
-    expect(authenticate({ check: { projectRef: PROJECT.uuid } }).project).toBe(PROJECT);
+  it('accepts the project named by its UUID on a management route', () => {
+    expect(authenticate({ key: { scopes: ['management'] }, check: { projectRef: PROJECT.uuid, scope: 'management' } }).project).toBe(PROJECT);
+  });
+
+  it.each(['inference', 'execution'] as const)('refuses the project named by its UUID on an %s route, naming the external id to use', (scope) => {
+    const err = authError({ key: { scopes: ['inference', 'execution'] }, check: { projectRef: PROJECT.uuid, scope } });
+    expect(err).toMatchObject({ code: 'project_mismatch', status: 403 });
+    expect(err.message).toContain(`use /${PROJECT.id}/`);
   });
 
   it.each([
