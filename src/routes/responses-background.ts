@@ -10,6 +10,7 @@
  * request follows the log and may go away without stopping the turn; `GET .../{id}?stream=true` follows it
  * from `starting_after`. Logs of finished runs are kept for the newest KEPT_STREAMS only.
  */
+import { asResponsesRefusal, type ResponsesOrigin } from '../core/responses/chat-refusal.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import type { EndpointRecord } from '../core/records.js';
@@ -171,6 +172,8 @@ export interface BackgroundJob {
   readonly chat: ChatRequest;
   readonly route: 'chat' | 'router';
   readonly streamed: boolean;
+  /** What the request sent, so that a refusal of the chat turn is told in Responses terms (chat-refusal.ts). */
+  readonly origin: ResponsesOrigin;
   /** The reply the turn answers through, writing to `sink`, with the route's finish callback. */
   readonly reply: (sink: TurnSink) => ResponsesReply;
   /** The row goes `in_progress` as the turn starts; false: it was no longer queued (cancelled or deleted, through any replica). */
@@ -251,7 +254,7 @@ export function createBackgroundResponses(services: ChatServices, repo: StoredRe
       await serveChatTurn(services, { ctx, auth: job.auth, endpoint: job.endpoint, workspaceId: job.workspaceId, raw, parsed: job.chatBody, chat: job.chat, route: job.route, reply });
     } catch (err) {
       // What a foreground client would have got as an error answer becomes the Response's error.
-      const e = toGatewayError(err);
+      const e = toGatewayError(asResponsesRefusal(err, job.origin));
       if (!run.cancelled) reply.fail({ code: e.code, message: e.message });
     } finally {
       if (!run.cancelled && !reply.finished) reply.fail({ code: 'internal_error', message: 'The model turn ended without an answer.' });

@@ -230,6 +230,7 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
       chat,
       route,
       streamed: request.stream === true,
+      origin,
       reply: (sink) => new ResponsesReply(sink, header, newRequestId, finish),
       started: () => services.responses.transition(auth.project.id, header.id, 'in_progress', snapshot('in_progress')),
     });

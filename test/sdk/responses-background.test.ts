@@ -108,6 +108,15 @@ describe('background responses', () => {
     expect((await ledger.waitForRow(created.id)).status).toBe('aborted');
   });
 
+  it('fails a turn the gateway refuses with the error in Responses terms (max_output_tokens, not max_tokens)', async () => {
+    const created = await client().responses.create({ model: 'model-small', input: 'word '.repeat(400), max_output_tokens: 200, background: true });
+    const done = await settled(created.id);
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('context_length_exceeded');
+    expect(done.error?.message).toContain('max_output_tokens asks for 200');
+    expect(done.error?.message).not.toMatch(/max_tokens|messages/);
+  });
+
   it('fails with the upstream error as the Response error, and emits response.failed', async () => {
     const before = receiver.received.length;
     const created = await client().responses.create({ model: 'model-held', input: 'refuse me', background: true });
