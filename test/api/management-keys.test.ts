@@ -213,6 +213,20 @@ describe('DELETE /{project}/v1/management/api-keys/{key_id} (revoke)', () => {
     expectError(await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: suite.keys.full }), 409, 'invalid_state');
   });
 
+  it('shows no grace for a rotated-out value once the key is revoked: revocation ends every value', async () => {
+    // Regression: the revoked key still reported previous_value_valid_until a day ahead, while that value
+    // already got 401 key_revoked.
+    const k = await create({});
+    const rotated = (await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: suite.keys.full })).body as KeyWire & { value: string };
+    expect(rotated.previous_value_valid_until).toBeGreaterThan(0);
+    const revoked = await call(`${keysUrl()}/${k.id}`, { method: 'DELETE', key: suite.keys.full });
+    expect(revoked.body).toMatchObject({ status: 'revoked', previous_value_valid_until: null });
+    expectError(await call(models(), { key: k.value }), 401, 'key_revoked');
+    expectError(await call(models(), { key: rotated.value }), 401, 'key_revoked');
+    const listed = ((await call(keysUrl(), { key: suite.keys.full })).body as { data: KeyWire[] }).data.find((x) => x.id === k.id);
+    expect(listed).toMatchObject({ status: 'revoked', previous_value_valid_until: null });
+  });
+
   it('lets a management key revoke itself', async () => {
     const k = await create({ scopes: ['management'] });
     expect((await call(`${keysUrl()}/${k.id}`, { method: 'DELETE', key: k.value })).status).toBe(200);
