@@ -74,7 +74,10 @@ describe('config', () => {
     expectError(await patchConfig({ semantic_router_similarity_floor: 1.01 }), 400, 'invalid_semantic_router_config', 'semantic_router_similarity_floor');
     expectError(await patchConfig({ semantic_router_switch_margin: -0.5 }), 400, 'invalid_semantic_router_config', 'semantic_router_switch_margin');
     expectError(await patchConfig({ semantic_router_enabled: 'false' }), 400, 'invalid_semantic_router_config', 'semantic_router_enabled');
-    expectError(await patchConfig({ semantic_router_fallback_endpoint_id: R_EMBED }), 400, 'invalid_semantic_router_config', 'semantic_router_fallback_endpoint_id');
+    const embedFallback = await patchConfig({ semantic_router_fallback_endpoint_id: R_EMBED });
+    expectError(embedFallback, 400, 'invalid_semantic_router_config', 'semantic_router_fallback_endpoint_id');
+    // The fallback is not a rule: the message used to say "rules route to generative (chat) endpoints".
+    expect(errorOf(embedFallback).message).toMatch(/^semantic_router_fallback_endpoint_id names \S+, an embedding endpoint; it must name a generative \(chat\) endpoint\.$/);
     expectError(
       await patchConfig({ semantic_router_excluded_endpoint_ids: [R_VISION, 'ffffffff-0000-4000-8000-00000000000f'] }),
       400,
