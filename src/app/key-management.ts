@@ -26,12 +26,13 @@ export function keyStatus(k: ApiKeyRecord, now: number): 'active' | 'revoked' | 
 
 /** SPEC's key fields plus status and times (Unix seconds); never the value or its hash. */
 export function apiKeyWire(k: ApiKeyRecord, now: number, previousValidUntil: number | null = null) {
+  const status = keyStatus(k, now);
   return {
     id: k.id,
     object: 'api_key' as const,
     name: k.name,
     prefix: k.prefix,
-    status: keyStatus(k, now),
+    status,
     scopes: k.scopes,
     allowed_ips: k.allowedIps,
     blocked_ips: k.blockedIps,
@@ -43,8 +44,9 @@ export function apiKeyWire(k: ApiKeyRecord, now: number, previousValidUntil: num
     source: k.source,
     created_at: seconds(k.createdAt),
     revoked_at: seconds(k.revokedAt),
-    // When a rotated-out value still authenticates (SPEC Authentication 11), until when.
-    previous_value_valid_until: previousValidUntil !== null && previousValidUntil > now ? seconds(previousValidUntil) : null,
+    // When a rotated-out value still authenticates (SPEC Authentication 11), until when. Revocation and
+    // expiry end every value of the key at once (SPEC "API key" states), so a grace is shown only while active.
+    previous_value_valid_until: status === 'active' && previousValidUntil !== null && previousValidUntil > now ? seconds(previousValidUntil) : null,
   };
 }
 

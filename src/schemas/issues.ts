@@ -47,6 +47,9 @@ export function issueToGatewayError(issues: readonly Issue[], input: unknown, ma
   const first = issues[0];
   if (!first) return new GatewayError('invalid_request');
   const { issue, path } = innermost(first, []);
+  // A strict object's unknown key: zod reports it at the object, whose value is the object itself, so the
+  // generic wording read "<object> is not valid; got an object" with the key nowhere. Name the key instead.
+  if (issue.code === 'unrecognized_keys') return unknownField(path, String(issue.keys[0] ?? ''));
   const fullPath = renderPath(path);
   const paramPath = mapping.opaque?.has(String(path[0])) ? path.slice(0, 1) : path;
   const param = renderPath(paramPath);
@@ -58,6 +61,14 @@ export function issueToGatewayError(issues: readonly Issue[], input: unknown, ma
     param: param || null,
     message: `${subject} ${requirementOf(issue)}; got ${got}${where}.`,
   });
+}
+
+function unknownField(objectPath: readonly PathSegment[], key: string): GatewayError {
+  const param = renderPath([...objectPath, key]);
+  // The message opens with the param alone, so a caller that prefixes nested params (the semantic-router
+  // config PATCH) rewrites both the same way.
+  const message = objectPath.length === 0 ? `${key} is not a field of this request.` : `${param} is not a known field.`;
+  return new GatewayError('invalid_request', { param, message });
 }
 
 /**

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { RoutingRule } from '../core/routing/types.js';
 import { GatewayError } from '../errors.js';
 import { boolean, integer, numberBetween } from './fields.js';
-import { issueToGatewayError, needs } from './issues.js';
+import { issueToGatewayError, needs, parseStrictBody } from './issues.js';
 
 export const MAX_QUERY_CONTAINS = 10;
 export const MAX_QUERY_CONTAINS_CHARS = 200;
@@ -49,6 +49,17 @@ const ruleUpdateSchema = z.strictObject({
   priority: priority.optional(),
   enabled: boolean().optional(),
 });
+
+const RULE_FIELDS = Object.keys(ruleCreateSchema.shape);
+
+/** A flat rule body; every refusal (an unknown field named with the fields there are) in this family's code. */
+function parseRuleFields<T>(schema: z.ZodType<T>, input: Record<string, unknown>): T {
+  try {
+    return parseStrictBody(schema, input, RULE_FIELDS);
+  } catch (err) {
+    throw err instanceof GatewayError ? configError(err) : err;
+  }
+}
 
 export type RuleCreate = z.infer<typeof ruleCreateSchema>;
 export type RuleUpdate = z.infer<typeof ruleUpdateSchema>;
@@ -153,9 +164,7 @@ export function draftFromNested(rule: NestedRule): RuleDraft {
 export function parseRuleCreate(body: unknown): RuleCreate {
   const input = asObject(body, 'rule fields');
   if ('id' in input) throw new GatewayError('invalid_semantic_router_config', { param: 'id', message: 'id is minted by the server and cannot be sent on create.' });
-  const result = ruleCreateSchema.safeParse(input);
-  if (!result.success) throw configError(issueToGatewayError(result.error.issues, input));
-  return result.data;
+  return parseRuleFields(ruleCreateSchema, input);
 }
 
 export function parseRuleUpdate(body: unknown): RuleUpdate {
@@ -168,9 +177,7 @@ export function parseRuleUpdate(body: unknown): RuleUpdate {
       });
     }
   }
-  const result = ruleUpdateSchema.safeParse(input);
-  if (!result.success) throw configError(issueToGatewayError(result.error.issues, input));
-  return result.data;
+  return parseRuleFields(ruleUpdateSchema, input);
 }
 
 /** A created or updated rule in the stored shape (fields not sent take SPEC's defaults or stay). */

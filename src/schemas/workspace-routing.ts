@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { boolean } from './fields.js';
-import { issueToGatewayError, needs } from './issues.js';
+import { needs, parseStrictBody } from './issues.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MODE_RULE = 'must be semantic, concrete or null';
@@ -18,15 +18,15 @@ const schema = z.strictObject({
   is_default: boolean().optional(),
 });
 
+const FIELDS = Object.keys(schema.shape);
+
 export type WorkspacePatch = z.infer<typeof schema>;
 
 export function parseWorkspacePatch(body: unknown): WorkspacePatch {
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     throw new GatewayError('invalid_request', { message: 'The request body must be a JSON object of workspace fields.' });
   }
-  const result = schema.safeParse(body);
-  if (!result.success) throw issueToGatewayError(result.error.issues, body);
-  const patch = result.data;
+  const patch = parseStrictBody(schema, body, FIELDS);
   const dropsPin = patch.inference_routing_mode === 'semantic' || patch.inference_routing_mode === null;
   if (dropsPin && typeof patch.inference_endpoint_id === 'string') {
     throw new GatewayError('invalid_request', {

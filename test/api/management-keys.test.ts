@@ -154,6 +154,14 @@ describe('POST /{project}/v1/management/api-keys', () => {
     expectError(await call(keysUrl(), { key: suite.keys.full, body: body as object }), 400, 'invalid_request', param);
   });
 
+  it('words project-checked refusals as the other field rules: "<param> <requirement>"', async () => {
+    // They read "endpoint_id project proj_test has no endpoint ..." and "allowed_ips[1] localhost is not ...".
+    const message = async (body: object): Promise<unknown> => ((await call(keysUrl(), { key: suite.keys.full, body })).body as { error: { message: string } }).error.message;
+    expect(await message({ endpoint_id: 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa' })).toBe(`endpoint_id names no endpoint of project ${PROJECT} (aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa).`);
+    expect(await message({ allowed_workspace_ids: [WS_B, 'ws_0fff'] })).toBe(`allowed_workspace_ids[1] names no workspace of project ${PROJECT} (ws_0fff).`);
+    expect(await message({ allowed_ips: ['127.0.0.1', 'localhost'] })).toBe('allowed_ips[1] must be an IPv4/IPv6 address or CIDR range; got "localhost".');
+  });
+
   it('refuses a body that is not JSON with 400 invalid_json', async () => {
     expectError(await call(keysUrl(), { key: suite.keys.full, body: '{"scopes": [', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
   });
@@ -211,6 +219,20 @@ describe('DELETE /{project}/v1/management/api-keys/{key_id} (revoke)', () => {
     const again = await call(`${keysUrl()}/${k.id}`, { method: 'DELETE', key: suite.keys.full });
     expect(again.body).toEqual(res.body);
     expectError(await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: suite.keys.full }), 409, 'invalid_state');
+  });
+
+  it('shows no grace for a rotated-out value once the key is revoked: revocation ends every value', async () => {
+    // Regression: the revoked key still reported previous_value_valid_until a day ahead, while that value
+    // already got 401 key_revoked.
+    const k = await create({});
+    const rotated = (await call(`${keysUrl()}/${k.id}/rotate`, { method: 'POST', key: suite.keys.full })).body as KeyWire & { value: string };
+    expect(rotated.previous_value_valid_until).toBeGreaterThan(0);
+    const revoked = await call(`${keysUrl()}/${k.id}`, { method: 'DELETE', key: suite.keys.full });
+    expect(revoked.body).toMatchObject({ status: 'revoked', previous_value_valid_until: null });
+    expectError(await call(models(), { key: k.value }), 401, 'key_revoked');
+    expectError(await call(models(), { key: rotated.value }), 401, 'key_revoked');
+    const listed = ((await call(keysUrl(), { key: suite.keys.full })).body as { data: KeyWire[] }).data.find((x) => x.id === k.id);
+    expect(listed).toMatchObject({ status: 'revoked', previous_value_valid_until: null });
   });
 
   it('lets a management key revoke itself', async () => {

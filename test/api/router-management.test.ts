@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { OTHER_PROJECT } from '../helpers/configs.js';
-import { advanceClock, call, expectError, type JsonResponse } from '../helpers/http.js';
+import { advanceClock, call, errorOf, expectError, type JsonResponse } from '../helpers/http.js';
 import { R_CHAT, R_EMBED, R_MATH, R_PAUSED, R_VISION, useRouterSuite } from '../helpers/router-config.js';
 
 const suite = useRouterSuite();
@@ -74,7 +74,10 @@ describe('config', () => {
     expectError(await patchConfig({ semantic_router_similarity_floor: 1.01 }), 400, 'invalid_semantic_router_config', 'semantic_router_similarity_floor');
     expectError(await patchConfig({ semantic_router_switch_margin: -0.5 }), 400, 'invalid_semantic_router_config', 'semantic_router_switch_margin');
     expectError(await patchConfig({ semantic_router_enabled: 'false' }), 400, 'invalid_semantic_router_config', 'semantic_router_enabled');
-    expectError(await patchConfig({ semantic_router_fallback_endpoint_id: R_EMBED }), 400, 'invalid_semantic_router_config', 'semantic_router_fallback_endpoint_id');
+    const embedFallback = await patchConfig({ semantic_router_fallback_endpoint_id: R_EMBED });
+    expectError(embedFallback, 400, 'invalid_semantic_router_config', 'semantic_router_fallback_endpoint_id');
+    // The fallback is not a rule: the message used to say "rules route to generative (chat) endpoints".
+    expect(errorOf(embedFallback).message).toMatch(/^semantic_router_fallback_endpoint_id names \S+, an embedding endpoint; it must name a generative \(chat\) endpoint\.$/);
     expectError(
       await patchConfig({ semantic_router_excluded_endpoint_ids: [R_VISION, 'ffffffff-0000-4000-8000-00000000000f'] }),
       400,
@@ -159,6 +162,25 @@ describe('rules', () => {
     expectError(await createRule({ query_contains: ['a'], endpoint_id: R_MATH, id: 'rule_mine' }), 400, 'invalid_semantic_router_config', 'id');
     expectError(await createRule({ query_contains: ['a', 'x'.repeat(201)], endpoint_id: R_MATH }), 400, 'invalid_semantic_router_config', 'query_contains[1]');
     expectError(await createRule({ query_contains: ['a'], endpoint_id: R_MATH, priority: 1.5 }), 400, 'invalid_semantic_router_config', 'priority');
+    expect((await get('/rules')).body).toEqual({ data: [] });
+  });
+
+  it('names an unknown field in param, on rule bodies and inside the config PATCH rule array', async () => {
+    // Regression: a strict body's unknown key answered "The request body is not valid; got an object." with
+    // param null (and "... must be a rule object; got an object." inside the rule array): the key was nowhere.
+    const unknown = await createRule({ query_contains: ['a'], endpoint_id: R_MATH, match_all: true });
+    expectError(unknown, 400, 'invalid_semantic_router_config', 'match_all');
+    expect(errorOf(unknown).message).toMatch(/^match_all is not a field of this request; the fields are name, query_contains, /);
+    const created = await createRule({ query_contains: ['a'], endpoint_id: R_MATH });
+    try {
+      expectError(await call(mgmt(`/rules/${idOf(created)}`), { method: 'PATCH', key: suite.keys.full, body: { prio: 2 } }), 400, 'invalid_semantic_router_config', 'prio');
+    } finally {
+      await call(mgmt(`/rules/${idOf(created)}`), { method: 'DELETE', key: suite.keys.full });
+    }
+    const nested = await patchConfig({ semantic_router_dynamic_rules: [{ match: { query_contains: ['a'], regex: 'x' }, action: { endpoint_id: R_MATH } }] });
+    expectError(nested, 400, 'invalid_semantic_router_config', 'semantic_router_dynamic_rules[0].match.regex');
+    expect(errorOf(nested).message).toBe('semantic_router_dynamic_rules[0].match.regex is not a known field.');
+    expectError(await patchConfig({ semantic_router_dynamic_rules: [{ action: { endpoint_id: R_MATH }, match: { query_contains: ['a'] }, weight: 1 }] }), 400, 'invalid_semantic_router_config', 'semantic_router_dynamic_rules[0].weight');
     expect((await get('/rules')).body).toEqual({ data: [] });
   });
 

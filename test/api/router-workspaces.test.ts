@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, testConfig } from '../helpers/configs.js';
-import { call, expectError, type JsonResponse } from '../helpers/http.js';
+import { call, errorOf, expectError, type JsonResponse } from '../helpers/http.js';
 import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { makeRouterKeys, R_MATH, R_PAUSED, R_SOLO, R_VISION, ROUTER_PROJECT, routerProject, WS_CONCRETE, WS_MAIN, WS_OPS, WS_SOLO, type RouterKeys } from '../helpers/router-config.js';
 
@@ -71,7 +71,10 @@ describe('workspace inference_routing_mode (SPEC behaviour 9)', () => {
     expectError(await workspace(WS_MAIN, { inference_routing_mode: 1 }), 400, 'invalid_request', 'inference_routing_mode');
     expectError(await workspace(WS_MAIN, { inference_routing_mode: 'semantic', inference_endpoint_id: R_MATH }), 400, 'invalid_request', 'inference_endpoint_id');
     expectError(await workspace(WS_MAIN, { inference_endpoint_id: R_SOLO }), 400, 'invalid_request', 'inference_endpoint_id');
-    expectError(await workspace(WS_MAIN, { routing_mode: 'semantic' }), 400, 'invalid_request');
+    // An unknown field is named in param (it answered param null, "The request body is not valid; got an object.").
+    const unknown = await workspace(WS_MAIN, { routing_mode: 'semantic' });
+    expectError(unknown, 400, 'invalid_request', 'routing_mode');
+    expect(errorOf(unknown).message).toBe('routing_mode is not a field of this request; the fields are inference_routing_mode, inference_endpoint_id, is_default.');
     expectError(await workspace('ws_0f0f0f', {}), 404, 'workspace_not_found', 'workspace_id');
     expectError(await workspace('main', {}), 400, 'invalid_workspace_id', 'workspace_id');
   });

@@ -51,12 +51,12 @@ export function checkKeyRequest(r: KeyRequest, ctx: KeyRequestContext): void {
   const { project } = ctx;
   for (const [field, list] of [['allowed_ips', r.allowedIps], ['blocked_ips', r.blockedIps]] as const) {
     list.forEach((ip, i) => {
-      if (parseRange(ip) === null) throw new KeyRequestError(`${field}[${i}]`, `${ip} is not an IPv4/IPv6 address or CIDR range`);
+      if (parseRange(ip) === null) throw new KeyRequestError(`${field}[${i}]`, `must be an IPv4/IPv6 address or CIDR range; got ${JSON.stringify(ip)}`);
     });
   }
   if (r.expiresAt !== null && r.expiresAt <= ctx.now) throw new KeyRequestError('expires_at', 'must be in the future');
   if (r.endpointId !== null && !ctx.endpoints.some((e) => e.id === r.endpointId)) {
-    throw new KeyRequestError('endpoint_id', `project ${project.id} has no endpoint ${r.endpointId}`);
+    throw new KeyRequestError('endpoint_id', `names no endpoint of project ${project.id} (${r.endpointId})`);
   }
   const list = r.allowedWorkspaceIds;
   if (list !== null) {
@@ -64,7 +64,7 @@ export function checkKeyRequest(r: KeyRequest, ctx: KeyRequestContext): void {
     if (list.length === 0) throw new KeyRequestError('allowed_workspace_ids', 'must name at least one workspace (omit it to reach every workspace)');
     if (r.scopes.includes('management')) throw new KeyRequestError('allowed_workspace_ids', 'cannot be combined with the management scope');
     list.forEach((w, i) => {
-      if (!ctx.workspaces.has(w)) throw new KeyRequestError(`allowed_workspace_ids[${i}]`, `project ${project.id} has no workspace ${w}`);
+      if (!ctx.workspaces.has(w)) throw new KeyRequestError(`allowed_workspace_ids[${i}]`, `names no workspace of project ${project.id} (${w})`);
     });
   }
 }

@@ -18,7 +18,7 @@ const ARRAY = 'semantic_router_dynamic_rules';
 export function targetProblem(endpointId: string, endpoints: readonly RouteEndpoint[]): string | null {
   const e = endpoints.find((x) => x.id === endpointId);
   if (!e) return `names no endpoint of this project (${endpointId}); it must be an endpoint id, not a model id or slug`;
-  if (e.kind !== 'chat') return `names ${e.slug}, ${withArticle(e.kind)} endpoint; rules route to generative (chat) endpoints`;
+  if (e.kind !== 'chat') return `names ${e.slug}, ${withArticle(e.kind)} endpoint; it must name a generative (chat) endpoint`;
   if (e.status === 'error') return `names ${e.slug}, which is in error and cannot serve requests`;
   return null;
 }
