@@ -13,15 +13,17 @@ export interface CpuRounds {
   readonly scenario: Scenario;
   /** Which gateway ran: the default config (info logs) or the tuned one (warn logs). */
   readonly gatewayLabel: string;
+  /** What it is compared with: the bare proxy, or (for the access line's cost) the gateway at warn. */
+  readonly baseLabel: string;
   readonly bare: readonly Row[];
   readonly gateway: readonly Row[];
 }
 
 export async function runCpuRounds(bare: Target, gateway: Target, scenario: Scenario, seconds: number, rounds: number, log: (msg: string) => void): Promise<CpuRounds> {
   const { first, second } = await runAlternating(bare, gateway, scenario, seconds, rounds, (i, b, g) =>
-    log(`CPU rounds, ${scenario.label}, ${gateway.label}, round ${i}: bare ${b.cpuUsPerReq?.toFixed(1) ?? '-'} us, gateway ${g.cpuUsPerReq?.toFixed(1) ?? '-'} us per request`),
+    log(`CPU rounds, ${scenario.label}, ${gateway.label} vs ${bare.label}, round ${i}: ${b.cpuUsPerReq?.toFixed(1) ?? '-'} us vs ${g.cpuUsPerReq?.toFixed(1) ?? '-'} us per request`),
   );
-  return { scenario, gatewayLabel: gateway.label, bare: first, gateway: second };
+  return { scenario, gatewayLabel: gateway.label, baseLabel: bare.label, bare: first, gateway: second };
 }
 
 /** Each round's gateway / bare CPU per request, and their median. */

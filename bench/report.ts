@@ -86,7 +86,7 @@ function ratios(report: BenchReport): string[] {
     const { ratios: each, median } = roundRatios(c);
     if (median !== null) {
       lines.push(
-        `- CPU/req ${c.gatewayLabel} vs bare, ${c.scenario.label}, ${each.length} alternating rounds: median ratio ${median.toFixed(2)}x ` +
+        `- CPU/req ${c.gatewayLabel} vs ${c.baseLabel}, ${c.scenario.label}, ${each.length} alternating rounds: median ratio ${median.toFixed(2)}x ` +
           `(rounds: ${each.map((r) => `${r.toFixed(2)}x`).join(', ')})${suspect(...c.bare.map((r) => r.load), ...c.gateway.map((r) => r.load))}`,
       );
     }
@@ -165,13 +165,13 @@ export function renderReport(report: BenchReport): string {
     out.push(table(['target', 'traffic', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], rows));
   }
   for (const c of report.cpuRounds) {
-    out.push('', `## CPU per request, ${c.gatewayLabel} vs bare proxy: ${c.scenario.label}, alternating rounds (ABBA), back to back`, '');
+    out.push('', `## CPU per request, ${c.gatewayLabel} vs ${c.baseLabel}: ${c.scenario.label}, alternating rounds (ABBA), back to back`, '');
     const { ratios: each } = roundRatios(c);
     const rows = c.bare.map((b, i) => {
       const g = c.gateway[i];
       return [String(i + 1), us(b.cpuUsPerReq), g ? us(g.cpuUsPerReq) : '-', each[i] === undefined ? '-' : `${(each[i] as number).toFixed(2)}x`, int(b.load.reqPerSec), g ? int(g.load.reqPerSec) : '-'];
     });
-    out.push(table(['round', 'bare CPU/req us', 'gateway CPU/req us', 'ratio', 'bare req/s', 'gateway req/s'], rows));
+    out.push(table(['round', `${c.baseLabel} CPU/req us`, `${c.gatewayLabel} CPU/req us`, 'ratio', `${c.baseLabel} req/s`, `${c.gatewayLabel} req/s`], rows));
   }
   if (report.limiterCost.length > 0) {
     out.push('', '## Limiter cost: limits on vs unmetered (one gateway process, two projects, alternating rounds)', '');

@@ -136,6 +136,11 @@ async function main(): Promise<void> {
       if (infoTarget) cpuRounds.push(await runCpuRounds(bareTarget, infoTarget, scenario, roundSeconds, ALTERNATING_ROUNDS, log));
       cpuRounds.push(await runCpuRounds(bareTarget, gatewayTarget, scenario, roundSeconds, ALTERNATING_ROUNDS, log));
     }
+    // The access line's cost (issue 17: at most 10% of a request): the default gateway against the one at
+    // warn, which writes no access line, in alternating rounds of their own.
+    if (infoTarget) {
+      for (const scenario of limiterScenarios) cpuRounds.push(await runCpuRounds(gatewayTarget, infoTarget, scenario, roundSeconds, ALTERNATING_ROUNDS, log));
+    }
     const limiterCost = await runLimiterCost(gatewayTarget, limitsTarget, limiterScenarios, roundSeconds, ALTERNATING_ROUNDS, log);
 
     const ttfb = [];
