@@ -47,7 +47,16 @@ export function runTool(tool: AgentTool, args: Record<string, unknown>, timeoutM
     return { kill: () => undefined };
   }
   const [program = '', ...rest] = argv;
-  const child = spawn(program, rest, { shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: commandEnv() });
+  const start = () => spawn(program, rest, { shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: commandEnv() });
+  let child: ReturnType<typeof start>;
+  try {
+    child = start();
+  } catch (err) {
+    // Some refusals are thrown, not emitted as 'error' (a NUL byte in an argument, E2BIG for an argv past the
+    // kernel's limit): the arguments are the caller's, so uncaught they would take the whole agent down.
+    queueMicrotask(() => handlers.done({ exitCode: 127, error: `cannot run ${program}: ${(err as Error).message}` }));
+    return { kill: () => undefined };
+  }
   let budget = tool.outputCapBytes;
   let stopReason: string | null = null;
   let finished = false;

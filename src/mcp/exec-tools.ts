@@ -7,11 +7,10 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { ApprovalDecisions, Decider } from '../app/approval-decisions.js';
+import type { ApprovalDecisions } from '../app/approval-decisions.js';
 import { APPROVAL_STATES } from '../core/exec/approval-machine.js';
-import { approvalWire } from '../routes/exec-approvals.js';
+import { approvalWire, keyDecider } from '../routes/exec-approvals.js';
 import { invocationWire, visibleInvocation, type ExecServices } from '../routes/exec-invocations.js';
-import { mayUseWorkspace } from '../routes/exec-workspace.js';
 import { MAX_REASON_LENGTH } from '../schemas/exec-invocations.js';
 import { parseStrictBody } from '../schemas/issues.js';
 import type { McpCallContext } from './mcp-call-context.js';
@@ -40,7 +39,6 @@ interface ExecToolDef<S extends z.ZodObject> {
 }
 
 const def = <S extends z.ZodObject>(d: ExecToolDef<S>): ExecToolDef<S> => d;
-const decider = (ctx: McpCallContext): Decider => ({ id: ctx.auth.key.id, mayUse: (w) => mayUseWorkspace(ctx.auth, w), label: 'this API key' });
 
 const DEFS = [
   def({
@@ -75,14 +73,14 @@ const DEFS = [
     description: 'Accepts a pending approval: its invocation runs at once if an agent is there.',
     schema: approvalId,
     readOnly: false,
-    run: async ({ decisions }, ctx, a) => approvalWire(await decisions.accept(ctx.projectId, a.approval_id, decider(ctx))),
+    run: async ({ decisions }, ctx, a) => approvalWire(await decisions.accept(ctx.projectId, a.approval_id, keyDecider(ctx.auth))),
   }),
   def({
     name: 'exec.approval_reject',
     description: 'Rejects a pending approval: its invocation fails (approval_rejected) with the reason.',
     schema: rejection,
     readOnly: false,
-    run: async ({ decisions }, ctx, a) => approvalWire(await decisions.reject(ctx.projectId, a.approval_id, decider(ctx), a.reason ?? null)),
+    run: async ({ decisions }, ctx, a) => approvalWire(await decisions.reject(ctx.projectId, a.approval_id, keyDecider(ctx.auth), a.reason ?? null)),
   }),
 ] as const;
 

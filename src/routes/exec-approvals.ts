@@ -1,7 +1,7 @@
 /**
  * `/{project}/v1/exec/approvals...` (docs/exec.md "Approvals"): list, accept, reject. Scope `execution`;
- * `decided_by` is the deciding key's id (keys have no users yet). Approval bodies are small: the
- * management 16 KiB cap.
+ * `decided_by` is the key owner's `usr_` id, or the key's id for a key with no user. Approval bodies are
+ * small: the management 16 KiB cap.
  */
 import { createApprovalDecisions, type Decider } from '../app/approval-decisions.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
@@ -39,13 +39,19 @@ export function approvalWire(a: Approval) {
   };
 }
 
+/**
+ * An API key deciding an approval. SPEC's `exec.approved` carries `decided_by` as a user id: a key minted in
+ * the dashboard belongs to its user, who is the one deciding; a key with no user (minted through the
+ * management API or the config) can only be named by its own id. Another project's approval, or another
+ * workspace's for a confined key, is 404 approval_not_found.
+ */
+export const keyDecider = (a: AuthenticatedKey): Decider => ({ id: a.key.userId ?? a.key.id, mayUse: (w) => mayUseWorkspace(a, w), label: 'this API key' });
+
 export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
   const decisions = createApprovalDecisions(services.exec);
   const id = (ctx: RouteContext): string => ctx.req.params.approval ?? '';
   const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, a: AuthenticatedKey) => Promise<void> | void): RouteDef =>
     keyed(services, 'execution', { method, pattern: `/:project/v1/exec/approvals${pattern}`, family: 'exec', bodyLimit: MANAGEMENT_BODY_LIMIT, handle });
-  /** Another project's approval, or another workspace's for a confined key, is 404 approval_not_found. */
-  const decider = (a: AuthenticatedKey): Decider => ({ id: a.key.id, mayUse: (w) => mayUseWorkspace(a, w), label: 'this API key' });
 
   return [
     route('GET', '', async (ctx, a) => {
@@ -59,11 +65,11 @@ export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
     }),
     route('POST', '/:approval/accept', async (ctx, a) => {
       parseAcceptApproval(await ctx.req.body());
-      ctx.reply.json(200, approvalWire(await decisions.accept(a.project.id, id(ctx), decider(a))));
+      ctx.reply.json(200, approvalWire(await decisions.accept(a.project.id, id(ctx), keyDecider(a))));
     }),
     route('POST', '/:approval/reject', async (ctx, a) => {
       const { reason } = parseRejectApproval(await ctx.req.body());
-      ctx.reply.json(200, approvalWire(await decisions.reject(a.project.id, id(ctx), decider(a), reason)));
+      ctx.reply.json(200, approvalWire(await decisions.reject(a.project.id, id(ctx), keyDecider(a), reason)));
     }),
   ];
 }

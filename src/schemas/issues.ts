@@ -190,7 +190,9 @@ export function parseStrictBody<T>(
   const first = result.error.issues[0];
   if (first?.code === 'unrecognized_keys') {
     const key = String(first.keys[0] ?? '');
-    throw new GatewayError(code, { param: key, message: `${key} is not a field of this request; the fields are ${fields.join(', ')}.` });
+    // Accept and cancel take no fields at all: "the fields are ." named none.
+    const allowed = fields.length === 0 ? 'this request takes no fields (send {} or no body)' : `the fields are ${fields.join(', ')}`;
+    throw new GatewayError(code, { param: key, message: `${key} is not a field of this request; ${allowed}.` });
   }
   const e = issueToGatewayError(result.error.issues, body, options.mapping);
   return throwAs(code, e);

@@ -93,6 +93,22 @@ describe('approvals page', () => {
     await agent.waitForDispatch(1);
   });
 
+  it("decides through the API with a key minted in the dashboard as the key's user (decided_by is the usr_ id, SPEC exec.approved)", async () => {
+    const admin = await session('admin');
+    const minted = await post(admin, page('keys'), [['name', 'deciding'], ['scopes', 'execution'], ['workspace_mode', 'all']]);
+    expect(minted.status, minted.html.slice(0, 400)).toBe(201);
+    const value = minted.html.match(/id="revealed-value">([^<]+)</)?.[1] ?? '';
+    expect(value).toMatch(/^svc_/);
+    const accepted = await pendingApproval();
+    const res = await call(`${gw.url}/${PROJECT}/v1/exec/approvals/${accepted}/accept`, { key: value, body: {} });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ state: 'accepted', decided_by: admin.userId });
+    expect(admin.userId).toMatch(/^usr_/);
+    const rejected = await pendingApproval();
+    const no = await call(`${gw.url}/${PROJECT}/v1/exec/approvals/${rejected}/reject`, { key: value, body: { reason: 'later' } });
+    expect(no.body).toMatchObject({ state: 'rejected', decided_by: admin.userId });
+  });
+
   it('rejects with a reason, which the API returns', async () => {
     const id = await pendingApproval();
     const owner = await session('owner');

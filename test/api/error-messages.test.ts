@@ -5,9 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { PROJECT } from '../helpers/configs.js';
 import { call, errorOf, expectError } from '../helpers/http.js';
+import { mintTestKey } from '../helpers/processes.js';
 import { useGatewaySuite } from '../helpers/suite.js';
 
-const suite = useGatewaySuite({ limits: { management_requests_per_minute: 100_000 } });
+const execKey = mintTestKey('test');
+const suite = useGatewaySuite({ limits: { management_requests_per_minute: 100_000 }, extraKeys: [{ value: execKey, scopes: ['execution'] }] });
 
 const messageOf = async (path: string, body: unknown): Promise<{ status: number; param: unknown; message: string }> => {
   const res = await call(`${suite.gw.url}/${PROJECT}${path}`, { key: suite.keys.full, body: body as object });
@@ -51,6 +53,14 @@ describe('validator wording', () => {
       message: expect.stringMatching(/^scopes\[0\] must be one of the scopes inference, .*; got "admin"\.$/),
     });
     expect((await messageOf('/v1/management/api-keys', { scopes: [] })).message).toMatch(/^scopes must be a non-empty array of scopes/);
+  });
+});
+
+describe('bodies that take no fields', () => {
+  it('say so instead of listing none ("the fields are .")', async () => {
+    const res = await call(`${suite.gw.url}/${PROJECT}/v1/exec/approvals/app_000000000000000000000000/accept`, { key: execKey, body: { note: 'x' } });
+    expectError(res, 400, 'invalid_body', 'note');
+    expect(errorOf(res).message).toBe('note is not a field of this request; this request takes no fields (send {} or no body).');
   });
 });
 

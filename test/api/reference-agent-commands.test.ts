@@ -201,6 +201,15 @@ describe('reference agent: running commands', () => {
     expect(await resultOf(dispatch('nope', {}))).toMatchObject({ exit_code: 127, error: 'this agent has no tool nope' });
   });
 
+  it('fails (127) an argument spawn refuses outright (a NUL byte, an argv past the kernel limit) and keeps running', async () => {
+    // spawn throws these synchronously instead of emitting 'error': uncaught, one invocation took the agent down.
+    expect(await resultOf(dispatch('say', { text: 'a\u0000b' }))).toMatchObject({ exit_code: 127, error: expect.stringContaining('cannot run printf') });
+    expect(await resultOf(dispatch('say', { text: 'x'.repeat(2_000_000) }))).toMatchObject({ exit_code: 127, error: expect.stringContaining('cannot run printf') });
+    const after = dispatch('say', { text: 'still here' });
+    expect(await resultOf(after)).toMatchObject({ exit_code: 0 });
+    expect(outputOf(after)).toBe('still here');
+  });
+
   it('cancel kills the command and sends no result', async () => {
     const id = dispatch('long_nap', { seconds: '30.3' });
     await expect.poll(() => childSleeps('30.3')).toBe(1);

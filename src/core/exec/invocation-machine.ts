@@ -121,9 +121,18 @@ export interface AgentResult {
   readonly error: string | null;
 }
 
-/** The agent's result: exit 0 completes, anything else fails with `non_zero_exit` (docs/exec.md protocol). */
+/**
+ * The agent's result: exit 0 completes, anything else fails with `non_zero_exit` (docs/exec.md protocol).
+ * A failure reported once the deadline has passed is the timeout's doing (the agent was sent what was left
+ * of `timeout_ms` and stops the command then): it ends as a timeout, with `exec.timeout`, whichever of the
+ * agent's report and the gateway's own clock tick comes first.
+ */
 export function finish(inv: Invocation, result: AgentResult, now: number): Transition | null {
   if (inv.status !== 'dispatched' && inv.status !== 'running') return null;
+  if (result.exitCode !== 0) {
+    const late = timeOut(inv, now);
+    if (late) return late;
+  }
   const durationMs = Math.max(0, now - (inv.dispatchedAt ?? now));
   const base = { ...inv, exitCode: result.exitCode, durationMs, completedAt: now };
   if (result.exitCode === 0) {

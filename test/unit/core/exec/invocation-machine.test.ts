@@ -92,6 +92,17 @@ describe('invocation state machine', () => {
     expect(t?.events).toEqual([{ type: 'exec.timeout', data: { invocation_id: 'inv_000000000000000000000001', timeout_ms: 1000, elapsed_ms: 1200, timed_out_at: '2026-01-01T12:00:01.200Z' } }]);
   });
 
+  it('reads a failure the agent reports after the deadline as the timeout (its kill beat the gateway clock tick)', () => {
+    // The agent is sent what is left of timeout_ms and stops the command then (exit 143); that report can
+    // arrive before the gateway's own 100 ms tick, and must not turn the timeout into non_zero_exit.
+    const t = m.finish(dispatched(), { exitCode: 143, error: 'timed out after 990 ms' }, T0 + 1044);
+    expect(t?.invocation).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
+    expect(t?.events).toEqual([{ type: 'exec.timeout', data: { invocation_id: 'inv_000000000000000000000001', timeout_ms: 1000, elapsed_ms: 1044, timed_out_at: '2026-01-01T12:00:01.044Z' } }]);
+    // Before the deadline a failure is the tool's own; a success after it still completes.
+    expect(m.finish(dispatched(), { exitCode: 3, error: null }, T0 + 999)?.invocation.error?.code).toBe('non_zero_exit');
+    expect(m.finish(dispatched(), { exitCode: 0, error: null }, T0 + 1044)?.invocation.status).toBe('completed');
+  });
+
   it('times out while still queued (no agent took it)', () => {
     expect(m.timeOut(fresh(), T0 + 1000)?.invocation.status).toBe('failed');
   });
