@@ -3,10 +3,12 @@
  * turn: a planner call splits the turn into sub-tasks (multimodel-planner.ts); each is routed and
  * dispatched (multimodel-dispatch.ts, multimodel-run.ts); the answer is buffered or streamed here. Served
  * like the single-model route instead (routeChatTurn + serveChatTurn, one code path with it): multi-model
- * routing disabled, a turn declaring the caller's own function tools with tool_choice other than `none`,
- * or no valid plan after one retry. The route (routes/multimodel.ts) resolves the workspace and reads the body.
+ * routing disabled, a turn declaring the caller's own function tools with tool_choice other than `none`, a
+ * turn asking for audio output, or no valid plan after one retry. The route (routes/multimodel.ts) resolves
+ * the workspace and reads the body.
  */
 import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import { checkRetention } from '../../core/chat/capabilities.js';
 import { applyPartEdits } from '../../core/chat/part-edits.js';
 import { excludesReasoning } from '../../core/chat/reasoning.js';
 import { resolveServiceTier } from '../../core/chat/service-tier.js';
@@ -47,6 +49,14 @@ function declaresCallerTools(chat: ChatRequest): boolean {
 }
 
 /**
+ * Audio output (SPEC `modalities` with audio) is spoken by the project's speech endpoint from one model's
+ * finished answer, which only the single-model turn produces (chat-audio.ts); decomposed, the answer came
+ * back as text only, a substitute for what was asked. Served like the single-model route, the turn gets
+ * that route's audio, or its 400 on `modalities` when the project has no speech endpoint.
+ */
+const asksForAudioOutput = (chat: ChatRequest): boolean => chat.modalities?.includes('audio') === true;
+
+/**
  * Served like POST .../_semantic/router/v1/chat/completions: route once, one turn, the same code, the
  * client's bytes. Only `n` keeps this route's rule (not capped, streamable): it reaches the model as sent.
  */
@@ -62,7 +72,11 @@ async function singleModel(services: RouterChatServices, ctx: RoutedExchange, au
  */
 export async function serveMultimodelTurn(services: RouterChatServices, ctx: RoutedExchange, auth: AuthenticatedKey, workspace: RouterWorkspace, body: MultimodelBody): Promise<void> {
   const settings = services.router.settingsOf(auth.project.id);
-  if (!settings.multiModelEnabled || declaresCallerTools(body.chat)) return singleModel(services, ctx, auth, workspace, body);
+  if (!settings.multiModelEnabled || declaresCallerTools(body.chat) || asksForAudioOutput(body.chat)) return singleModel(services, ctx, auth, workspace, body);
+  // "Same bodies" as the single-model route (SPEC behaviour 10): its retention refusal holds here too, and
+  // before the planner runs, since no dispatch of a refused turn may happen.
+  const zeroDataRetention = workspace.workspaceId !== null && services.catalog.workspaces(auth.project.id).get(workspace.workspaceId)?.zeroDataRetention === true;
+  checkRetention(body.chat, zeroDataRetention);
 
   const planner = plannerEndpoint(services, auth, workspace.workspaceId);
   const client = await resolvedMessages(services, ctx, body);
