@@ -198,3 +198,34 @@ describe('B3: service_tier', () => {
     }
   });
 });
+
+describe('logprobs', () => {
+  interface Entry {
+    token: string;
+    top_logprobs: unknown[];
+  }
+  type Logprobs = { content: Entry[] | null; refusal: unknown } | null;
+  const logprobsOf = (res: JsonResponse): Logprobs => (res.body as { choices: { logprobs: Logprobs }[] }).choices[0]?.logprobs ?? null;
+  const contentOf = (res: JsonResponse): string => String((res.body as Completion).choices[0]?.message.content);
+
+  // Regression: the decomposed answer always said logprobs: null, whatever the client asked.
+  it('returns the answering dispatch logprobs, covering exactly the delivered content, buffered and streamed', async () => {
+    for (const text of [RECIPE_THEN_MATH, 'recommend a recipe. [plan: steps=3]']) {
+      const res = await multimodel(ask(text, { logprobs: true, top_logprobs: 2 }));
+      expect(res.status).toBe(200);
+      const entries = logprobsOf(res)?.content ?? [];
+      expect(entries.map((e) => e.token).join('')).toBe(contentOf(res));
+      expect(entries).toHaveLength(CONTENT_TOKENS);
+      for (const e of entries) expect(e.top_logprobs).toHaveLength(2);
+    }
+    const chunks = await stream(ask(RECIPE_THEN_MATH, { logprobs: true }));
+    const answer = chunks.flatMap((c) => (c.choices ?? []) as { delta: Delta; logprobs: Logprobs }[]).find((ch) => typeof ch.delta.content === 'string' && ch.delta.content.length > 0);
+    expect(answer?.logprobs?.content?.map((e) => e.token).join('')).toBe(answer?.delta.content);
+  });
+
+  it('is null without logprobs: true', async () => {
+    const res = await multimodel(ask(RECIPE_THEN_MATH));
+    expect(res.status).toBe(200);
+    expect(logprobsOf(res)).toBeNull();
+  });
+});

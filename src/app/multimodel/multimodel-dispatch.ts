@@ -50,6 +50,8 @@ export interface Dispatched {
   readonly content: string;
   /** The model's separate reasoning (reasoning_content or reasoning), or null when it produced none. */
   readonly reasoning: string | null;
+  /** The choice's `logprobs` as sent (the client's read of the answering dispatch's tokens); null when absent. */
+  readonly logprobs: unknown;
   readonly usage: Usage;
   readonly endpoint: EndpointRecord;
   readonly finishReason: string;
@@ -61,7 +63,7 @@ const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 
 /**
  * `fields` are the dispatch's own: its messages, and on the dispatch whose answer the client receives the
- * client's response_format. `onRouted` runs once the endpoint is chosen, before the upstream call.
+ * client's response_format, logprobs and top_logprobs. `onRouted` runs once the endpoint is chosen, before the upstream call.
  */
 export async function dispatchStep(turn: MultimodelTurn, fields: { readonly messages: readonly StepMessage[] } & Json, label: DispatchLabel, onRouted?: (endpoint: EndpointRecord) => void): Promise<Dispatched> {
   const { services, ctx, auth, workspace } = turn;
@@ -160,7 +162,7 @@ async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Js
   }
 }
 
-function readAnswer(raw: Buffer, reasoningModel: boolean): { content: string; reasoning: string | null; usage: Usage; finishReason: string } {
+function readAnswer(raw: Buffer, reasoningModel: boolean): { content: string; reasoning: string | null; logprobs: unknown; usage: Usage; finishReason: string } {
   let json: unknown;
   try {
     json = JSON.parse(raw.toString('utf8'));
@@ -178,6 +180,7 @@ function readAnswer(raw: Buffer, reasoningModel: boolean): { content: string; re
   return {
     content: message.content,
     reasoning: reasoning === '' ? null : reasoning,
+    logprobs: choice.logprobs ?? null,
     finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
     usage: usageOf(body.usage, reasoningModel),
   };

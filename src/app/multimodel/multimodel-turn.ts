@@ -34,6 +34,19 @@ type Json = Record<string, unknown>;
 /** Fields each dispatch sets itself; everything else the client sent reaches every dispatch. */
 const OWN_FIELDS = new Set(['messages', 'model', 'n', 'stream', 'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'x_exec', 'logprobs', 'top_logprobs']);
 
+/**
+ * What the client asked of the answer it reads, for the dispatch that gives it (multimodel-run.ts). SPEC
+ * "Log probabilities": with logprobs true every choice carries its logprobs, covering the delivered content
+ * tokens: the answering dispatch's content is delivered untouched, so its logprobs are exactly those.
+ */
+const ANSWER_FIELDS = ['response_format', 'logprobs', 'top_logprobs'] as const;
+
+function answerFieldsOf(parsed: Json): Json {
+  const fields: Json = {};
+  for (const k of ANSWER_FIELDS) if (parsed[k] !== undefined && parsed[k] !== null) fields[k] = parsed[k];
+  return fields;
+}
+
 /** The body as the route read it. */
 export interface MultimodelBody {
   readonly raw: Buffer;
@@ -101,7 +114,7 @@ export async function serveMultimodelTurn(services: RouterChatServices, ctx: Rou
     slo: requestedSlo(ctx.req.header('x-slo-ttft-ms'), ctx.req.header('x-slo-tpot-ms')),
     tier: resolveServiceTier(body.chat.service_tier),
   };
-  const run: PlanRun = { client, responseFormat: body.parsed.response_format ?? null, plan, usages: [] };
+  const run: PlanRun = { client, answerFields: answerFieldsOf(body.parsed), plan, usages: [] };
   ctx.req.log.endpoint = planner.slug;
   if (body.chat.stream === true) return streamed(turn, run, body);
   return buffered(turn, run, body);
@@ -161,7 +174,7 @@ function choiceBody(a: ChoiceAnswer, excludeReasoning: boolean): Json {
     message.reasoning = reasoning;
     message.reasoning_content = reasoning;
   }
-  return { index: a.index, message, logprobs: null, finish_reason: a.finishReason };
+  return { index: a.index, message, logprobs: a.logprobs, finish_reason: a.finishReason };
 }
 
 const shownReasoning = (a: ChoiceAnswer, excludeReasoning: boolean): string | null => (excludeReasoning ? null : a.reasoning);
@@ -193,7 +206,7 @@ async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
     }
     if (reply.open) reply.write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
   };
-  const delta = (index: number, d: Json, finish: string | null, extra: Json = {}): Json => ({ ...base, choices: [{ index, delta: d, logprobs: null, finish_reason: finish }], ...extra });
+  const delta = (index: number, d: Json, finish: string | null, extra: Json = {}, logprobs: unknown = null): Json => ({ ...base, choices: [{ index, delta: d, logprobs, finish_reason: finish }], ...extra });
   const opened = new Set<number>();
   const open = (index: number): void => {
     if (opened.has(index)) return;
@@ -213,7 +226,7 @@ async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
       open(c);
       const reasoning = shownReasoning(answer, exclude);
       if (reasoning !== null) send(delta(c, { reasoning, reasoning_content: reasoning }, null));
-      send(delta(c, { content: answer.content }, null));
+      send(delta(c, { content: answer.content }, null, {}, answer.logprobs));
       send(delta(c, {}, answer.finishReason));
     }),
   );
