@@ -21,6 +21,7 @@ import type { EndpointRecord } from '../../core/records.js';
 import { requestedSlo } from '../../core/routing/latency-window.js';
 import { GatewayError, toGatewayError } from '../../errors.js';
 import type { ChatRequest } from '../../schemas/chat-request.js';
+import { timeoutEvent } from '../chat/chat-stream.js';
 import { serveChatTurn } from '../chat/chat-turn.js';
 import { routeChatTurn } from '../chat/route-chat-turn.js';
 import type { RouterChatServices, RouterWorkspace } from '../chat/router-chat-services.js';
@@ -189,7 +190,8 @@ function summary(plan: Plan, n: number): Json {
  * `x_multimodel_progress`), then the answering dispatch's reasoning as one reasoning delta (unless excluded),
  * the answer as one content delta and the finish chunk; the usage chunk with
  * stream_options.include_usage; `[DONE]`. A failure is one `data:` frame with the error envelope, then
- * `[DONE]`; with n above 1 it is written once, after the last choice closed (SPEC behaviour 10).
+ * `[DONE]` (a timeout: the SSE `error` event, without `[DONE]`); with n above 1 it is written once, after
+ * the last choice closed (SPEC behaviour 10).
  */
 async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody): Promise<void> {
   const { reply, req } = turn.ctx;
@@ -198,14 +200,15 @@ async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
   const base = { id: req.requestId, object: 'chat.completion.chunk', created, model: turn.clientModel, service_tier: turn.tier.lane };
   const exclude = excludesReasoning(body.chat);
   let begun = false;
-  const send = (chunk: Json | string): void => {
+  const write = (frame: string): void => {
     if (!begun) {
       begun = true;
       reply.setHeader('Cache-Control', 'no-cache');
       reply.beginStream(200, 'text/event-stream');
     }
-    if (reply.open) reply.write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
+    if (reply.open) reply.write(frame);
   };
+  const send = (chunk: Json | string): void => write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
   const delta = (index: number, d: Json, finish: string | null, extra: Json = {}, logprobs: unknown = null): Json => ({ ...base, choices: [{ index, delta: d, logprobs, finish_reason: finish }], ...extra });
   const opened = new Set<number>();
   const open = (index: number): void => {
@@ -233,7 +236,16 @@ async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failed) {
     if (req.aborted) return;
-    send(toGatewayError(failed.reason).toEnvelope());
+    const e = toGatewayError(failed.reason);
+    // SPEC "Streaming events" / "Timeouts by service tier": a streamed timeout is the SSE `error` event
+    // (type timeout_error), as on the single-model route, not the 408's envelope in a data frame; and,
+    // the turn not having completed, no [DONE] (docs/decisions.md "Streaming failures").
+    if (e.code === 'timeout') {
+      write(timeoutEvent(e.message));
+      reply.endStream();
+      return;
+    }
+    send(e.toEnvelope());
   } else if (body.chat.stream_options?.include_usage === true) {
     send({ ...base, choices: [], usage: usageOf(run), x_multimodel: summary(run.plan, body.n) });
   }

@@ -1,16 +1,19 @@
 /**
  * The multimodel route takes "the same bodies" as the single-model route (SPEC "Chat completions and
- * routing"), so the request-level refusals of the chat body hold on it too. Regression: a decomposed turn
- * answered `store: true` in a zero-data-retention workspace with 200, and `modalities: ["text", "audio"]`
- * with a text-only answer (no 400 without a speech endpoint, no `message.audio` with one).
+ * routing"), so the chat body's request-level refusals and SPEC's timeout rules hold on it too.
+ * Regressions: a decomposed turn answered `store: true` in a zero-data-retention workspace with 200,
+ * `modalities: ["text", "audio"]` with a text-only answer (no 400 without a speech endpoint, no
+ * `message.audio` with one), and a streamed timeout as a `data:` frame of the 408 envelope (type
+ * `timeout`) then `[DONE]`, where SPEC sends the SSE `error` event with type `timeout_error`.
  */
 import { describe, expect, it } from 'vitest';
 import { PLANNER_MARKER } from '../../src/core/multimodel/planner-prompt.js';
 import { call, expectError } from '../helpers/http.js';
-import { makeKeys, testConfig } from '../helpers/configs.js';
+import { FREE_TIER_TIMEOUTS, makeKeys, testConfig } from '../helpers/configs.js';
 import { mintTestKey, startGatewayProcess, startSimulatorProcess } from '../helpers/processes.js';
 import { makeRouterKeys, ROUTER_PROJECT, routerProject } from '../helpers/router-config.js';
 import { simRequests, simSeq } from '../helpers/simulator-log.js';
+import { parseSse } from '../helpers/sse.js';
 import { useProcesses } from '../helpers/suite.js';
 
 const ZDR_PROJECT = 'proj_zdr';
@@ -32,10 +35,24 @@ function zdrProject(upstream: string) {
   };
 }
 
+/** One chat model on the free tier, whose test deadlines are short (FREE_TIER_TIMEOUTS). */
+const SLOW_PROJECT = 'proj_slowmm';
+const slowKey = mintTestKey('slowmm');
+function slowProject(upstream: string) {
+  return {
+    id: SLOW_PROJECT,
+    slug: 'slowmm',
+    default_workspace: 'ws_3e3e3e',
+    workspaces: [{ id: 'ws_3e3e3e', name: 'Slow' }],
+    endpoints: [{ id: 'e0000000-0000-4000-8000-000000000003', slug: 'slow', name: 'Slow', kind: 'chat', tier: 'free', model: { id: 'model-slow', context_window: 8192 }, upstream: { base_url: upstream, model: 'sim-chat' } }],
+    keys: [{ value: slowKey, scopes: ['inference'] }],
+  };
+}
+
 const suite = useProcesses(async () => {
   const keys = makeRouterKeys();
   const sim = await startSimulatorProcess();
-  const gw = await startGatewayProcess(testConfig(sim.url, makeKeys(), { extraProjects: [routerProject(sim.url, keys), zdrProject(sim.url)] }));
+  const gw = await startGatewayProcess(testConfig(sim.url, makeKeys(), { extraProjects: [routerProject(sim.url, keys), zdrProject(sim.url), slowProject(sim.url)] }));
   return { sim, gw, keys };
 });
 
@@ -78,5 +95,30 @@ describe('request-level refusals on the multimodel route', () => {
     expect(message?.content).toBe('good morning');
     expect(message?.audio?.transcript).toBe('good morning');
     expect(message?.audio?.data.length).toBeGreaterThan(0);
+  });
+});
+
+describe('timeouts on the multimodel route', () => {
+  // Each dispatch is buffered: the simulator waits as long as its stream would take, past the free tier's deadline.
+  const slow = { sim: { tokens: 4, delay_ms: Math.ceil(FREE_TIER_TIMEOUTS.request_ms / 2) } };
+
+  it('answers 408 timeout when a buffered turn overruns the deadline', async () => {
+    const res = await multimodel(SLOW_PROJECT, slowKey, ask(slow));
+    expectError(res, 408, 'timeout');
+  });
+
+  it('ends a stream with the SSE error event of type timeout_error, without [DONE]', async () => {
+    const res = await fetch(`${suite.gw.url}/${SLOW_PROJECT}/_semantic/router/v1/chat/completions/multimodel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${slowKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(ask({ ...slow, stream: true })),
+    });
+    expect(res.status).toBe(200);
+    const frames = parseSse(await res.text());
+    const errors = frames.filter((f) => f.event === 'error');
+    expect(errors).toHaveLength(1);
+    expect(JSON.parse(errors[0]?.data ?? '{}')).toMatchObject({ error: { type: 'timeout_error', code: 'timeout', message: expect.any(String) } });
+    expect(frames.some((f) => f.data === '[DONE]')).toBe(false);
+    expect(frames.some((f) => f.event === null && f.data.includes('"error"'))).toBe(false);
   });
 });
