@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { FREE_TIER_TIMEOUTS, PROJECT, testConfig } from '../helpers/configs.js';
 import { startGatewayProcess } from '../helpers/processes.js';
@@ -75,6 +77,27 @@ describe('tier deadlines (free tier shortened by the test config)', () => {
     const frames = parseSse(String(res.body));
     const error = frames.find((f) => f.event === 'error');
     expect(JSON.parse(error?.data ?? '{}')).toMatchObject({ error: { type: 'timeout_error', message: expect.any(String) } });
+  });
+
+  // Regression: a stream whose model server had sent nothing by the deadline was answered 408 JSON.
+  it('sends the SSE error event, not a 408, when a streamed turn overruns before the model server answers at all', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const g = await startGatewayProcess(testConfig(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`, suite.keys));
+    try {
+      const res = await call(`${g.url}/${PROJECT}/slow/v1/chat/completions`, { key: suite.keys.full, body: ask() });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      const frames = parseSse(String(res.body));
+      expect(frames.map((f) => f.event)).toEqual(['error']);
+      expect(JSON.parse(frames[0]?.data ?? '{}')).toMatchObject({ error: { type: 'timeout_error', code: 'timeout', message: expect.any(String) } });
+      const buffered = await call(`${g.url}/${PROJECT}/slow/v1/chat/completions`, { key: suite.keys.full, body: ask({ stream: false }) });
+      expectError(buffered, 408, 'timeout');
+    } finally {
+      await g.stop();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('gives reasoning turns the full request deadline as idle timeout', async () => {
