@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { call, type JsonResponse } from '../helpers/http.js';
 import { makeKeys, testConfig } from '../helpers/configs.js';
 import { mintTestKey, startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { simRequests, simSeq } from '../helpers/simulator-log.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { useProcesses } from '../helpers/suite.js';
 import { openUsageDb } from '../helpers/usage-db.js';
@@ -227,5 +228,29 @@ describe('logprobs', () => {
     const res = await multimodel(ask(RECIPE_THEN_MATH));
     expect(res.status).toBe(200);
     expect(logprobsOf(res)).toBeNull();
+  });
+});
+
+describe('reasoning effort mapping', () => {
+  // Regression: a decomposed dispatch forwarded reasoning_effort max as sent to a model listing only
+  // low, medium and high (a real model server refuses it), and the answer did not report the mapping.
+  it('sends the routed model its mapped level and reports it in x_adjusted_reasoning_effort, buffered and streamed', async () => {
+    const before = await simSeq(suite.sim.url);
+    const res = await multimodel(ask(MATH_ONLY, { reasoning_effort: 'max' }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-service-routed-endpoint')).toBe('think');
+    expect(res.body).toMatchObject({ x_adjusted_reasoning_effort: 'high' });
+    const dispatched = (await simRequests(suite.sim.url, 20)).filter((r) => r.seq > before && JSON.parse(r.body).model === 'sim-reasoner');
+    expect(dispatched.map((r) => (JSON.parse(r.body) as { reasoning_effort?: string }).reasoning_effort)).toEqual(['high']);
+
+    const chunks = await stream(ask(MATH_ONLY, { reasoning: { effort: 'minimal' } }));
+    const answer = chunks.find((c) => deltas([c]).some((d) => typeof d.content === 'string' && d.content.length > 0));
+    expect(answer).toMatchObject({ x_adjusted_reasoning_effort: 'low' });
+  });
+
+  it('reports nothing when the model lists the level sent', async () => {
+    const res = await multimodel(ask(MATH_ONLY, { reasoning_effort: 'medium' }));
+    expect(res.status).toBe(200);
+    expect(res.body).not.toHaveProperty('x_adjusted_reasoning_effort');
   });
 });

@@ -6,6 +6,7 @@
  */
 import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
 import { deadlinesFor } from '../../core/chat/deadlines.js';
+import { resolveReasoning, type ReasoningOptions } from '../../core/chat/reasoning.js';
 import type { ServiceTier } from '../../core/chat/service-tier.js';
 import { separateReasoning } from '../../core/chat/normalize-completion.js';
 import { countOf, normalizeUsage } from '../../core/chat/usage.js';
@@ -55,6 +56,8 @@ export interface Dispatched {
   readonly usage: Usage;
   readonly endpoint: EndpointRecord;
   readonly finishReason: string;
+  /** The effort sent when SPEC's mapping changed the client's (reported as x_adjusted_reasoning_effort); else null. */
+  readonly adjustedEffort: string | null;
 }
 
 type Json = Record<string, unknown>;
@@ -106,10 +109,24 @@ export async function dispatchStep(turn: MultimodelTurn, fields: { readonly mess
   );
   services.decisionLog.record({ ...row, detail: { ...row.detail, multimodel: { role: label.role, step_id: label.stepId, choice: label.choice } } });
   onRouted?.(endpoint);
-  return exchange(turn, endpoint, { ...chat, model: endpoint.upstream.model });
+  // SPEC `reasoning_effort`: mapped onto the routed model's levels, as a single-model turn maps it; the
+  // router only chose a model that accepts the options, so this does not refuse.
+  const { effort, adjustedFrom } = resolveReasoning(chat as ReasoningOptions, endpoint.model);
+  const adjustedEffort = adjustedFrom !== null ? effort : null;
+  const body = adjustedEffort !== null ? withEffort(chat, adjustedEffort) : chat;
+  return { ...(await exchange(turn, endpoint, { ...body, model: endpoint.upstream.model })), adjustedEffort };
 }
 
-async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Json): Promise<Dispatched> {
+/** The mapped effort where the client put one (core/chat/upstream-body.ts edits the same two fields). */
+function withEffort(chat: Json, effort: string): Json {
+  const out: Json = { ...chat };
+  if (typeof chat.reasoning_effort === 'string') out.reasoning_effort = effort;
+  const reasoning = obj(chat.reasoning);
+  if (typeof reasoning.effort === 'string') out.reasoning = { ...reasoning, effort };
+  return out;
+}
+
+async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Json): Promise<Omit<Dispatched, 'adjustedEffort'>> {
   const { services, ctx, auth } = turn;
   const { req } = ctx;
   const deadlines = deadlinesFor(endpoint.tier, services.timeouts, body.reasoning_effort !== undefined && body.reasoning_effort !== null);

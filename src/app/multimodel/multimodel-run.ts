@@ -21,6 +21,8 @@ export interface ChoiceAnswer {
   readonly reasoning: string | null;
   /** That dispatch's `logprobs` as the model server sent it (null unless the client asked for logprobs). */
   readonly logprobs: unknown;
+  /** That dispatch's mapped reasoning effort, reported as x_adjusted_reasoning_effort; null when unchanged. */
+  readonly adjustedEffort: string | null;
   readonly finishReason: string;
 }
 
@@ -66,11 +68,11 @@ export async function runChoice(turn: MultimodelTurn, run: PlanRun, choice: numb
   });
   if (!synthesis) {
     const last = results.get(terminal.id) as Dispatched;
-    return { index: choice, content: last.content, reasoning: last.reasoning, logprobs: last.logprobs, finishReason: last.finishReason };
+    return { index: choice, content: last.content, reasoning: last.reasoning, logprobs: last.logprobs, adjustedEffort: last.adjustedEffort, finishReason: last.finishReason };
   }
   const steps: StepAnswer[] = subtasks.map((t) => ({ instruction: t.instruction, content: (results.get(t.id) as Dispatched).content }));
   const merged = answered(await dispatchStep(turn, { messages: synthesisMessages(run.client, steps), ...finalFields }, { role: 'synthesis', stepId: null, choice }, hooks.onRouted), null);
-  return { index: choice, content: merged.content, reasoning: merged.reasoning, logprobs: merged.logprobs, finishReason: merged.finishReason };
+  return { index: choice, content: merged.content, reasoning: merged.reasoning, logprobs: merged.logprobs, adjustedEffort: merged.adjustedEffort, finishReason: merged.finishReason };
 }
 
 function instructionOf(subtasks: readonly SubTask[], id: string): string {

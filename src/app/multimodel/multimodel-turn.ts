@@ -163,9 +163,16 @@ async function buffered(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
     usage: usageOf(run),
     service_tier: turn.tier.lane,
     system_fingerprint: null,
+    ...adjusted(answers.find((a) => a.adjustedEffort !== null)),
     x_multimodel: summary(run.plan, body.n),
   });
 }
+
+/**
+ * SPEC `reasoning_effort`: "a mapped value is reported in x_adjusted_reasoning_effort", here the mapping
+ * of the dispatch whose answer the client reads (as for its reasoning).
+ */
+const adjusted = (a: ChoiceAnswer | undefined): Json => (a?.adjustedEffort ? { x_adjusted_reasoning_effort: a.adjustedEffort } : {});
 
 function choiceBody(a: ChoiceAnswer, excludeReasoning: boolean): Json {
   const message: Json = { role: 'assistant', content: a.content, refusal: null, tool_calls: null, annotations: [] };
@@ -228,9 +235,10 @@ async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
       const answer = await runChoice(turn, run, c, hooks);
       open(c);
       const reasoning = shownReasoning(answer, exclude);
-      if (reasoning !== null) send(delta(c, { reasoning, reasoning_content: reasoning }, null));
-      send(delta(c, { content: answer.content }, null, {}, answer.logprobs));
-      send(delta(c, {}, answer.finishReason));
+      const mapped = adjusted(answer);
+      if (reasoning !== null) send(delta(c, { reasoning, reasoning_content: reasoning }, null, mapped));
+      send(delta(c, { content: answer.content }, null, mapped, answer.logprobs));
+      send(delta(c, {}, answer.finishReason, mapped));
     }),
   );
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
