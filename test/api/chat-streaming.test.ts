@@ -7,6 +7,7 @@ import { useGatewaySuite } from '../helpers/suite.js';
 import { call, errorOf, expectError } from '../helpers/http.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { simSeq, waitForSim } from '../helpers/simulator-log.js';
+import { openUsageDb } from '../helpers/usage-db.js';
 
 const suite = useGatewaySuite();
 
@@ -62,6 +63,47 @@ describe('SSE passthrough', () => {
     controller.abort();
     const seen = await waitForSim(suite.sim.url, (r) => r.seq > before && r.aborted);
     expect(seen.completed).toBe(false);
+  });
+});
+
+// Regression: a model server that streams usage unasked (vLLM's --enable-force-include-usage, or its
+// continuous usage stats) had it reach clients that sent no stream_options.include_usage.
+describe('usage a model server streams unasked', () => {
+  const frame = (extra: string): string => `data: {"id":"up","object":"chat.completion.chunk","created":1,"model":"up"${extra}}\n\n`;
+  const usage = '"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}';
+  const chatty = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(
+      frame(',"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null') +
+        frame(`,"choices":[{"index":0,"delta":{"content":"hi"},"logprobs":null,"finish_reason":null}],${usage}`) +
+        frame(',"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null') +
+        frame(`,"choices":[],${usage}`) +
+        'data: [DONE]\n\n',
+    );
+  });
+
+  it('leaves usage out of every chunk unless include_usage is set, and still bills the reported usage', async () => {
+    await new Promise<void>((resolve) => chatty.listen(0, '127.0.0.1', resolve));
+    const g = await startGatewayProcess(testConfig(`http://127.0.0.1:${(chatty.address() as AddressInfo).port}/v1`, suite.keys));
+    const ledger = openUsageDb(g.dbPath);
+    try {
+      const plain = await call(`${g.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: ask() });
+      const frames = parseSse(String(plain.body));
+      expect(frames.at(-1)?.data).toBe('[DONE]');
+      const chunks = chunksOf(frames);
+      expect(chunks.map((c) => (c.choices as { delta: unknown }[]).map((ch) => ch.delta))).toEqual([[{ role: 'assistant', content: '' }], [{ content: 'hi' }], [{}]]);
+      for (const c of chunks) expect(c).not.toHaveProperty('usage');
+      const row = await ledger.waitForRow(plain.headers.get('x-request-id') ?? '');
+      expect(row).toMatchObject({ prompt_tokens: 7, completion_tokens: 2, usage_source: 'upstream' });
+
+      const asked = await call(`${g.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: ask({ stream_options: { include_usage: true } }) });
+      expect(chunksOf(parseSse(String(asked.body))).at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 7, total_tokens: 9 } });
+    } finally {
+      ledger.close();
+      await g.stop();
+      chatty.closeAllConnections();
+      await new Promise<void>((resolve) => chatty.close(() => resolve()));
+    }
   });
 });
 

@@ -127,6 +127,7 @@ async function serveTurn(services: ChatServices, input: ChatTurnInput): Promise<
     excludeReasoning: reasoning.exclude,
     splitInlineThink: harness.reasoningNormalization,
     adjustedEffort,
+    streamUsage: chat.stream_options?.include_usage === true,
   };
   const deadlines = deadlinesFor(endpoint.tier, services.timeouts, chat.reasoning_effort !== undefined && chat.reasoning_effort !== null);
   // The answer-side features need the whole answer first: such turns are served buffered (chat-harness-answer.ts).
