@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { FREE_TIER_TIMEOUTS, PROJECT, testConfig } from '../helpers/configs.js';
 import { startGatewayProcess } from '../helpers/processes.js';
@@ -5,6 +7,7 @@ import { useGatewaySuite } from '../helpers/suite.js';
 import { call, errorOf, expectError } from '../helpers/http.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { simSeq, waitForSim } from '../helpers/simulator-log.js';
+import { openUsageDb } from '../helpers/usage-db.js';
 
 const suite = useGatewaySuite();
 
@@ -63,6 +66,47 @@ describe('SSE passthrough', () => {
   });
 });
 
+// Regression: a model server that streams usage unasked (vLLM's --enable-force-include-usage, or its
+// continuous usage stats) had it reach clients that sent no stream_options.include_usage.
+describe('usage a model server streams unasked', () => {
+  const frame = (extra: string): string => `data: {"id":"up","object":"chat.completion.chunk","created":1,"model":"up"${extra}}\n\n`;
+  const usage = '"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}';
+  const chatty = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(
+      frame(',"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null') +
+        frame(`,"choices":[{"index":0,"delta":{"content":"hi"},"logprobs":null,"finish_reason":null}],${usage}`) +
+        frame(',"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null') +
+        frame(`,"choices":[],${usage}`) +
+        'data: [DONE]\n\n',
+    );
+  });
+
+  it('leaves usage out of every chunk unless include_usage is set, and still bills the reported usage', async () => {
+    await new Promise<void>((resolve) => chatty.listen(0, '127.0.0.1', resolve));
+    const g = await startGatewayProcess(testConfig(`http://127.0.0.1:${(chatty.address() as AddressInfo).port}/v1`, suite.keys));
+    const ledger = openUsageDb(g.dbPath);
+    try {
+      const plain = await call(`${g.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: ask() });
+      const frames = parseSse(String(plain.body));
+      expect(frames.at(-1)?.data).toBe('[DONE]');
+      const chunks = chunksOf(frames);
+      expect(chunks.map((c) => (c.choices as { delta: unknown }[]).map((ch) => ch.delta))).toEqual([[{ role: 'assistant', content: '' }], [{ content: 'hi' }], [{}]]);
+      for (const c of chunks) expect(c).not.toHaveProperty('usage');
+      const row = await ledger.waitForRow(plain.headers.get('x-request-id') ?? '');
+      expect(row).toMatchObject({ prompt_tokens: 7, completion_tokens: 2, usage_source: 'upstream' });
+
+      const asked = await call(`${g.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: ask({ stream_options: { include_usage: true } }) });
+      expect(chunksOf(parseSse(String(asked.body))).at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 7, total_tokens: 9 } });
+    } finally {
+      ledger.close();
+      await g.stop();
+      chatty.closeAllConnections();
+      await new Promise<void>((resolve) => chatty.close(() => resolve()));
+    }
+  });
+});
+
 describe('tier deadlines (free tier shortened by the test config)', () => {
   it('answers 408 timeout when a non-streaming turn overruns the request deadline', async () => {
     const res = await call(url('slow'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { first_token_delay_ms: FREE_TIER_TIMEOUTS.request_ms + 2000 } } });
@@ -75,6 +119,27 @@ describe('tier deadlines (free tier shortened by the test config)', () => {
     const frames = parseSse(String(res.body));
     const error = frames.find((f) => f.event === 'error');
     expect(JSON.parse(error?.data ?? '{}')).toMatchObject({ error: { type: 'timeout_error', message: expect.any(String) } });
+  });
+
+  // Regression: a stream whose model server had sent nothing by the deadline was answered 408 JSON.
+  it('sends the SSE error event, not a 408, when a streamed turn overruns before the model server answers at all', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const g = await startGatewayProcess(testConfig(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`, suite.keys));
+    try {
+      const res = await call(`${g.url}/${PROJECT}/slow/v1/chat/completions`, { key: suite.keys.full, body: ask() });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      const frames = parseSse(String(res.body));
+      expect(frames.map((f) => f.event)).toEqual(['error']);
+      expect(JSON.parse(frames[0]?.data ?? '{}')).toMatchObject({ error: { type: 'timeout_error', code: 'timeout', message: expect.any(String) } });
+      const buffered = await call(`${g.url}/${PROJECT}/slow/v1/chat/completions`, { key: suite.keys.full, body: ask({ stream: false }) });
+      expectError(buffered, 408, 'timeout');
+    } finally {
+      await g.stop();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('gives reasoning turns the full request deadline as idle timeout', async () => {

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { call, type JsonResponse } from '../helpers/http.js';
 import { makeKeys, testConfig } from '../helpers/configs.js';
 import { mintTestKey, startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { simRequests, simSeq } from '../helpers/simulator-log.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { useProcesses } from '../helpers/suite.js';
 import { openUsageDb } from '../helpers/usage-db.js';
@@ -196,5 +197,60 @@ describe('B3: service_tier', () => {
     } finally {
       ledger.close();
     }
+  });
+});
+
+describe('logprobs', () => {
+  interface Entry {
+    token: string;
+    top_logprobs: unknown[];
+  }
+  type Logprobs = { content: Entry[] | null; refusal: unknown } | null;
+  const logprobsOf = (res: JsonResponse): Logprobs => (res.body as { choices: { logprobs: Logprobs }[] }).choices[0]?.logprobs ?? null;
+  const contentOf = (res: JsonResponse): string => String((res.body as Completion).choices[0]?.message.content);
+
+  // Regression: the decomposed answer always said logprobs: null, whatever the client asked.
+  it('returns the answering dispatch logprobs, covering exactly the delivered content, buffered and streamed', async () => {
+    for (const text of [RECIPE_THEN_MATH, 'recommend a recipe. [plan: steps=3]']) {
+      const res = await multimodel(ask(text, { logprobs: true, top_logprobs: 2 }));
+      expect(res.status).toBe(200);
+      const entries = logprobsOf(res)?.content ?? [];
+      expect(entries.map((e) => e.token).join('')).toBe(contentOf(res));
+      expect(entries).toHaveLength(CONTENT_TOKENS);
+      for (const e of entries) expect(e.top_logprobs).toHaveLength(2);
+    }
+    const chunks = await stream(ask(RECIPE_THEN_MATH, { logprobs: true }));
+    const answer = chunks.flatMap((c) => (c.choices ?? []) as { delta: Delta; logprobs: Logprobs }[]).find((ch) => typeof ch.delta.content === 'string' && ch.delta.content.length > 0);
+    expect(answer?.logprobs?.content?.map((e) => e.token).join('')).toBe(answer?.delta.content);
+  });
+
+  it('is null without logprobs: true', async () => {
+    const res = await multimodel(ask(RECIPE_THEN_MATH));
+    expect(res.status).toBe(200);
+    expect(logprobsOf(res)).toBeNull();
+  });
+});
+
+describe('reasoning effort mapping', () => {
+  // Regression: a decomposed dispatch forwarded reasoning_effort max as sent to a model listing only
+  // low, medium and high (a real model server refuses it), and the answer did not report the mapping.
+  it('sends the routed model its mapped level and reports it in x_adjusted_reasoning_effort, buffered and streamed', async () => {
+    const before = await simSeq(suite.sim.url);
+    const res = await multimodel(ask(MATH_ONLY, { reasoning_effort: 'max' }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-service-routed-endpoint')).toBe('think');
+    expect(res.body).toMatchObject({ x_adjusted_reasoning_effort: 'high' });
+    const dispatched = (await simRequests(suite.sim.url, 20)).filter((r) => r.seq > before && JSON.parse(r.body).model === 'sim-reasoner');
+    expect(dispatched.map((r) => (JSON.parse(r.body) as { reasoning_effort?: string }).reasoning_effort)).toEqual(['high']);
+
+    const chunks = await stream(ask(MATH_ONLY, { reasoning: { effort: 'minimal' } }));
+    const answer = chunks.find((c) => deltas([c]).some((d) => typeof d.content === 'string' && d.content.length > 0));
+    expect(answer).toMatchObject({ x_adjusted_reasoning_effort: 'low' });
+  });
+
+  it('reports nothing when the model lists the level sent', async () => {
+    const res = await multimodel(ask(MATH_ONLY, { reasoning_effort: 'medium' }));
+    expect(res.status).toBe(200);
+    expect(res.body).not.toHaveProperty('x_adjusted_reasoning_effort');
   });
 });

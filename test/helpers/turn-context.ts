@@ -9,4 +9,5 @@ export const RESTAMP_CONTEXT: TurnContext = {
   excludeReasoning: false,
   splitInlineThink: false,
   adjustedEffort: null,
+  streamUsage: true,
 };

@@ -150,7 +150,7 @@ export async function fitOrCompact(services: ChatServices, c: CompactionScope, w
     if (!(err instanceof GatewayError) || err.code !== 'context_length_exceeded') throw err;
     const plan = planCompaction(Array.isArray(work.parsed.messages) ? (work.parsed.messages as Json[]) : []);
     if (!plan) throw err;
-    const turn: TurnContext = { requestId: c.req.requestId, clientModel: '', lane: c.lane, reasoningModel: c.endpoint.model.reasoning !== 'none', excludeReasoning: true, splitInlineThink: true, adjustedEffort: null };
+    const turn: TurnContext = { requestId: c.req.requestId, clientModel: '', lane: c.lane, reasoningModel: c.endpoint.model.reasoning !== 'none', excludeReasoning: true, splitInlineThink: true, adjustedEffort: null, streamUsage: false };
     const call: HarnessCall = { req: c.req, endpoint: c.endpoint, deadlines: deadlinesFor(c.endpoint.tier, services.timeouts, false), turn, account: c.account, route: c.route };
     const { completion } = await exchangeOnce(services, call, summaryRequest(plan, c.endpoint.upstream.model, c.endpoint.model.context_window), 'compaction');
     const message = (((completion.choices as Json[] | undefined) ?? [])[0]?.message ?? {}) as Json;

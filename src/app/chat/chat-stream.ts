@@ -19,7 +19,8 @@ function errorFrame(e: GatewayError): string {
   return `data: ${JSON.stringify(e.toEnvelope())}\n\n`;
 }
 
-function timeoutEvent(message: string): string {
+/** SPEC "Streaming events": a timeout is an SSE event named `error`, type timeout_error; no [DONE] follows. */
+export function timeoutEvent(message: string): string {
   return `event: error\ndata: ${JSON.stringify({ error: { message, type: 'timeout_error', code: 'timeout', param: null } })}\n\n`;
 }
 

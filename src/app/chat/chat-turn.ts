@@ -14,6 +14,7 @@ import { resolveServiceTier } from '../../core/chat/service-tier.js';
 import type { TurnContext } from '../../core/chat/turn-context.js';
 import { buildUpstreamBody } from '../../core/chat/upstream-body.js';
 import type { EndpointRecord } from '../../core/records.js';
+import { GatewayError } from '../../errors.js';
 import type { ContentPart } from '../../schemas/chat-message.js';
 import type { ChatRequest } from '../../schemas/chat-request.js';
 import type { TurnExchange, TurnSink } from '../turn-io.js';
@@ -22,6 +23,7 @@ import { dispatchTurn, type ChatServices } from './chat-dispatch.js';
 import { execOptIn, serveBridgedTurn } from './chat-exec-bridge.js';
 import { repairsAnswers, serveRepairedTurn } from './chat-harness-answer.js';
 import { AUGMENTED_HEADER, fitOrCompact, shapeRequest, type ChatWork } from './chat-harness.js';
+import { timeoutEvent } from './chat-stream.js';
 
 /** A chat request's body as the route parsed it (routes/chat-body.ts). */
 export interface ChatBody {
@@ -53,6 +55,26 @@ export interface ChatTurnInput extends ChatBody {
  * when an opted-in harness feature adds them (compaction, corrective retries), each billed on its own row.
  */
 export async function serveChatTurn(services: ChatServices, input: ChatTurnInput): Promise<void> {
+  try {
+    await serveTurn(services, input);
+  } catch (err) {
+    // SPEC "Timeouts by service tier": non-streaming timeouts return 408, streaming sends an SSE `error`
+    // event. A streamed turn overruns before its stream begins when the model server sends no headers in
+    // time, or when the turn is answered whole first (answer-side harness features, the exec bridge): the
+    // request still asked for a stream, so it gets the event, not a 408. A stream already begun reports
+    // its own timeouts (chat-stream.ts) and never throws one. Other sinks (Responses, the playground)
+    // speak their own formats and keep theirs.
+    if (input.reply === undefined && input.chat.stream === true && err instanceof GatewayError && err.code === 'timeout') {
+      input.ctx.reply.setHeader('Cache-Control', 'no-cache');
+      input.ctx.reply.beginStream(200, 'text/event-stream');
+      input.ctx.reply.endStream(timeoutEvent(err.message));
+      return;
+    }
+    throw err;
+  }
+}
+
+async function serveTurn(services: ChatServices, input: ChatTurnInput): Promise<void> {
   const { ctx, auth, endpoint, workspaceId, chat } = input;
   const { req } = ctx;
   const reply = input.reply ?? ctx.reply;
@@ -105,6 +127,7 @@ export async function serveChatTurn(services: ChatServices, input: ChatTurnInput
     excludeReasoning: reasoning.exclude,
     splitInlineThink: harness.reasoningNormalization,
     adjustedEffort,
+    streamUsage: chat.stream_options?.include_usage === true,
   };
   const deadlines = deadlinesFor(endpoint.tier, services.timeouts, chat.reasoning_effort !== undefined && chat.reasoning_effort !== null);
   // The answer-side features need the whole answer first: such turns are served buffered (chat-harness-answer.ts).

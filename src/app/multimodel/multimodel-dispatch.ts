@@ -6,6 +6,7 @@
  */
 import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
 import { deadlinesFor } from '../../core/chat/deadlines.js';
+import { resolveReasoning, type ReasoningOptions } from '../../core/chat/reasoning.js';
 import type { ServiceTier } from '../../core/chat/service-tier.js';
 import { separateReasoning } from '../../core/chat/normalize-completion.js';
 import { countOf, normalizeUsage } from '../../core/chat/usage.js';
@@ -50,9 +51,13 @@ export interface Dispatched {
   readonly content: string;
   /** The model's separate reasoning (reasoning_content or reasoning), or null when it produced none. */
   readonly reasoning: string | null;
+  /** The choice's `logprobs` as sent (the client's read of the answering dispatch's tokens); null when absent. */
+  readonly logprobs: unknown;
   readonly usage: Usage;
   readonly endpoint: EndpointRecord;
   readonly finishReason: string;
+  /** The effort sent when SPEC's mapping changed the client's (reported as x_adjusted_reasoning_effort); else null. */
+  readonly adjustedEffort: string | null;
 }
 
 type Json = Record<string, unknown>;
@@ -61,7 +66,7 @@ const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 
 /**
  * `fields` are the dispatch's own: its messages, and on the dispatch whose answer the client receives the
- * client's response_format. `onRouted` runs once the endpoint is chosen, before the upstream call.
+ * client's response_format, logprobs and top_logprobs. `onRouted` runs once the endpoint is chosen, before the upstream call.
  */
 export async function dispatchStep(turn: MultimodelTurn, fields: { readonly messages: readonly StepMessage[] } & Json, label: DispatchLabel, onRouted?: (endpoint: EndpointRecord) => void): Promise<Dispatched> {
   const { services, ctx, auth, workspace } = turn;
@@ -104,10 +109,24 @@ export async function dispatchStep(turn: MultimodelTurn, fields: { readonly mess
   );
   services.decisionLog.record({ ...row, detail: { ...row.detail, multimodel: { role: label.role, step_id: label.stepId, choice: label.choice } } });
   onRouted?.(endpoint);
-  return exchange(turn, endpoint, { ...chat, model: endpoint.upstream.model });
+  // SPEC `reasoning_effort`: mapped onto the routed model's levels, as a single-model turn maps it; the
+  // router only chose a model that accepts the options, so this does not refuse.
+  const { effort, adjustedFrom } = resolveReasoning(chat as ReasoningOptions, endpoint.model);
+  const adjustedEffort = adjustedFrom !== null ? effort : null;
+  const body = adjustedEffort !== null ? withEffort(chat, adjustedEffort) : chat;
+  return { ...(await exchange(turn, endpoint, { ...body, model: endpoint.upstream.model })), adjustedEffort };
 }
 
-async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Json): Promise<Dispatched> {
+/** The mapped effort where the client put one (core/chat/upstream-body.ts edits the same two fields). */
+function withEffort(chat: Json, effort: string): Json {
+  const out: Json = { ...chat };
+  if (typeof chat.reasoning_effort === 'string') out.reasoning_effort = effort;
+  const reasoning = obj(chat.reasoning);
+  if (typeof reasoning.effort === 'string') out.reasoning = { ...reasoning, effort };
+  return out;
+}
+
+async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Json): Promise<Omit<Dispatched, 'adjustedEffort'>> {
   const { services, ctx, auth } = turn;
   const { req } = ctx;
   const deadlines = deadlinesFor(endpoint.tier, services.timeouts, body.reasoning_effort !== undefined && body.reasoning_effort !== null);
@@ -160,7 +179,7 @@ async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Js
   }
 }
 
-function readAnswer(raw: Buffer, reasoningModel: boolean): { content: string; reasoning: string | null; usage: Usage; finishReason: string } {
+function readAnswer(raw: Buffer, reasoningModel: boolean): { content: string; reasoning: string | null; logprobs: unknown; usage: Usage; finishReason: string } {
   let json: unknown;
   try {
     json = JSON.parse(raw.toString('utf8'));
@@ -178,6 +197,7 @@ function readAnswer(raw: Buffer, reasoningModel: boolean): { content: string; re
   return {
     content: message.content,
     reasoning: reasoning === '' ? null : reasoning,
+    logprobs: choice.logprobs ?? null,
     finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
     usage: usageOf(body.usage, reasoningModel),
   };

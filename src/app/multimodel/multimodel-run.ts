@@ -19,6 +19,10 @@ export interface ChoiceAnswer {
    * the reasoning behind the content the client reads (docs/decisions.md "Multimodel route").
    */
   readonly reasoning: string | null;
+  /** That dispatch's `logprobs` as the model server sent it (null unless the client asked for logprobs). */
+  readonly logprobs: unknown;
+  /** That dispatch's mapped reasoning effort, reported as x_adjusted_reasoning_effort; null when unchanged. */
+  readonly adjustedEffort: string | null;
   readonly finishReason: string;
 }
 
@@ -36,8 +40,11 @@ export interface RunHooks {
 
 export interface PlanRun {
   readonly client: readonly ClientMessage[];
-  /** The client's response_format, applied to the dispatch whose answer the client receives; else null. */
-  readonly responseFormat: unknown;
+  /**
+   * The client's fields that shape the answer it reads (response_format, logprobs, top_logprobs): sent
+   * only on the dispatch whose answer the client receives (the terminal step, or the synthesis).
+   */
+  readonly answerFields: Readonly<Record<string, unknown>>;
   readonly plan: Plan;
   /** Every dispatch that answered, whatever happened to the others (what `usage` covers). */
   readonly usages: Usage[];
@@ -48,7 +55,7 @@ export async function runChoice(turn: MultimodelTurn, run: PlanRun, choice: numb
   const { subtasks } = run.plan;
   const synthesis = needsSynthesis(subtasks.length);
   const terminal = subtasks[subtasks.length - 1] as SubTask;
-  const finalFields = run.responseFormat === null ? {} : { response_format: run.responseFormat };
+  const finalFields = run.answerFields;
   const answered = (d: Dispatched, step: string | null): Dispatched => {
     run.usages.push(d.usage);
     hooks.onProgress({ choice, step, endpoint: d.endpoint.slug });
@@ -61,11 +68,11 @@ export async function runChoice(turn: MultimodelTurn, run: PlanRun, choice: numb
   });
   if (!synthesis) {
     const last = results.get(terminal.id) as Dispatched;
-    return { index: choice, content: last.content, reasoning: last.reasoning, finishReason: last.finishReason };
+    return { index: choice, content: last.content, reasoning: last.reasoning, logprobs: last.logprobs, adjustedEffort: last.adjustedEffort, finishReason: last.finishReason };
   }
   const steps: StepAnswer[] = subtasks.map((t) => ({ instruction: t.instruction, content: (results.get(t.id) as Dispatched).content }));
   const merged = answered(await dispatchStep(turn, { messages: synthesisMessages(run.client, steps), ...finalFields }, { role: 'synthesis', stepId: null, choice }, hooks.onRouted), null);
-  return { index: choice, content: merged.content, reasoning: merged.reasoning, finishReason: merged.finishReason };
+  return { index: choice, content: merged.content, reasoning: merged.reasoning, logprobs: merged.logprobs, adjustedEffort: merged.adjustedEffort, finishReason: merged.finishReason };
 }
 
 function instructionOf(subtasks: readonly SubTask[], id: string): string {

@@ -3,10 +3,12 @@
  * turn: a planner call splits the turn into sub-tasks (multimodel-planner.ts); each is routed and
  * dispatched (multimodel-dispatch.ts, multimodel-run.ts); the answer is buffered or streamed here. Served
  * like the single-model route instead (routeChatTurn + serveChatTurn, one code path with it): multi-model
- * routing disabled, a turn declaring the caller's own function tools with tool_choice other than `none`,
- * or no valid plan after one retry. The route (routes/multimodel.ts) resolves the workspace and reads the body.
+ * routing disabled, a turn declaring the caller's own function tools with tool_choice other than `none`, a
+ * turn asking for audio output, or no valid plan after one retry. The route (routes/multimodel.ts) resolves
+ * the workspace and reads the body.
  */
 import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import { checkRetention } from '../../core/chat/capabilities.js';
 import { applyPartEdits } from '../../core/chat/part-edits.js';
 import { excludesReasoning } from '../../core/chat/reasoning.js';
 import { resolveServiceTier } from '../../core/chat/service-tier.js';
@@ -19,6 +21,7 @@ import type { EndpointRecord } from '../../core/records.js';
 import { requestedSlo } from '../../core/routing/latency-window.js';
 import { GatewayError, toGatewayError } from '../../errors.js';
 import type { ChatRequest } from '../../schemas/chat-request.js';
+import { timeoutEvent } from '../chat/chat-stream.js';
 import { serveChatTurn } from '../chat/chat-turn.js';
 import { routeChatTurn } from '../chat/route-chat-turn.js';
 import type { RouterChatServices, RouterWorkspace } from '../chat/router-chat-services.js';
@@ -31,6 +34,19 @@ type Json = Record<string, unknown>;
 
 /** Fields each dispatch sets itself; everything else the client sent reaches every dispatch. */
 const OWN_FIELDS = new Set(['messages', 'model', 'n', 'stream', 'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'x_exec', 'logprobs', 'top_logprobs']);
+
+/**
+ * What the client asked of the answer it reads, for the dispatch that gives it (multimodel-run.ts). SPEC
+ * "Log probabilities": with logprobs true every choice carries its logprobs, covering the delivered content
+ * tokens: the answering dispatch's content is delivered untouched, so its logprobs are exactly those.
+ */
+const ANSWER_FIELDS = ['response_format', 'logprobs', 'top_logprobs'] as const;
+
+function answerFieldsOf(parsed: Json): Json {
+  const fields: Json = {};
+  for (const k of ANSWER_FIELDS) if (parsed[k] !== undefined && parsed[k] !== null) fields[k] = parsed[k];
+  return fields;
+}
 
 /** The body as the route read it. */
 export interface MultimodelBody {
@@ -45,6 +61,14 @@ export interface MultimodelBody {
 function declaresCallerTools(chat: ChatRequest): boolean {
   return (chat.tools?.length ?? 0) > 0 && chat.tool_choice !== 'none';
 }
+
+/**
+ * Audio output (SPEC `modalities` with audio) is spoken by the project's speech endpoint from one model's
+ * finished answer, which only the single-model turn produces (chat-audio.ts); decomposed, the answer came
+ * back as text only, a substitute for what was asked. Served like the single-model route, the turn gets
+ * that route's audio, or its 400 on `modalities` when the project has no speech endpoint.
+ */
+const asksForAudioOutput = (chat: ChatRequest): boolean => chat.modalities?.includes('audio') === true;
 
 /**
  * Served like POST .../_semantic/router/v1/chat/completions: route once, one turn, the same code, the
@@ -62,7 +86,11 @@ async function singleModel(services: RouterChatServices, ctx: RoutedExchange, au
  */
 export async function serveMultimodelTurn(services: RouterChatServices, ctx: RoutedExchange, auth: AuthenticatedKey, workspace: RouterWorkspace, body: MultimodelBody): Promise<void> {
   const settings = services.router.settingsOf(auth.project.id);
-  if (!settings.multiModelEnabled || declaresCallerTools(body.chat)) return singleModel(services, ctx, auth, workspace, body);
+  if (!settings.multiModelEnabled || declaresCallerTools(body.chat) || asksForAudioOutput(body.chat)) return singleModel(services, ctx, auth, workspace, body);
+  // "Same bodies" as the single-model route (SPEC behaviour 10): its retention refusal holds here too, and
+  // before the planner runs, since no dispatch of a refused turn may happen.
+  const zeroDataRetention = workspace.workspaceId !== null && services.catalog.workspaces(auth.project.id).get(workspace.workspaceId)?.zeroDataRetention === true;
+  checkRetention(body.chat, zeroDataRetention);
 
   const planner = plannerEndpoint(services, auth, workspace.workspaceId);
   const client = await resolvedMessages(services, ctx, body);
@@ -87,7 +115,7 @@ export async function serveMultimodelTurn(services: RouterChatServices, ctx: Rou
     slo: requestedSlo(ctx.req.header('x-slo-ttft-ms'), ctx.req.header('x-slo-tpot-ms')),
     tier: resolveServiceTier(body.chat.service_tier),
   };
-  const run: PlanRun = { client, responseFormat: body.parsed.response_format ?? null, plan, usages: [] };
+  const run: PlanRun = { client, answerFields: answerFieldsOf(body.parsed), plan, usages: [] };
   ctx.req.log.endpoint = planner.slug;
   if (body.chat.stream === true) return streamed(turn, run, body);
   return buffered(turn, run, body);
@@ -135,9 +163,16 @@ async function buffered(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
     usage: usageOf(run),
     service_tier: turn.tier.lane,
     system_fingerprint: null,
+    ...adjusted(answers.find((a) => a.adjustedEffort !== null)),
     x_multimodel: summary(run.plan, body.n),
   });
 }
+
+/**
+ * SPEC `reasoning_effort`: "a mapped value is reported in x_adjusted_reasoning_effort", here the mapping
+ * of the dispatch whose answer the client reads (as for its reasoning).
+ */
+const adjusted = (a: ChoiceAnswer | undefined): Json => (a?.adjustedEffort ? { x_adjusted_reasoning_effort: a.adjustedEffort } : {});
 
 function choiceBody(a: ChoiceAnswer, excludeReasoning: boolean): Json {
   const message: Json = { role: 'assistant', content: a.content, refusal: null, tool_calls: null, annotations: [] };
@@ -147,7 +182,7 @@ function choiceBody(a: ChoiceAnswer, excludeReasoning: boolean): Json {
     message.reasoning = reasoning;
     message.reasoning_content = reasoning;
   }
-  return { index: a.index, message, logprobs: null, finish_reason: a.finishReason };
+  return { index: a.index, message, logprobs: a.logprobs, finish_reason: a.finishReason };
 }
 
 const shownReasoning = (a: ChoiceAnswer, excludeReasoning: boolean): string | null => (excludeReasoning ? null : a.reasoning);
@@ -162,7 +197,8 @@ function summary(plan: Plan, n: number): Json {
  * `x_multimodel_progress`), then the answering dispatch's reasoning as one reasoning delta (unless excluded),
  * the answer as one content delta and the finish chunk; the usage chunk with
  * stream_options.include_usage; `[DONE]`. A failure is one `data:` frame with the error envelope, then
- * `[DONE]`; with n above 1 it is written once, after the last choice closed (SPEC behaviour 10).
+ * `[DONE]` (a timeout: the SSE `error` event, without `[DONE]`); with n above 1 it is written once, after
+ * the last choice closed (SPEC behaviour 10).
  */
 async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody): Promise<void> {
   const { reply, req } = turn.ctx;
@@ -171,15 +207,16 @@ async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
   const base = { id: req.requestId, object: 'chat.completion.chunk', created, model: turn.clientModel, service_tier: turn.tier.lane };
   const exclude = excludesReasoning(body.chat);
   let begun = false;
-  const send = (chunk: Json | string): void => {
+  const write = (frame: string): void => {
     if (!begun) {
       begun = true;
       reply.setHeader('Cache-Control', 'no-cache');
       reply.beginStream(200, 'text/event-stream');
     }
-    if (reply.open) reply.write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
+    if (reply.open) reply.write(frame);
   };
-  const delta = (index: number, d: Json, finish: string | null, extra: Json = {}): Json => ({ ...base, choices: [{ index, delta: d, logprobs: null, finish_reason: finish }], ...extra });
+  const send = (chunk: Json | string): void => write(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
+  const delta = (index: number, d: Json, finish: string | null, extra: Json = {}, logprobs: unknown = null): Json => ({ ...base, choices: [{ index, delta: d, logprobs, finish_reason: finish }], ...extra });
   const opened = new Set<number>();
   const open = (index: number): void => {
     if (opened.has(index)) return;
@@ -198,15 +235,25 @@ async function streamed(turn: MultimodelTurn, run: PlanRun, body: MultimodelBody
       const answer = await runChoice(turn, run, c, hooks);
       open(c);
       const reasoning = shownReasoning(answer, exclude);
-      if (reasoning !== null) send(delta(c, { reasoning, reasoning_content: reasoning }, null));
-      send(delta(c, { content: answer.content }, null));
-      send(delta(c, {}, answer.finishReason));
+      const mapped = adjusted(answer);
+      if (reasoning !== null) send(delta(c, { reasoning, reasoning_content: reasoning }, null, mapped));
+      send(delta(c, { content: answer.content }, null, mapped, answer.logprobs));
+      send(delta(c, {}, answer.finishReason, mapped));
     }),
   );
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failed) {
     if (req.aborted) return;
-    send(toGatewayError(failed.reason).toEnvelope());
+    const e = toGatewayError(failed.reason);
+    // SPEC "Streaming events" / "Timeouts by service tier": a streamed timeout is the SSE `error` event
+    // (type timeout_error), as on the single-model route, not the 408's envelope in a data frame; and,
+    // the turn not having completed, no [DONE] (docs/decisions.md "Streaming failures").
+    if (e.code === 'timeout') {
+      write(timeoutEvent(e.message));
+      reply.endStream();
+      return;
+    }
+    send(e.toEnvelope());
   } else if (body.chat.stream_options?.include_usage === true) {
     send({ ...base, choices: [], usage: usageOf(run), x_multimodel: summary(run.plan, body.n) });
   }

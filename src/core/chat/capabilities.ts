@@ -41,7 +41,15 @@ export function checkCapabilities(req: ChatRequest, ctx: CapabilityContext): voi
       message: 'stream: true cannot be combined with modalities ["text", "audio"]: the audio is synthesized from the finished answer. Send stream: false, or modalities ["text"] to stream text only.',
     });
   }
-  if (req.store === true && ctx.zeroDataRetention) {
+  checkRetention(req, ctx.zeroDataRetention);
+}
+
+/**
+ * SPEC "store": an explicit true in a zero-data-retention workspace is refused. Apart from the model's
+ * capabilities because the multimodel route checks it too, before it plans (no endpoint is known there).
+ */
+export function checkRetention(req: Pick<ChatRequest, 'store'>, zeroDataRetention: boolean): void {
+  if (req.store === true && zeroDataRetention) {
     throw new GatewayError('retention_not_permitted', {
       param: 'store',
       message: 'store: true is not permitted in a zero-data-retention workspace; omit store or send false.',

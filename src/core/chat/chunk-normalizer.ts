@@ -60,10 +60,12 @@ export class ChunkNormalizer {
       const usage = normalizeUsage(chunk.usage, ctx.reasoningModel);
       chunk.usage = usage;
       this.#usage = turnUsageOf(usage);
-      meaningful = true;
+      meaningful = ctx.streamUsage;
     }
+    if (!ctx.streamUsage) delete chunk.usage;
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as Json[]) : [];
-    if (choices.length === 0) meaningful = true;
+    // A chunk without choices says something only as the usage chunk the client asked for.
+    if (choices.length === 0 && ctx.streamUsage) meaningful = true;
     for (const choice of choices) {
       if (this.#normalizeChoice(choice)) meaningful = true;
     }

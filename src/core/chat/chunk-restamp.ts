@@ -13,13 +13,13 @@ import type { TurnContext } from './turn-context.js';
  * The whole common chunk, anchored at both ends: header members, then exactly one choice whose delta is
  * empty, a role, content text or both, `logprobs: null`, a finish reason (and vLLM's stop_reason), and
  * at most `usage: null`. Alternatives are disjoint, so matching is linear. Group 1: created; group 2: the
- * rest after the header; group 3: the content text.
+ * choices; group 3: the content text; group 4: `,"usage":null` when present.
  */
 const COMMON_CHUNK = new RegExp(
   '^\\{"id":"[^"\\\\]*","object":"chat\\.completion\\.chunk","created":(\\d+),"model":"[^"\\\\]*"' +
     '(?:,"system_fingerprint":(?:null|"[^"\\\\]*"))?,' +
     '("choices":\\[\\{"index":\\d+,"delta":\\{(?:"role":"assistant"(?:,|(?=\\})))?(?:"content":"((?:[^"\\\\]|\\\\.)*)")?\\},' +
-    '"logprobs":null,"finish_reason":(?:null|"[a-z_]+")(?:,"stop_reason":(?:null|\\d+|"[^"\\\\]*"))?\\}\\](?:,"usage":null)?\\})$',
+    '"logprobs":null,"finish_reason":(?:null|"[a-z_]+")(?:,"stop_reason":(?:null|\\d+|"[^"\\\\]*"))?\\}\\])(,"usage":null)?\\}$',
 );
 
 export interface Restamped {
@@ -37,6 +37,8 @@ export function createRestamper(ctx: TurnContext): Restamper {
   return (data) => {
     const match = COMMON_CHUNK.exec(data);
     if (!match) return null;
-    return { chunk: head + (match[1] ?? '0') + tail + (match[2] ?? ''), hasContent: (match[3] ?? '') !== '' };
+    // `"usage":null` only where the client asked for usage (SPEC `stream_options`: otherwise no usage field).
+    const usage = ctx.streamUsage ? (match[4] ?? '') : '';
+    return { chunk: head + (match[1] ?? '0') + tail + (match[2] ?? '') + usage + '}', hasContent: (match[3] ?? '') !== '' };
   };
 }

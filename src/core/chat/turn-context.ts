@@ -13,6 +13,12 @@ export interface TurnContext {
   readonly splitInlineThink: boolean;
   /** Set when SPEC's mapping changed the requested effort (reported as x_adjusted_reasoning_effort). */
   readonly adjustedEffort: string | null;
+  /**
+   * The client sent stream_options.include_usage: true. Otherwise a usage field the model server streams
+   * anyway (vLLM's forced or continuous usage stats) is kept for billing and left out of the chunks
+   * (SPEC `stream_options`: "otherwise it has no usage field").
+   */
+  readonly streamUsage: boolean;
 }
 
 export interface TurnUsage {

@@ -50,3 +50,31 @@ describe('the streaming fast path', () => {
     expect(createRestamper({ ...ctx, splitInlineThink: true })(CONTENT)).toBeNull();
   });
 });
+
+// Regression: a usage field the model server streamed unasked (vLLM's forced or continuous usage stats)
+// reached clients that sent no stream_options.include_usage; SPEC: "otherwise it has no usage field".
+describe('usage the client did not ask for', () => {
+  const unasked: TurnContext = { ...ctx, streamUsage: false };
+  const USAGE = chunk('[]', ',"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}');
+
+  it('drops the usage chunk but keeps its usage for billing', () => {
+    const normalizer = new ChunkNormalizer(unasked);
+    expect(normalizer.normalize(JSON.parse(USAGE) as Record<string, unknown>)).toBeNull();
+    expect(normalizer.usage).toMatchObject({ promptTokens: 3, completionTokens: 2, source: 'upstream' });
+    expect(new ChunkNormalizer(ctx).normalize(JSON.parse(USAGE) as Record<string, unknown>)).toHaveProperty('usage.total_tokens', 5);
+  });
+
+  it('removes usage from a chunk that also carries a delta, on both paths', () => {
+    const withUsage = chunk('[{"index":0,"delta":{"content":"a"},"logprobs":null,"finish_reason":null}]', ',"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}');
+    const normalizer = new ChunkNormalizer(unasked);
+    const out = normalizer.normalize(JSON.parse(withUsage) as Record<string, unknown>);
+    expect(out).not.toHaveProperty('usage');
+    expect(out).toMatchObject({ choices: [{ delta: { content: 'a' } }] });
+    expect(normalizer.usage).toMatchObject({ promptTokens: 3 });
+
+    const fast = createRestamper(unasked)(FINISH);
+    const full = new ChunkNormalizer(unasked).normalize(JSON.parse(FINISH) as Record<string, unknown>);
+    expect(JSON.parse(fast?.chunk ?? '')).not.toHaveProperty('usage');
+    expect(JSON.parse(fast?.chunk ?? '')).toEqual(full);
+  });
+});

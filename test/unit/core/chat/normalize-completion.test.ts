@@ -8,7 +8,7 @@ import { normalizeCompletion } from '../../../../src/core/chat/normalize-complet
 import type { TurnContext } from '../../../../src/core/chat/turn-context.js';
 
 const ctx = (splitInlineThink: boolean): TurnContext => ({
-  requestId: 'chatcmpl-1', clientModel: 'm', lane: 'default', reasoningModel: false, excludeReasoning: false, splitInlineThink, adjustedEffort: null,
+  requestId: 'chatcmpl-1', clientModel: 'm', lane: 'default', reasoningModel: false, excludeReasoning: false, splitInlineThink, adjustedEffort: null, streamUsage: false,
 });
 
 const answer = (content: string, logprobs: unknown) => ({ id: 'x', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content }, logprobs, finish_reason: 'stop' }] });
