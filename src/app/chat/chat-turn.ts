@@ -54,24 +54,26 @@ export interface ChatTurnInput extends ChatBody {
  * Capability checks, reasoning mapping, tier, context window, then exactly one upstream turn: more only
  * when an opted-in harness feature adds them (compaction, corrective retries), each billed on its own row.
  */
-export async function serveChatTurn(services: ChatServices, input: ChatTurnInput): Promise<void> {
-  try {
-    await serveTurn(services, input);
-  } catch (err) {
-    // SPEC "Timeouts by service tier": non-streaming timeouts return 408, streaming sends an SSE `error`
-    // event. A streamed turn overruns before its stream begins when the model server sends no headers in
-    // time, or when the turn is answered whole first (answer-side harness features, the exec bridge): the
-    // request still asked for a stream, so it gets the event, not a 408. A stream already begun reports
-    // its own timeouts (chat-stream.ts) and never throws one. Other sinks (Responses, the playground)
-    // speak their own formats and keep theirs.
-    if (input.reply === undefined && input.chat.stream === true && err instanceof GatewayError && err.code === 'timeout') {
-      input.ctx.reply.setHeader('Cache-Control', 'no-cache');
-      input.ctx.reply.beginStream(200, 'text/event-stream');
-      input.ctx.reply.endStream(timeoutEvent(err.message));
-      return;
-    }
-    throw err;
-  }
+export function serveChatTurn(services: ChatServices, input: ChatTurnInput): Promise<void> {
+  const turn = serveTurn(services, input);
+  // Only a streamed turn answered on the route's own reply can need the timeout event below: other turns
+  // get no extra promise.
+  return input.reply === undefined && input.chat.stream === true ? turn.catch((err: unknown) => streamedTimeout(input, err)) : turn;
+}
+
+/**
+ * SPEC "Timeouts by service tier": non-streaming timeouts return 408, streaming sends an SSE `error` event.
+ * A streamed turn overruns before its stream begins when the model server sends no headers in time, or
+ * when the turn is answered whole first (answer-side harness features, the exec bridge): the request still
+ * asked for a stream, so it gets the event, not a 408. A stream already begun reports its own timeouts
+ * (chat-stream.ts) and never throws one. Other sinks (Responses, the playground) speak their own formats
+ * and keep theirs. Any other error is thrown on.
+ */
+function streamedTimeout(input: ChatTurnInput, err: unknown): void {
+  if (!(err instanceof GatewayError) || err.code !== 'timeout') throw err;
+  input.ctx.reply.setHeader('Cache-Control', 'no-cache');
+  input.ctx.reply.beginStream(200, 'text/event-stream');
+  input.ctx.reply.endStream(timeoutEvent(err.message));
 }
 
 async function serveTurn(services: ChatServices, input: ChatTurnInput): Promise<void> {
