@@ -5,8 +5,9 @@
  * lines promptly).
  *
  * Why not sonic-boom (pino's destination), which this replaced: a line went through an array, a join per
- * event-loop turn, a Buffer.from and sonic-boom's own copy into its buffer before reaching write(2); at
- * 10,000 requests a second those copies were most of what the access line cost (bench/access-log.ts).
+ * event-loop turn, a Buffer.from and sonic-boom's own copy into its buffer before reaching write(2), about
+ * 1 us a line more than this (bench/access-log.ts; bench/RESULTS.md, the reading). sonic-boom also let
+ * lines pile up without bound behind a destination that stopped taking them.
  *
  * A line is never split across two writes, so lines never interleave mid-line with other writers of the
  * same file. If the file stops taking bytes (a stopped pipe reader), at most MAX_PENDING bytes wait; lines

@@ -63,7 +63,7 @@ export function routerModelItems(project: ProjectRecord, routable: readonly Endp
 
 function findModel(items: ModelItem[], id: string): ModelItem {
   const item = items.find((m) => m.id === id);
-  if (!item) throw new GatewayError('model_not_found', { param: 'model', message: `No model ${JSON.stringify(id)} is served in this project.` });
+  if (!item) throw new GatewayError('model_not_found', { param: 'model', message: `No model ${JSON.stringify(id)} is served in this project within this API key's reach (its endpoint and workspaces).` });
   return item;
 }
 

@@ -8,6 +8,7 @@ import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseChatRequest } from '../schemas/chat-request.js';
+import { describe } from '../schemas/issues.js';
 import type { RouterChatServices } from '../app/chat/router-chat-services.js';
 import { serveMultimodelTurn, type MultimodelBody } from '../app/multimodel/multimodel-turn.js';
 import { keyed } from './guard.js';
@@ -19,7 +20,7 @@ type Json = Record<string, unknown>;
 function choiceCount(n: unknown): number {
   if (n === undefined || n === null) return 1;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
-    throw new GatewayError('invalid_request', { param: 'n', message: 'n must be a positive integer.' });
+    throw new GatewayError('invalid_request', { param: 'n', message: `n must be a positive integer; got ${describe(n)}.` });
   }
   return n;
 }

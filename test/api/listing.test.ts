@@ -34,6 +34,10 @@ describe('GET /{project}/v1/models', () => {
   it('shows an endpoint-bound key only its endpoint\'s model', async () => {
     const res = await call(`${suite.gw.url}/${PROJECT}/v1/models`, { key: suite.keys.endpointBound });
     expect((res.body as List<Item>).data.map((m) => m.id)).toEqual(['model-chat']);
+    // A model served in the project but outside the key's reach: the 404 says which, not "not served".
+    const other = await call(`${suite.gw.url}/${PROJECT}/v1/models/acme/model-reasoner`, { key: suite.keys.endpointBound });
+    expectError(other, 404, 'model_not_found', 'model');
+    expect((other.body as { error: { message: string } }).error.message).toContain("within this API key's reach");
   });
 
   it('retrieves one model by an id that contains a slash', async () => {

@@ -142,7 +142,9 @@ describe('decomposition', () => {
     expectError(result, 400, 'unsupported_value', 'n');
     expect(dispatches).toHaveLength(0);
     expect((await multimodel(ask('research the history of lisbon. [plan: steps=2]'))).status).toBe(200);
-    expectError(await multimodel(ask('hello', { n: 0 })), 400, 'invalid_request', 'n');
+    const zero = await multimodel(ask('hello', { n: 0 }));
+    expectError(zero, 400, 'invalid_request', 'n');
+    expect((zero.body as { error: { message: string } }).error.message).toBe('n must be a positive integer; got 0.');
   });
 
   it('sends the client response_format only with the dispatch whose answer the client receives', async () => {
