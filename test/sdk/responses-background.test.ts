@@ -14,7 +14,7 @@ import { call, type JsonResponse } from '../helpers/http.js';
 import { startGatewayProcess, startSimulatorProcess } from '../helpers/processes.js';
 import { useProcesses } from '../helpers/suite.js';
 import { openUsageDb, type UsageDb } from '../helpers/usage-db.js';
-import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { startReceiver, type ReceivedDelivery, type Receiver } from '../helpers/webhook-receiver.js';
 
 const HELD_ID = 'a0000000-0000-4000-8000-0000000000b1';
 let held: HeldUpstream;
@@ -54,6 +54,19 @@ const responsesUrl = (): string => `${suite.gw.url}/${PROJECT}/v1/responses`;
 function expectEnvelope(res: JsonResponse, status: number, code: string, param: string | null): void {
   expect({ status: res.status, body: res.body }).toMatchObject({ status, body: { error: { code, param } } });
   expect(Object.keys(res.body as object)).toEqual(['error']);
+}
+
+/** The delivery of event `type` for response `id`, whatever other deliveries came before or come after it. */
+async function deliveryOf(type: string, id: string): Promise<unknown> {
+  const isIt = (d: ReceivedDelivery): boolean => {
+    const body = d.body as { type?: unknown; data?: { id?: unknown } } | undefined;
+    return body?.type === type && body.data?.id === id;
+  };
+  for (;;) {
+    const hit = receiver.received.find(isIt);
+    if (hit) return hit.body;
+    await receiver.waitFor(receiver.received.length + 1);
+  }
 }
 
 /** Retrieves until the response leaves queued / in_progress (each poll is a real request; no fixed sleep). */
@@ -115,18 +128,18 @@ describe('background responses', () => {
     expect(done.error?.code).toBe('context_length_exceeded');
     expect(done.error?.message).toContain('max_output_tokens asks for 200');
     expect(done.error?.message).not.toMatch(/max_tokens|messages/);
+    // Its event is awaited here, so that it cannot arrive during the next test.
+    await deliveryOf('response.failed', created.id);
   });
 
   it('fails with the upstream error as the Response error, and emits response.failed', async () => {
-    const before = receiver.received.length;
     const created = await client().responses.create({ model: 'model-held', input: 'refuse me', background: true });
     (await held.next()).answer(400, { error: { message: 'The model server refused this.', type: 'invalid_request_error', code: null, param: null } });
     const done = await settled(created.id);
     expect(done.status).toBe('failed');
     expect(done.error?.code).toBe('invalid_request');
     expect(done.error?.message).toContain('refused');
-    const got = await receiver.waitFor(before + 1);
-    expect(got.at(-1)?.body).toMatchObject({ type: 'response.failed', data: { id: created.id } });
+    expect(await deliveryOf('response.failed', created.id)).toMatchObject({ type: 'response.failed', data: { id: created.id } });
   });
 
   it('streams a completed background turn with every event in order, then replays from starting_after', async () => {
