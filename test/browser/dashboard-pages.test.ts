@@ -123,7 +123,7 @@ describe('dashboard in a browser', () => {
       key: suite.keys.full,
       body: { model: 'm', messages: [{ role: 'user', content: 'prove this theorem for me' }], max_tokens: 8 },
     });
-    expect(routed.status).toBe(200);
+    expect(routed.status, JSON.stringify(routed.body)).toBe(200);
     await page.goto(`${suite.gw.url}/dashboard/projects/${PROJECT}/router`);
     expect(await page.textContent('table.decisions')).toContain('prove this theorem for me');
     await screenshot(page, 'dashboard-rule-edited');
