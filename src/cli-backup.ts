@@ -4,6 +4,9 @@
  * (webhook secrets, routing decision excerpts) open with. Never a copy of the raw file: in WAL mode the
  * latest commits live in `<db>-wal` until a checkpoint, and a file copied mid-write can be torn.
  *
+ * The uploaded files' bytes, which live beside the database in its `files/` folder, are copied into the
+ * backup's `files/` (store/files-backup.ts): exactly those its database copy refers to.
+ *
  * The copy is checked before the command says it is done: SQLite's quick_check, and when the store holds
  * sealed values, that the key kept with it opens them (what a gateway started on the copy checks first,
  * store/secret-box.ts). The source is opened without migrating it: a newer CLI must not upgrade the
@@ -16,6 +19,8 @@ import { z } from 'zod';
 import { ConfigError, loadConfigFile } from './config.js';
 import { parseFlags, UsageError } from './cli-flags.js';
 import { BUSY_TIMEOUT_MS } from './store/db.js';
+import { copyStoreFiles, type FilesCopy } from './store/files-backup.js';
+import { resolveStorePath } from './store/store-path.js';
 import { loadSecretBox, storedSealedValues, type SealedValue } from './store/secret-box.js';
 
 export const BACKUP_USAGE = '  switchboard backup (--config FILE | --db PATH) --to DIR';
@@ -35,6 +40,8 @@ export interface BackupResult {
   readonly bytes: number;
   /** Sealed values found in the copy and opened with the key kept with it. */
   readonly sealedChecked: number;
+  readonly filesDir: string;
+  readonly files: FilesCopy;
 }
 
 export async function backupCommand(argv: string[]): Promise<void> {
@@ -60,6 +67,9 @@ export async function backupCommand(argv: string[]): Promise<void> {
   } else {
     process.stdout.write('no key file: the store holds no sealed values yet; a gateway started on the copy makes a new key\n');
   }
+  const f = result.files;
+  const left = f.deletedMeanwhile > 0 ? `; ${f.deletedMeanwhile} deleted while the backup ran, left out with their rows` : '';
+  process.stdout.write(`wrote ${result.filesDir}/ (${f.files} uploaded files and ${f.parts} upload parts, ${(f.bytes / (1024 * 1024)).toFixed(1)} MiB, sizes checked against the copy${left})\n`);
 }
 
 export async function backupStore(source: { path: string; from: string }, toDir: string, env: NodeJS.ProcessEnv = process.env): Promise<BackupResult> {
@@ -70,7 +80,8 @@ export async function backupStore(source: { path: string; from: string }, toDir:
   const database = join(dir, basename(sourcePath));
   const keySource = `${sourcePath}.key`;
   const keyTarget = `${database}.key`;
-  for (const file of [database, `${database}-wal`, keyTarget]) {
+  const filesDir = join(dir, 'files');
+  for (const file of [database, `${database}-wal`, keyTarget, filesDir]) {
     // Never over an earlier backup (or the store itself, when --to is its own folder).
     if (existsSync(file)) throw new ConfigError(`--to: ${file} already exists; back up into a new or empty folder`);
   }
@@ -97,8 +108,8 @@ export async function backupStore(source: { path: string; from: string }, toDir:
     copyFileSync(keySource, keyTarget, constants.COPYFILE_EXCL);
     chmodSync(keyTarget, 0o600);
   }
-  const sealedChecked = verifyCopy(database, hasKeyFile, env);
-  return { source: sourcePath, database, keyFile: hasKeyFile ? keyTarget : null, schemaVersion, bytes: statSync(database).size, sealedChecked };
+  const { sealedChecked, files } = verifyCopy(database, hasKeyFile, env, (copy) => copyStoreFiles(copy, resolveStorePath(sourcePath).filesDir, filesDir));
+  return { source: sourcePath, database, keyFile: hasKeyFile ? keyTarget : null, schemaVersion, bytes: statSync(database).size, sealedChecked, filesDir, files };
 }
 
 function sealedValuesOf(db: Database.Database): SealedValue[] {
@@ -109,19 +120,21 @@ function sealedValuesOf(db: Database.Database): SealedValue[] {
 
 /**
  * Opens the copy (read-write: a read-only connection would leave `-wal` and `-shm` files behind in the
- * backup folder) and checks it. Returns how many sealed values the kept key opened.
+ * backup folder, and the files copy may drop rows of files deleted meanwhile), copies the files it refers
+ * to, and checks it. Returns how many sealed values the kept key opened.
  */
-function verifyCopy(database: string, hasKeyFile: boolean, env: NodeJS.ProcessEnv): number {
+function verifyCopy(database: string, hasKeyFile: boolean, env: NodeJS.ProcessEnv, copyFiles: (copy: Database.Database) => FilesCopy): { sealedChecked: number; files: FilesCopy } {
   const copy = new Database(database, { fileMustExist: true });
   try {
+    const files = copyFiles(copy);
     const check = copy.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new Error(`the copy ${database} fails SQLite's quick_check: ${String(check)}`);
     const sealed = sealedValuesOf(copy);
     // Nothing sealed: nothing to open, and loadSecretBox would make a key file in the backup folder.
-    if (sealed.length === 0 || (!hasKeyFile && !env.SWITCHBOARD_SECRET_KEY)) return 0;
+    if (sealed.length === 0 || (!hasKeyFile && !env.SWITCHBOARD_SECRET_KEY)) return { sealedChecked: 0, files };
     // As a gateway started on the copy would load its key; throws SecretKeyError (exit 2) when it does not open them.
     loadSecretBox(database, sealed, env);
-    return sealed.length;
+    return { sealedChecked: sealed.length, files };
   } finally {
     copy.close();
   }

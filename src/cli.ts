@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `switchboard` command: serve, simulate, keys (cli-keys.ts), backup (cli-backup.ts). Usage errors,
+ * The `switchboard` command: serve, simulate, keys (cli-keys.ts), backup (cli-backup.ts), restore (cli-restore.ts). Usage errors,
  * config errors and a secret key that does not fit the store exit with code 2 and a message naming the
  * flag, field path or key file; nothing here prints a stack trace for those. `--help` anywhere prints the
  * usage and exits 0. A relative `storage.path` is from the config file's folder,
@@ -11,6 +11,7 @@ import { ConfigError, loadConfigFile, type Config } from './config.js';
 import { AGENT_USAGE, agentCommand } from './cli-agent.js';
 import { BACKUP_USAGE, backupCommand } from './cli-backup.js';
 import { CONFIG_USAGE, configCommand } from './cli-config.js';
+import { RESTORE_USAGE, restoreCommand } from './cli-restore.js';
 import { csv, parseFlags, port, UsageError } from './cli-flags.js';
 import { KEYS_USAGE, keysCommand } from './cli-keys.js';
 import { USERS_USAGE, usersCommand } from './cli-users.js';
@@ -31,12 +32,13 @@ ${KEYS_USAGE}
 ${USERS_USAGE}
 ${USAGE_USAGE}
 ${BACKUP_USAGE}
+${RESTORE_USAGE}
 ${CONFIG_USAGE}
 ${AGENT_USAGE}
   switchboard --help | --version`;
 
 /** What `switchboard <command> --help` prints; commands not listed print the whole usage. */
-const COMMAND_USAGE: Readonly<Record<string, string>> = { keys: KEYS_USAGE, users: USERS_USAGE, usage: USAGE_USAGE, backup: BACKUP_USAGE, config: CONFIG_USAGE, agent: AGENT_USAGE };
+const COMMAND_USAGE: Readonly<Record<string, string>> = { keys: KEYS_USAGE, users: USERS_USAGE, usage: USAGE_USAGE, backup: BACKUP_USAGE, restore: RESTORE_USAGE, config: CONFIG_USAGE, agent: AGENT_USAGE };
 
 async function serve(argv: string[]): Promise<void> {
   const flags = parseFlags(
@@ -129,6 +131,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'users') return usersCommand(rest);
   if (command === 'usage') return usageCommand(rest);
   if (command === 'backup') return backupCommand(rest);
+  if (command === 'restore') return restoreCommand(rest);
   if (command === 'config') return configCommand(rest);
   if (command === 'agent') return agentCommand(rest);
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {

@@ -3,7 +3,7 @@
  * writing to, a restore that starts, `keys generate | list | revoke | rotate` against a running gateway's
  * store, and `--help` / `--version`.
  */
-import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +38,15 @@ afterAll(async () => {
 
 const models = (key: string) => call(`${gw.url}/${PROJECT}/v1/models`, { key });
 const chat = (key: string) => call(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, { key, body: { model: 'model-chat', messages: [{ role: 'user', content: 'hi' }] } });
+
+async function uploadFile(url: string, bytes: Buffer): Promise<string> {
+  const form = new FormData();
+  form.append('purpose', 'batch');
+  form.append('file', new Blob([new Uint8Array(bytes)]), 'input.jsonl');
+  const r = await fetch(`${url}/${PROJECT}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${keys.full}` }, body: form });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { id: string }).id;
+}
 
 async function createCliKey(): Promise<{ id: string; value: string }> {
   const r = await runCli(['keys', 'create', '--project', PROJECT, '--scopes', 'inference', '--db', gw.dbPath]);
@@ -193,6 +202,10 @@ describe('switchboard backup', () => {
     expect(created.status).toBe(201);
     const webhook = created.body as { id: string; secret: string };
     const cliKey = await createCliKey();
+    const bytes = Buffer.from('{"custom_id":"a"}\n'.repeat(1000));
+    const uploaded = await uploadFile(gw.url, bytes);
+    const deleted = await uploadFile(gw.url, Buffer.from('gone\n'));
+    expect((await call(`${gw.url}/${PROJECT}/v1/files/${deleted}`, { key: keys.full, method: 'DELETE' })).status).toBe(200);
     for (let i = 0; i < 5; i += 1) expect((await chat(keys.full)).status).toBe(200);
     const usageRows = (path: string): number => {
       const db = new Database(path, { readonly: true });
@@ -230,7 +243,9 @@ describe('switchboard backup', () => {
     const copy = join(to, 'switchboard.db');
     expect(result.stdout).toContain(`wrote ${copy} (a consistent copy of ${gw.dbPath}`);
     expect(result.stdout).toContain(`wrote ${copy}.key (its key file; checked: it opens the sealed values in the copy)`);
-    expect(readdirSync(to).sort()).toEqual(['switchboard.db', 'switchboard.db.key']);
+    expect(result.stdout).toContain(`wrote ${join(to, 'files')}/ (1 uploaded files and 0 upload parts`);
+    expect(readdirSync(to).sort()).toEqual(['files', 'switchboard.db', 'switchboard.db.key']);
+    expect(readdirSync(join(to, 'files')).sort()).toEqual([uploaded, 'parts'].sort());
 
     const db = new Database(copy, { readonly: true });
     try {
@@ -247,13 +262,30 @@ describe('switchboard backup', () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already exists');
 
-    // Restore: the database and its key file, side by side under the name the gateway is given.
+    // Restore (as on a new host): the database, its key file and the uploaded files, under the name the gateway is given.
     const restoredDir = tempDir();
     const restored = join(restoredDir, 'restored.db');
-    copyFileSync(copy, restored);
-    copyFileSync(`${copy}.key`, `${restored}.key`);
+    const put = await runCli(['restore', '--from', to, '--db', restored]);
+    expect(put.code, put.stderr).toBe(0);
+    expect(put.stdout).toContain(`restored ${restored} and ${restored}.key and 1 uploaded files into ${join(restoredDir, 'files')}/`);
+    // A backup missing a file's bytes is refused before anything is written.
+    const broken = join(tempDir(), 'broken');
+    cpSync(to, broken, { recursive: true });
+    rmSync(join(broken, 'files', uploaded));
+    const elsewhere = join(tempDir(), 'elsewhere.db');
+    const refused = await runCli(['restore', '--from', broken, '--db', elsewhere]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${join(broken, 'files', uploaded)} is missing: the database records ${bytes.length} bytes for file ${uploaded}: this backup is incomplete`);
+    expect(existsSync(elsewhere)).toBe(false);
+    const twice = await runCli(['restore', '--from', to, '--db', restored]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain(`${restored} already exists: stop the gateway and move the current store aside`);
     const back = await startGatewayProcess(config, { dir: restoredDir, dbPath: restored });
     try {
+      const content = await fetch(`${back.url}/${PROJECT}/v1/files/${uploaded}/content`, { headers: { authorization: `Bearer ${keys.full}` } });
+      expect(content.status).toBe(200);
+      expect(Buffer.from(await content.arrayBuffer()).equals(bytes)).toBe(true);
+      expect((await call(`${back.url}/${PROJECT}/v1/files/${deleted}`, { key: keys.full })).status).toBe(404);
       const got = await call(`${back.url}/${PROJECT}/v1/webhooks/${webhook.id}`, { key: keys.full });
       expect(got.status).toBe(200);
       expect((got.body as { url: string }).url).toBe(PUBLIC_URL);
