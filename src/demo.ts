@@ -1,35 +1,63 @@
 /**
  * `npm start`: the bundled simulator (its own process, a real upstream on 127.0.0.1:9100) and the gateway
- * on data/demo.yaml, then ready-to-paste lines. Ctrl-C stops both.
+ * on data/demo.yaml, then ready-to-paste lines. Ctrl-C drains the gateway, then stops the simulator.
  *
  * `npm start -- --tls` serves the same over HTTPS/WSS with a self-signed certificate made by openssl into
  * data/demo-tls/ when absent (that folder ignores itself for git). The openai SDK's realtime client
  * (`OpenAIRealtimeWS`) always dials wss://, so it needs this; Node trusts the certificate through
  * NODE_EXTRA_CA_CERTS (docs/realtime.md, "TLS").
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig, type Config } from './config.js';
-import { startGateway } from './main.js';
+import { startGateway, type RunningGateway } from './main.js';
 
 const CONFIG = 'data/demo.yaml';
 const TLS_DIR = 'data/demo-tls';
 const SIMULATOR_PORT = 9100;
 const USAGE = 'usage: npm start [-- --tls]';
 
-async function waitForSimulator(url: string, deadline: number): Promise<void> {
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
+/**
+ * Until the simulator we started answers. Its own exit fails the start at once: on a taken port it exits,
+ * and a health check would otherwise be answered by whatever holds the port (a simulator left by an
+ * earlier start), so a second demo would run beside the first.
+ */
+async function waitForSimulator(url: string, simulator: ChildProcess, deadline: number): Promise<void> {
+  let exited: number | string | null = null;
+  const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+    exited = code ?? signal ?? 'unknown';
+  };
+  simulator.once('exit', onExit);
+  try {
+    while (Date.now() < deadline) {
+      if (exited !== null) throw new Error(`the simulator exited (${exited}) before it answered: is port ${SIMULATOR_PORT} taken?`);
+      try {
+        if ((await fetch(url, { signal: AbortSignal.timeout(1000) })).ok && exited === null) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 100));
+    throw new Error(`the simulator did not answer on ${url} (is port ${SIMULATOR_PORT} taken?)`);
+  } finally {
+    simulator.off('exit', onExit);
   }
-  throw new Error(`the simulator did not answer on ${url} (is port ${SIMULATOR_PORT} taken?)`);
+}
+
+/** Stops the simulator and resolves once it has exited (at most 5 s, then SIGKILL). */
+function stopSimulator(simulator: ChildProcess): Promise<void> {
+  if (simulator.exitCode !== null || simulator.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const kill = setTimeout(() => simulator.kill('SIGKILL'), 5000);
+    simulator.once('exit', () => {
+      clearTimeout(kill);
+      done();
+    });
+    simulator.kill('SIGTERM');
+  });
 }
 
 /** data/demo-tls/{cert,key}.pem, made once; valid for 127.0.0.1 and localhost (clients check the SAN). */
@@ -106,20 +134,34 @@ async function main(): Promise<void> {
 
   const cli = fileURLToPath(new URL('./cli.js', import.meta.url));
   const simulator = spawn(process.execPath, [cli, 'simulate', '--port', String(SIMULATOR_PORT)], { stdio: ['ignore', 'ignore', 'inherit'] });
-  simulator.on('exit', (code) => {
-    if (code !== null && code !== 0) process.stderr.write(`simulator exited with code ${code}\n`);
-  });
-  await waitForSimulator(`http://127.0.0.1:${SIMULATOR_PORT}/healthz`, Date.now() + 10_000);
-
-  const gateway = await startGateway({ config });
-  process.stdout.write(banner(config, gateway.url, tls));
-
-  const stop = (): void => {
-    simulator.kill('SIGTERM');
-    gateway.close().then(() => process.exit(0), () => process.exit(1));
+  // The gateway drains first (a stream in flight finishes against a live simulator), then the simulator
+  // stops; a start that fails stops the simulator before exiting, so nothing is left on its port.
+  const starting = (async (): Promise<RunningGateway> => {
+    await waitForSimulator(`http://127.0.0.1:${SIMULATOR_PORT}/healthz`, simulator, Date.now() + 10_000);
+    return startGateway({ config });
+  })();
+  let stopping = false;
+  const stop = (code: number): void => {
+    if (stopping) return;
+    stopping = true;
+    void starting
+      .then((gateway) => gateway.close().then(() => code, () => 1), () => code)
+      .then((status) => stopSimulator(simulator).then(() => process.exit(status)));
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  process.on('SIGINT', () => stop(0));
+  process.on('SIGTERM', () => stop(0));
+  simulator.on('exit', (code) => {
+    if (code !== null && code !== 0 && !stopping) process.stderr.write(`simulator exited with code ${code}\n`);
+  });
+  let gateway: RunningGateway;
+  try {
+    gateway = await starting;
+  } catch (err) {
+    process.stderr.write(`switchboard demo: ${(err as Error).message}\n`);
+    stop(1);
+    return;
+  }
+  if (!stopping) process.stdout.write(banner(config, gateway.url, tls));
 }
 
 main().catch((err: unknown) => {
