@@ -53,6 +53,7 @@ export function createBatchLineRunner(services: ChatServices, findKey: (projectI
     findCredential: (hash) => lineKeys.get(hash) ?? null,
     project: (ref) => services.catalog.project(ref),
     workspaces: (projectId) => services.catalog.workspaces(projectId),
+    workspaceProject: (workspaceId) => services.catalog.workspaceProject(workspaceId),
     endpoint: (projectId, slug) => services.catalog.endpoint(projectId, slug),
     endpoints: (projectId) => services.catalog.endpoints(projectId),
     reload: () => undefined,

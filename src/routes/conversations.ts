@@ -63,7 +63,7 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
     route('POST', '/:project/v1/conversations', async (ctx, auth, body) => {
       const request = parseConversationCreate(body);
       const { named, namedBy } = namedWorkspace(ctx.req);
-      const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id) });
+      const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject });
       if (workspaceId !== null && services.catalog.workspaces(auth.project.id).get(workspaceId)?.zeroDataRetention) {
         throw new GatewayError('retention_not_permitted', { message: 'A conversation stores its items, which a zero-data-retention workspace does not permit.' });
       }

@@ -1,7 +1,8 @@
 /**
  * The workspace an execution request names (docs/exec.md validation order, SPEC "Execution surface
  * errors"): 400 `missing_workspace_id`, 400 `invalid_workspace_id` (ws_<hex> only: UUIDs are refused on
- * operator surfaces), 404 `workspace_not_found`; then a key confined to other workspaces gets 403
+ * operator surfaces), 403 `project_mismatch` for a workspace of another project (SPEC's error table),
+ * 404 `workspace_not_found`; then a key confined to other workspaces gets 403
  * `workspace_not_allowed` (SPEC Authentication 10).
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
@@ -22,6 +23,9 @@ export function requireExecWorkspace(value: unknown, auth: AuthenticatedKey, ser
   }
   const projectId = auth.project.id;
   if (!services.catalog.workspaces(projectId).has(value)) {
+    if (services.catalog.workspaceProject(value) !== null) {
+      throw new GatewayError('project_mismatch', { param, message: `Workspace ${value} belongs to another project than the API key's (${projectId}); name a workspace of ${projectId}.` });
+    }
     throw new GatewayError('workspace_not_found', { param, message: `Project ${projectId} has no workspace ${value}.` });
   }
   if (!mayUseWorkspace(auth, value)) throw new GatewayError('workspace_not_allowed', { param, message: `The API key may not use workspace ${value}.` });

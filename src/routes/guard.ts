@@ -98,7 +98,7 @@ export function requireEndpoint(req: IncomingRequest, services: Services, auth: 
   const { named, namedBy } = namedWorkspace(req);
   // Named fields, not a spread: V8 gave the spread copy a hidden class of its own on every request (a
   // new map per request, read through megamorphic lookups; seen with --log-ic).
-  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), endpoint });
+  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject, endpoint });
   return { endpoint, workspaceId };
 }
 
@@ -128,7 +128,7 @@ export function requireModel(req: IncomingRequest, services: Services, auth: Aut
   const access = resolveModel(
     auth,
     { model: wanted.model, kind: wanted.kind, route: wanted.route, named, namedBy },
-    { endpoints: services.catalog.endpoints(projectId), workspaces: services.catalog.workspaces(projectId), aliases: aliasTable(services) },
+    { endpoints: services.catalog.endpoints(projectId), workspaces: services.catalog.workspaces(projectId), workspaceProject: services.catalog.workspaceProject, aliases: aliasTable(services) },
   );
   req.log.endpoint = access.endpoint.slug;
   return access;
@@ -143,7 +143,7 @@ export function reachableEndpoints(req: IncomingRequest, services: Services, aut
   const workspaces = services.catalog.workspaces(project.id);
   const choice = namedWorkspace(req);
   let reach: readonly string[] | null = null;
-  if (choice.named !== null) reach = [resolveWorkspace(key, project, { named: choice.named, namedBy: choice.namedBy, workspaces }) ?? ''];
+  if (choice.named !== null) reach = [resolveWorkspace(key, project, { named: choice.named, namedBy: choice.namedBy, workspaces, workspaceProject: services.catalog.workspaceProject }) ?? ''];
   else if (key.allowedWorkspaceIds) reach = key.allowedWorkspaceIds.filter((w) => workspaces.has(w));
   return services.catalog
     .endpoints(project.id)

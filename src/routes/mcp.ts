@@ -109,7 +109,7 @@ export function mcpRoutes(services: McpServices): McpRoutes {
  */
 function mcpWorkspace(ctx: RouteContext, services: ExecServices, auth: AuthenticatedKey): string {
   const { named, namedBy } = namedWorkspace(ctx.req);
-  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id) });
+  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject });
   if (workspaceId === null || !services.catalog.workspaces(auth.project.id).has(workspaceId)) {
     throw new GatewayError('missing_workspace_id', { param: 'X-Service-Workspace', message: `Project ${auth.project.id} has no default workspace: name one with X-Service-Workspace (ws_<hex>).` });
   }

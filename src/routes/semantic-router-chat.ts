@@ -22,7 +22,7 @@ import type { Services } from '../app/services.js';
  */
 export function routerWorkspace(ctx: RouteContext, services: Services, auth: AuthenticatedKey): RouterWorkspace {
   const { named, namedBy } = namedWorkspace(ctx.req);
-  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id) });
+  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject });
   return { workspaceId, namedBy, confined: named !== null || auth.key.allowedWorkspaceIds !== null };
 }
 

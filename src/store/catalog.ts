@@ -22,6 +22,8 @@ export interface Catalog extends KeyLookup {
   /** By external id (`proj_...`) or UUID. */
   project(ref: string): ProjectRecord | null;
   workspaces(projectId: string): ReadonlyMap<string, WorkspaceRecord>;
+  /** The project a workspace id belongs to, whichever it is (SPEC 403 `project_mismatch`), or null. */
+  workspaceProject(workspaceId: string): string | null;
   endpoint(projectId: string, slug: string): EndpointRecord | null;
   endpoints(projectId: string): readonly EndpointRecord[];
   /** Reads the store again; the promise (PostgreSQL) settles once the new snapshot is in use, and never rejects. */
@@ -40,6 +42,7 @@ const EMPTY_WORKSPACES: ReadonlyMap<string, WorkspaceRecord> = new Map();
 interface Indexed {
   readonly projects: Map<string, ProjectRecord>;
   readonly workspaces: Map<string, Map<string, WorkspaceRecord>>;
+  readonly workspaceProject: Map<string, string>;
   readonly endpoints: Map<string, EndpointRecord[]>;
   // By project, then slug: a lookup per request on the strings it already holds, no key built.
   readonly endpointBySlug: Map<string, Map<string, EndpointRecord>>;
@@ -52,7 +55,9 @@ function index(snapshot: Omit<CatalogSnapshot, 'credentials'>): Indexed {
     projects.set(p.uuid, p);
   }
   const workspaces = new Map<string, Map<string, WorkspaceRecord>>();
+  const workspaceProject = new Map<string, string>();
   for (const w of snapshot.workspaces) {
+    workspaceProject.set(w.id, w.projectId);
     const m = workspaces.get(w.projectId) ?? new Map<string, WorkspaceRecord>();
     m.set(w.id, w);
     workspaces.set(w.projectId, m);
@@ -65,13 +70,14 @@ function index(snapshot: Omit<CatalogSnapshot, 'credentials'>): Indexed {
     if (!bySlug) endpointBySlug.set(e.projectId, (bySlug = new Map()));
     bySlug.set(e.slug, e);
   }
-  return { projects, workspaces, endpoints, endpointBySlug };
+  return { projects, workspaces, workspaceProject, endpoints, endpointBySlug };
 }
 
-function readers(current: () => Indexed): Pick<Catalog, 'project' | 'workspaces' | 'endpoint' | 'endpoints'> {
+function readers(current: () => Indexed): Pick<Catalog, 'project' | 'workspaces' | 'workspaceProject' | 'endpoint' | 'endpoints'> {
   return {
     project: (ref) => current().projects.get(ref) ?? null,
     workspaces: (projectId) => current().workspaces.get(projectId) ?? EMPTY_WORKSPACES,
+    workspaceProject: (workspaceId) => current().workspaceProject.get(workspaceId) ?? null,
     endpoint: (projectId, slug) => current().endpointBySlug.get(projectId)?.get(slug) ?? null,
     endpoints: (projectId) => current().endpoints.get(projectId) ?? [],
   };

@@ -114,6 +114,11 @@ describe('workspace selection (SPEC Authentication 10)', () => {
     expectError(res, 404, 'workspace_not_found', 'X-Workspace-Id');
   });
 
+  it("returns 403 project_mismatch for another project's workspace (SPEC error table)", async () => {
+    const res = await call(direct('chat'), { key: suite.keys.full, headers: { 'x-workspace-id': 'ws_0d0d0d' } });
+    expectError(res, 403, 'project_mismatch', 'X-Workspace-Id');
+  });
+
   it('refuses an endpoint that does not serve the named workspace', async () => {
     const res = await call(direct('b-only'), { key: suite.keys.full, headers: { 'x-workspace-id': WS_DEFAULT } });
     expectError(res, 403, 'workspace_not_allowed');

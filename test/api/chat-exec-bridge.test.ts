@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, WS_B, WS_DEFAULT } from '../helpers/configs.js';
 import { eventually, mintJoinKey } from '../helpers/exec-config.js';
 import { connectTestAgent, echoTool, type TestAgent } from '../helpers/exec-test-agent.js';
-import { call, expectError, type JsonResponse } from '../helpers/http.js';
+import { call, errorOf, expectError, type JsonResponse } from '../helpers/http.js';
 import { mintTestKey, startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { simRequests, simSeq, type SimRequest } from '../helpers/simulator-log.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
@@ -48,6 +48,15 @@ beforeAll(async () => {
             kind: 'chat',
             tier: 'gpu',
             model: { id: 'model-nd', name: 'nd', context_window: 8192, capabilities: ['tools'] },
+            upstream: { base_url: sim.url, model: 'sim-chat' },
+          },
+          {
+            id: 'cdcdcdcd-cdcd-4dcd-8dcd-cdcdcdcdcdcd',
+            slug: 'plain',
+            name: 'plain',
+            kind: 'chat',
+            tier: 'gpu',
+            model: { id: 'model-plain', name: 'plain', context_window: 8192, capabilities: [] },
             upstream: { base_url: sim.url, model: 'sim-chat' },
           },
         ],
@@ -207,6 +216,14 @@ describe('refusals', () => {
 
   it('gives 400 missing_workspace_id when the request runs in no workspace (router route, project without a default)', async () => {
     expectError(await chat({ x_exec: true }, noDefaultKey, {}, `${NO_DEFAULT}/_semantic/router`), 400, 'missing_workspace_id', 'x_exec');
+  });
+
+  it('gives 400 model_capability_missing on a model without tool calling, before any upstream turn (SPEC exec error table)', async () => {
+    const seq = await simSeq(sim.url);
+    const res = await chat({ x_exec: true }, noDefaultKey, { 'x-workspace-id': 'ws_0f0f0f' }, `${NO_DEFAULT}/plain`);
+    expectError(res, 400, 'model_capability_missing', 'x_exec');
+    expect(errorOf(res).message).toContain('model model-plain does not support tool calling');
+    expect(await simSeq(sim.url)).toBe(seq);
   });
 
   it('refuses a client tool under the reserved exec__ prefix', async () => {

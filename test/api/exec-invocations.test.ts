@@ -161,8 +161,14 @@ describe('POST /v1/exec/invocations validation', () => {
     expectError(await invoke({ workspace_id: 'ws_XYZ', tool_name: 'echo' }), 400, 'invalid_workspace_id', 'workspace_id');
   });
 
-  it('refuses a workspace the project does not have: 404 workspace_not_found', async () => {
-    expectError(await invoke({ workspace_id: 'ws_0d0d0d', tool_name: 'echo' }), 404, 'workspace_not_found', 'workspace_id');
+  it('refuses a workspace no project has: 404 workspace_not_found', async () => {
+    expectError(await invoke({ workspace_id: 'ws_0e0f0e', tool_name: 'echo' }), 404, 'workspace_not_found', 'workspace_id');
+  });
+
+  it("refuses another project's workspace: 403 project_mismatch (SPEC error table)", async () => {
+    const res = await invoke({ workspace_id: 'ws_0d0d0d', tool_name: 'echo' });
+    expectError(res, 403, 'project_mismatch', 'workspace_id');
+    expect(errorOf(res).message).toBe(`Workspace ws_0d0d0d belongs to another project than the API key's (${PROJECT}); name a workspace of ${PROJECT}.`);
   });
 
   it("refuses a workspace outside a confined key's list: 403 workspace_not_allowed", async () => {

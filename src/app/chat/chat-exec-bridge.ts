@@ -51,7 +51,7 @@ export interface ExecOptIn {
  * needs `execution` as well as `inference`, the request a workspace (the tools are a workspace's). All
  * checked before anything reaches a model.
  */
-export function execOptIn(parsed: Json, auth: AuthenticatedKey, workspaceId: string | null, chat: ChatRequest, runner: ExecToolRunner | undefined): ExecOptIn {
+export function execOptIn(parsed: Json, auth: AuthenticatedKey, workspaceId: string | null, chat: ChatRequest, runner: ExecToolRunner | undefined, model: EndpointRecord['model']): ExecOptIn {
   const { x_exec: flag, ...rest } = parsed;
   if (typeof flag !== 'boolean' && flag !== null) throw new GatewayError('invalid_request', { param: 'x_exec', message: 'x_exec must be a boolean.' });
   // Re-serialized without the field: the rest of the body means what the client sent.
@@ -67,6 +67,13 @@ export function execOptIn(parsed: Json, auth: AuthenticatedKey, workspaceId: str
     throw new GatewayError('missing_workspace_id', { param: 'x_exec', message: 'x_exec runs tools of a workspace: name one (X-Workspace-Id, or a ws_ path segment on router routes).' });
   }
   if (!runner) throw new GatewayError('unavailable', { message: 'The execution surface is not running in this gateway.' });
+  // SPEC exec error table: the tools are offered to the model, which must be able to call them.
+  if (!model.capabilities.includes('tools')) {
+    throw new GatewayError('model_capability_missing', {
+      param: 'x_exec',
+      message: `x_exec offers the workspace's execution tools, but model ${model.id} does not support tool calling (its capabilities lack "tools"); send the turn without x_exec or to a tool-calling model.`,
+    });
+  }
   if ((chat.n ?? 1) > 1) throw new GatewayError('unsupported_value', { param: 'n', message: 'x_exec serves one choice: n must be 1.' });
   if (chat.modalities?.includes('audio')) throw new GatewayError('unsupported_value', { param: 'modalities', message: 'x_exec answers in text: audio output is not available with it.' });
   checkClientTools(chat.tools ?? undefined);

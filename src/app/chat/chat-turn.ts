@@ -81,7 +81,7 @@ async function serveTurn(services: ChatServices, input: ChatTurnInput): Promise<
   const { req } = ctx;
   const reply = input.reply ?? ctx.reply;
   // x_exec (docs/exec.md "Chat tool bridge") is opt-in: every other request pays this one property check.
-  const exec = input.parsed.x_exec === undefined ? null : execOptIn(input.parsed, auth, workspaceId, chat, services.execTools);
+  const exec = input.parsed.x_exec === undefined ? null : execOptIn(input.parsed, auth, workspaceId, chat, services.execTools, endpoint.model);
   // One scan of the header names; requests without augmentation headers get HARNESS_OFF and skip it all.
   const harness = resolveHarness(req.headers, input.surfaceDefault === true);
   const acted: string[] = [];

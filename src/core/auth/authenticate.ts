@@ -107,6 +107,8 @@ export interface WorkspaceChoice {
   readonly named: string | null;
   readonly namedBy: string;
   readonly workspaces: ReadonlyMap<string, WorkspaceRecord>;
+  /** The project owning a workspace id of any project (the catalog's), so another project's is told apart. */
+  readonly workspaceProject?: (workspaceId: string) => string | null;
   /** On direct routes: the endpoint must serve the workspace the request runs in. */
   readonly endpoint?: EndpointRecord;
 }
@@ -130,6 +132,9 @@ export function resolveWorkspace(key: ApiKeyRecord, project: ProjectRecord, choi
       throw new GatewayError('workspace_not_allowed', { message: `The API key may not use workspace ${named}.` });
     }
     if (!choice.workspaces.has(named)) {
+      if (choice.workspaceProject?.(named) != null) {
+        throw new GatewayError('project_mismatch', { param: choice.namedBy, message: `Workspace ${named} belongs to another project than the API key's (${project.id}).` });
+      }
       throw new GatewayError('workspace_not_found', { param: choice.namedBy, message: `Project ${project.id} has no workspace ${named}.` });
     }
     if (endpoint && !endpoint.workspaceIds.includes(named)) {

@@ -49,6 +49,7 @@ export interface ModelCatalog {
   /** The project's live endpoints. */
   readonly endpoints: readonly EndpointRecord[];
   readonly workspaces: ReadonlyMap<string, WorkspaceRecord>;
+  readonly workspaceProject?: (workspaceId: string) => string | null;
   readonly aliases: ModelAliases;
 }
 
@@ -83,10 +84,10 @@ export function resolveModel(auth: AuthenticatedKey, request: ModelRequest, cata
       message: `Project ${project.id} serves no model ${JSON.stringify(request.model)}: GET /${project.id}/v1/models lists the models you can call.`,
     });
   }
-  const home = homeWorkspace(auth, request, catalog.workspaces);
+  const home = homeWorkspace(auth, request, catalog);
   let best: Candidate | null = null;
   for (const endpoint of named) {
-    const candidate = assess(auth, request, catalog.workspaces, endpoint);
+    const candidate = assess(auth, request, catalog, endpoint);
     if (best === null || better(candidate, best, request.kind, home)) best = candidate;
   }
   // `named` is not empty, so neither is `best`; the check keeps the compiler honest without a cast.
@@ -103,10 +104,10 @@ export function resolveModel(auth: AuthenticatedKey, request: ModelRequest, cata
 }
 
 /** The direct route's reach checks (guard.ts requireEndpoint), as a verdict instead of a throw. */
-function assess(auth: AuthenticatedKey, request: ModelRequest, workspaces: ReadonlyMap<string, WorkspaceRecord>, endpoint: EndpointRecord): Candidate {
+function assess(auth: AuthenticatedKey, request: ModelRequest, catalog: ModelCatalog, endpoint: EndpointRecord): Candidate {
   try {
     authorizeEndpoint(auth.key, endpoint);
-    const workspaceId = resolveWorkspace(auth.key, auth.project, { named: request.named, namedBy: request.namedBy, workspaces, endpoint });
+    const workspaceId = resolveWorkspace(auth.key, auth.project, { named: request.named, namedBy: request.namedBy, workspaces: catalog.workspaces, workspaceProject: catalog.workspaceProject, endpoint });
     return { endpoint, workspaceId, refusal: null };
   } catch (err) {
     if (err instanceof GatewayError) return { endpoint, workspaceId: null, refusal: err };
@@ -115,9 +116,9 @@ function assess(auth: AuthenticatedKey, request: ModelRequest, workspaces: Reado
 }
 
 /** Where the request runs when no endpoint constrains it; null when that alone is refused. */
-function homeWorkspace(auth: AuthenticatedKey, request: ModelRequest, workspaces: ReadonlyMap<string, WorkspaceRecord>): string | null {
+function homeWorkspace(auth: AuthenticatedKey, request: ModelRequest, catalog: ModelCatalog): string | null {
   try {
-    return resolveWorkspace(auth.key, auth.project, { named: request.named, namedBy: request.namedBy, workspaces });
+    return resolveWorkspace(auth.key, auth.project, { named: request.named, namedBy: request.namedBy, workspaces: catalog.workspaces, workspaceProject: catalog.workspaceProject });
   } catch (err) {
     if (err instanceof GatewayError) return null;
     throw err;

@@ -63,7 +63,12 @@ function filtersFor(q: RouteQuery, videoInputEnabled: boolean): Filter[] {
       name: 'tool_calling',
       keep: n.tools ? (e) => has(e, 'tools') : null,
       refusal: () =>
-        new GatewayError('unsupported_parameter', {
+        n.execTools === true && !n.toolsDeclared
+          ? new GatewayError('model_capability_missing', {
+              param: 'x_exec',
+              message: 'x_exec offers the workspace\'s execution tools, but no endpoint of this workspace supports tool calling: add one whose model has the tools capability, or send the turn without x_exec.',
+            })
+          : new GatewayError('unsupported_parameter', {
           param: n.toolsDeclared ? 'tools' : 'messages',
           message: `${n.toolsDeclared ? 'tools are' : 'Tool-call history is'} not supported: no endpoint of this workspace supports tool calling.`,
         }),

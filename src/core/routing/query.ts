@@ -18,6 +18,8 @@ export interface RoutedRequest extends ContextInput, ReasoningOptions {
   readonly messages: readonly ThreadMessage[];
   readonly tools?: readonly unknown[] | null | undefined;
   readonly response_format?: { readonly type?: string } | null | undefined;
+  /** The tool bridge's opt-in (docs/exec.md "Chat tool bridge"), kept on the parsed body. */
+  readonly x_exec?: unknown;
 }
 
 /** The composed query keeps the newest text when a thread is longer than this (characters). */
@@ -86,13 +88,15 @@ export function requestNeeds(req: RoutedRequest): RequestNeeds {
     }
   }
   const toolsDeclared = Array.isArray(req.tools) && req.tools.length > 0;
+  const execTools = req.x_exec === true;
   const format = req.response_format?.type;
   return {
     vision,
     audioInput,
     videoInput,
-    tools: toolsDeclared || toolHistory,
+    tools: toolsDeclared || toolHistory || execTools,
     toolsDeclared,
+    execTools,
     structuredOutput: format === 'json_object' || format === 'json_schema',
     reasoning: asksForReasoning(req) ? { reasoning_effort: req.reasoning_effort, reasoning: req.reasoning, include_reasoning: req.include_reasoning } : null,
   };

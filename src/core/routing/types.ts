@@ -48,6 +48,8 @@ export interface RequestNeeds {
   /** Tools declared, or tool calls / tool results in the history. */
   readonly tools: boolean;
   readonly toolsDeclared: boolean;
+  /** `x_exec: true`: the workspace's execution tools are offered, so the model must call tools. */
+  readonly execTools?: boolean;
   /** response_format json_object or json_schema. */
   readonly structuredOutput: boolean;
   /**

@@ -53,6 +53,7 @@ export function createTurnCredentials(catalog: Catalog): TurnCredentials {
     findCredential: (hash) => live.get(hash) ?? null,
     project: (ref) => catalog.project(ref),
     workspaces: (projectId) => catalog.workspaces(projectId),
+    workspaceProject: (workspaceId) => catalog.workspaceProject(workspaceId),
     endpoint: (projectId, slug) => catalog.endpoint(projectId, slug),
     endpoints: (projectId) => catalog.endpoints(projectId),
     reload: () => undefined,

@@ -210,6 +210,14 @@ describe('eligibility filters', () => {
     expect(refusal(() => decideRoute(input({ endpoints: none, query: query({ needs: { tools: true, toolsDeclared: false } }) }), null))).toMatchObject({ code: 'unsupported_parameter', param: 'messages' });
   });
 
+  it('keeps only tool-calling endpoints for x_exec, and refuses with model_capability_missing (param x_exec) when none is left', () => {
+    const noTools = endpoint(A, 'alpha', { capabilities: [] });
+    const exec = { tools: true, toolsDeclared: false, execTools: true };
+    expect(decideRoute(input({ endpoints: [noTools, beta], query: query({ needs: exec }) }), scores({ [A]: 0.9, [B]: 0.1 }))).toMatchObject({ endpointId: B, filteredOut: { tool_calling: 1 } });
+    const none = [noTools, endpoint(B, 'beta', { capabilities: [] })];
+    expect(refusal(() => decideRoute(input({ endpoints: none, query: query({ needs: exec }) }), null))).toMatchObject({ code: 'model_capability_missing', param: 'x_exec' });
+  });
+
   it('keeps only structured-output endpoints for json response formats', () => {
     const plain = [endpoint(A, 'alpha', { capabilities: ['tools'] }), endpoint(B, 'beta', { capabilities: [] })];
     expect(refusal(() => decideRoute(input({ endpoints: plain, query: query({ needs: { structuredOutput: true } }) }), null))).toMatchObject({ code: 'unsupported_parameter', param: 'response_format' });

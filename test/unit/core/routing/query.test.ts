@@ -69,6 +69,8 @@ describe('estimates and needs', () => {
   it('reads the modalities, tools, tool history and json formats a request needs', () => {
     expect(requestNeeds({ messages: [user([{ type: 'image_url' }, { type: 'input_audio' }])] })).toMatchObject({ vision: true, audioInput: true, videoInput: false, tools: false });
     expect(requestNeeds({ messages: [user('x')], tools: [{}] })).toMatchObject({ tools: true, toolsDeclared: true });
+    expect(requestNeeds({ messages: [user('x')], x_exec: true })).toMatchObject({ tools: true, toolsDeclared: false, execTools: true });
+    expect(requestNeeds({ messages: [user('x')], x_exec: false })).toMatchObject({ tools: false, execTools: false });
     expect(requestNeeds({ messages: [user('x'), { role: 'tool', content: 'r' }] })).toMatchObject({ tools: true, toolsDeclared: false });
     expect(requestNeeds({ messages: [user('x')], tools: [] }).tools).toBe(false);
     expect(requestNeeds({ messages: [user('x')], response_format: { type: 'json_schema' } }).structuredOutput).toBe(true);
