@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PLANNER_MARKER } from '../../src/core/multimodel/planner-prompt.js';
 import { SYNTHESIS_INSTRUCTION } from '../../src/core/multimodel/step-messages.js';
-import { call, expectError, type JsonResponse } from '../helpers/http.js';
+import { call, errorOf, expectError, type JsonResponse } from '../helpers/http.js';
 import { R_CHAT, R_EMBED, R_MATH, useRouterSuite, WS_SOLO } from '../helpers/router-config.js';
 import { simRequests, simSeq, type SimRequest } from '../helpers/simulator-log.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
@@ -145,6 +145,24 @@ describe('decomposition', () => {
     const zero = await multimodel(ask('hello', { n: 0 }));
     expectError(zero, 400, 'invalid_request', 'n');
     expect((zero.body as { error: { message: string } }).error.message).toBe('n must be a positive integer; got 0.');
+  });
+
+  it('honours x_research_run: the research scope grants it, n above 1 is 400 on n, and the field never reaches a model', async () => {
+    const plain = 'tell me about lisbon. [plan: steps=2]';
+    const unscoped = await seen(() => multimodel(ask(plain, { x_research_run: true })));
+    expectError(unscoped.result, 403, 'scope_insufficient', 'x_research_run');
+    expect(errorOf(unscoped.result).message).toBe('x_research_run needs the research scope; the API key has inference, management.');
+    expect([...unscoped.planner, ...unscoped.dispatches]).toHaveLength(0);
+    const research = (body: object): Promise<JsonResponse> => call(url(), { key: suite.keys.research, body });
+    // The planner would not call this turn research: the client's field is enough.
+    const many = await seen(() => research(ask(plain, { x_research_run: true, n: 2 })));
+    expectError(many.result, 400, 'unsupported_value', 'n');
+    expect([...many.planner, ...many.dispatches]).toHaveLength(0);
+    expectError(await research(ask(plain, { x_research_run: 'yes' })), 400, 'invalid_request', 'x_research_run');
+    const served = await seen(() => research(ask(plain, { x_research_run: true })));
+    expect(served.result.status).toBe(200);
+    expect(served.dispatches.length).toBeGreaterThan(0);
+    for (const r of [...served.planner, ...served.dispatches]) expect(JSON.parse(r.body)).not.toHaveProperty('x_research_run');
   });
 
   it('sends the client response_format only with the dispatch whose answer the client receives', async () => {

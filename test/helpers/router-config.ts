@@ -26,10 +26,12 @@ export interface RouterKeys {
   readonly full: string;
   readonly inferenceOnly: string;
   readonly managementOnly: string;
+  /** inference + research: may send x_research_run. */
+  readonly research: string;
 }
 
 export function makeRouterKeys(): RouterKeys {
-  return { full: mintTestKey('router'), inferenceOnly: mintTestKey('router'), managementOnly: mintTestKey('router') };
+  return { full: mintTestKey('router'), inferenceOnly: mintTestKey('router'), managementOnly: mintTestKey('router'), research: mintTestKey('router') };
 }
 
 function chatEndpoint(id: string, slug: string, upstream: string, extra: Record<string, unknown>) {
@@ -83,6 +85,7 @@ export function routerProject(upstream: string, keys: RouterKeys) {
       { value: keys.full, scopes: ['inference', 'management'] },
       { value: keys.inferenceOnly, scopes: ['inference'] },
       { value: keys.managementOnly, scopes: ['management'] },
+      { value: keys.research, scopes: ['inference', 'research'] },
     ],
   };
 }

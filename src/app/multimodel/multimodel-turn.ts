@@ -28,6 +28,7 @@ import type { RouterChatServices, RouterWorkspace } from '../chat/router-chat-se
 import type { RoutedExchange } from '../turn-io.js';
 import type { MultimodelTurn } from './multimodel-dispatch.js';
 import { makePlan, plannerEndpoint } from './multimodel-planner.js';
+import { researchOptIn, withoutResearchField } from './research-opt-in.js';
 import { runChoice, usageOf, type ChoiceAnswer, type PlanRun, type Progress } from './multimodel-run.js';
 
 type Json = Record<string, unknown>;
@@ -84,7 +85,10 @@ async function singleModel(services: RouterChatServices, ctx: RoutedExchange, au
  * The turn, once the route has resolved the workspace and read the body: planned and dispatched, or served
  * like the single-model route (see the file's header for when).
  */
-export async function serveMultimodelTurn(services: RouterChatServices, ctx: RoutedExchange, auth: AuthenticatedKey, workspace: RouterWorkspace, body: MultimodelBody): Promise<void> {
+export async function serveMultimodelTurn(services: RouterChatServices, ctx: RoutedExchange, auth: AuthenticatedKey, workspace: RouterWorkspace, sent: MultimodelBody): Promise<void> {
+  // Checked before any branch: the field, its scope and SPEC's n rule hold whether or not the turn is decomposed.
+  const researchAsked = researchOptIn(sent.parsed, auth, sent.n);
+  const body = withoutResearchField(sent);
   const settings = services.router.settingsOf(auth.project.id);
   if (!settings.multiModelEnabled || declaresCallerTools(body.chat) || asksForAudioOutput(body.chat)) return singleModel(services, ctx, auth, workspace, body);
   // "Same bodies" as the single-model route (SPEC behaviour 10): its retention refusal holds here too, and
@@ -98,7 +102,7 @@ export async function serveMultimodelTurn(services: RouterChatServices, ctx: Rou
   // A client gone during planning gets no dispatch at all (nothing is billed for a turn nobody reads).
   if (ctx.req.aborted) return;
   if (plan === null) return singleModel(services, ctx, auth, workspace, body);
-  if (plan.research && body.n > 1) {
+  if ((plan.research || researchAsked) && body.n > 1) {
     throw new GatewayError('unsupported_value', { param: 'n', message: 'n above 1 is not supported for a turn that asks for research on the multimodel route; send n: 1.' });
   }
   checkModalities(plan.subtasks, services.router.routableEndpoints(auth.project.id, workspace.workspaceId, auth.key.endpointId), services.features.video_input);
