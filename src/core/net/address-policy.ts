@@ -171,6 +171,17 @@ export function classifyAddress(addr: ipaddr.IPv4 | ipaddr.IPv6): RangeName | nu
 }
 
 /**
+ * Whether a peer address (as a socket reports it: `127.0.0.1`, `0000:...:0001`, an IPv4-mapped
+ * `::ffff:127.0.0.1`) is this machine's loopback: the test hooks answer no one else.
+ */
+export function isLoopbackAddress(text: string): boolean {
+  const addr = parseIpLiteral(text);
+  if (!addr) return false;
+  const carried = addr instanceof ipaddr.IPv6 && addr.isIPv4MappedAddress() ? addr.toIPv4Address() : addr;
+  return classifyAddress(carried) === 'loopback';
+}
+
+/**
  * null when the address may be reached; otherwise why not, e.g. "loopback". `host`: the URL's host the
  * address was reached through (itself for an address literal), for the policy's host entries.
  */
