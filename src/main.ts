@@ -35,6 +35,7 @@ import { slosRoutes } from './routes/slos.js';
 import { createPgRouterStore } from './store/postgres/router-store.js';
 import { createSqliteRouterStore } from './store/sqlite/router-store.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
+import { allowedTargetsWarnings } from './core/net/address-policy.js';
 import { metricsRoutes, opsRoutes, readyzRoute, TESTING_ENV, testClockRoutes, testingAllowed } from './routes/ops.js';
 import type { Services } from './app/services.js';
 import { createBudgetsRepo, restoreBudgetsFrom } from './store/budgets-repo.js';
@@ -135,6 +136,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   if (config.security.allow_private_targets || config.security.allow_http_targets) {
     logger.warn({ security: config.security }, 'outbound fetches may reach private addresses or plain HTTP: for local testing only');
   }
+  for (const warning of allowedTargetsWarnings(config.security.allowed_targets)) logger.warn(warning);
 
   const store = resolveStorePath(options.dbPath ?? config.storage.path);
   const dbPath = store.path;

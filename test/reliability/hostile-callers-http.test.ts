@@ -4,7 +4,8 @@
  *   their own password ended up in the attacker's account);
  * - `/dashboard/account` sent `X-Frame-Options: DENY, DENY` (each security header twice, read as invalid);
  * - `/readyz` listed every project, endpoint and upstream server URL with its last failure, to anyone;
- * - `/__test/clock` and `/__test/webhook-events` answered anyone once a config turned them on.
+ * - `/__test/clock` and `/__test/webhook-events` answered anyone once a config turned them on;
+ * - `security.allowed_targets: [::/0]` was accepted without a word.
  * This gateway has the testing flags set but not SWITCHBOARD_TESTING=1, and a scrape token.
  */
 import { describe, expect, it } from 'vitest';
@@ -18,7 +19,10 @@ import { useProcesses } from '../helpers/suite.js';
 const suite = useProcesses(async () => {
   const keys = makeKeys();
   const sim = await startSimulatorProcess();
-  const config = testConfig(sim.url, keys, { server: SCRAPE_TOKEN_SERVER, testing: { event_injection: true } });
+  const config = {
+    ...testConfig(sim.url, keys, { server: SCRAPE_TOKEN_SERVER, testing: { event_injection: true } }),
+    security: { allowed_targets: ['10.0.0.0/8', '::/0'] },
+  };
   const gw = await startGatewayProcess(config, { env: { SWITCHBOARD_TESTING: '' } });
   // One user for every test here: each `users create` is a CLI process and a scrypt hash.
   const user = await createDashboardUser(gw.dbPath);
@@ -89,6 +93,14 @@ describe('/readyz', () => {
     expect(body.status).toBe('ready');
     expect(body.upstreams.flatMap((u) => u.servers.map((s) => s.url))).toContain(suite.sim.url);
     expect(JSON.stringify(open.body)).not.toContain(suite.sim.url);
+  });
+});
+
+describe('security.allowed_targets', () => {
+  it('warns at start of an entry that admits every address', () => {
+    const lines = suite.gw.stdout.join('').split('\n').filter((l) => l.includes('security.allowed_targets['));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/"level":40,.*security\.allowed_targets\[1\] \\"::\/0\\" admits every IPv6 address/);
   });
 });
 
