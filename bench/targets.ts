@@ -193,7 +193,8 @@ export async function startGateway(
     args: [join(distDir, 'src/cli.js'), 'serve', '--config', opts.config, '--port', String(port), '--db', opts.db],
     core,
     logDir,
-    env: { SWITCHBOARD_LOG_LEVEL: opts.logLevel },
+    // The bench configs' `testing:` hooks (webhook-drain's event injection) need it too.
+    env: { SWITCHBOARD_LOG_LEVEL: opts.logLevel, SWITCHBOARD_TESTING: '1' },
     ready: async (t) => {
       for (const line of t.split('\n')) {
         if (!line.includes('switchboard listening')) continue;

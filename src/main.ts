@@ -35,7 +35,8 @@ import { slosRoutes } from './routes/slos.js';
 import { createPgRouterStore } from './store/postgres/router-store.js';
 import { createSqliteRouterStore } from './store/sqlite/router-store.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
-import { metricsRoutes, opsRoutes, testClockRoutes } from './routes/ops.js';
+import { allowedTargetsWarnings } from './core/net/address-policy.js';
+import { metricsRoutes, opsRoutes, readyzRoute, TESTING_ENV, testClockRoutes, testingAllowed } from './routes/ops.js';
 import type { Services } from './app/services.js';
 import { createBudgetsRepo, restoreBudgetsFrom } from './store/budgets-repo.js';
 import { createCatalog, createPreloadedCatalog, type Catalog, type PreloadedCatalog } from './store/catalog.js';
@@ -135,6 +136,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   if (config.security.allow_private_targets || config.security.allow_http_targets) {
     logger.warn({ security: config.security }, 'outbound fetches may reach private addresses or plain HTTP: for local testing only');
   }
+  for (const warning of allowedTargetsWarnings(config.security.allowed_targets)) logger.warn(warning);
 
   const store = resolveStorePath(options.dbPath ?? config.storage.path);
   const dbPath = store.path;
@@ -156,8 +158,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const pool = createWorkerPool({ minThreads: config.pool.min_threads, maxThreads: config.pool.max_threads });
   await pool.whenReady();
   const metrics = createMetrics(() => pool.queueSize, () => pool.utilization);
-  const clock = config.testing.controllable_clock ? createControllableClock() : systemClock;
-  if (clock.advance) logger.warn('testing.controllable_clock is on: POST /__test/clock can move time; never use this in production');
+  // The test hooks need SWITCHBOARD_TESTING=1 as well as their config flag (issue 31), and say so at every start.
+  const testing = testingHooks(config, logger);
+  const clock = testing.clock ? createControllableClock() : systemClock;
+  if (clock.advance) logger.warn('testing.controllable_clock is on: POST /__test/clock (loopback callers only) can move time; never use this in production');
   // Limits and the bus: in this thread, shared by the worker threads, or in Redis (coordination.ts).
   const coordination = await createCoordination(config, logger, options.shared);
   const limits = coordination.admission;
@@ -302,7 +306,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         }
       : {}),
   });
-  if (config.testing.event_injection) logger.warn('testing.event_injection is on: POST /__test/webhook-events can emit events; never use this in production');
+  if (testing.events) logger.warn('testing.event_injection is on: POST /__test/webhook-events (loopback callers only) can emit events; never use this in production');
 
   // Responses and conversations (issue 14): rows, conversation items and their events, shared in PostgreSQL
   // (owned by this instance's row in its registry, whose beats cue the recovery of a dead sibling's), or in
@@ -340,8 +344,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     usage: usageStore,
     approvals: createApprovalDecisions(execInvocations.service),
   };
+  // Read once, at start: it guards /metrics and /readyz's detail.
+  const metricsScrapeToken = metricsToken(config.server.metrics.token_env);
   const implemented: RouteDef[] = [
-    ...opsRoutes(services, upstream),
+    ...opsRoutes(services, { token: metricsScrapeToken, always: false }, upstream),
     ...testClockRoutes(clock),
     ...modelsRoutes(services),
     ...endpointsRoutes(services),
@@ -361,7 +367,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...managementBudgetsRoutes({ ...services, budgetStore: usageStore }),
     ...managementUsageRoutes({ ...services, usageReader: usageStore }),
     ...webhooksRoutes({ ...services, webhooks: webhooks.manager }),
-    ...testEventRoutes(config.testing.event_injection, webhooks.outbox),
+    ...testEventRoutes(testing.events, webhooks.outbox),
     ...managementExecRoutes({ ...services, agentsAdmin: agents.admin, agentRegistry: agents.registry }),
     ...execAgentsConnectHttpRoutes(agents),
     ...execInvocationsRoutes(execServices),
@@ -380,12 +386,21 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...playgroundRoutes({ pages: dashboardPageDeps, services: routerChatServices, guard: dashboardAuth.dashboardRoute, maxBodyBytes: config.server.max_body_bytes }),
   ];
   const metricsConfig = config.server.metrics;
-  const scrape = metricsRoutes(services, metricsToken(metricsConfig.token_env));
-  // With a port of its own, /metrics is served there only (a scrape network apart from client traffic).
+  const scrape = metricsRoutes(services, metricsScrapeToken);
+  // With a port of its own, /metrics is served there only (a scrape network apart from client traffic),
+  // and /readyz there answers with its detail (upstream servers, dependencies) to every caller.
   const metricsServer =
     metricsConfig.port === undefined
       ? null
-      : createHttpServer({ uws, routes: scrape, maxBodyBytes: 0, production: false, trustProxy: false, onComplete: () => undefined, onUnexpectedError: (err) => logger.error({ err }, 'metrics listener: unexpected error') });
+      : createHttpServer({
+          uws,
+          routes: [...scrape, readyzRoute(services, { token: metricsScrapeToken, always: true }, upstream)],
+          maxBodyBytes: 0,
+          production: false,
+          trustProxy: false,
+          onComplete: () => undefined,
+          onUnexpectedError: (err) => logger.error({ err }, 'metrics listener: unexpected error'),
+        });
   if (metricsServer === null) implemented.push(...scrape);
   const accessLog = accessLogOf(logger);
   const server = createHttpServer({
@@ -492,6 +507,19 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 }
 
 /** The scrape token, read once at start: a named variable that is not set is a configuration error. */
+/**
+ * Which `testing:` hooks are on: those the config sets, and only with SWITCHBOARD_TESTING=1 in the
+ * environment; a flag set without it is ignored, and the log says so at start.
+ */
+function testingHooks(config: Config, logger: Logger): { clock: boolean; events: boolean } {
+  const { controllable_clock: clock, event_injection: events } = config.testing;
+  if ((clock || events) && !testingAllowed(process.env)) {
+    logger.warn({ testing: config.testing }, `testing: flags are set but ${TESTING_ENV}=1 is not: the test hooks (/__test/...) are off`);
+    return { clock: false, events: false };
+  }
+  return { clock, events };
+}
+
 function metricsToken(name: string | undefined): string | null {
   if (name === undefined) return null;
   const value = process.env[name];

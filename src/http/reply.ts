@@ -19,6 +19,46 @@ const STATUS_TEXT: Record<number, string> = {
 /** SPEC's response header naming the gateway worker that answered (set by server.ts and ws.ts). */
 export const WORKER_ID_HEADER = 'X-Service-Worker-ID';
 
+/**
+ * A header value that would end its line (CR, LF) splits the response: whatever follows becomes a header
+ * of the attacker's choosing (RFC 9110 5.5 forbids CR, LF and NUL in field values). Names must be RFC 9110
+ * tokens. Checked where a header enters the reply, once per header, so a bad one is refused before
+ * anything is written.
+ */
+const UNSAFE_VALUE = /[\r\n\0]/;
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Thrown by the reply for a header it must not write: a bug (every value the gateway writes is its own or
+ * checked first), so it is not a GatewayError: the server logs it as unexpected and answers 500
+ * internal_error, without the header.
+ */
+export class UnsafeHeaderError extends Error {
+  constructor(name: string, problem: string) {
+    super(`refused to write response header ${JSON.stringify(name.slice(0, 64))}: ${problem}`);
+    this.name = 'UnsafeHeaderError';
+  }
+}
+
+/** Names already found to be tokens: the same few dozen on every response, so a hash lookup, not a regex. */
+const goodNames = new Set<string>();
+
+/** Null when the header may be written; otherwise what is wrong with it (never echoing the value). */
+export function headerProblem(name: string, value: string): string | null {
+  if (!goodNames.has(name)) {
+    if (!TOKEN.test(name)) return 'the name is not an HTTP token';
+    // Bounded: names built from input (a model server's headers relayed) cannot grow it without end.
+    if (goodNames.size < 1024) goodNames.add(name);
+  }
+  if (UNSAFE_VALUE.test(value)) return 'the value holds CR, LF or NUL';
+  return null;
+}
+
+function checkedHeader(name: string, value: string): void {
+  const problem = headerProblem(name, value);
+  if (problem !== null) throw new UnsafeHeaderError(name, problem);
+}
+
 export function statusLine(status: number): string {
   return STATUS_TEXT[status] ?? String(status);
 }
@@ -107,7 +147,17 @@ export class Reply {
 
   /** Adds a header to whatever response is eventually sent, success or error. */
   setHeader(name: string, value: string): void {
+    checkedHeader(name, value);
     this.#headers.push([name, value]);
+  }
+
+  /**
+   * Sets the header unless one of that name (compared case-insensitively) is set already: headers a page
+   * must carry exactly once (the dashboard's security headers) however many layers of it add them.
+   */
+  setHeaderOnce(name: string, value: string): void {
+    const lower = name.toLowerCase();
+    if (!this.#headers.some(([k]) => k.toLowerCase() === lower)) this.setHeader(name, value);
   }
 
   /**
@@ -115,20 +165,23 @@ export class Reply {
    * playground page widens the CSP the session guard set, since a second CSP header could only narrow it.
    */
   replaceHeader(name: string, value: string): void {
+    checkedHeader(name, value);
     const lower = name.toLowerCase();
     for (let i = this.#headers.length - 1; i >= 0; i -= 1) if (this.#headers[i]?.[0].toLowerCase() === lower) this.#headers.splice(i, 1);
     this.#headers.push([name, value]);
   }
 
   json(status: number, body: unknown): void {
-    this.send(status, JSON.stringify(body), 'application/json');
+    this.#answer(status, JSON.stringify(body), 'application/json', false);
   }
 
   jsonText(status: number, text: string): void {
-    this.send(status, text, 'application/json');
+    this.#answer(status, text, 'application/json', false);
   }
 
+  /** `contentType` may come from elsewhere (a model server's answer): checked as any header. */
   send(status: number, body: string | Buffer, contentType: string, closeConnection = false): void {
+    checkedHeader('Content-Type', contentType);
     this.#answer(status, body, contentType, closeConnection);
   }
 
@@ -163,16 +216,18 @@ export class Reply {
     const e: GatewayError = toGatewayError(err);
     // Every error says whether a retry can help (errors.ts `retryable`): clients that obey it stop
     // re-sending 501s and deadline overruns, which their status rules would retry.
-    this.setHeader('x-should-retry', e.retryable ? 'true' : 'false');
+    this.#headers.push(['x-should-retry', e.retryable ? 'true' : 'false']);
     let close = false;
     if (e.headers) {
       for (const [k, v] of Object.entries(e.headers)) {
         // uWS writes `Connection: close` itself when asked to close; a second copy would be a duplicate.
         if (k === 'Connection' && v === 'close') close = true;
-        else this.setHeader(k, v);
+        // Never thrown from here (this is the last answer a failed request gets): an unsafe header an
+        // error carries is left out, and the error still goes out.
+        else if (headerProblem(k, v) === null) this.#headers.push([k, v]);
       }
     }
-    this.send(e.status, JSON.stringify(e.toEnvelope()), 'application/json', close);
+    this.#answer(e.status, JSON.stringify(e.toEnvelope()), 'application/json', close);
   }
 
   /**
@@ -182,6 +237,7 @@ export class Reply {
    */
   beginStream(status: number, contentType: string): void {
     if (!this.open || this.headWritten) return;
+    checkedHeader('Content-Type', contentType);
     this.status = status;
     if (this.#drain.draining) this.#headers.push(['Connection', 'close']);
     this.#streamType = contentType;

@@ -84,6 +84,14 @@ export class IncomingRequest {
     return this.#clientIp;
   }
 
+  /**
+   * The address of the socket's other end, never X-Forwarded-For (which the client writes): who may reach
+   * the test hooks. '' once the response is over.
+   */
+  get peerAddress(): string {
+    return this.#peerAddress();
+  }
+
   /** A request the gateway makes on a client's behalf (the playground): that client's address, not the stand-in's. */
   actFor(clientIp: string): void {
     this.#clientIp = clientIp;

@@ -1,7 +1,8 @@
 /**
  * POST /__test/webhook-events: emits events into the outbox as a real emitter would, for API tests and
  * the webhook bench (which need events of families whose emitters have not landed yet). Exists only with
- * `testing.event_injection: true`, which the config refuses together with `server.production: true`.
+ * `testing.event_injection: true` (refused together with `server.production: true`) and SWITCHBOARD_TESTING=1
+ * (main.ts), and answers loopback callers only.
  * Body: `{project, type, data?, count?}`; `type: "budget.threshold_reached"` takes the budget fields as `data`.
  */
 import { z } from 'zod';
@@ -10,6 +11,7 @@ import { isEventType, type EventType } from '../core/webhooks/event-types.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
 import type { StoreOutbox } from '../store/webhook-outbox.js';
+import { loopbackOnly } from './ops.js';
 
 const bodySchema = z.strictObject({
   project: z.string().min(1),
@@ -31,7 +33,7 @@ const budgetSchema = z.strictObject({
 export function testEventRoutes(enabled: boolean, outbox: StoreOutbox): RouteDef[] {
   if (!enabled) return [];
   return [
-    {
+    loopbackOnly({
       method: 'POST',
       pattern: '/__test/webhook-events',
       family: 'ops',
@@ -52,6 +54,6 @@ export function testEventRoutes(enabled: boolean, outbox: StoreOutbox): RouteDef
         }
         reply.json(200, { queued });
       },
-    },
+    }),
   ];
 }

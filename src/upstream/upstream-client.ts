@@ -130,6 +130,15 @@ function statusClass(status: number): UpstreamErrorClass {
   return status >= 500 ? 'http_5xx' : 'http_4xx';
 }
 
+/**
+ * How long an idle connection to a model server is kept for reuse: shorter than the servers' own idle
+ * close, which most send no Keep-Alive hint for (Node and uvicorn, vLLM's server: 5 s; uWS, the simulator:
+ * 10 to 14 s). At 30 s, a turn that came as the server closed a connection idle that long was written to
+ * the closing socket and failed 500 "closed before it answered", not retried since it had been sent (the
+ * flaky "edits a routing rule" browser test: its routed turn came ~10 s after the previous turns).
+ */
+export const UPSTREAM_KEEP_ALIVE_MS = 4_000;
+
 const SILENT: UpstreamLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
@@ -143,7 +152,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   function originPool(origin: string): Pool {
     let pool = origins.get(origin);
     if (!pool) {
-      pool = new Pool(origin, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 });
+      pool = new Pool(origin, { connections: 256, pipelining: 1, keepAliveTimeout: UPSTREAM_KEEP_ALIVE_MS });
       origins.set(origin, pool);
     }
     return pool;

@@ -46,6 +46,19 @@ describe('switchboard config check', () => {
     expect(res.stdout).toMatch(/^FAIL proj_test\/pool .*: api_key_env SB_CHECK_KEY_UNSET is not set \(GET \/models: HTTP 200, \d+ ms\)$/m);
   });
 
+  it('warns first of allowed_targets that admit everything or the cloud metadata address, without failing for it', async () => {
+    const config = configWith({ servers: [{ base_url: s.sim.url }] }) as Record<string, unknown>;
+    const file = writeConfig(tempDir(), { ...config, security: { allowed_targets: ['10.0.0.0/8', '0.0.0.0/0', '169.254.169.254'] } });
+    const res = await runCli(['config', 'check', file]);
+    const lines = res.stdout.trim().split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      expect.stringMatching(/^WARN security\.allowed_targets\[1\] "0\.0\.0\.0\/0" admits every IPv4 address/),
+      expect.stringMatching(/^WARN security\.allowed_targets\[2\] "169\.254\.169\.254" admits the cloud metadata address/),
+    ]);
+    expect(lines.at(-1)).toBe('1 of 1 upstream servers OK');
+    expect(res.code).toBe(0);
+  });
+
   it('exits 2 with the field path for an invalid config, like serve', async () => {
     const file = writeConfig(tempDir(), configWith({ servers: [{ base_url: 'ftp://nope' }] }));
     const res = await runCli(['config', 'check', file]);

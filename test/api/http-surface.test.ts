@@ -95,9 +95,9 @@ describe('operations routes', () => {
     expect((await call(`${suite.gw.url}/healthz`)).body).toEqual({ status: 'ok' });
     const ready = await call(`${suite.gw.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(ready.body).toMatchObject({ status: 'ready', checks: { store: true, pool: true } });
-    // Upstream state is reported, never a reason to be unready (every replica shares the model servers).
-    expect((ready.body as { upstreams: unknown[] }).upstreams.length).toBeGreaterThan(0);
+    // The public answer: the status and its checks; the upstream servers are for the scrape token's holder
+    // (test/reliability/hostile-callers-http.test.ts).
+    expect(ready.body).toEqual({ status: 'ready', checks: { store: true, pool: true } });
   });
 
   it('serves Prometheus metrics with request counts, latency, in-flight, pool depth and event-loop delay', async () => {

@@ -6,10 +6,10 @@
  * probe brings it back once a server listens on its address again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_ID, makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { CHAT_ID, makeKeys, PROJECT, SCRAPE_TOKEN_SERVER, testConfig, type TestKeys } from '../helpers/configs.js';
 import { ERROR, logLines, WARN, waitForLog } from '../helpers/gateway-log.js';
 import { advanceClock, call } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess, TEST_SCRAPE_TOKEN } from '../helpers/processes.js';
 import { simRequests } from '../helpers/simulator-log.js';
 
 const COOLDOWN_MS = 60_000;
@@ -54,7 +54,7 @@ describe('an upstream pool of two servers, one killed mid-load', () => {
   beforeAll(async () => {
     keys = makeKeys();
     [simA, simB] = await Promise.all([startSimulatorProcess(), simulatorOnFixedPort()]);
-    const config = testConfig(simA.url, keys);
+    const config = testConfig(simA.url, keys, { server: SCRAPE_TOKEN_SERVER });
     const chat = config.projects[0].endpoints.find((e) => e.id === CHAT_ID);
     if (!chat) throw new Error('test config has no chat endpoint');
     chat.upstream = { model: 'sim-chat', servers: [{ base_url: simA.url }, { base_url: simB.url }], health: { failure_threshold: 3, cooldown_ms: COOLDOWN_MS } };
@@ -84,7 +84,7 @@ describe('an upstream pool of two servers, one killed mid-load', () => {
   }
 
   async function readyz(): Promise<ServerState[]> {
-    const res = await call(`${gw.url}/readyz`);
+    const res = await call(`${gw.url}/readyz`, { key: TEST_SCRAPE_TOKEN });
     expect(res.status).toBe(200);
     const upstreams = (res.body as { upstreams: { endpoint_id: string; servers: ServerState[] }[] }).upstreams;
     return upstreams.find((u) => u.endpoint_id === CHAT_ID)?.servers ?? [];

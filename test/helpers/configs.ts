@@ -94,6 +94,12 @@ function endpoint(id: string, slug: string, upstream: string, extra: Record<stri
   };
 }
 
+/**
+ * `server` overrides that protect /metrics and /readyz's detail with the scrape token test processes hold
+ * (processes.ts TEST_SCRAPE_TOKEN): the detail (upstream servers, dependencies) is never public.
+ */
+export const SCRAPE_TOKEN_SERVER = { metrics: { token_env: 'SWITCHBOARD_TEST_SCRAPE_TOKEN' } } as const;
+
 export interface ConfigOverrides {
   server?: Record<string, unknown>;
   security?: { allow_private_targets?: boolean; allow_http_targets?: boolean };

@@ -44,8 +44,16 @@ export function exitReport(p: Pick<Spawned, 'stdout' | 'stderr'>, status: number
   return `the process ended with ${typeof status === 'number' ? `status ${status}` : status}\n--- stderr (tail) ---\n${tail(p.stderr)}\n--- stdout (tail) ---\n${tail(p.stdout)}`;
 }
 
+/** The scrape token of configs that name SCRAPE_TOKEN_ENV (configs.ts `scrapeToken`): /metrics and /readyz's detail. */
+export const TEST_SCRAPE_TOKEN = 'test-scrape-token-0123456789';
+
+/**
+ * Every process a test starts may serve the `testing:` hooks its config turns on (the controllable clock is
+ * on in testConfig): SWITCHBOARD_TESTING=1 unless the caller's `env` says otherwise. It also holds the
+ * scrape token a config may name (`server.metrics.token_env: SWITCHBOARD_TEST_SCRAPE_TOKEN`).
+ */
 function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string, nodeFlags: readonly string[] = []): Spawned {
-  const proc = spawn(process.execPath, [...nodeFlags, CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
+  const proc = spawn(process.execPath, [...nodeFlags, CLI, ...args], { env: { ...process.env, SWITCHBOARD_TESTING: '1', SWITCHBOARD_TEST_SCRAPE_TOKEN: TEST_SCRAPE_TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   const stdout: string[] = [];
   const stderr: string[] = [];
   proc.stdout?.on('data', (d: Buffer) => stdout.push(d.toString()));

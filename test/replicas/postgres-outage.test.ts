@@ -11,11 +11,11 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { makeKeys, PROJECT, SCRAPE_TOKEN_SERVER, testConfig, type TestKeys } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
 import { PG_GATEWAY_ENV } from '../helpers/postgres.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
-import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess, TEST_SCRAPE_TOKEN } from '../helpers/processes.js';
 
 let postgres: PostgresServer;
 let sim: SimulatorProcess;
@@ -26,7 +26,7 @@ beforeAll(async () => {
   keys = makeKeys();
   [postgres, sim] = await Promise.all([startPostgresServer(), startSimulatorProcess()]);
   const dir = tempDir();
-  const config = { ...testConfig(sim.url, keys), storage: { kind: 'postgres', url: postgres.url } };
+  const config = { ...testConfig(sim.url, keys, { server: SCRAPE_TOKEN_SERVER }), storage: { kind: 'postgres', url: postgres.url } };
   for (let i = 0; i < 2; i++) replicas.push(await startGatewayProcess(config, { dir, dbPath: `${dir}/replica-${i}.db`, env: PG_GATEWAY_ENV }));
 }, 120_000);
 
@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 const postgresOk = async (r: GatewayProcess): Promise<boolean | null> => {
-  const res = await call(`${r.url}/readyz`);
+  const res = await call(`${r.url}/readyz`, { key: TEST_SCRAPE_TOKEN });
   const deps = (res.body as { dependencies?: { name: string; ok: boolean }[] }).dependencies ?? [];
   return deps.find((d) => d.name === 'postgres')?.ok ?? null;
 };

@@ -13,9 +13,9 @@
  */
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { makeKeys, PROJECT, SCRAPE_TOKEN_SERVER, testConfig, type TestKeys } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
-import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess, TEST_SCRAPE_TOKEN } from '../helpers/processes.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { makeRouterKeys, R_MATH, ROUTER_PROJECT, routerProject, type RouterKeys } from '../helpers/router-config.js';
 
@@ -53,7 +53,7 @@ export function replicaSuite(storeName: string, openStore: () => Promise<Replica
     [sim, redis, store] = await Promise.all([startSimulatorProcess(), startRedisServer(), openStore()]);
     const dir = tempDir();
     const config = {
-      ...testConfig(sim.url, keys, { rateLimit: { requests_per_minute: BASE_PER_MINUTE, tokens_per_minute: 0 }, extraProjects: [routerProject(sim.url, routerKeys)] }),
+      ...testConfig(sim.url, keys, { server: SCRAPE_TOKEN_SERVER, rateLimit: { requests_per_minute: BASE_PER_MINUTE, tokens_per_minute: 0 }, extraProjects: [routerProject(sim.url, routerKeys)] }),
       // A generous command timeout: on a loaded machine a 250 ms one let replicas count locally (fail open)
       // while Redis was up, and this suite is about exactness while Redis answers.
       coordination: { redis_url: redis.url, key_prefix: `replicas-${process.pid}:`, command_timeout_ms: 2000 },
@@ -161,20 +161,20 @@ export function replicaSuite(storeName: string, openStore: () => Promise<Replica
       const workers = Array.from({ length: 6 }, (_, i) => load(i));
       await redis.stop();
       await expectWithin(5000, async () => {
-        const ready = await call(`${(replicas[0] as GatewayProcess).url}/readyz`);
+        const ready = await call(`${(replicas[0] as GatewayProcess).url}/readyz`, { key: TEST_SCRAPE_TOKEN });
         return JSON.stringify(ready.body).includes('redis') && JSON.stringify(ready.body).match(/"redis"[^}]*"ok":false/) !== null;
       });
       await new Promise((r) => setTimeout(r, 300));
       await redis.restart();
       await expectWithin(10_000, async () => {
-        const ready = await call(`${(replicas[0] as GatewayProcess).url}/readyz`);
+        const ready = await call(`${(replicas[0] as GatewayProcess).url}/readyz`, { key: TEST_SCRAPE_TOKEN });
         return JSON.stringify(ready.body).match(/"redis"[^}]*"ok":true/) !== null;
       });
       stop = true;
       await Promise.all(workers);
       expect(Object.keys(statuses)).toEqual(['200']);
 
-      for (const r of replicas) await expectWithin(10_000, async () => JSON.stringify((await call(`${r.url}/readyz`)).body).match(/"redis"[^}]*"ok":true/) !== null);
+      for (const r of replicas) await expectWithin(10_000, async () => JSON.stringify((await call(`${r.url}/readyz`, { key: TEST_SCRAPE_TOKEN })).body).match(/"redis"[^}]*"ok":true/) !== null);
       await nextWindow();
       expect(await burst(1000)).toEqual({ 200: CEILING, 429: 1000 - CEILING });
     });

@@ -171,6 +171,17 @@ export function classifyAddress(addr: ipaddr.IPv4 | ipaddr.IPv6): RangeName | nu
 }
 
 /**
+ * Whether a peer address (as a socket reports it: `127.0.0.1`, `0000:...:0001`, an IPv4-mapped
+ * `::ffff:127.0.0.1`) is this machine's loopback: the test hooks answer no one else.
+ */
+export function isLoopbackAddress(text: string): boolean {
+  const addr = parseIpLiteral(text);
+  if (!addr) return false;
+  const carried = addr instanceof ipaddr.IPv6 && addr.isIPv4MappedAddress() ? addr.toIPv4Address() : addr;
+  return classifyAddress(carried) === 'loopback';
+}
+
+/**
  * null when the address may be reached; otherwise why not, e.g. "loopback". `host`: the URL's host the
  * address was reached through (itself for an address literal), for the policy's host entries.
  */
@@ -281,4 +292,33 @@ const WORDS: Record<Refusal, string> = {
 /** Human wording of a refusal, completing "<host> is ...", for error messages. */
 export function describeRange(range: Refusal): string {
   return WORDS[range];
+}
+
+/** Cloud instance-metadata services (AWS, GCP, Azure, OpenStack: 169.254.169.254; AWS over IPv6). */
+const METADATA: readonly Address[] = [ipaddr.parse('169.254.169.254'), ipaddr.parse('fd00:ec2::254')];
+const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal']);
+
+/**
+ * What an operator should hear about `security.allowed_targets` (issue 31), one sentence per entry that
+ * admits everything (a /0) or the cloud metadata service, where a webhook URL or an image URL could read
+ * the instance's credentials. Valid configuration all the same: said at start and by `config check`.
+ */
+export function allowedTargetsWarnings(entries: readonly string[]): string[] {
+  const warnings: string[] = [];
+  entries.forEach((entry, i) => {
+    const target = parseTarget(entry);
+    const at = `security.allowed_targets[${i}] ${JSON.stringify(entry)}`;
+    if (target === null) return;
+    if (typeof target === 'string') {
+      if (METADATA_HOSTS.has(target)) warnings.push(`${at} names a cloud metadata service: webhook and image URLs could read this machine's cloud credentials`);
+      return;
+    }
+    const [network, bits] = target;
+    if (bits === 0) warnings.push(`${at} admits every ${network.kind() === 'ipv4' ? 'IPv4' : 'IPv6'} address, private and cloud metadata ones included: list the internal ranges you need instead`);
+    else {
+      const metadata = METADATA.find((m) => m.kind() === network.kind() && m.match(network, bits));
+      if (metadata) warnings.push(`${at} admits the cloud metadata address ${metadata.toString()}: webhook and image URLs could read this machine's cloud credentials`);
+    }
+  });
+  return warnings;
 }

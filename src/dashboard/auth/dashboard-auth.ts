@@ -16,7 +16,7 @@ import { createDashboardGuard } from './dashboard-route.js';
 import { loginRoutes } from './login-routes.js';
 import { decoyHash } from './passwords.js';
 import { oidcRoutes } from './oidc-routes.js';
-import { contentSecurityPolicy } from './security-headers.js';
+import { contentSecurityPolicy, setSecurityHeaders } from './security-headers.js';
 import { createSessions } from './sessions.js';
 import { createThrottle } from './throttle.js';
 
@@ -86,7 +86,21 @@ export async function createDashboardAuth(d: DashboardAuthDeps): Promise<Dashboa
   };
   return {
     dashboardRoute: guard.dashboardRoute,
-    routes: [...loginRoutes(deps), ...accountRoutes(deps), ...oidcRoutes(deps)],
+    routes: [...loginRoutes(deps), ...accountRoutes(deps), ...oidcRoutes(deps)].map((r) => withSecurityHeaders(r, csp)),
+  };
+}
+
+/**
+ * Every sign-in, account and /auth answer carries the security headers, its refusals (a 403 CSRF, a 413)
+ * too, set before the handler runs; the pages' own calls then find them set (each is sent once).
+ */
+function withSecurityHeaders(route: RouteDef, csp: string): RouteDef {
+  return {
+    ...route,
+    handle(ctx, auth) {
+      setSecurityHeaders(ctx.reply, csp);
+      return route.handle(ctx, auth);
+    },
   };
 }
 

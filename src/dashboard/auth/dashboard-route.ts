@@ -51,9 +51,16 @@ export function principalOf(user: UserRecord, roles: readonly UserRole[], csrfTo
   };
 }
 
-/** A `next` that stays inside the dashboard (never another site: `//evil`, `/\evil`, a scheme). */
+/**
+ * Printable ASCII only: a `next` goes into a Location header, where CR LF would add headers of the
+ * sender's choosing (issue 31: a crafted sign-in link set the attacker's session cookie), and a browser
+ * percent-encodes anything else in a path it sends, so a real one never holds a space or a control byte.
+ */
+const NEXT_CHARS = /^[\x21-\x7e]+$/;
+
+/** A `next` that stays inside the dashboard (never another site: `//evil`, `/\evil`, a scheme, CR LF). */
 export function safeNext(next: string | null | undefined): string | null {
-  if (!next || next.length > 500) return null;
+  if (!next || next.length > 500 || !NEXT_CHARS.test(next)) return null;
   if (!next.startsWith('/dashboard') || next.startsWith('//') || next.includes('\\')) return null;
   return next;
 }

@@ -51,9 +51,11 @@ function secondFactorPage(session: LiveSession, message: Markup): string {
 /** Signed in at last: a new session id (never the one from before sign-in), then where the user was going. */
 export async function completeSignIn(ctx: RouteContext, deps: AuthDeps, userId: string, hasTotp: boolean, next: string | null, replacing: string | null): Promise<void> {
   const stage = hasTotp ? 'totp' : 'full';
-  const session = await deps.sessions.start({ userId, stage, ...clientOf(ctx), nextPath: next, replacing });
+  // Checked again here: a stored `next` (a second-factor session's, an OIDC flow's) may predate the check.
+  const target = safeNext(next);
+  const session = await deps.sessions.start({ userId, stage, ...clientOf(ctx), nextPath: target, replacing });
   setSessionCookie(ctx, deps.cookies, session);
-  redirect(ctx, deps, hasTotp ? SECOND_FACTOR_PATH : (next ?? HOME_PATH));
+  redirect(ctx, deps, hasTotp ? SECOND_FACTOR_PATH : (target ?? HOME_PATH));
 }
 
 export function loginRoutes(deps: AuthDeps): RouteDef[] {

@@ -20,9 +20,14 @@ export function contentSecurityPolicy(formTargets: readonly string[]): string {
   ].join('; ');
 }
 
+/**
+ * Each exactly once: the session guard sets them, and so does the page it wraps (account pages answer
+ * through auth-kit's sendPage). Twice was `X-Frame-Options: DENY, DENY`, which browsers read as invalid
+ * and so as absent (issue 31), and a CSP set twice can only narrow what the playground widened.
+ */
 export function setSecurityHeaders(reply: Reply, csp: string): void {
-  reply.setHeader('Content-Security-Policy', csp);
-  reply.setHeader('X-Frame-Options', 'DENY');
-  reply.setHeader('Referrer-Policy', 'same-origin');
-  reply.setHeader('X-Content-Type-Options', 'nosniff');
+  reply.setHeaderOnce('Content-Security-Policy', csp);
+  reply.setHeaderOnce('X-Frame-Options', 'DENY');
+  reply.setHeaderOnce('Referrer-Policy', 'same-origin');
+  reply.setHeaderOnce('X-Content-Type-Options', 'nosniff');
 }

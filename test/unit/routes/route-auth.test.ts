@@ -66,7 +66,7 @@ afterAll(async () => {
 
 /** main.ts's route factories, by the name main.ts calls them by. */
 const FACTORIES: Readonly<Record<string, () => RouteDef[]>> = {
-  opsRoutes: () => opsRoutes(standIn()),
+  opsRoutes: () => opsRoutes(standIn(), { token: null, always: false }),
   testClockRoutes: () => testClockRoutes({ now: () => 0, advance: (ms: number) => ms }),
   metricsRoutes: () => metricsRoutes(standIn(), null),
   modelsRoutes: () => modelsRoutes(standIn()),

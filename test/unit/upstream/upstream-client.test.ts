@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/errors.js';
-import { createUpstreamClient, UpstreamAbort, type UpstreamClient, type UpstreamEndpoint, type UpstreamLogger } from '../../../src/upstream/upstream-client.js';
+import { createUpstreamClient, UPSTREAM_KEEP_ALIVE_MS, UpstreamAbort, type UpstreamClient, type UpstreamEndpoint, type UpstreamLogger } from '../../../src/upstream/upstream-client.js';
 
 interface Line {
   readonly level: string;
@@ -209,5 +209,16 @@ describe('createUpstreamClient', () => {
     await client.exchange({ ...e, projectId: 'proj_k' }, call());
     expect(seen).toEqual(['Bearer k1']);
     keyed.server.close();
+  });
+});
+
+describe('UPSTREAM_KEEP_ALIVE_MS', () => {
+  // Regression: at 30 s, a turn sent as the simulator (uWS, idle close after 10-14 s) closed a connection idle
+  // that long was written to the closing socket and answered 500 "closed before it answered" (the flaky
+  // routed turn of test/browser/dashboard-pages.test.ts). Measured on the simulator: closed after 11.8 s idle,
+  // no Keep-Alive hint sent. Node's http server and uvicorn (vLLM) close after 5 s, also without one.
+  it('forgets an idle connection before the usual model servers close it (5 s)', () => {
+    expect(UPSTREAM_KEEP_ALIVE_MS).toBeLessThan(5_000);
+    expect(UPSTREAM_KEEP_ALIVE_MS).toBeGreaterThanOrEqual(1_000);
   });
 });

@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { allowedTargetProblem, parseAllowedTargets, refusedRange } from '../../../../src/core/net/address-policy.js';
+import { allowedTargetProblem, allowedTargetsWarnings, parseAllowedTargets, refusedRange } from '../../../../src/core/net/address-policy.js';
 import { parseConfig } from '../../../../src/config.js';
 import { checkOutboundUrl, guardedLookup, OutboundAddressError, outboundPolicyOf, type Resolver } from '../../../../src/upstream/outbound-guard.js';
 
@@ -113,5 +113,23 @@ describe('the outbound guard with allowed targets', () => {
     expect(await lookup(guard, 'localhost')).toBeNull();
     const without = outboundPolicyOf(parseConfig({ security: { allowed_targets: ['hooks.internal'] } }).security);
     expect(await lookup(without, 'localhost')).toBeInstanceOf(OutboundAddressError);
+  });
+});
+
+describe('allowedTargetsWarnings (issue 31: 0.0.0.0/0 and the metadata address were accepted without a word)', () => {
+  it('names each entry that admits every address or the cloud metadata service', () => {
+    const warnings = allowedTargetsWarnings(['10.0.0.0/8', '0.0.0.0/0', '::/0', '169.254.0.0/16', '169.254.169.254', 'fd00:ec2::/32', 'metadata.google.internal', 'hooks.internal']);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^security\.allowed_targets\[1\] "0\.0\.0\.0\/0" admits every IPv4 address/),
+      expect.stringMatching(/^security\.allowed_targets\[2\] "::\/0" admits every IPv6 address/),
+      expect.stringMatching(/^security\.allowed_targets\[3\] "169\.254\.0\.0\/16" admits the cloud metadata address 169\.254\.169\.254/),
+      expect.stringMatching(/^security\.allowed_targets\[4\] "169\.254\.169\.254" admits the cloud metadata address/),
+      expect.stringMatching(/^security\.allowed_targets\[5\] "fd00:ec2::\/32" admits the cloud metadata address fd00:ec2::254/),
+      expect.stringMatching(/^security\.allowed_targets\[6\] "metadata\.google\.internal" names a cloud metadata service/),
+    ]);
+  });
+
+  it('says nothing of ordinary internal ranges and hosts', () => {
+    expect(allowedTargetsWarnings(['10.0.0.0/8', '192.168.1.5', 'fd00:1::/32', 'hooks.internal', '169.254.1.0/24'])).toEqual([]);
   });
 });

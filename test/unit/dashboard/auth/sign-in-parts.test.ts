@@ -46,6 +46,13 @@ describe('next targets', () => {
     expect(safeNext('/dashboard/projects/proj_x/keys?a=1')).toBe('/dashboard/projects/proj_x/keys?a=1');
     for (const bad of ['//evil.example', 'https://evil.example/dashboard', '/dashboard\\@evil', '/v1/models', '', null]) expect(safeNext(bad)).toBeNull();
   });
+
+  it('never hold a control character or a space, which would reach the Location header (issue 31: CR LF set a cookie)', () => {
+    for (const bad of ['/dashboard/\r\nSet-Cookie: switchboard_session=ATTACKER; Path=/', '/dashboard/\nX: y', '/dashboard/\0', '/dashboard/\t', '/dashboard/a b', '/dashboard/\x7f', '/dashboard/é']) {
+      expect(safeNext(bad)).toBeNull();
+    }
+    expect(safeNext('/dashboard/account?x=%0D%0A')).toBe('/dashboard/account?x=%0D%0A');
+  });
 });
 
 describe('cookies and CSRF tokens', () => {
