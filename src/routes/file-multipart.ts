@@ -35,6 +35,8 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
     }
     const fields: Record<string, string> = {};
     let written: Promise<StagedBytes> | null = null;
+    /** The file part being staged: destroyed on failure, so that the write fails and removes its temp file. */
+    let fileStream: Readable | null = null;
     let filename = '';
     let failure: unknown = null;
     const fail = (err: unknown): void => {
@@ -42,7 +44,10 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
       failure = filesError(err);
       source.unpipe(parser);
       source.resume();
-      // A temp file already being written is removed once its write settles.
+      // Unpiped, busboy never ends the file part: its write would wait forever with the temp file and its
+      // descriptor open (an aborted upload leaked both until restart). Destroyed, the write fails and
+      // removes what it wrote; one that had finished is discarded once it settles.
+      fileStream?.destroy(new Error('the upload failed'));
       void written?.then((t) => files.discard(t), () => undefined).catch(() => undefined);
       reject(failure);
     };
@@ -56,6 +61,7 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
         return fail(invalid(name, `${name} is not expected here; send the file in one field named ${fileField}.`));
       }
       filename = info.filename || fileField;
+      fileStream = stream;
       written = files.stage(stream, maxBytes);
       written.catch((err: unknown) => {
         stream.resume();
