@@ -15,6 +15,8 @@ export interface ReceivedFile {
   readonly filename: string;
 }
 
+/** busboy reads header parameters (the file name) as latin1 unless told: browsers and the SDKs send UTF-8 (`résumé.jsonl` was stored as `rÃ©sumÃ©.jsonl`). */
+const PARAM_CHARSET = 'utf8';
 const LIMITS = { files: 1, fields: 16, parts: 17, fieldSize: 64 * 1024, headerPairs: 64 };
 
 const invalid = (param: string | null, message: string): GatewayError => new GatewayError('invalid_request', { param, message });
@@ -28,7 +30,7 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { 'content-type': contentType ?? '' }, limits: LIMITS });
+      parser = busboy({ headers: { 'content-type': contentType ?? '' }, limits: LIMITS, defParamCharset: PARAM_CHARSET });
     } catch {
       reject(invalid(null, `The body must be multipart/form-data with a boundary, holding the file in a field named ${fileField}.`));
       return;
