@@ -476,6 +476,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         logger.info({ inFlight: server.inFlight }, 'draining');
         await server.drain(config.server.drain_timeout_ms);
         await metricsServer?.drain(0);
+        // Uploads the drain cut off remove their temp files (or staged blobs) before the store closes.
+        await files.close();
         // Lines in flight finish and are recorded (each has its tier's deadline); no new line starts.
         await batches.close();
         await responses.close();

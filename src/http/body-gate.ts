@@ -12,7 +12,16 @@
  *   - with `Connection: close`, once the client has sent more than `discardBytes` in all, or has gone
  *     quiet for LINGER_IDLE_MS, or LINGER_TOTAL_MS after the answer was ready (nginx's lingering_timeout
  *     and lingering_time), whichever comes first.
- * Requests whose body is complete when they are answered (every well-formed request) never wait.
+ * Requests whose body is complete when they are answered (every well-formed request) never wait, nor do
+ * bodies of a declared length (Content-Length), since uWS goes on reading such a body after the answer:
+ *   - up to `discardBytes`, the answer goes out at once and keeps the connection (uWS drops the rest);
+ *   - past it (999,999,999 bytes announced to a 512 MiB route), the answer goes out at once, closing.
+ *     Held, it went out only at the bound, with a close that reset the connection under a client still
+ *     sending, and was lost (issue 31).
+ * "Closing" (`release(true)`) is a lingering close (Reply's `linger`): uWS.js cannot shut down the write
+ * side and keep reading (its close after an answer is both in one call, and the response object is gone
+ * afterwards), so the socket is paused, the answer says `Connection: close`, and uWS's idle timeout closes
+ * it: the client reads the answer first, and sends at most what the socket buffers hold meanwhile.
  */
 import { GatewayError } from '../errors.js';
 
@@ -25,14 +34,17 @@ export class BodyGate {
   #pending: boolean;
   #received = 0;
   readonly #discardBytes: number;
+  /** The Content-Length the client announced; NaN when chunked or absent. */
+  readonly #declared: number;
   #release: Release | null = null;
   #idle: NodeJS.Timeout | null = null;
   #total: NodeJS.Timeout | null = null;
 
   /** `expectsBody` false: nothing will arrive (a GET, or a route that reads no body), never wait. */
-  constructor(expectsBody: boolean, discardBytes: number) {
+  constructor(expectsBody: boolean, discardBytes: number, declaredLength = Number.NaN) {
     this.#pending = expectsBody;
     this.#discardBytes = discardBytes;
+    this.#declared = declaredLength;
   }
 
   /** The body is still arriving. */
@@ -64,6 +76,10 @@ export class BodyGate {
       release(false);
       return;
     }
+    if (Number.isFinite(this.#declared)) {
+      release(this.#declared > this.#discardBytes);
+      return;
+    }
     if (this.#received > this.#discardBytes) {
       release(true);
       return;
@@ -93,6 +109,11 @@ export class BodyGate {
     if (this.#total) clearTimeout(this.#total);
     this.#idle = this.#total = null;
   }
+}
+
+/** The Content-Length header as a number: NaN when absent or not a plain decimal length. */
+export function declaredLength(header: string | undefined): number {
+  return header !== undefined && /^\d{1,16}$/.test(header) ? Number(header) : Number.NaN;
 }
 
 /** How much of an unwanted body is read and dropped before the connection is given up: 16x the route's cap, within [1 MiB, 128 MiB]. */

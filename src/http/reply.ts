@@ -195,16 +195,25 @@ export class Reply {
     this.#ended = true;
     this.status = status;
     const gate = this.#gate;
-    if (gate !== null && gate.pending) gate.hold((close) => this.#end(status, body, contentType, closeConnection || close));
-    else this.#end(status, body, contentType, closeConnection);
+    if (gate !== null && gate.pending) gate.hold((close) => this.#end(status, body, contentType, closeConnection, close));
+    else this.#end(status, body, contentType, closeConnection, false);
   }
 
-  #end(status: number, body: string | Buffer | null, contentType: string | null, closeConnection: boolean): void {
+  /**
+   * `linger`: the body gate gives up on the rest of the body. uWS's own close (end with closeConnection)
+   * shuts down and closes in one call, and a close with unread bytes is a reset that destroyed the answer
+   * before a client that was still sending could read it. So the socket is paused instead (the client's
+   * further bytes fill the socket buffers, bounded), the answer says `Connection: close`, and uWS's idle
+   * timeout (about 10 s) closes the connection once the client has had time to read it (issue 31).
+   */
+  #end(status: number, body: string | Buffer | null, contentType: string | null, closeConnection: boolean, linger: boolean): void {
     if (this.#aborted) return;
     this.#finished = true;
     const close = closeConnection || this.#drain.draining;
     this.#res.cork(() => {
+      if (linger && !close) this.#res.pause();
       this.#writeHead(status, contentType);
+      if (linger && !close) this.#res.writeHeader(bytesOf('Connection'), 'close');
       if (body === null) this.#res.endWithoutBody(0, close);
       else this.#res.end(body, close);
     });

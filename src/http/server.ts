@@ -5,7 +5,7 @@
  */
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { GatewayError } from '../errors.js';
-import { BodyGate, discardBoundFor } from './body-gate.js';
+import { BodyGate, bodyTooLarge, declaredLength, discardBoundFor } from './body-gate.js';
 import { DrainState } from './drain-state.js';
 import { IncomingRequest, type DataSource } from './request.js';
 import { newRequestId } from './request-id.js';
@@ -224,14 +224,23 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     } else {
       req.params = match.params;
     }
-    if (BODY_METHODS.has(method) || route.streamBody) readBody(res, req, reply, route, early !== null);
+    if (!BODY_METHODS.has(method) && !route.streamBody) {
+      void run(route, req, reply, early);
+      return;
+    }
+    const limit = route.bodyLimit ?? opts.maxBodyBytes;
+    // With Transfer-Encoding the body is chunked whatever Content-Length says (RFC 9112 6.3): no known length.
+    const declared = req.headers['transfer-encoding'] === undefined ? declaredLength(req.headers['content-length']) : Number.NaN;
+    // A body announced over the cap is refused before anything runs (no authentication, no handler): the
+    // 413 goes out at once, while the client has sent little of it (body-gate.ts).
+    if (early === null && declared > limit) early = bodyTooLarge(limit);
+    readBody(res, req, reply, limit, declared, route, early !== null);
     void run(route, req, reply, early);
   }
 
   /** Every body is read (or dropped) through a gate that holds an early answer until the body is in. */
-  function readBody(res: UwsResponse, req: IncomingRequest, reply: Reply, route: RouteDef, refused: boolean): void {
-    const limit = route.bodyLimit ?? opts.maxBodyBytes;
-    const gate = new BodyGate(true, discardBoundFor(limit));
+  function readBody(res: UwsResponse, req: IncomingRequest, reply: Reply, limit: number, declared: number, route: RouteDef, refused: boolean): void {
+    const gate = new BodyGate(true, discardBoundFor(limit), declared);
     reply.holdUntilBodyIn(gate);
     const onData: DataSource = (handler) => res.onData(guarded(handler, 'onData', req));
     if (refused) req.dropBody(onData, gate);

@@ -8,9 +8,15 @@
  *
  * Incoming messages over the cap (`maxPayloadBytes`) are closed with 1009 here, not by uWS: uWS's own
  * limit (maxPayloadLength) drops the TCP connection without a close frame, which clients see as 1006. So
- * uWS is given a ceiling of twice the cap, and a message between the two is read, then refused with 1009;
- * only a frame past the ceiling is still dropped by uWS, from its header, before any of it is buffered.
- * Memory per connection stays bounded by the ceiling (uWS buffers a message whole before handing it over).
+ * uWS is given a ceiling of 16 times the cap (64 MiB for the default 4 MiB), and a message between the two
+ * is read, then refused with 1009; only a frame past the ceiling is still dropped by uWS, from its header,
+ * before any of it is buffered. Memory per connection stays bounded by the ceiling (uWS buffers a message
+ * whole before handing it over). Twice the cap left a 10 MiB realtime message or a 16 MiB agent frame
+ * closing 1006 (issue 31).
+ *
+ * Text frames that are not valid UTF-8 cannot get RFC 6455's 1007: uWS validates text itself and drops the
+ * connection ("Received invalid UTF-8", 1006) before any callback of ours runs, with no option to turn the
+ * check off (docs/decisions.md "Hostile bodies").
  */
 import type { CompressOptions, HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
 import { GatewayError } from '../errors.js';
@@ -93,7 +99,7 @@ interface UserData {
 /** uWS backstop far above any per-connection cap: our own check fires first. */
 const UWS_MAX_BACKPRESSURE = 64 * 1024 * 1024;
 /** uWS's own message limit, as a multiple of ours: the messages between the two get a proper 1009. */
-const UWS_PAYLOAD_CEILING_FACTOR = 2;
+const UWS_PAYLOAD_CEILING_FACTOR = 16;
 /** maxPayloadLength is an unsigned 32-bit int in uWS; stay well inside it. */
 const UWS_PAYLOAD_CEILING_MAX = 2 ** 31 - 1;
 

@@ -26,7 +26,7 @@ export function readModelField(source: Readable, contentType: string | undefined
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { 'content-type': contentType ?? '' }, limits: { files: 1, fieldSize: 64 * 1024 } });
+      parser = busboy({ headers: { 'content-type': contentType ?? '' }, limits: { files: 1, fieldSize: 64 * 1024 }, defParamCharset: 'utf8' });
     } catch {
       reject(invalid(null, 'The body must be multipart/form-data with a boundary, holding the audio in a file field named file.'));
       return;

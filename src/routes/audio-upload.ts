@@ -67,7 +67,7 @@ export function forwardUpload(source: Readable, contentType: string | undefined,
   };
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: { 'content-type': contentType ?? '' }, limits: LIMITS });
+    parser = busboy({ headers: { 'content-type': contentType ?? '' }, limits: LIMITS, defParamCharset: 'utf8' });
   } catch {
     fail(invalid(null, 'The body must be multipart/form-data with a boundary, holding the audio in a file field named file.'));
     return result;

@@ -15,6 +15,8 @@ export interface ReceivedFile {
   readonly filename: string;
 }
 
+/** busboy reads header parameters (the file name) as latin1 unless told: browsers and the SDKs send UTF-8 (`résumé.jsonl` was stored as `rÃ©sumÃ©.jsonl`). */
+const PARAM_CHARSET = 'utf8';
 const LIMITS = { files: 1, fields: 16, parts: 17, fieldSize: 64 * 1024, headerPairs: 64 };
 
 const invalid = (param: string | null, message: string): GatewayError => new GatewayError('invalid_request', { param, message });
@@ -28,13 +30,15 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { 'content-type': contentType ?? '' }, limits: LIMITS });
+      parser = busboy({ headers: { 'content-type': contentType ?? '' }, limits: LIMITS, defParamCharset: PARAM_CHARSET });
     } catch {
       reject(invalid(null, `The body must be multipart/form-data with a boundary, holding the file in a field named ${fileField}.`));
       return;
     }
     const fields: Record<string, string> = {};
     let written: Promise<StagedBytes> | null = null;
+    /** The file part being staged: destroyed on failure, so that the write fails and removes its temp file. */
+    let fileStream: Readable | null = null;
     let filename = '';
     let failure: unknown = null;
     const fail = (err: unknown): void => {
@@ -42,7 +46,10 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
       failure = filesError(err);
       source.unpipe(parser);
       source.resume();
-      // A temp file already being written is removed once its write settles.
+      // Unpiped, busboy never ends the file part: its write would wait forever with the temp file and its
+      // descriptor open (an aborted upload leaked both until restart). Destroyed, the write fails and
+      // removes what it wrote; one that had finished is discarded once it settles.
+      fileStream?.destroy(new Error('the upload failed'));
       void written?.then((t) => files.discard(t), () => undefined).catch(() => undefined);
       reject(failure);
     };
@@ -56,6 +63,7 @@ export function receiveFile(files: FilesStore, source: Readable, contentType: st
         return fail(invalid(name, `${name} is not expected here; send the file in one field named ${fileField}.`));
       }
       filename = info.filename || fileField;
+      fileStream = stream;
       written = files.stage(stream, maxBytes);
       written.catch((err: unknown) => {
         stream.resume();

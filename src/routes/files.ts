@@ -41,6 +41,12 @@ export function filesRoutes(services: FilesServices): RouteDef[] {
         const source = ctx.req.bodyStream();
         if (!source) throw new GatewayError('internal_error');
         const got = await receiveFile(files, source, ctx.req.header('content-type'), 'file', maxBytes);
+        // The client left once its body was in (a half-close: uWS closes on FIN): it would never learn the
+        // file's id, so nothing is stored (issue 31).
+        if (ctx.req.aborted) {
+          void files.discard(got.staged).catch(() => undefined);
+          return;
+        }
         try {
           const purpose = parsePurpose(got.fields.purpose);
           const meta = await files.commit(auth.project.id, got.staged, got.filename, purpose);

@@ -72,6 +72,11 @@ export function uploadsRoutes(services: FilesServices): RouteDef[] {
         const source = ctx.req.bodyStream();
         if (!source) throw new GatewayError('internal_error');
         const got = await receiveFile(files, source, ctx.req.header('content-type'), 'data', config.max_part_bytes);
+        // As for files: a client gone once its body was in would never learn the part's id.
+        if (ctx.req.aborted) {
+          void files.discard(got.staged).catch(() => undefined);
+          return;
+        }
         try {
           ctx.reply.json(200, partObject(await files.addPart(auth.project.id, upload, got.staged)));
         } catch (err) {

@@ -166,6 +166,9 @@ describe('message cap (audio.realtime_max_message_bytes, 4 MiB here)', () => {
   it.each([
     ['one byte over', CAP + 1],
     ['half as large again', CAP * 1.5],
+    // Issue 31: past twice the cap, uWS's own limit still dropped the connection (1006).
+    ['of 10 MiB, 2.5 times', 10 * 1024 * 1024],
+    ['of 16 MiB, 4 times', 16 * 1024 * 1024],
   ])('closes with 1009 on a message %s the cap, and records the session as error', async (_label, bytes) => {
     const raw = (await rawWebSocket(port(), path('live'), { authorization: `Bearer ${keys.full}` })) as RawWs;
     const requestId = raw.headers['x-request-id'] ?? '';

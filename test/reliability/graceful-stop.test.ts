@@ -1,8 +1,11 @@
 /**
  * A graceful stop (SIGTERM) with streams in flight. Regressions from trying to break the running gateway:
  * every stream in flight ended in a chunked-framing error (`Connection: close` written inside the body),
- * and streams still open at the drain deadline were cut after an ordinary chunk, billed as aborted.
+ * and streams still open at the drain deadline were cut after an ordinary chunk, billed as aborted; an
+ * upload still arriving at the stop left its temp file behind (issue 31).
  */
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { PROJECT, testConfig } from '../helpers/configs.js';
@@ -106,5 +109,26 @@ describe('during a graceful stop', () => {
     const res = await readResponse(raw);
     expect(res.body.endsWith('data: [DONE]\n\n')).toBe(true);
     expect(await exited).toBe(0);
+  });
+});
+
+describe('SIGTERM with an upload arriving', () => {
+  it('removes the temp file of an upload still arriving at the drain deadline', async () => {
+    const gw = await startGatewayProcess(testConfig(suite.sim.url, suite.keys, { server: { drain_timeout_ms: 200 } }));
+    const tmpDir = join(dirname(gw.dbPath), 'files', 'tmp');
+    const boundary = 'stop-boundary';
+    const raw = await openRaw(gw.url);
+    await raw.write(
+      requestHead('POST', `/${PROJECT}/v1/files`, { authorization: `Bearer ${suite.keys.full}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(64 * 1024 * 1024) }) +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n`,
+    );
+    await raw.write(Buffer.alloc(1024 * 1024, 0x61));
+    for (const until = Date.now() + 10_000; readdirSync(tmpDir).length === 0; ) {
+      if (Date.now() > until) throw new Error('the upload never reached its temp file');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await gw.stop('SIGTERM')).toBe(0);
+    expect(readdirSync(tmpDir)).toEqual([]);
+    raw.socket.destroy();
   });
 });

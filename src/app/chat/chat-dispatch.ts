@@ -66,6 +66,9 @@ function estimatePrompt(t: TurnRequest): number {
 }
 
 export async function dispatchTurn(services: ChatServices, t: TurnRequest): Promise<void> {
+  // The client left before the call (a half-close: uWS closes on FIN, so no answer could arrive): nothing
+  // was dispatched, so this is not a turn and writes no row (docs/decisions.md "Hostile bodies").
+  if (t.req.aborted) return;
   // The deadline, the client's abort and the upstream's latency on the access log (upstream-call.ts).
   const deadline = new UpstreamDeadline(t.deadlines.requestMs, t.req, 'model', t.endpoint.tier, t.req.log);
   const started = deadline.started;

@@ -7,6 +7,7 @@
  * (chat/embeddings schemas, capability checks), so a bad body is refused there with the same error a
  * live request would get.
  */
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 
 export type BatchEndpoint = '/v1/chat/completions' | '/v1/embeddings';
 
@@ -41,6 +42,10 @@ const bad = (code: LineError['code'], message: string, customId: string | null =
  * line). `seen` holds the custom ids of the lines before this one: a repeated id fails its later lines.
  */
 export function parseBatchLine(text: string, endpoint: BatchEndpoint, seen: Set<string>): ParsedLine {
+  // Checked before parsing, as for a live request body (request.ts): re-serializing a line nested thousands
+  // deep overflowed the stack, which failed the whole validation at every sweep and left the batch
+  // `validating` forever (issue 31). The line fails; the others run.
+  if (nestsDeeperThan(Buffer.from(text))) return bad('invalid_json', `The line nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep; flatten it.`);
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -68,4 +68,9 @@ export interface FilesStore {
   cancel(projectId: string, upload: UploadMeta): Promise<UploadMeta>;
   /** Marks pending uploads past their expiry `expired` and deletes their parts; returns how many. */
   sweepExpired(): Promise<number>;
+  /**
+   * At a graceful stop, once the server has closed its connections: waits (bounded) for the stagings they
+   * cut off to fail and remove their bytes, so that none is left for the next start's sweep.
+   */
+  close(): Promise<void>;
 }

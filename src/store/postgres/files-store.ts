@@ -12,6 +12,7 @@ import { fileObject, UPLOAD_TTL_MS, uploadStatusAt, type FileMeta, type PartMeta
 import type { EventType } from '../../core/webhooks/event-types.js';
 import { joinBlobs, md5OfBlobs, readBlobs, stageBlob, sweepStagedBlobs } from './file-blobs.js';
 import type { PgStore } from './pg-store.js';
+import { StagingsInFlight } from '../stagings-in-flight.js';
 import { emitEventIn } from './webhooks-store.js';
 import { fileOf, uploadOf, type FileRow, type UploadRow } from '../files-rows.js';
 
@@ -22,6 +23,9 @@ interface BlobFileRow extends FileRow {
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 const notPending = (upload: UploadMeta, status: string): FilesRefusal => new FilesRefusal('not_pending', `Upload ${upload.id} is ${status}, not pending.`);
 const SWEEP_BATCH = 100;
+
+/** How long a graceful stop waits for cut-off uploads to delete their staged blobs. */
+const CLOSE_WAIT_MS = 5_000;
 
 export function createPgFilesStore(store: PgStore, now: () => number): FilesStore {
   const { pool } = store;
@@ -53,8 +57,9 @@ export function createPgFilesStore(store: PgStore, now: () => number): FilesStor
       return true;
     });
 
+  const inFlight = new StagingsInFlight();
   return {
-    stage: (source, maxBytes) => stageBlob(pool, source, maxBytes),
+    stage: (source, maxBytes) => inFlight.track(stageBlob(pool, source, maxBytes)),
     async discard(staged) {
       await pool.query('DELETE FROM file_blobs WHERE id = $1 AND NOT committed', [staged.ref]);
     },
@@ -183,5 +188,7 @@ export function createPgFilesStore(store: PgStore, now: () => number): FilesStor
         if (rows.length < SWEEP_BATCH) return swept;
       }
     },
+    // Each cut-off staging deletes its blob itself; this waits for those deletes while the pool is open.
+    close: () => inFlight.settled(CLOSE_WAIT_MS),
   };
 }

@@ -8,16 +8,20 @@ import type { FilesStore, StagedBytes } from '../../core/store/files-store.js';
 import type { EventOutbox } from '../../core/webhooks/outbox.js';
 import type { Db } from '../db.js';
 import { createFilesStore, type TempFile } from '../files-store.js';
+import { StagingsInFlight } from '../stagings-in-flight.js';
 
 const READ_HIGH_WATER_MARK = 256 * 1024;
+/** How long a graceful stop waits for cut-off writes to remove their temp files. */
+const CLOSE_WAIT_MS = 5_000;
 
 const tempOf = (staged: StagedBytes): TempFile => ({ path: staged.ref, bytes: staged.bytes, md5: staged.md5 });
 
 export function createSqliteFilesStore(db: Db, dir: string, outbox: EventOutbox, now: () => number): FilesStore {
   const disk = createFilesStore(db, dir, outbox, now);
+  const inFlight = new StagingsInFlight();
   return {
     async stage(source, maxBytes) {
-      const temp = await disk.writeTemp(source, maxBytes);
+      const temp = await inFlight.track(disk.writeTemp(source, maxBytes));
       return { ref: temp.path, bytes: temp.bytes, md5: temp.md5 };
     },
     discard: async (staged) => disk.discardTemp(tempOf(staged)),
@@ -35,5 +39,6 @@ export function createSqliteFilesStore(db: Db, dir: string, outbox: EventOutbox,
     complete: (projectId, upload, partIds, md5) => disk.complete(projectId, upload, partIds, md5),
     cancel: (projectId, upload) => disk.cancel(projectId, upload),
     sweepExpired: () => disk.sweepExpired(),
+    close: () => inFlight.settled(CLOSE_WAIT_MS),
   };
 }
