@@ -18,6 +18,7 @@ import { RE2JS } from 're2js';
 type RegExpEngine = NonNullable<CodeOptions['regExp']>;
 export interface RegExpLike {
   test(s: string): boolean;
+  toString(): string;
 }
 
 /** Longest `pattern` (or `patternProperties` key) accepted, in UTF-16 code units. */
@@ -69,7 +70,9 @@ export function linearRegExp(pattern: string): RegExpLike {
     throw new PatternError(`the pattern ${quoted(pattern)} cannot be run: ${(err as Error).message}; ${unsupported}`);
   }
   // `test`: a match anywhere, as RegExp.prototype.test (JSON Schema patterns are not anchored).
-  return { test: (s: string) => re.test(s) };
+  // `toString`: ajv keys its per-schema pattern cache by it; a plain object's "[object Object]" made every
+  // pattern of a schema share the first one (found by the agents' fuzz run).
+  return { test: (s: string) => re.test(s), toString: () => `/${pattern}/u` };
 }
 
 /**

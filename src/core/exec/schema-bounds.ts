@@ -31,10 +31,11 @@ export type SchemaSize = { readonly ok: true; readonly nodes: number } | { reado
 
 const isContainer = (v: unknown): v is object => v !== null && typeof v === 'object';
 
-/** Walks one schema (iteratively: a hostile nesting cannot exhaust the stack) and measures it against the bounds. */
+/**
+ * Walks one schema (iteratively, and before anything recursive such as JSON.stringify sees it: a hostile
+ * nesting of thousands of levels cannot exhaust the stack) and measures it against the bounds.
+ */
 export function measureSchema(schema: Record<string, unknown>): SchemaSize {
-  const chars = JSON.stringify(schema).length;
-  if (chars > MAX_SCHEMA_CHARS) return { ok: false, problem: `is ${chars} characters of JSON; at most ${MAX_SCHEMA_CHARS} are allowed` };
   let nodes = 0;
   let properties = 0;
   const stack: { value: object; depth: number }[] = [{ value: schema, depth: 1 }];
@@ -52,13 +53,13 @@ export function measureSchema(schema: Record<string, unknown>): SchemaSize {
       if (isContainer(child)) stack.push({ value: child, depth: depth + 1 });
     }
   }
+  const chars = JSON.stringify(schema).length;
+  if (chars > MAX_SCHEMA_CHARS) return { ok: false, problem: `is ${chars} characters of JSON; at most ${MAX_SCHEMA_CHARS} are allowed` };
   return { ok: true, nodes };
 }
 
 /** The first bound a manifest's schemas pass, as `<field> <problem>`, or null. */
 export function manifestBoundsProblem(tools: readonly { readonly name: string; readonly input_schema: Record<string, unknown> }[]): string | null {
-  const chars = JSON.stringify({ tools }).length;
-  if (chars > MAX_MANIFEST_CHARS) return `manifest is ${chars} characters of JSON; at most ${MAX_MANIFEST_CHARS} are allowed (${SCHEMA_BOUNDS_TEXT})`;
   let total = 0;
   for (const [i, tool] of tools.entries()) {
     const size = measureSchema(tool.input_schema);
@@ -68,5 +69,8 @@ export function manifestBoundsProblem(tools: readonly { readonly name: string; r
       return `manifest.tools[${i}].input_schema (${tool.name}) brings the manifest past ${MAX_MANIFEST_NODES} objects and arrays in all (${SCHEMA_BOUNDS_TEXT})`;
     }
   }
+  // Last: every schema's depth is bounded by now, so serializing cannot recurse without end.
+  const chars = JSON.stringify({ tools }).length;
+  if (chars > MAX_MANIFEST_CHARS) return `manifest is ${chars} characters of JSON; at most ${MAX_MANIFEST_CHARS} are allowed (${SCHEMA_BOUNDS_TEXT})`;
   return null;
 }

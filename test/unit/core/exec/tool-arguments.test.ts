@@ -65,4 +65,12 @@ describe('invocation arguments against the input_schema', () => {
     await expect(check('k', keyed, { [`${'a'.repeat(50_000)}!`]: 'not matched, so not checked' })).resolves.toBeUndefined();
     expect(performance.now() - started).toBeLessThan(1000);
   });
+
+  // Found by the agents' fuzz run: ajv keys compiled patterns by their toString, and every RE2 pattern read the same.
+  it('applies each of several patterns of one schema, not the first one everywhere', async () => {
+    const two = { type: 'object', properties: { host: { type: 'string', pattern: '^[a-z.]+$' }, headers: { type: 'object', patternProperties: { '^x-[a-z-]+$': { type: 'string' } }, additionalProperties: false } } };
+    await expect(check('two', two, { host: 'example.com', headers: { 'x-a': 'b' } })).resolves.toBeUndefined();
+    expect((await refusal({ host: 'example.com', headers: { 'y-a': 'b' } }, two)).param).toBe('arguments/headers/y-a');
+    expect((await refusal({ host: 'x-a' }, two)).param).toBe('arguments/host');
+  });
 });

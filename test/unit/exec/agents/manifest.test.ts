@@ -84,6 +84,9 @@ describe('enroll message check', () => {
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < MAX_SCHEMA_DEPTH; i++) deep = { type: 'object', properties: { x: deep } };
     expect(refusal(message([tool({ input_schema: deep })]))).toMatch(/nests objects and arrays deeper than 32 levels/);
+    // Found by the agents' fuzz run: 100,000 levels overflowed the stack of JSON.stringify before the depth was checked.
+    const abyss = JSON.parse(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`) as Record<string, unknown>;
+    expect(refusal(message([tool({ input_schema: abyss })]))).toMatch(/nests objects and arrays deeper than 32 levels/);
     const wide = { type: 'object', properties: { a: { anyOf: Array.from({ length: MAX_SCHEMA_NODES }, (_, i) => ({ const: i })) } } };
     expect(refusal(message([tool({ input_schema: wide })]))).toMatch(/has more than 1024 objects and arrays/);
     const long = { type: 'object', description: 'x'.repeat(70_000) };
