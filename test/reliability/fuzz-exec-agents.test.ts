@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execConfig, makeExecKeys, mintJoinKey, PROJECT, WS_DEFAULT, type ExecKeys } from '../helpers/exec-config.js';
-import { agentSocket, type AgentMessage, type AgentSocket } from '../helpers/exec-agents.js';
+import { agentSocket } from '../helpers/exec-agents.js';
 import { call } from '../helpers/http.js';
 import { caseSeed, mutateStructure, NON_OBJECTS, Rng, serialize, truncated, withInvalidUtf8, type FuzzObject, type StructuralKind } from '../helpers/json-fuzz.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/processes.js';
