@@ -258,6 +258,10 @@ const execSchema = z.strictObject({
   default_timeout_ms: z.number().int().positive().max(3_600_000).default(60_000),
   /** Output kept per invocation; the rest is dropped and `output_truncated` says so. */
   output_cap_bytes: z.number().int().min(1024).default(64 * 1024),
+  /** Agent connections (each one enrollment) per join or agent key, sliding 60 s; 0: unmetered (issue 31). */
+  enrollments_per_minute_per_key: z.number().int().min(0).default(12),
+  /** Agent connections per project, all its keys together, sliding 60 s; 0: unmetered. */
+  enrollments_per_minute_per_project: z.number().int().min(0).default(120),
   /**
    * The MCP server's DNS-rebinding guard (docs/mcp.md "Origin and Host"): host names a request's Host (and a
    * browser's Origin) may carry. Empty: loopback names when the gateway listens on a loopback address,

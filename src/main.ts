@@ -12,6 +12,7 @@ import { accessLogOf } from './access-line.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { createWorkerPool } from './pool/worker-pool.js';
+import { createSchemaPool } from './pool/schema-pool.js';
 import type { ChatServices } from './app/chat/chat-dispatch.js';
 import { chatCompletionsRoutes } from './routes/chat-completions.js';
 import { audioRoutes } from './routes/audio.js';
@@ -261,10 +262,21 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Join keys and agents: with PostgreSQL shared by the replicas (an agent's socket is still held by one).
   const execAgentsStore = backend.pg ? createPgExecAgentsStore(backend.pg) : createSqliteExecAgentsStore(busyDb, busyOutbox);
   const execPresence = shared ? createPgExecPresence(shared.pg, shared.instances.id) : null;
-  const agents = createAgentsSystem({ store: execAgentsStore, presence: execPresence, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
+  // Tool schemas are compiled, and arguments checked, on two schema threads of their own (issue 31).
+  const schemas = createSchemaPool();
+  const agents = createAgentsSystem({
+    store: execAgentsStore,
+    presence: execPresence,
+    catalog,
+    leaseMs: config.exec.lease_ms,
+    now: clock.now,
+    logger,
+    checkSchemas: schemas.checkSchemas,
+    enrollmentLimits: { perKey: config.exec.enrollments_per_minute_per_key, perProject: config.exec.enrollments_per_minute_per_project },
+  });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
-  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger, instances, shared });
+  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, argumentsValidator: schemas.validator, now: clock.now, logger, instances, shared });
   const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms };
   // The chat tool bridge (x_exec, docs/exec.md "Chat tool bridge") runs tools through the same invocations service.
   const execTools = createChatToolRunner({ service: execInvocations.service, registry: agents.registry, policyOf: approvalPolicies(config), timeoutMs: config.exec.default_timeout_ms });
@@ -485,6 +497,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         agents.close();
         execInvocations.close();
         mcp.close();
+        await schemas.close();
         await webhooks.close();
         await routing.close();
         await usage.close();

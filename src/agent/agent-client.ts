@@ -121,7 +121,7 @@ export function startAgentClient(o: AgentClientOptions): AgentClient {
     const socket = new WebSocket(o.url, { headers: { authorization: `Bearer ${key}` }, handshakeTimeout: 10_000 });
     ws = socket;
     // A refused upgrade: read the error envelope, then end the handshake (the close below decides).
-    let refusal: { status: number; message: string } | null = null;
+    let refusal: { status: number; message: string; retryAfterMs: number } | null = null;
     socket.on('unexpected-response', (_req, res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -132,7 +132,8 @@ export function startAgentClient(o: AgentClientOptions): AgentClient {
         } catch {
           // not the error envelope: keep the text
         }
-        refusal = { status: res.statusCode ?? 0, message };
+        const retryAfter = Number(res.headers['retry-after']);
+        refusal = { status: res.statusCode ?? 0, message, retryAfterMs: Number.isFinite(retryAfter) ? retryAfter * 1000 : 0 };
         socket.terminate();
       });
     });
@@ -154,6 +155,8 @@ export function startAgentClient(o: AgentClientOptions): AgentClient {
         const { status, message } = refusal;
         if (status === 401 || status === 403) return o.fatal(`the gateway refused the ${agentKey ? 'agent' : 'join'} key (${status}): ${message}`);
         o.log(`upgrade refused (${status}): ${message}`);
+        // A 429 (the enrollment rate limit) says when a connection is admitted again: not before.
+        delay = Math.min(Math.max(delay, refusal.retryAfterMs), 60_000);
         return scheduleReconnect();
       }
       o.log(`disconnected (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);

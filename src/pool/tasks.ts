@@ -1,4 +1,5 @@
 /** The worker message protocol: one entry per task file in workers/. */
+import type { ArgumentsVerdict } from '../core/exec/schema-compiler.js';
 
 /** workers/tokens.ts: exact token counts with tiktoken (cl100k_base), one count per text. */
 export interface CountTokensInput {
@@ -105,4 +106,23 @@ export interface SimilarityStop {
 }
 export type SimilarityReply =
   | { readonly id: number; readonly ok: true; readonly value: LoadIndexOutput | SearchBatchOutput | BuildIndexOutput | SearchIndexOutput }
+  | { readonly id: number; readonly ok: false; readonly message: string };
+
+/**
+ * The schema threads' messages (schema-pool.ts, schema-thread.ts): tool schemas compiled and arguments
+ * validated off the event loop (issue 31). `check` compiles a manifest's schemas and answers the first
+ * that cannot be used; `validate` checks one invocation's arguments against its tool's schema, whose
+ * compiled validator the thread keeps by `key` (sha256 of the canonical JSON).
+ */
+export type SchemaTask =
+  | { readonly op: 'check'; readonly schemas: readonly Record<string, unknown>[] }
+  | { readonly op: 'validate'; readonly key: string; readonly schema: Record<string, unknown>; readonly args: Record<string, unknown> };
+/** The first schema (by position) that cannot be used, and why; null: all can. */
+export type SchemaCheckOutput = { readonly index: number; readonly problem: string } | null;
+export interface SchemaRequest {
+  readonly id: number;
+  readonly task: SchemaTask;
+}
+export type SchemaReply =
+  | { readonly id: number; readonly ok: true; readonly value: SchemaCheckOutput | ArgumentsVerdict }
   | { readonly id: number; readonly ok: false; readonly message: string };

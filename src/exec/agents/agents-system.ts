@@ -9,6 +9,8 @@ import type { Catalog } from '../../store/catalog.js';
 import type { ExecAgentsStore, ExecPresence } from '../../core/store/exec-agents-store.js';
 import type { WsSocket } from '../../http/ws.js';
 import type { ProjectRecord } from '../../core/records.js';
+import { createEnrollmentLimiter, type EnrollmentLimits } from '../../core/exec/enrollment-limiter.js';
+import type { SchemaCheckOutput } from '../../pool/tasks.js';
 import { createAgentsAdmin, type AgentsAdmin } from './agents-admin.js';
 import { AgentSession } from './agent-session.js';
 import { authenticateAgentConnection } from './connect-auth.js';
@@ -25,6 +27,10 @@ export interface AgentsSystemOptions {
   readonly leaseMs: number;
   readonly now: () => number;
   readonly logger: Logger;
+  /** Manifest schemas compiled off the event loop (src/pool/schema-pool.ts). */
+  readonly checkSchemas: (schemas: readonly Record<string, unknown>[]) => Promise<SchemaCheckOutput>;
+  /** Agent connections per key and per project per minute (config `exec.enrollments_per_minute_*`). */
+  readonly enrollmentLimits: EnrollmentLimits;
 }
 
 export interface AgentsSystem {
@@ -34,13 +40,16 @@ export interface AgentsSystem {
   readonly leaseMs: number;
   /** Throws the GatewayError the upgrade is refused with. */
   authenticate(authorization: string | undefined, projectRef: string): Promise<{ project: ProjectRecord; credential: Credential }>;
+  /** Counts an upgrade against the enrollment rate limit; throws the 429 it is refused with. */
+  admitConnection(projectId: string, credential: Credential): void;
   openSession(socket: WsSocket, projectId: string, credential: Credential): AgentSession;
   start(): void;
   close(): void;
 }
 
 export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
-  const { store, catalog, leaseMs, now, logger, presence } = options;
+  const { store, catalog, leaseMs, now, logger, presence, checkSchemas } = options;
+  const limiter = createEnrollmentLimiter(options.enrollmentLimits);
   const localRegistry = createLocalAgentRegistry({
     now,
     leaseMs,
@@ -58,6 +67,7 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
     workspaceIds: (projectId) => new Set(catalog.workspaces(projectId).keys()),
     projectUuid: (projectId) => catalog.project(projectId)?.uuid ?? projectId,
     now,
+    checkSchemas,
   });
   const admin = createAgentsAdmin({ store, registry, now });
   // Every open session: the tick closes those that have not enrolled within the lease.
@@ -81,6 +91,10 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
     admin,
     leaseMs,
     authenticate: (authorization, projectRef) => authenticateAgentConnection({ store, project: catalog.project }, authorization, projectRef),
+    admitConnection(projectId, credential) {
+      const refusal = limiter.admit(projectId, credential.keyHash, now());
+      if (refusal) throw refusal;
+    },
     openSession(socket, projectId, credential) {
       const session = new AgentSession(socket, {
         projectId,

@@ -17,7 +17,8 @@
 import type { ExecAgentsStore } from '../../core/store/exec-agents-store.js';
 import { agentEvents } from './agent-events.js';
 import { hashCredential, mintAgentKey, newAgentId } from './credentials.js';
-import { checkEnroll, manifestHash, type EnrollMessage } from './manifest.js';
+import type { SchemaCheckOutput } from '../../pool/tasks.js';
+import { manifestHash, parseEnroll, schemaRefusal, type EnrollMessage } from './manifest.js';
 import { CLOSE, type ProtocolErrorCode } from './protocol.js';
 import type { AgentRecord, JoinKeyRecord } from './records.js';
 
@@ -36,6 +37,11 @@ export interface EnrollmentDeps {
   readonly workspaceIds: (projectId: string) => ReadonlySet<string>;
   readonly projectUuid: (projectId: string) => string;
   readonly now: () => number;
+  /**
+   * Compiles the manifest's schemas off the event loop (src/pool/schema-pool.ts): the first that cannot
+   * be used and why, or null; rejects with `{name: 'SchemaDeadlineError'}` when compiling took too long.
+   */
+  readonly checkSchemas: (schemas: readonly Record<string, unknown>[]) => Promise<SchemaCheckOutput>;
 }
 
 const refuse = (code: ProtocolErrorCode, message: string, closeCode: number = CLOSE.protocolError): EnrollOutcome => ({ ok: false, code, message, closeCode });
@@ -110,11 +116,25 @@ export function createEnrollment(deps: EnrollmentDeps): (projectId: string, cred
     return { ok: true, agent, agentKey: null };
   }
 
+  /** The refusal of a schema that cannot be compiled (or takes too long to), or null. */
+  async function compiled(m: EnrollMessage): Promise<EnrollOutcome | null> {
+    const { tools } = m.manifest;
+    try {
+      const bad = await deps.checkSchemas(tools.map((t) => t.input_schema));
+      return bad === null ? null : refuse('exec_manifest_invalid', schemaRefusal(tools, bad.index, bad.problem));
+    } catch (err) {
+      if ((err as Error).name !== 'SchemaDeadlineError') throw err;
+      return refuse('exec_manifest_invalid', `manifest: compiling the input_schemas ${(err as Error).message}; send smaller schemas.`);
+    }
+  }
+
   const enrolledEvents = (agent: AgentRecord) => [agentEvents.enrolled(agent), agentEvents.execEnrolled(agent, deps.projectUuid(agent.projectId))];
 
   return async (projectId, credential, raw) => {
-    const check = checkEnroll(raw);
+    const check = parseEnroll(raw);
     if (!check.ok) return refuse('exec_manifest_invalid', check.message);
+    const schemas = await compiled(check.message);
+    if (schemas) return schemas;
     const current = await fresh(projectId, credential);
     if (current === null) return refuse('key_revoked', 'The key this connection presented is no longer valid.', CLOSE.keyRevoked);
     return 'registrationName' in current ? reenroll(projectId, current, check.message) : create(projectId, current, check.message);

@@ -9,11 +9,17 @@
  * know are legitimate there; rejecting them would refuse working agents over documentation. What strict
  * mode would not catch either way, a schema that is not valid JSON Schema (`{"type": "strin"}`, a
  * `required` that is not an array, an unresolvable `$ref`), still fails to compile and is refused.
+ *
+ * Issue 31: the schemas are bounded (core/exec/schema-bounds.ts) before anything is compiled, and the
+ * gateway compiles them on a schema thread (src/pool/schema-pool.ts): `parseEnroll` is the cheap part,
+ * run on the event loop; `checkEnroll` adds the compile in-process, for the reference agent's own check.
+ * Patterns must be ones the linear-time engine runs (core/exec/linear-regexp.ts).
  */
 import { createHash } from 'node:crypto';
-import { Ajv } from 'ajv';
 import { z } from 'zod';
 import type { ExecTool } from '../../core/exec/agent-registry.js';
+import { manifestBoundsProblem } from '../../core/exec/schema-bounds.js';
+import { canonicalJson, createSchemaCompiler, type SchemaCompiler } from '../../core/exec/schema-compiler.js';
 import type { Manifest } from './records.js';
 import { requirementOf } from '../../schemas/issues.js';
 
@@ -60,13 +66,8 @@ export interface EnrollMessage {
 
 export type ManifestCheck = { readonly ok: true; readonly message: EnrollMessage } | { readonly ok: false; readonly message: string };
 
-// One instance for every enrollment: each compiled schema is removed again (ajv caches by schema object,
-// and every enrollment parses new objects), and `addUsedSchema: false` keeps a `$id` from claiming a
-// global name that the next manifest's tool could collide with.
-const ajv = new Ajv({ strict: false, logger: false, addUsedSchema: false, allErrors: false });
-
-/** Parses and checks an `enroll` message (already JSON-decoded). */
-export function checkEnroll(raw: unknown): ManifestCheck {
+/** Parses an `enroll` message (already JSON-decoded) and checks the bounds of its schemas; compiles nothing. */
+export function parseEnroll(raw: unknown): ManifestCheck {
   const parsed = enrollSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -74,38 +75,33 @@ export function checkEnroll(raw: unknown): ManifestCheck {
     return { ok: false, message: `${path || 'the enroll message'} ${issue ? requirementOf(issue) : 'is invalid'}` };
   }
   const m = parsed.data;
-  for (const [i, tool] of m.manifest.tools.entries()) {
-    const problem = schemaProblem(tool.input_schema);
-    if (problem) return { ok: false, message: `manifest.tools[${i}].input_schema (${tool.name}) ${problem}` };
-  }
   const tools: ExecTool[] = m.manifest.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema, risk: t.risk, mcp_visible: t.mcp_visible }));
+  const bounds = manifestBoundsProblem(tools);
+  if (bounds !== null) return { ok: false, message: bounds };
   return { ok: true, message: { registrationName: m.registration_name, description: m.description, workspaceIds: m.workspace_ids, manifest: { tools } } };
 }
 
-/** Why ajv cannot use the schema, or null. Arguments are always an object, so the top level must accept one. */
-function schemaProblem(schema: Record<string, unknown>): string | null {
-  if (schema.type !== undefined && schema.type !== 'object') return 'must describe an object (arguments are a JSON object): type must be "object" or absent';
-  try {
-    ajv.compile(schema);
-    return null;
-  } catch (err) {
-    return `is not a usable JSON Schema: ${(err as Error).message}`;
-  } finally {
-    ajv.removeSchema(schema);
-  }
+/** The refusal of the schema at `index` of the manifest, as the enroll refusal says it. */
+export function schemaRefusal(tools: readonly ExecTool[], index: number, problem: string): string {
+  return `manifest.tools[${index}].input_schema (${tools[index]?.name ?? '?'}) ${problem}`;
 }
 
-/** JSON with every object's keys sorted, recursively; arrays keep their order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+let inProcess: SchemaCompiler | null = null;
+
+/** `parseEnroll`, then every schema compiled in this thread: for the reference agent, never the gateway's event loop. */
+export function checkEnroll(raw: unknown): ManifestCheck {
+  const parsed = parseEnroll(raw);
+  if (!parsed.ok) return parsed;
+  inProcess ??= createSchemaCompiler();
+  const tools = parsed.message.manifest.tools;
+  for (const [i, tool] of tools.entries()) {
+    const problem = inProcess.check(tool.input_schema);
+    if (problem !== null) return { ok: false, message: schemaRefusal(tools, i, problem) };
   }
-  return JSON.stringify(value);
+  return parsed;
 }
+
+export { canonicalJson };
 
 /** SPEC exec.agent_enrolled `manifest_hash`: `sha256:` + hex of the canonical JSON of the accepted manifest (defaults applied). */
 export function manifestHash(manifest: Manifest): string {

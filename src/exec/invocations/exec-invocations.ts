@@ -7,6 +7,7 @@
  */
 import type { Config } from '../../config.js';
 import type { AgentRegistry } from '../../core/exec/agent-registry.js';
+import type { ArgumentsValidator } from '../../core/exec/tool-arguments.js';
 import type { ApprovalPolicy } from '../../core/exec/approval-machine.js';
 import { invocationIds } from '../../core/exec/invocation-ids.js';
 import type { EventOutbox } from '../../core/webhooks/outbox.js';
@@ -38,6 +39,8 @@ export interface ExecInvocationsOptions {
   readonly db: Db;
   readonly outbox: EventOutbox;
   readonly registry: AgentRegistry;
+  /** Invocation arguments checked off the event loop (src/pool/schema-pool.ts). */
+  readonly argumentsValidator: ArgumentsValidator;
   readonly now: () => number;
   readonly logger: Logger;
   readonly instances: InstanceRegistry;
@@ -66,13 +69,14 @@ export function approvalPolicies(config: Config): (projectId: string, workspaceI
 export const DEFAULT_POLICY: ApprovalPolicy = { approvalRequiredTools: [], chain: [{ target: 'operators', timeoutMs: 15 * 60 * 1000 }] };
 
 export function createExecInvocations(options: ExecInvocationsOptions): ExecInvocations {
-  const { config, db, outbox, registry, now, logger, instances, shared } = options;
+  const { config, db, outbox, registry, now, logger, instances, shared, argumentsValidator } = options;
   const store = shared
     ? createPgExecInvocationsStore(shared.pg, { owner: shared.instances.id, now })
     : createSqliteExecInvocationsStore(createInvocationStore(db, outbox, instances.id));
   const service = new InvocationService({
     store,
     registry,
+    argumentsValidator,
     now,
     ids: invocationIds,
     policyOf: approvalPolicies(config),

@@ -25,7 +25,7 @@ import type { InvocationIds } from '../../core/exec/invocation-ids.js';
 import * as machine from '../../core/exec/invocation-machine.js';
 import type { Invocation, InvocationStatus, Transition } from '../../core/exec/invocation-machine.js';
 import { appendOutput, cappedOf, type CappedOutput } from '../../core/exec/output-cap.js';
-import { checkArguments } from '../../core/exec/tool-arguments.js';
+import { checkArguments, type ArgumentsValidator } from '../../core/exec/tool-arguments.js';
 import { GatewayError } from '../../errors.js';
 import type { Change, ClaimOutcome, ExecInvocationsStore, Page, PageQuery } from '../../core/store/exec-invocations-store.js';
 import { InvocationWatch, type WatchListener } from './invocation-watch.js';
@@ -38,6 +38,8 @@ export const DUE_BATCH = 100;
 export interface InvocationServiceDeps {
   readonly store: ExecInvocationsStore;
   readonly registry: AgentRegistry;
+  /** Checks arguments against a tool's schema off the event loop (issue 31). */
+  readonly argumentsValidator: ArgumentsValidator;
   readonly now: () => number;
   readonly ids: InvocationIds;
   /** The workspace's approval settings (config `workspaces[].exec`, defaults for the others). */
@@ -92,7 +94,7 @@ export class InvocationService implements AgentReports {
         message: `No online agent serving workspace ${req.workspaceId} offers a tool named ${JSON.stringify(req.toolName)}.`,
       });
     }
-    checkArguments(tool.name, tool.input_schema, req.arguments);
+    await checkArguments(this.#deps.argumentsValidator, tool.name, tool.input_schema, req.arguments);
     const policy = this.#deps.policyOf(req.projectId, req.workspaceId);
     const id = ids.invocationId();
     const approvalId = approvals.needsApproval(tool.risk, tool.name, policy) ? ids.approvalId() : null;

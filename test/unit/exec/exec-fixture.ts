@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { AgentRegistry, AgentReports, DispatchMessage, ExecTool, OnlineAgent, ToolRisk } from '../../../src/core/exec/agent-registry.js';
 import type { ApprovalPolicy } from '../../../src/core/exec/approval-machine.js';
 import { invocationIds } from '../../../src/core/exec/invocation-ids.js';
+import { inProcessValidator } from '../../../src/core/exec/schema-compiler.js';
 import type { ExecInvocationsStore } from '../../../src/core/store/exec-invocations-store.js';
 import { createInvocationStore, type InvocationStore } from '../../../src/exec/invocations/invocation-store.js';
 import { InvocationService } from '../../../src/exec/invocations/invocation-service.js';
@@ -95,6 +96,7 @@ export function execFixture(options: { policy?: ApprovalPolicy; capBytes?: numbe
   const service = new InvocationService({
     store: port,
     registry,
+    argumentsValidator: inProcessValidator(),
     now,
     ids: invocationIds,
     policyOf: () => options.policy ?? { approvalRequiredTools: ['deploy'], chain: [{ target: 'operators', timeoutMs: 900_000 }] },
