@@ -1,8 +1,8 @@
 /** The pure parts of dashboard sign-in (issue 22): password hashes, throttling, `next` targets, cookies. */
 import { describe, expect, it } from 'vitest';
+import { CounterThrottles } from '../../../../src/core/limits/counter-throttles.js';
 import { cookieNames, readCookie, setCookie } from '../../../../src/dashboard/auth/cookies.js';
 import { safeNext } from '../../../../src/dashboard/auth/dashboard-route.js';
-import { CounterThrottles } from '../../../../src/core/limits/counter-throttles.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../../../../src/dashboard/auth/passwords.js';
 import { csrfTokenOf, sameSecret } from '../../../../src/dashboard/auth/secrets.js';
 import { createAttemptThrottle } from '../../../../src/dashboard/auth/throttle.js';
