@@ -8,7 +8,7 @@
 import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../helpers/configs.js';
-import { createDashboardUser, csrfOf, dashboardSession, getPage, postForm, sessionCookieOf, type DashboardUser } from '../helpers/dashboard-session.js';
+import { createDashboardUser, csrfOf, getPage, postForm, sessionCookieOf, signIn, type DashboardUser } from '../helpers/dashboard-session.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/processes.js';
 import { useSimulator } from '../helpers/suite.js';
 
@@ -16,12 +16,16 @@ const simulator = useSimulator();
 /** One gateway process as embedded (counters in the process), one with two worker threads. */
 let single: GatewayProcess;
 let workers: GatewayProcess;
+/** Made at once (each is a CLI run): the password flood's account on each gateway, the two-factor user. */
+let users: { single: DashboardUser; workers: DashboardUser; twoFactor: DashboardUser };
 
 beforeAll(async () => {
   [single, workers] = await Promise.all([
     startGatewayProcess(testConfig(simulator.sim.url, simulator.keys)),
     startGatewayProcess(testConfig(simulator.sim.url, simulator.keys), { extraArgs: ['--workers', '2'] }),
   ]);
+  const [a, b, c] = await Promise.all([createDashboardUser(single.dbPath), createDashboardUser(workers.dbPath), createDashboardUser(workers.dbPath)]);
+  users = { single: a, workers: b, twoFactor: c };
 });
 
 afterAll(async () => {
@@ -46,14 +50,14 @@ async function passwordFlood(gw: GatewayProcess, user: DashboardUser): Promise<{
 
 describe('failed password throttle (10 per account in 15 minutes)', () => {
   it('evaluates at most 10 of 200 concurrent wrong passwords, refuses the rest with 429, then the right password too', async () => {
-    const { counts, right } = await passwordFlood(single, await createDashboardUser(single.dbPath));
+    const { counts, right } = await passwordFlood(single, users.single);
     expect(counts).toEqual({ 401: 10, 429: 190 });
     expect(right.status).toBe(429);
     expect(sessionCookieOf(right)).toBeNull();
   });
 
   it('holds across the worker threads of serve --workers 2: 10 evaluated in all, not 10 per worker', async () => {
-    const { counts, right } = await passwordFlood(workers, await createDashboardUser(workers.dbPath));
+    const { counts, right } = await passwordFlood(workers, users.workers);
     expect(counts).toEqual({ 401: 10, 429: 190 });
     expect(right.status).toBe(429);
   });
@@ -62,7 +66,7 @@ describe('failed password throttle (10 per account in 15 minutes)', () => {
 describe('second-factor throttle (5 per account in 5 minutes)', () => {
   it('evaluates at most 5 of 60 concurrent wrong codes across two workers, then refuses the right code', async () => {
     const gw = workers;
-    const s = await dashboardSession(gw);
+    const s = { ...(await signIn(gw.url, users.twoFactor)), user: users.twoFactor };
     const setup = await (await getPage(`${gw.url}/dashboard/account/totp/setup`, s.cookie)).text();
     const secret = /<code class="totp-secret">([A-Z2-7]+)<\/code>/.exec(setup)?.[1] ?? '';
     const enrolment = /name="enrolment" value="([^"]+)"/.exec(setup)?.[1] ?? '';
