@@ -333,7 +333,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Dashboard sign-in (issue 22): users, sessions, CSRF; `dashboardAuth.dashboardRoute` guards every page.
   // With PostgreSQL, users and sessions are shared: a cookie issued by one replica opens pages on every other.
   const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
-  const dashboardAuth = await createDashboardAuth({ config, db, dbPath, identity, shared: backend.pg !== null, now: clock.now, reloadCredentials: () => catalog.reload() });
+  const dashboardAuth = await createDashboardAuth({ config, db, dbPath, identity, shared: backend.pg !== null, now: clock.now, throttles: coordination.throttles, reloadCredentials: () => catalog.reload() });
   // The semantic-router management API and the dashboard's router page run one set of use cases (src/app/).
   const routerManagement = {
     ...services,

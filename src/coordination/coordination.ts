@@ -9,15 +9,20 @@
 import type { Config } from '../config.js';
 import type { AdmissionPort } from '../core/coordination/admission-port.js';
 import { localBus, type Bus } from '../core/coordination/bus.js';
+import type { ThrottlePort } from '../core/coordination/throttle-port.js';
+import { CounterThrottles } from '../core/limits/counter-throttles.js';
 import { RateLimiter, type LimitPolicy } from '../core/limits/rate-limiter.js';
 import type { Logger } from '../log.js';
 import { createBroadcastBus } from './broadcast-bus.js';
 import { createRedisCoordination } from './redis/index.js';
 import { SharedCounterTable } from './shared-memory/shared-counter-table.js';
+import { SharedThrottleTable } from './shared-memory/shared-throttle-table.js';
 
 export interface Coordination {
   readonly admission: AdmissionPort;
   readonly bus: Bus;
+  /** Named attempt counters (sign-in throttles), kept where the limits are (issue 31). */
+  readonly throttles: ThrottlePort;
   /** Which of the three, for the start-up log. */
   readonly mode: 'redis' | 'shared_memory' | 'in_process';
   close(): Promise<void>;
@@ -27,6 +32,8 @@ export interface Coordination {
 export interface SharedCoordination {
   /** createSharedCounterBuffer's buffer, one for the whole process. */
   readonly counters: SharedArrayBuffer;
+  /** createSharedThrottleBuffer's buffer, one for the whole process. */
+  readonly throttles: SharedArrayBuffer;
   /** The BroadcastChannel name of this launch (broadcastChannelName). */
   readonly channel: string;
   readonly workerIndex: number;
@@ -60,7 +67,10 @@ export async function createCoordination(config: Config, logger: Logger, shared?
       onFull: (name, capacity) => logger.warn({ counter: name, capacity }, 'shared limit counters full: this limit now counts per worker, not across them'),
     });
     const bus = createBroadcastBus(shared.channel, String(shared.workerIndex));
-    return { admission: new RateLimiter(policy, table), bus, mode: 'shared_memory', close: () => bus.close() };
+    const throttleTable = new SharedThrottleTable(shared.throttles, table.lock, () =>
+      logger.warn({}, 'shared throttle counters full (a flood of distinct e-mails or addresses): new ones count per worker until old ones go idle'),
+    );
+    return { admission: new RateLimiter(policy, table), bus, throttles: new CounterThrottles(throttleTable), mode: 'shared_memory', close: () => bus.close() };
   }
-  return { admission: new RateLimiter(policy), bus: localBus, mode: 'in_process', close: async () => undefined };
+  return { admission: new RateLimiter(policy), bus: localBus, throttles: new CounterThrottles(), mode: 'in_process', close: async () => undefined };
 }

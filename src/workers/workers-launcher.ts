@@ -15,6 +15,7 @@ import { Worker } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { broadcastChannelName } from '../coordination/broadcast-bus.js';
 import { createSharedCounterBuffer, SharedCounterTable } from '../coordination/shared-memory/shared-counter-table.js';
+import { createSharedThrottleBuffer } from '../coordination/shared-memory/shared-throttle-table.js';
 import type { Logger } from '../log.js';
 import { openDatabase } from '../store/db.js';
 import { resolveStorePath } from '../store/store-path.js';
@@ -62,8 +63,9 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
   openDatabase(store.path).close();
   const capacity = counterCapacityFor(config);
   const counters = createSharedCounterBuffer(capacity);
+  const throttles = createSharedThrottleBuffer();
   const channel = broadcastChannelName(randomUUID());
-  const dataFor = (workerIndex: number): GatewayWorkerData => ({ config, host, port, dbPath: store.path, shared: { counters, channel, workerIndex } });
+  const dataFor = (workerIndex: number): GatewayWorkerData => ({ config, host, port, dbPath: store.path, shared: { counters, throttles, channel, workerIndex } });
   // The main thread's handle on the counters' mutex: a dead worker's lock is freed with it.
   const mutex = new SharedCounterTable(counters, { tag: options.workers + 1 }).lock;
   const spawn = (index: number): Worker => new Worker(new URL('./gateway-worker.js', import.meta.url), { workerData: dataFor(index) });

@@ -5,10 +5,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, testConfig } from '../helpers/configs.js';
 import { createDashboardUser, dashboardSession, getPage, postForm, sessionCookieOf, signIn } from '../helpers/dashboard-session.js';
+import { advanceClock } from '../helpers/http.js';
 import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
 let idpServer: Server;
@@ -215,5 +217,30 @@ describe('OpenID Connect sign-in', () => {
     expect(res.headers.get('location')).toBe('/dashboard/login/totp');
     expect((await later.get('/dashboard/account')).status).toBe(303);
     expect(sessionCookieOf(res)).not.toBeNull();
+  });
+
+  it('refuses unauthenticated starts past 30 per address in 10 minutes with a 429 page, storing no flow for them', async () => {
+    // Each start stores a flow row (issue 31: unthrottled, a loop filled the table). A fresh window first.
+    await advanceClock(gw.url, 10 * 60_000 + 1000);
+    const flows = (): number => {
+      const db = new Database(gw.dbPath, { readonly: true });
+      try {
+        return (db.prepare('SELECT COUNT(*) AS n FROM dashboard_oidc_flows').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const before = flows();
+    const starts = await Promise.all(Array.from({ length: 40 }, () => fetch(url('/auth/idp'), { redirect: 'manual' })));
+    const counts: Record<number, number> = {};
+    for (const r of starts) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    expect(counts).toEqual({ 303: 30, 429: 10 });
+    const refused = starts.find((r) => r.status === 429);
+    expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused?.headers.getSetCookie().some((c) => c.startsWith('switchboard_oidc='))).toBe(false);
+    expect(await refused?.text()).toContain('Too many sign-ins started');
+    expect(flows() - before).toBe(30);
+    // Leaves an empty window behind for any test after this one.
+    await advanceClock(gw.url, 10 * 60_000 + 1000);
   });
 });

@@ -5,10 +5,12 @@
  */
 import type { AdmissionPort } from '../../core/coordination/admission-port.js';
 import type { Bus } from '../../core/coordination/bus.js';
+import type { ThrottlePort } from '../../core/coordination/throttle-port.js';
 import type { LimitPolicy } from '../../core/limits/rate-limiter.js';
 import type { Logger } from '../../log.js';
 import { RedisAdmission, type OutagePolicy } from './redis-admission.js';
 import { createRedisBus } from './redis-bus.js';
+import { RedisThrottles } from './redis-throttles.js';
 import { closeRedis, openRedis, redactedUrl, whenReady } from './redis-connection.js';
 
 export interface RedisCoordinationOptions {
@@ -23,6 +25,7 @@ export interface RedisCoordinationOptions {
 export interface RedisCoordination {
   readonly admission: AdmissionPort;
   readonly bus: Bus;
+  readonly throttles: ThrottlePort;
   close(): Promise<void>;
 }
 
@@ -35,12 +38,15 @@ export async function createRedisCoordination(options: RedisCoordinationOptions)
   const bus = createRedisBus({ url: options.url, keyPrefix: options.keyPrefix, commandTimeoutMs: options.commandTimeoutMs, logger });
   const [limiterReady, busReady] = await Promise.all([whenReady(limiter, START_WAIT_MS), bus.whenReady(START_WAIT_MS)]);
   const admission = new RedisAdmission({ redis: limiter, keyPrefix: options.keyPrefix, onOutage: options.onOutage, policy: options.policy, logger });
+  // The throttles share the limits' connection: same timeout, no offline queue, same outage policy.
+  const throttles = new RedisThrottles({ redis: limiter, keyPrefix: options.keyPrefix, onOutage: options.onOutage, logger });
   const where = { redis: redactedUrl(options.url), key_prefix: options.keyPrefix, on_outage: options.onOutage };
   if (limiterReady && busReady) logger.info(where, 'coordination: limits and bus shared through Redis');
   else logger.warn({ ...where, waited_ms: START_WAIT_MS }, `coordination: Redis not reachable at start; ${options.onOutage === 'fail_open' ? 'limiting on this replica only' : 'refusing limited requests'} until it answers`);
   return {
     admission,
     bus,
+    throttles,
     async close() {
       await admission.close();
       await Promise.all([bus.close(), closeRedis(limiter)]);

@@ -28,7 +28,8 @@
  */
 import { createHash } from 'node:crypto';
 
-export const SLIDING_WINDOW_SCRIPT = `
+/** The counter's functions (open, advance, add, wait, save), shared with the throttle script (throttle-script.ts). */
+export const SLIDING_WINDOW_FUNCTIONS = `
 local function fmt(x) return string.format('%.17g', x) end
 
 local function open(key, win, buckets)
@@ -120,7 +121,9 @@ local function save(c, ttl)
   if #gone > 0 and not c.clear then redis.call('HDEL', c.key, unpack(gone)) end
   redis.call('PEXPIRE', c.key, ttl)
 end
+`;
 
+export const SLIDING_WINDOW_SCRIPT = `${SLIDING_WINDOW_FUNCTIONS}
 local now = tonumber(ARGV[2])
 local buckets = tonumber(ARGV[3])
 local margin = tonumber(ARGV[4])

@@ -149,14 +149,14 @@ export class SharedCounterTable implements CounterSource {
 const encoder = new TextEncoder();
 
 /** A name as stored: its UTF-8, or a digest of it when longer than a slot holds (ids are short in practice). */
-function nameBytes(name: string): Uint8Array {
+export function nameBytes(name: string): Uint8Array {
   const bytes = encoder.encode(name);
   if (bytes.length <= MAX_NAME_BYTES) return bytes;
   return encoder.encode(`#${createHash('sha256').update(bytes).digest('base64url')}`);
 }
 
 /** 32-bit FNV-1a. */
-function fnv1a(bytes: Uint8Array): number {
+export function fnv1a(bytes: Uint8Array): number {
   let hash = 0x811c9dc5;
   for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193);
   return hash >>> 0;

@@ -62,6 +62,14 @@ export class SlidingWindowCounter {
     storage[NOW] = -Infinity;
   }
 
+  /**
+   * The latest time the counter in `storage` saw (-Infinity when new): every unit it holds has left the
+   * window once W has passed since, so a table may reuse the storage (shared-throttle-table.ts).
+   */
+  static latestTime(storage: Float64Array): number {
+    return storage[NOW] as number;
+  }
+
   /** `storage`: the ring's place (SharedWindowCounter); absent: a private one. */
   constructor(windowMs: number, buckets = BUCKETS_PER_WINDOW, storage?: Float64Array) {
     if (!(windowMs > 0) || !Number.isInteger(buckets) || buckets < 1) throw new RangeError('window and buckets must be positive');
@@ -99,6 +107,34 @@ export class SlidingWindowCounter {
     const size = this.#slots.length;
     while (this.#tail < this.#head && this.#slots[this.#tail % size] === 0) this.#tail += 1;
     return Math.max(0, (this.#latest[this.#tail % size] ?? 0) + this.windowMs - this.#now);
+  }
+
+  /**
+   * Takes back up to `n` units added at `at` (a throttle reservation given back, core/limits/throttles.ts):
+   * from the bucket `at` fell in, or the first non-empty one after it (where an add lands when the clock
+   * stood), if still counted. Exact while the reservation's bucket is in the window; nothing once it left.
+   */
+  remove(at: number, now: number, n = 1): void {
+    this.#advance(now);
+    const slots = this.#slots;
+    const size = slots.length;
+    for (let i = Math.max(Math.floor((at * this.#n) / this.windowMs), this.#head - this.#n); i <= this.#head; i++) {
+      const units = slots[i % size] ?? 0;
+      if (units > 0) {
+        const taken = Math.min(units, n);
+        slots[i % size] = units - taken;
+        this.#total -= taken;
+        this.#clampDrift();
+        return;
+      }
+    }
+  }
+
+  /** Forgets every unit (a throttle's account reset after a success). */
+  clear(now: number): void {
+    this.#advance(now);
+    this.#slots.fill(0);
+    this.#total = 0;
   }
 
   #advance(now: number): void {
@@ -180,6 +216,18 @@ export class SharedWindowCounter extends SlidingWindowCounter {
   override add(now: number, n = 1): void {
     this.loadScalars(this.#storage);
     super.add(now, n);
+    this.storeScalars(this.#storage);
+  }
+
+  override remove(at: number, now: number, n = 1): void {
+    this.loadScalars(this.#storage);
+    super.remove(at, now, n);
+    this.storeScalars(this.#storage);
+  }
+
+  override clear(now: number): void {
+    this.loadScalars(this.#storage);
+    super.clear(now);
     this.storeScalars(this.#storage);
   }
 

@@ -10,7 +10,7 @@ import { setCookie, type CookieNames } from './cookies.js';
 import type { DashboardGuard } from './dashboard-route.js';
 import { setSecurityHeaders } from './security-headers.js';
 import type { LiveSession, Sessions } from './sessions.js';
-import type { Throttle } from './throttle.js';
+import type { AttemptThrottle } from './throttle.js';
 
 export interface AuthDeps {
   readonly users: UsersStore;
@@ -21,8 +21,11 @@ export interface AuthDeps {
   readonly csp: string;
   readonly box: SecretBox;
   readonly now: () => number;
-  /** Failed passwords per account and per address; failed second factors per account and per address. */
-  readonly throttles: { readonly password: Throttle; readonly secondFactor: Throttle };
+  /**
+   * Failed passwords and second factors per account and per address; OpenID Connect starts per address
+   * and overall. Kept where the rate limits live (issue 31: across workers and replicas).
+   */
+  readonly throttles: { readonly password: AttemptThrottle; readonly secondFactor: AttemptThrottle; readonly oidcStart: AttemptThrottle };
   readonly providers: readonly OidcProviderConfig[];
   readonly publicOrigin: string | null;
   /** The origin of this request as the browser sees it (public_url, else scheme and Host). */

@@ -4,6 +4,7 @@
  * main.ts builds this once and registers `routes` plus every page wrapped by `dashboardRoute`.
  */
 import type { Config } from '../../config.js';
+import type { ThrottlePort } from '../../core/coordination/throttle-port.js';
 import type { IdentityStore } from '../../core/store/identity-store.js';
 import type { RouteContext, RouteDef } from '../../http/server.js';
 import type { Db } from '../../store/db.js';
@@ -15,10 +16,11 @@ import { cookieNames } from './cookies.js';
 import { createDashboardGuard } from './dashboard-route.js';
 import { loginRoutes } from './login-routes.js';
 import { decoyHash } from './passwords.js';
+import { FLOW_MS } from './oidc-flow.js';
 import { oidcRoutes } from './oidc-routes.js';
 import { contentSecurityPolicy, setSecurityHeaders } from './security-headers.js';
 import { createSessions } from './sessions.js';
-import { createThrottle } from './throttle.js';
+import { createAttemptThrottle } from './throttle.js';
 
 export interface DashboardAuthDeps {
   readonly config: Config;
@@ -33,6 +35,8 @@ export interface DashboardAuthDeps {
    */
   readonly shared: boolean;
   readonly now: () => number;
+  /** The coordination's throttle counters (coordination.ts): in this process, the workers' shared memory, or Redis. */
+  readonly throttles: ThrottlePort;
   /** store/catalog.ts reload: a user's change (deletion, roles) changes what their keys reach. */
   readonly reloadCredentials: () => void;
 }
@@ -50,6 +54,12 @@ export interface DashboardAuth {
  */
 const PASSWORD_FAILURES = { account: 10, address: 50, windowMs: 15 * 60_000 };
 const SECOND_FACTOR_FAILURES = { account: 5, address: 20, windowMs: 5 * 60_000 };
+/**
+ * Unauthenticated `GET /auth/{provider}` (issue 31): each stores a flow row for 10 minutes. 30 per address
+ * and 3,000 in all per 10 minutes bound the rows to what sign-in needs; the overall ceiling only refuses
+ * the provider button (passwords still work) while many addresses flood it.
+ */
+const OIDC_STARTS = { address: 30, overall: 3000, windowMs: FLOW_MS };
 
 /** Async: with PostgreSQL the shared secret key is checked against the sealed secrets stored there before the gateway serves. */
 export async function createDashboardAuth(d: DashboardAuthDeps): Promise<DashboardAuth> {
@@ -78,7 +88,11 @@ export async function createDashboardAuth(d: DashboardAuthDeps): Promise<Dashboa
     csp,
     box,
     now,
-    throttles: { password: createThrottle(PASSWORD_FAILURES, now), secondFactor: createThrottle(SECOND_FACTOR_FAILURES, now) },
+    throttles: {
+      password: createAttemptThrottle(d.throttles, 'signin-password', PASSWORD_FAILURES, now),
+      secondFactor: createAttemptThrottle(d.throttles, 'signin-totp', SECOND_FACTOR_FAILURES, now),
+      oidcStart: createAttemptThrottle(d.throttles, 'oidc-start', OIDC_STARTS, now),
+    },
     providers,
     publicOrigin,
     originOf: (ctx: RouteContext) => publicOrigin ?? `${forwardedProto(ctx, config.server.trust_proxy) ?? scheme}://${ctx.req.header('host') ?? 'localhost'}`,

@@ -9,12 +9,13 @@
  */
 import type { RouteContext, RouteDef } from '../../http/server.js';
 import { csrfField, html, LOGIN_PATH, LOGOUT_PATH, pageShell, SECOND_FACTOR_PATH, type Markup } from '../html.js';
-import { clientOf, HOME_PATH, minutes, readForm, redirect, sendPage, setSessionCookie, type AuthDeps } from './auth-kit.js';
+import { clientOf, HOME_PATH, readForm, redirect, sendPage, setSessionCookie, type AuthDeps } from './auth-kit.js';
 import { readCookie } from './cookies.js';
 import { safeNext } from './dashboard-route.js';
 import { decoyHash, verifyPassword } from './passwords.js';
 import { checkSecondFactor } from './second-factor.js';
 import type { LiveSession } from './sessions.js';
+import { refusalOf } from './throttle.js';
 
 const notice = (kind: 'error' | 'ok', text: string): Markup => html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>`;
 
@@ -94,21 +95,20 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
         const email = (form.get('email') ?? '').trim().toLowerCase();
         const password = form.get('password') ?? '';
         if (!deps.guard.sameOrigin(ctx.req)) return sendPage(ctx, deps, 403, loginPage(deps, next, notice('error', 'Sign in from the dashboard page itself.'), email));
-        const byAccount = `account:${email}`;
-        const byAddress = `address:${ctx.req.clientIp}`;
-        const wait = Math.max(throttles.password.waitMs(byAccount), throttles.password.waitMs(byAddress));
-        if (wait > 0) {
-          ctx.reply.setHeader('Retry-After', String(Math.ceil(wait / 1000)));
-          return sendPage(ctx, deps, 429, loginPage(deps, next, notice('error', `Too many failed sign-ins: try again in ${minutes(wait)} minutes.`), email));
+        // Counted as a failure before the lookup and the hash (issue 31): concurrent guesses cannot all pass a
+        // check made before any of them failed, and a refused one costs no scrypt. Known or not, an e-mail
+        // takes the same path, so the refusal tells nothing either.
+        const attempt = await throttles.password.attempt({ account: email, address: ctx.req.clientIp });
+        if (attempt.kind !== 'admitted') {
+          const refused = refusalOf(ctx, attempt, 'failed sign-ins');
+          return sendPage(ctx, deps, refused.status, loginPage(deps, next, notice('error', refused.message), email));
         }
         const user = email === '' ? null : await users.byEmail(email);
         const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
         if (!user || !user.passwordHash || !ok) {
-          throttles.password.fail(byAccount);
-          throttles.password.fail(byAddress);
           return sendPage(ctx, deps, 401, loginPage(deps, next, notice('error', 'The e-mail or the password is wrong.'), email));
         }
-        throttles.password.reset(byAccount);
+        await attempt.succeeded();
         await completeSignIn(ctx, deps, user.id, user.totpSealed !== null, next, cookieOf(ctx));
       },
     },

@@ -14,6 +14,7 @@ import { safeNext } from './dashboard-route.js';
 import { completeSignIn } from './login-routes.js';
 import { finishOidcFlow, FLOW_MS, startOidcFlow } from './oidc-flow.js';
 import { sha256 } from './secrets.js';
+import { refusalOf } from './throttle.js';
 import { newUserId } from './user-admin.js';
 
 function refusal(ctx: RouteContext, deps: AuthDeps, status: number, title: string, text: string, back = LOGIN_PATH): void {
@@ -38,6 +39,12 @@ export function oidcRoutes(deps: AuthDeps): RouteDef[] {
       async handle(ctx) {
         const provider = providerOf(ctx);
         if (!provider) return;
+        // Each start stores a flow row: counted (and refused past the limit) before that (issue 31).
+        const attempt = await deps.throttles.oidcStart.attempt({ address: ctx.req.clientIp });
+        if (attempt.kind !== 'admitted') {
+          const refused = refusalOf(ctx, attempt, 'sign-ins started');
+          return refusal(ctx, deps, refused.status, refused.status === 503 ? 'Sign-in unavailable' : 'Too many sign-ins started', refused.message);
+        }
         try {
           await startOidcFlow(ctx, deps, provider, { connectUserId: null, next: safeNext(ctx.req.searchParams().get('next')) });
         } catch {

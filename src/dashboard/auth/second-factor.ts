@@ -1,31 +1,25 @@
 /**
  * Checking a second-factor code (SPEC Authentication 13): a TOTP code (each accepted once), or where
  * allowed a backup code (each usable once). Failures are throttled per account and per address, so the
- * million TOTP codes cannot be walked through.
+ * million TOTP codes cannot be walked through; each attempt is counted before the code is checked
+ * (throttle.ts), so concurrent codes cannot all pass the throttle either.
  */
 import type { RouteContext } from '../../http/server.js';
 import type { UserRecord } from '../../core/store/identity-store.js';
-import { minutes, type AuthDeps } from './auth-kit.js';
+import type { AuthDeps } from './auth-kit.js';
+import { refusalOf } from './throttle.js';
 import { backupCodeHash, looksLikeBackupCode, totpStep } from './totp.js';
 
 export type Verdict = 'ok' | { readonly status: number; readonly message: string };
 
 export async function checkSecondFactor(ctx: RouteContext, deps: AuthDeps, user: UserRecord, rawCode: string, opts: { backupCodes: boolean }): Promise<Verdict> {
   const code = rawCode.trim().replace(/\s/g, '');
-  const { secondFactor } = deps.throttles;
-  const byAccount = `account:${user.id}`;
-  const byAddress = `address:${ctx.req.clientIp}`;
-  const wait = Math.max(secondFactor.waitMs(byAccount), secondFactor.waitMs(byAddress));
-  if (wait > 0) {
-    ctx.reply.setHeader('Retry-After', String(Math.ceil(wait / 1000)));
-    return { status: 429, message: `Too many wrong codes: try again in ${minutes(wait)} minutes.` };
-  }
+  const attempt = await deps.throttles.secondFactor.attempt({ account: user.id, address: ctx.req.clientIp });
+  if (attempt.kind !== 'admitted') return refusalOf(ctx, attempt, 'wrong codes');
   if (await accepted(deps, user, code, opts.backupCodes)) {
-    secondFactor.reset(byAccount);
+    await attempt.succeeded();
     return 'ok';
   }
-  secondFactor.fail(byAccount);
-  secondFactor.fail(byAddress);
   return { status: 401, message: opts.backupCodes ? 'That code is wrong, expired or already used.' : 'That authenticator code is wrong, expired or already used.' };
 }
 

@@ -1,10 +1,11 @@
 /** The pure parts of dashboard sign-in (issue 22): password hashes, throttling, `next` targets, cookies. */
 import { describe, expect, it } from 'vitest';
+import { CounterThrottles } from '../../../../src/core/limits/counter-throttles.js';
 import { cookieNames, readCookie, setCookie } from '../../../../src/dashboard/auth/cookies.js';
 import { safeNext } from '../../../../src/dashboard/auth/dashboard-route.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../../../../src/dashboard/auth/passwords.js';
 import { csrfTokenOf, sameSecret } from '../../../../src/dashboard/auth/secrets.js';
-import { createThrottle } from '../../../../src/dashboard/auth/throttle.js';
+import { createAttemptThrottle } from '../../../../src/dashboard/auth/throttle.js';
 import { backupCodeHash, newBackupCodes, totpStep } from '../../../../src/dashboard/auth/totp.js';
 
 describe('passwords', () => {
@@ -22,22 +23,32 @@ describe('passwords', () => {
 });
 
 describe('throttle', () => {
-  it('refuses past the limit within the window, per kind of key, until the oldest failure leaves it', () => {
+  it('refuses past the limit within the window, per kind of key, until the oldest failure leaves it', async () => {
     let now = 0;
-    const t = createThrottle({ account: 2, address: 3, windowMs: 1000 }, () => now);
-    t.fail('account:a');
-    t.fail('account:a');
-    expect(t.waitMs('account:a')).toBe(1000);
-    t.fail('address:1');
-    t.fail('address:1');
-    expect(t.waitMs('address:1')).toBe(0);
-    now = 400;
-    expect(t.waitMs('account:a')).toBe(600);
-    now = 1000;
-    expect(t.waitMs('account:a')).toBe(0);
-    t.fail('account:a');
-    t.reset('account:a');
-    expect(t.waitMs('account:a')).toBe(0);
+    const t = createAttemptThrottle(new CounterThrottles(), 'test', { account: 2, address: 3, windowMs: 60_000 }, () => now);
+    expect((await t.attempt({ account: 'a', address: '1' })).kind).toBe('admitted');
+    expect((await t.attempt({ account: 'a', address: '1' })).kind).toBe('admitted');
+    const refused = await t.attempt({ account: 'a', address: '1' });
+    expect(refused).toEqual({ kind: 'refused', waitMs: 60_000 });
+    // The refused attempt took nothing from the address: one failure of it is left, for another account.
+    expect((await t.attempt({ account: 'b', address: '1' })).kind).toBe('admitted');
+    expect((await t.attempt({ account: 'c', address: '1' })).kind).toBe('refused');
+    now = 20_000;
+    expect(await t.attempt({ account: 'a', address: '2' })).toEqual({ kind: 'refused', waitMs: 40_000 });
+    now = 60_000;
+    expect((await t.attempt({ account: 'a', address: '2' })).kind).toBe('admitted');
+  });
+
+  it('gives a success back: the account is reset and the address unit returned', async () => {
+    const now = 5_000;
+    const t = createAttemptThrottle(new CounterThrottles(), 'test', { account: 2, address: 2, windowMs: 60_000 }, () => now);
+    expect((await t.attempt({ account: 'a', address: '1' })).kind).toBe('admitted');
+    const good = await t.attempt({ account: 'a', address: '1' });
+    if (good.kind !== 'admitted') throw new Error('refused');
+    await good.succeeded();
+    // Both counters have room again: the account forgot its failure, the address kept only the failure.
+    expect((await t.attempt({ account: 'a', address: '1' })).kind).toBe('admitted');
+    expect((await t.attempt({ account: 'a', address: '1' })).kind).toBe('refused');
   });
 });
 
