@@ -273,6 +273,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     logger,
     checkSchemas: schemas.checkSchemas,
     enrollmentLimits: { perKey: config.exec.enrollments_per_minute_per_key, perProject: config.exec.enrollments_per_minute_per_project },
+    throttles: coordination.throttles,
   });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).

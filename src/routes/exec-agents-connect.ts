@@ -22,7 +22,7 @@ export function execAgentsConnectRoutes(agents: AgentsSystem): WsRouteDef[] {
         const { project, credential } = await agents.authenticate(req.header('authorization'), req.params.project ?? '');
         req.log.project = project.id;
         // Each connection enrolls a manifest (compiled schemas): a key looping on it is refused here, 429.
-        agents.admitConnection(project.id, credential);
+        await agents.admitConnection(project.id, credential);
         return { protocol: null, maxBufferedBytes: MAX_BUFFERED_BYTES, open: (socket) => agents.openSession(socket, project.id, credential) };
       },
     },

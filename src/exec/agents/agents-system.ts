@@ -9,6 +9,7 @@ import type { Catalog } from '../../store/catalog.js';
 import type { ExecAgentsStore, ExecPresence } from '../../core/store/exec-agents-store.js';
 import type { WsSocket } from '../../http/ws.js';
 import type { ProjectRecord } from '../../core/records.js';
+import type { ThrottlePort } from '../../core/coordination/throttle-port.js';
 import { createEnrollmentLimiter, type EnrollmentLimits } from '../../core/exec/enrollment-limiter.js';
 import type { SchemaCheckOutput } from '../../pool/tasks.js';
 import { createAgentsAdmin, type AgentsAdmin } from './agents-admin.js';
@@ -31,6 +32,8 @@ export interface AgentsSystemOptions {
   readonly checkSchemas: (schemas: readonly Record<string, unknown>[]) => Promise<SchemaCheckOutput>;
   /** Agent connections per key and per project per minute (config `exec.enrollments_per_minute_*`). */
   readonly enrollmentLimits: EnrollmentLimits;
+  /** Where the enrollment counters live: the deployment's throttle port (one truth across workers and replicas). */
+  readonly throttles: ThrottlePort;
 }
 
 export interface AgentsSystem {
@@ -40,8 +43,8 @@ export interface AgentsSystem {
   readonly leaseMs: number;
   /** Throws the GatewayError the upgrade is refused with. */
   authenticate(authorization: string | undefined, projectRef: string): Promise<{ project: ProjectRecord; credential: Credential }>;
-  /** Counts an upgrade against the enrollment rate limit; throws the 429 it is refused with. */
-  admitConnection(projectId: string, credential: Credential): void;
+  /** Counts an upgrade against the enrollment rate limit; rejects with the 429 (or 503) it is refused with. */
+  admitConnection(projectId: string, credential: Credential): Promise<void>;
   openSession(socket: WsSocket, projectId: string, credential: Credential): AgentSession;
   start(): void;
   close(): void;
@@ -49,7 +52,7 @@ export interface AgentsSystem {
 
 export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
   const { store, catalog, leaseMs, now, logger, presence, checkSchemas } = options;
-  const limiter = createEnrollmentLimiter(options.enrollmentLimits);
+  const limiter = createEnrollmentLimiter(options.enrollmentLimits, options.throttles);
   const localRegistry = createLocalAgentRegistry({
     now,
     leaseMs,
@@ -91,8 +94,8 @@ export function createAgentsSystem(options: AgentsSystemOptions): AgentsSystem {
     admin,
     leaseMs,
     authenticate: (authorization, projectRef) => authenticateAgentConnection({ store, project: catalog.project }, authorization, projectRef),
-    admitConnection(projectId, credential) {
-      const refusal = limiter.admit(projectId, credential.keyHash, now());
+    async admitConnection(projectId, credential) {
+      const refusal = await limiter.admit(projectId, credential.keyHash, now());
       if (refusal) throw refusal;
     },
     openSession(socket, projectId, credential) {
