@@ -261,7 +261,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
   const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, now: clock.now, logger, instances, shared });
-  const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms };
+  // Dashboard users and their roles (issue 22). With PostgreSQL, users and sessions are shared: a cookie
+  // issued by one replica opens pages on every other. Approvals ask it who is an owner or admin.
+  const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
+  const roleOf = async (userId: string, projectId: string) => (await identity.users.roles(userId)).find((r) => r.projectId === projectId)?.role ?? null;
+  // One set of approval decisions (docs/exec.md "Who decides") for the REST routes, MCP and the dashboard.
+  const approvals = createApprovalDecisions(execInvocations.service, roleOf);
+  const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms, approvals };
   // The chat tool bridge (x_exec, docs/exec.md "Chat tool bridge") runs tools through the same invocations service.
   const execTools = createChatToolRunner({ service: execInvocations.service, registry: agents.registry, policyOf: approvalPolicies(config), timeoutMs: config.exec.default_timeout_ms });
   const chatServices: ChatServices = {
@@ -315,8 +321,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
   const responses = await createResponsesSystem({ ...routerChatServices, ...responsesStore }, recoveryCue);
   // Dashboard sign-in (issue 22): users, sessions, CSRF; `dashboardAuth.dashboardRoute` guards every page.
-  // With PostgreSQL, users and sessions are shared: a cookie issued by one replica opens pages on every other.
-  const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
   const dashboardAuth = await createDashboardAuth({ config, db, dbPath, identity, shared: backend.pg !== null, now: clock.now, reloadCredentials: () => catalog.reload() });
   // The semantic-router management API and the dashboard's router page run one set of use cases (src/app/).
   const routerManagement = {
@@ -338,7 +342,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     router: createRouterManagement(routerManagement),
     webhooks: webhooks.manager,
     usage: usageStore,
-    approvals: createApprovalDecisions(execInvocations.service),
+    approvals,
   };
   const implemented: RouteDef[] = [
     ...opsRoutes(services, upstream),

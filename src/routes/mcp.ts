@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { createApprovalDecisions } from '../app/approval-decisions.js';
+import type { ApprovalDecisions } from '../app/approval-decisions.js';
 import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { AgentRegistry } from '../core/exec/agent-registry.js';
 import { GatewayError } from '../errors.js';
@@ -24,6 +24,8 @@ import type { ExecServices } from './exec-invocations.js';
 import { namedWorkspace, requireKey } from './guard.js';
 
 export interface McpServices extends ExecServices {
+  /** The approvals' use cases, with their rule of who decides (the `exec.approval_*` tools). */
+  readonly approvals: ApprovalDecisions;
   readonly agents: AgentRegistry;
   readonly mcpOrigins: OriginPolicy;
   /** config `server.max_body_bytes`: the API's cap, which the SDK's own body reader must not undercut. */
@@ -48,7 +50,7 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     exec: services.exec,
     agents: services.agents,
     timeoutMs: services.execDefaultTimeoutMs,
-    decisions: createApprovalDecisions(services.exec),
+    decisions: services.approvals,
   };
 
   /** The session's transport; a new one (not yet stored) for a request without a session id. */
