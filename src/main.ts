@@ -316,7 +316,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const responsesStore = shared ? createPgResponsesStore(shared.pg, { owner: shared.instances.id, now: clock.now }) : createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
-  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes });
+  const sessionCaps = config.exec.mcp_sessions;
+  const mcpSessionLimits = { maxPerKey: sessionCaps.per_key, maxPerProject: sessionCaps.per_project, maxSessions: sessionCaps.total };
+  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes, mcpSessionLimits });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
   const responses = await createResponsesSystem({ ...routerChatServices, ...responsesStore }, recoveryCue);

@@ -1,0 +1,98 @@
+/**
+ * What the MCP route checks in a POST's JSON-RPC messages before the SDK's transport sees them (docs/mcp.md
+ * "Batches and rate limits", "Results and errors"):
+ *
+ * - **One unit per request.** On protocol 2025-03-26 a POST may carry a batch; the HTTP request was
+ *   admitted as one unit (routes/guard.ts), which pays for its first JSON-RPC request. Every further
+ *   request takes a unit of its own, as a request sent alone would. A request past the allowance is
+ *   answered here with a JSON-RPC error carrying the 429 envelope and is never run; admission stops at the
+ *   first refusal (the window does not move within one POST), so nothing past it is charged.
+ * - **Readable params.** The SDK parses `tools/call` params with its own zod schema before any handler runs
+ *   and answers a failure with -32603 and zod's raw issue list. Each `tools/call` is checked here against
+ *   the same schema and a failure is answered -32602 (Invalid params) naming the param, the way every
+ *   other refusal of the gateway reads (schemas/issues.ts).
+ *
+ * What passes is handed to the SDK unchanged, in order; notifications and responses are never charged.
+ */
+import { CallToolRequestParamsSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import { issueToGatewayError } from '../schemas/issues.js';
+
+/** JSON-RPC's implementation-defined server error range: the refusal's envelope (in `data`) says which. */
+export const RATE_LIMITED = -32000;
+
+export interface JsonRpcErrorResponse {
+  readonly jsonrpc: '2.0';
+  readonly id: string | number;
+  readonly error: { readonly code: number; readonly message: string; readonly data: Record<string, unknown> };
+}
+
+export interface Screened {
+  /** The body for the SDK: the messages that passed, an array when the body was one. */
+  readonly forward: unknown;
+  /** The answers to the requests that did not pass, in their order. */
+  readonly answered: readonly JsonRpcErrorResponse[];
+}
+
+/** One more unit of the key's class: null when admitted, the 429 refusal otherwise. */
+export type AdmitOne = () => Promise<GatewayError | null>;
+
+interface JsonRpcRequest {
+  readonly id: string | number;
+  readonly method: string;
+  readonly params?: unknown;
+}
+
+/** A request (not a notification or a response): what the SDK would answer, so what a unit pays for. */
+function asRequest(m: unknown): JsonRpcRequest | null {
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) return null;
+  const { id, method } = m as Record<string, unknown>;
+  if (typeof method !== 'string') return null;
+  if (typeof id !== 'string' && !(typeof id === 'number' && Number.isInteger(id))) return null;
+  return m as JsonRpcRequest;
+}
+
+const toolsCallParams = z.object({ params: CallToolRequestParamsSchema });
+
+/** The readable refusal of a `tools/call` whose params fail MCP's schema; null when they pass. */
+export function toolsCallParamsError(params: unknown): GatewayError | null {
+  const input = { params };
+  const result = toolsCallParams.safeParse(input);
+  if (result.success) return null;
+  const e = issueToGatewayError(result.error.issues, input);
+  return new GatewayError('invalid_body', { param: e.param, message: e.message });
+}
+
+const answer = (id: string | number, code: number, e: GatewayError): JsonRpcErrorResponse => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message: code === ErrorCode.InvalidParams ? `Invalid params: ${e.message}` : e.message, data: e.toEnvelope() },
+});
+
+export async function screenMessages(body: unknown, admitOne: AdmitOne): Promise<Screened> {
+  const messages: readonly unknown[] = Array.isArray(body) ? body : [body];
+  const forward: unknown[] = [];
+  const answered: JsonRpcErrorResponse[] = [];
+  let requests = 0;
+  let refusal: GatewayError | null = null;
+  for (const m of messages) {
+    const request = asRequest(m);
+    if (request === null) {
+      forward.push(m);
+      continue;
+    }
+    requests += 1;
+    // The first request rode on the HTTP request's own unit.
+    if (requests > 1 && refusal === null) refusal = await admitOne();
+    const refused = refusal ?? (request.method === 'tools/call' ? toolsCallParamsError(request.params) : null);
+    if (refused) answered.push(answer(request.id, refused === refusal ? RATE_LIMITED : ErrorCode.InvalidParams, refused));
+    else forward.push(m);
+  }
+  return { forward: Array.isArray(body) || forward.length === 0 ? forward : forward[0], answered };
+}
+
+/** The answers as SSE `message` events, the form the SDK's own answers to a POST take. */
+export function sseEvents(answered: readonly JsonRpcErrorResponse[]): string {
+  return answered.map((a) => `event: message\ndata: ${JSON.stringify(a)}\n\n`).join('');
+}
