@@ -86,7 +86,8 @@ export function mcpRoutes(services: McpServices): McpRoutes {
   const admitOne = (ctx: RouteContext, auth: AuthenticatedKey) => async (): Promise<GatewayError | null> => {
     const { route } = ctx;
     const admission = await services.limits.admit(auth.project, auth.key, limitClassOf(route.family, route.method, route.pattern), services.now());
-    writeRateLimitHeaders(admission.view, (name, value) => ctx.reply.setHeader(name, value));
+    // Replacing the headers of the admissions before: they report the allowance left after the last unit.
+    writeRateLimitHeaders(admission.view, (name, value) => ctx.reply.replaceHeader(name, value));
     return admission.refusal ? refusalError(admission.refusal) : null;
   };
 
