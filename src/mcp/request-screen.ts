@@ -7,14 +7,14 @@
  *   request takes a unit of its own, as a request sent alone would. A request past the allowance is
  *   answered here with a JSON-RPC error carrying the 429 envelope and is never run; admission stops at the
  *   first refusal (the window does not move within one POST), so nothing past it is charged.
- * - **Readable params.** The SDK parses `tools/call` params with its own zod schema before any handler runs
- *   and answers a failure with -32603 and zod's raw issue list. Each `tools/call` is checked here against
- *   the same schema and a failure is answered -32602 (Invalid params) naming the param, the way every
- *   other refusal of the gateway reads (schemas/issues.ts).
+ * - **Readable params.** The SDK parses a request with its own zod schema before any handler runs and
+ *   answers a failure with -32603 (Internal error) and zod's raw issue list. Each `tools/call`,
+ *   `tools/list` and `ping` is checked here against the same schema and a failure is answered -32602
+ *   (Invalid params) naming the param, the way every other refusal of the gateway reads (schemas/issues.ts).
  *
  * What passes is handed to the SDK unchanged, in order; notifications and responses are never charged.
  */
-import { CallToolRequestParamsSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { issueToGatewayError } from '../schemas/issues.js';
@@ -53,14 +53,23 @@ function asRequest(m: unknown): JsonRpcRequest | null {
   return m as JsonRpcRequest;
 }
 
-const toolsCallParams = z.object({ params: CallToolRequestParamsSchema });
+/**
+ * The SDK's own schemas of the requests this server handles (mcp-server.ts; `ping` is the SDK's): whatever
+ * passes here passes the SDK's parse. Zod's default objects keep `jsonrpc` and `id` out of the check.
+ */
+const REQUEST_SCHEMAS: ReadonlyMap<string, z.ZodType> = new Map<string, z.ZodType>([
+  ['tools/call', CallToolRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['ping', PingRequestSchema],
+]);
 
-/** The readable refusal of a `tools/call` whose params fail MCP's schema; null when they pass. */
-export function toolsCallParamsError(params: unknown): GatewayError | null {
-  const input = { params };
-  const result = toolsCallParams.safeParse(input);
+/** The readable refusal of a request whose params fail MCP's schema (path `params.name`...); null when they pass. */
+export function paramsError(request: { readonly method: string; readonly params?: unknown }): GatewayError | null {
+  const schema = REQUEST_SCHEMAS.get(request.method);
+  if (!schema) return null;
+  const result = schema.safeParse(request);
   if (result.success) return null;
-  const e = issueToGatewayError(result.error.issues, input);
+  const e = issueToGatewayError(result.error.issues, request);
   return new GatewayError('invalid_body', { param: e.param, message: e.message });
 }
 
@@ -85,7 +94,7 @@ export async function screenMessages(body: unknown, admitOne: AdmitOne): Promise
     requests += 1;
     // The first request rode on the HTTP request's own unit.
     if (requests > 1 && refusal === null) refusal = await admitOne();
-    const refused = refusal ?? (request.method === 'tools/call' ? toolsCallParamsError(request.params) : null);
+    const refused = refusal ?? paramsError(request);
     if (refused) answered.push(answer(request.id, refused === refusal ? RATE_LIMITED : ErrorCode.InvalidParams, refused));
     else forward.push(m);
   }
