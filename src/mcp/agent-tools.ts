@@ -67,7 +67,7 @@ export async function callAgentTool(deps: AgentToolsDeps, ctx: McpCallContext, n
 function pendingResult(inv: Invocation): CallToolResult {
   const text =
     `Invocation ${inv.id} of ${inv.toolName} waits for approval ${inv.approvalId}. ` +
-    `An approver accepts it with exec.approval_accept (or POST /v1/exec/approvals/${inv.approvalId}/accept); ` +
+    `An approver other than this API key's user accepts it with exec.approval_accept (or POST /v1/exec/approvals/${inv.approvalId}/accept); ` +
     `then exec.invocation_status with invocation_id ${inv.id} gives its result.`;
   return jsonResult(invocationWire(inv), false, text);
 }
