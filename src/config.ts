@@ -270,6 +270,17 @@ const execSchema = z.strictObject({
   mcp_allowed_hosts: z.array(z.string().min(1)).default([]),
   /** Browser origins (`scheme://host[:port]`) allowed to call the MCP server besides those hosts. */
   mcp_allowed_origins: z.array(z.string().min(1)).default([]),
+  /**
+   * MCP sessions held at once (docs/mcp.md "Sessions"): per API key, per project, and by this process. Past
+   * a key's or project's cap its own least recently used idle session is closed, never another tenant's.
+   */
+  mcp_sessions: z
+    .strictObject({
+      per_key: z.number().int().min(1).default(100),
+      per_project: z.number().int().min(1).default(1_000),
+      total: z.number().int().min(1).default(10_000),
+    })
+    .default({ per_key: 100, per_project: 1_000, total: 10_000 }),
 });
 
 const workspaceSchema = z.strictObject({

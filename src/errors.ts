@@ -112,6 +112,8 @@ export const ERROR_CATALOGUE = {
   workspace_budget_exhausted: { status: 429, type: RATE, message: "The workspace's token budget is spent.", retryable: false },
   // An hour-long window of an operator's manual action: retry_after says when, a backoff loop would not.
   webhook_test_limit_exceeded: { status: 429, type: RATE, message: 'Test deliveries are limited to 10 per webhook per hour.', retryable: false },
+  // docs/mcp.md "Sessions": every session of the key (or project) has a call running; one ends, or is ended.
+  mcp_session_limit_reached: { status: 429, type: RATE, message: 'This API key or project holds as many MCP sessions as it may.', retryable: true },
   // 5xx. internal_error is mostly a model server that failed or could not be reached (upstream-errors.ts),
   // which passes (a restart, a freed GPU); SPEC's exec table calls its transient 500 and 502 retryable. A
   // failed turn is charged no tokens, and a few quick retries are what clients already do with a 500.
@@ -137,6 +139,14 @@ export const ERROR_CATALOGUE = {
   insufficient_quota: { status: 402, type: 'insufficient_quota', message: 'No remaining credit.', retryable: false },
   billing_delinquent: { status: 402, type: PERMISSION, message: 'The account has an unpaid balance.', retryable: false },
   cross_project_access: { status: 403, type: PERMISSION, message: "The API key touched another project's resource.", retryable: false },
+  // Not SPEC's (docs/decisions.md "Who decides an approval"): SPEC's approvals are human and granted by a
+  // privileged user, and no code of its table says "not you".
+  approval_not_permitted: {
+    status: 403,
+    type: PERMISSION,
+    message: 'Approvals are decided by a project owner or admin, or a management key with no user, never by who asked.',
+    retryable: false,
+  },
   invocation_not_found: { status: 404, type: NOT_FOUND, message: 'No such invocation in this project.', retryable: false },
   approval_not_found: { status: 404, type: NOT_FOUND, message: 'No such approval in this project.', retryable: false },
   agent_not_found: { status: 404, type: NOT_FOUND, message: 'No such execution agent in this project.', retryable: false },

@@ -278,7 +278,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
   const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, argumentsValidator: schemas.validator, now: clock.now, logger, instances, shared });
-  const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms };
+  // Dashboard users and their roles (issue 22). With PostgreSQL, users and sessions are shared: a cookie
+  // issued by one replica opens pages on every other. Approvals ask it who is an owner or admin.
+  const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
+  const roleOf = async (userId: string, projectId: string) => (await identity.users.roles(userId)).find((r) => r.projectId === projectId)?.role ?? null;
+  // One set of approval decisions (docs/exec.md "Who decides") for the REST routes, MCP and the dashboard.
+  const approvals = createApprovalDecisions(execInvocations.service, roleOf);
+  const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms, approvals };
   // The chat tool bridge (x_exec, docs/exec.md "Chat tool bridge") runs tools through the same invocations service.
   const execTools = createChatToolRunner({ service: execInvocations.service, registry: agents.registry, policyOf: approvalPolicies(config), timeoutMs: config.exec.default_timeout_ms });
   const chatServices: ChatServices = {
@@ -327,13 +333,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const responsesStore = shared ? createPgResponsesStore(shared.pg, { owner: shared.instances.id, now: clock.now }) : createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
-  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes });
+  const sessionCaps = config.exec.mcp_sessions;
+  const mcpSessionLimits = { maxPerKey: sessionCaps.per_key, maxPerProject: sessionCaps.per_project, maxSessions: sessionCaps.total };
+  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes, mcpSessionLimits });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
   const responses = await createResponsesSystem({ ...routerChatServices, ...responsesStore }, recoveryCue);
   // Dashboard sign-in (issue 22): users, sessions, CSRF; `dashboardAuth.dashboardRoute` guards every page.
-  // With PostgreSQL, users and sessions are shared: a cookie issued by one replica opens pages on every other.
-  const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
   const dashboardAuth = await createDashboardAuth({ config, db, dbPath, identity, shared: backend.pg !== null, now: clock.now, throttles: coordination.throttles, reloadCredentials: () => catalog.reload() });
   // The semantic-router management API and the dashboard's router page run one set of use cases (src/app/).
   const routerManagement = {
@@ -355,7 +361,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     router: createRouterManagement(routerManagement),
     webhooks: webhooks.manager,
     usage: usageStore,
-    approvals: createApprovalDecisions(execInvocations.service),
+    approvals,
   };
   // Read once, at start: it guards /metrics and /readyz's detail.
   const metricsScrapeToken = metricsToken(config.server.metrics.token_env);

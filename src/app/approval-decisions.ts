@@ -1,30 +1,85 @@
 /**
- * Human approvals of exec invocations (docs/exec.md "Approvals"): list, accept, reject. The exec approvals
- * routes (routes/exec-approvals.ts, deciding as an API key) and the dashboard's approvals page (deciding as
- * a signed-in user) run these; each says which workspaces its principal may use, and an approval outside
- * them reads as absent (404 approval_not_found), never as forbidden.
+ * Human approvals of exec invocations (docs/exec.md "Approvals", "Who decides"): list, accept, reject. The
+ * exec approvals routes and the MCP `exec.approval_*` tools (deciding as an API key) and the dashboard's
+ * approvals page (deciding as a signed-in user) run these. Each says which workspaces its principal may
+ * use, and an approval outside them reads as absent (404 approval_not_found), never as forbidden.
+ *
+ * SPEC: an approval is human ("with human approvals") and `exec.approved` is "granted by a privileged
+ * user". So a decision needs a privileged principal, an owner or admin of the project (signed in, or
+ * through an API key that user owns) or a key with no user holding the `management` scope, and never the
+ * one that asked: not the key that created the invocation, nor any key of the same user (an MCP session or
+ * a chat turn runs as its key). Anything else is 403 approval_not_permitted.
  */
-import type { Approval } from '../core/exec/approval-machine.js';
+import type { Scope } from '../config.js';
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import type { Approval, Requester } from '../core/exec/approval-machine.js';
+import type { PageQuery } from '../core/store/exec-invocations-store.js';
+import type { ProjectRole } from '../core/store/identity-store.js';
 import { GatewayError } from '../errors.js';
 import type { InvocationService } from '../exec/invocations/invocation-service.js';
-import type { PageQuery } from '../core/store/exec-invocations-store.js';
 
-/** Who decides: an id recorded as `decided_by`, the workspaces they may use, and how to name them in a 404. */
+/** Who decides: an id recorded as `decided_by`, the principal behind it, the workspaces it may use. */
 export interface Decider {
   readonly id: string;
+  /** The API key deciding; null for a user signed in to the dashboard. */
+  readonly keyId: string | null;
+  /** The user deciding (a signed-in user, or the owner of the key); null for a key with no user. */
+  readonly userId: string | null;
+  /** A key's scopes (a key with no user is privileged by `management`); null for a signed-in user. */
+  readonly scopes: readonly Scope[] | null;
   mayUse(workspaceId: string): boolean;
   /** "this API key", "your account". */
   readonly label: string;
 }
 
-export function createApprovalDecisions(exec: InvocationService) {
-  const visible = async (projectId: string, approvalId: string, who: Decider): Promise<void> => {
+/** The user's role in the project (null: none), from the identity store. */
+export type RoleLookup = (userId: string, projectId: string) => Promise<ProjectRole | null>;
+
+/** Who asks for an invocation: the key, and the user owning it. */
+export const requesterOf = (a: AuthenticatedKey): Requester => ({ keyId: a.key.id, userId: a.key.userId });
+
+const WHO_MAY =
+  'Approvals are decided by an owner or admin of the project (in the dashboard, or with an API key that user owns) or by an API key with no user holding the management scope';
+
+export function createApprovalDecisions(exec: InvocationService, roleOf: RoleLookup) {
+  /** Why this principal may decide no approval of the project; null when it may decide. */
+  const unprivileged = async (projectId: string, who: Decider): Promise<string | null> => {
+    if (who.userId === null) {
+      if (who.scopes?.includes('management')) return null;
+      return `${WHO_MAY}; this API key has no user and lacks the management scope.`;
+    }
+    const role = await roleOf(who.userId, projectId);
+    if (role === 'owner' || role === 'admin') return null;
+    const held = role === null ? 'has no role' : `is a ${role}`;
+    const whose = who.keyId === null ? 'your account' : `this API key's user ${who.userId}`;
+    return `${WHO_MAY}; ${whose} ${held} in project ${projectId}.`;
+  };
+
+  /** Why this principal may not decide this approval because it asked for it; null otherwise. */
+  const selfDecision = (a: Approval, who: Decider): string | null => {
+    const asked = a.requester;
+    if (asked.keyId !== null && asked.keyId === who.keyId) return `Approval ${a.id} was requested with this API key (${asked.keyId}); someone else must decide it.`;
+    if (asked.userId !== null && asked.userId === who.userId) {
+      return `Approval ${a.id} was requested by user ${asked.userId} (with key ${asked.keyId ?? 'unknown'}); another privileged principal must decide it.`;
+    }
+    return null;
+  };
+
+  /** 403 when it may decide nothing, 404 outside its workspaces, 403 when it asked: the approval otherwise. */
+  const decidable = async (projectId: string, approvalId: string, who: Decider): Promise<void> => {
+    const refused = await unprivileged(projectId, who);
+    if (refused) throw new GatewayError('approval_not_permitted', { message: refused });
     const approval = await exec.approval(projectId, approvalId);
     if (!who.mayUse(approval.workspaceId)) {
       throw new GatewayError('approval_not_found', { param: 'approval_id', message: `No approval ${approvalId} in the workspaces ${who.label} may use.` });
     }
+    const own = selfDecision(approval, who);
+    if (own) throw new GatewayError('approval_not_permitted', { param: 'approval_id', message: own });
   };
+
   return {
+    /** Whether this principal may decide any approval of the project (MCP lists the decide tools then). */
+    mayDecide: async (projectId: string, who: Decider): Promise<boolean> => (await unprivileged(projectId, who)) === null,
     /** Newest first; `workspaceIds` null: every workspace. 400 invalid_query when `after` names none. */
     async list(projectId: string, q: PageQuery): Promise<{ items: Approval[]; hasMore: boolean }> {
       const page = await exec.listApprovals(projectId, q);
@@ -32,11 +87,11 @@ export function createApprovalDecisions(exec: InvocationService) {
       return page;
     },
     async accept(projectId: string, approvalId: string, who: Decider): Promise<Approval> {
-      await visible(projectId, approvalId, who);
+      await decidable(projectId, approvalId, who);
       return exec.accept(projectId, approvalId, who.id);
     },
     async reject(projectId: string, approvalId: string, who: Decider, reason: string | null): Promise<Approval> {
-      await visible(projectId, approvalId, who);
+      await decidable(projectId, approvalId, who);
       return exec.reject(projectId, approvalId, who.id, reason);
     },
   };

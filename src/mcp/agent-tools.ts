@@ -8,6 +8,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentRegistry } from '../core/exec/agent-registry.js';
 import type { Invocation } from '../core/exec/invocation-machine.js';
 import { catalogOf, type ToolListing } from '../core/exec/tool-catalog.js';
+import { requesterOf } from '../app/approval-decisions.js';
 import { GatewayError } from '../errors.js';
 import type { InvocationService } from '../exec/invocations/invocation-service.js';
 import { invocationWire } from '../routes/exec-invocations.js';
@@ -52,7 +53,7 @@ export async function callAgentTool(deps: AgentToolsDeps, ctx: McpCallContext, n
   }
   let created: Invocation;
   try {
-    created = (await deps.exec.create({ projectId: ctx.projectId, workspaceId: ctx.workspaceId, toolName: name, arguments: args, timeoutMs: deps.timeoutMs, idempotency: null })).invocation;
+    created = (await deps.exec.create({ projectId: ctx.projectId, workspaceId: ctx.workspaceId, toolName: name, arguments: args, timeoutMs: deps.timeoutMs, idempotency: null, requester: requesterOf(ctx.auth) })).invocation;
   } catch (err) {
     // The agent left since the lookup: as unknown as every other tool no agent offers.
     if (err instanceof GatewayError && err.code === 'exec_tool_not_found') throw unknownToolError(err);
@@ -66,7 +67,7 @@ export async function callAgentTool(deps: AgentToolsDeps, ctx: McpCallContext, n
 function pendingResult(inv: Invocation): CallToolResult {
   const text =
     `Invocation ${inv.id} of ${inv.toolName} waits for approval ${inv.approvalId}. ` +
-    `An approver accepts it with exec.approval_accept (or POST /v1/exec/approvals/${inv.approvalId}/accept); ` +
+    `An approver other than this API key's user accepts it with exec.approval_accept (or POST /v1/exec/approvals/${inv.approvalId}/accept); ` +
     `then exec.invocation_status with invocation_id ${inv.id} gives its result.`;
   return jsonResult(invocationWire(inv), false, text);
 }

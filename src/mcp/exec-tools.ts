@@ -3,7 +3,8 @@
  * tools"; docs/mcp.md "exec.* tools"): an invocation's status, its cancel, and the approvals of the
  * request's workspace with their decisions. Each runs the use case its REST route runs (the invocations
  * service, app/approval-decisions.ts) under the same rules, and answers in the route's wire shape.
- * Deciding is the approvals route's rule: every key with the scope, for approvals in workspaces it may use.
+ * Deciding is the approvals route's rule (app/approval-decisions.ts): a privileged key, never on what it
+ * asked for; the decide tools are listed only to a key that may decide (docs/mcp.md "exec.* tools").
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -35,6 +36,8 @@ interface ExecToolDef<S extends z.ZodObject> {
   readonly description: string;
   readonly schema: S;
   readonly readOnly: boolean;
+  /** Offered only to a key that may decide approvals. */
+  readonly decides?: boolean;
   run(deps: ExecToolsDeps, ctx: McpCallContext, args: z.infer<S>): Promise<Record<string, unknown>>;
 }
 
@@ -73,6 +76,7 @@ const DEFS = [
     description: 'Accepts a pending approval: its invocation runs at once if an agent is there.',
     schema: approvalId,
     readOnly: false,
+    decides: true,
     run: async ({ decisions }, ctx, a) => approvalWire(await decisions.accept(ctx.projectId, a.approval_id, keyDecider(ctx.auth))),
   }),
   def({
@@ -80,6 +84,7 @@ const DEFS = [
     description: 'Rejects a pending approval: its invocation fails (approval_rejected) with the reason.',
     schema: rejection,
     readOnly: false,
+    decides: true,
     run: async ({ decisions }, ctx, a) => approvalWire(await decisions.reject(ctx.projectId, a.approval_id, keyDecider(ctx.auth), a.reason ?? null)),
   }),
 ] as const;
@@ -88,12 +93,20 @@ export type ExecToolName = (typeof DEFS)[number]['name'];
 
 const byName: ReadonlyMap<string, ExecToolDef<z.ZodObject>> = new Map(DEFS.map((d) => [d.name, d as unknown as ExecToolDef<z.ZodObject>]));
 
-export const EXEC_TOOLS: readonly Tool[] = DEFS.map((d) => ({
+const listed = (d: ExecToolDef<z.ZodObject>): Tool => ({
   name: d.name,
   description: d.description,
   inputSchema: z.toJSONSchema(d.schema) as Tool['inputSchema'],
   annotations: { readOnlyHint: d.readOnly, destructiveHint: false, idempotentHint: d.readOnly, openWorldHint: false },
-}));
+});
+
+const ALL_TOOLS: readonly Tool[] = [...byName.values()].map(listed);
+const FOLLOW_TOOLS: readonly Tool[] = [...byName.values()].filter((d) => d.decides !== true).map(listed);
+
+/** The exec.* tools this key is offered: the decide tools only when it may decide some approval. */
+export async function execToolsFor(deps: ExecToolsDeps, ctx: McpCallContext): Promise<readonly Tool[]> {
+  return (await deps.decisions.mayDecide(ctx.projectId, keyDecider(ctx.auth))) ? ALL_TOOLS : FOLLOW_TOOLS;
+}
 
 export function isExecTool(name: string): boolean {
   return byName.has(name);

@@ -8,7 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { VERSION } from '../version.js';
 import { callAgentTool, listAgentTools, type AgentToolsDeps } from './agent-tools.js';
-import { callExecTool, EXEC_TOOLS, isExecTool, type ExecToolsDeps } from './exec-tools.js';
+import { callExecTool, execToolsFor, isExecTool, type ExecToolsDeps } from './exec-tools.js';
 import { McpCallContext } from './mcp-call-context.js';
 import { refusalResult } from './tool-results.js';
 
@@ -20,9 +20,9 @@ const INSTRUCTIONS =
 
 export function createMcpServer(deps: McpToolsDeps): Server {
   const server = new Server({ name: 'switchboard', version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => {
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const ctx = McpCallContext.of(extra.authInfo);
-    return { tools: [...listAgentTools(deps, ctx), ...EXEC_TOOLS] };
+    return { tools: [...listAgentTools(deps, ctx), ...(await execToolsFor(deps, ctx))] };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const http = McpCallContext.of(extra.authInfo);

@@ -22,14 +22,20 @@ export function webRequestOf(req: IncomingRequest, body: Buffer | null): Request
 /** Hop-by-hop and framing headers: uWS writes its own. */
 const NOT_COPIED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-type']);
 
-export async function sendWebResponse(res: Response, req: IncomingRequest, reply: Reply): Promise<void> {
+/**
+ * `leading`: SSE events of answers the route gave itself (request-screen.ts), sent before the SDK's own:
+ * in its stream, or as the whole answer when the SDK had only notifications left (its 202). An error of
+ * the SDK's for the whole POST (a JSON 4xx) stands alone: no request of it ran.
+ */
+export async function sendWebResponse(res: Response, req: IncomingRequest, reply: Reply, leading = ''): Promise<void> {
   res.headers.forEach((value, name) => {
     if (!NOT_COPIED.has(name)) reply.setHeader(name, value);
   });
   const contentType = res.headers.get('content-type');
   if (res.body === null || contentType === null) {
     await res.body?.cancel();
-    reply.empty(res.status);
+    if (leading !== '' && res.status === 202) reply.send(200, leading, 'text/event-stream');
+    else reply.empty(res.status);
     return;
   }
   const reader = res.body.getReader();
@@ -41,6 +47,7 @@ export async function sendWebResponse(res: Response, req: IncomingRequest, reply
     reply.endStream();
   });
   reply.beginStream(res.status, contentType);
+  if (leading !== '' && contentType.startsWith('text/event-stream')) reply.write(Buffer.from(leading));
   try {
     for (;;) {
       const { done, value } = await reader.read();

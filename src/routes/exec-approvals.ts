@@ -1,9 +1,9 @@
 /**
  * `/{project}/v1/exec/approvals...` (docs/exec.md "Approvals"): list, accept, reject. Scope `execution`;
- * `decided_by` is the key owner's `usr_` id, or the key's id for a key with no user. Approval bodies are
+ * deciding also needs a privileged principal (docs/exec.md "Who decides"); `decided_by` is the key owner's `usr_` id, or the key's id for a key with no user. Approval bodies are
  * small: the management 16 KiB cap.
  */
-import { createApprovalDecisions, type Decider } from '../app/approval-decisions.js';
+import type { ApprovalDecisions, Decider } from '../app/approval-decisions.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { Approval } from '../core/exec/approval-machine.js';
 import { iso } from '../core/exec/exec-events.js';
@@ -42,13 +42,21 @@ export function approvalWire(a: Approval) {
 /**
  * An API key deciding an approval. SPEC's `exec.approved` carries `decided_by` as a user id: a key minted in
  * the dashboard belongs to its user, who is the one deciding; a key with no user (minted through the
- * management API or the config) can only be named by its own id. Another project's approval, or another
+ * management API or the config) can only be named by its own id. Who may decide at all is
+ * app/approval-decisions.ts's rule (403 approval_not_permitted). Another project's approval, or another
  * workspace's for a confined key, is 404 approval_not_found.
  */
-export const keyDecider = (a: AuthenticatedKey): Decider => ({ id: a.key.userId ?? a.key.id, mayUse: (w) => mayUseWorkspace(a, w), label: 'this API key' });
+export const keyDecider = (a: AuthenticatedKey): Decider => ({
+  id: a.key.userId ?? a.key.id,
+  keyId: a.key.id,
+  userId: a.key.userId,
+  scopes: a.key.scopes,
+  mayUse: (w) => mayUseWorkspace(a, w),
+  label: 'this API key',
+});
 
-export function execApprovalsRoutes(services: ExecServices): RouteDef[] {
-  const decisions = createApprovalDecisions(services.exec);
+export function execApprovalsRoutes(services: ExecServices & { readonly approvals: ApprovalDecisions }): RouteDef[] {
+  const decisions = services.approvals;
   const id = (ctx: RouteContext): string => ctx.req.params.approval ?? '';
   const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, a: AuthenticatedKey) => Promise<void> | void): RouteDef =>
     keyed(services, 'execution', { method, pattern: `/:project/v1/exec/approvals${pattern}`, family: 'exec', bodyLimit: MANAGEMENT_BODY_LIMIT, handle });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { iso } from '../core/exec/exec-events.js';
 import type { Invocation } from '../core/exec/invocation-machine.js';
+import { requesterOf } from '../app/approval-decisions.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import type { InvocationService } from '../exec/invocations/invocation-service.js';
@@ -76,6 +77,7 @@ export function execInvocationsRoutes(services: ExecServices): RouteDef[] {
         arguments: body.arguments ?? {},
         timeoutMs: body.timeout_ms ?? services.execDefaultTimeoutMs,
         idempotency: idempotencyKey === null ? null : { key: idempotencyKey, bodyHash: createHash('sha256').update(canonicalJson(raw)).digest('hex') },
+        requester: requesterOf(a),
       });
       ctx.reply.json(created ? 201 : 200, invocationWire(invocation));
     }),

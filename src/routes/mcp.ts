@@ -4,12 +4,15 @@
  * rebinding; 403 origin_not_allowed), then the key with the `execution` scope (a key without it: 403
  * scope_insufficient, type authentication_error: SPEC Authentication 3), the request rate limits, the
  * workspace (`X-Service-Workspace`, else the key's single workspace or the project default; 403
- * workspace_not_allowed outside a confined key's list), the API's body cap and JSON depth limit. Then the SDK's transport of the
- * session takes it. GET (a stream for server-initiated messages) answers 405: this server sends none.
+ * workspace_not_allowed outside a confined key's list), the API's body cap and JSON depth limit. On a
+ * session, each further request of a batch is charged its own unit and each `tools/call`'s params are
+ * checked (mcp/request-screen.ts); a new session takes a place under its key's and project's caps
+ * (mcp/mcp-sessions.ts). Then the SDK's transport of the session takes it. GET (a stream for
+ * server-initiated messages) answers 405: this server sends none.
  */
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { createApprovalDecisions } from '../app/approval-decisions.js';
+import type { ApprovalDecisions } from '../app/approval-decisions.js';
 import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { AgentRegistry } from '../core/exec/agent-registry.js';
 import { GatewayError } from '../errors.js';
@@ -17,17 +20,24 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/json-depth.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { McpCallContext } from '../mcp/mcp-call-context.js';
 import { createMcpServer, type McpToolsDeps } from '../mcp/mcp-server.js';
-import { McpSessions, type McpSession } from '../mcp/mcp-sessions.js';
+import { DEFAULT_SESSION_LIMITS, McpSessions, type McpSession, type McpSessionLimits, type Reservation } from '../mcp/mcp-sessions.js';
+import { screenMessages, sseEvents } from '../mcp/request-screen.js';
+import { refusalError, writeRateLimitHeaders } from '../core/limits/limit-headers.js';
+import { limitClassOf } from '../core/limits/rate-limiter.js';
 import { originRefusal, type OriginPolicy } from '../mcp/origin-guard.js';
 import { sendWebResponse, webRequestOf } from '../mcp/web-bridge.js';
 import type { ExecServices } from './exec-invocations.js';
 import { namedWorkspace, requireKey } from './guard.js';
 
 export interface McpServices extends ExecServices {
+  /** The approvals' use cases, with their rule of who decides (the `exec.approval_*` tools). */
+  readonly approvals: ApprovalDecisions;
   readonly agents: AgentRegistry;
   readonly mcpOrigins: OriginPolicy;
   /** config `server.max_body_bytes`: the API's cap, which the SDK's own body reader must not undercut. */
   readonly maxBodyBytes: number;
+  /** config `exec.mcp_sessions`; what is absent: DEFAULT_SESSION_LIMITS. */
+  readonly mcpSessionLimits?: Partial<McpSessionLimits>;
 }
 
 export interface McpRoutes {
@@ -40,7 +50,7 @@ export interface McpRoutes {
 const SESSION_NOT_FOUND = JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found: initialize a new session.' }, id: null });
 
 export function mcpRoutes(services: McpServices): McpRoutes {
-  const sessions = new McpSessions(services.now);
+  const sessions = new McpSessions(services.now, { ...DEFAULT_SESSION_LIMITS, ...services.mcpSessionLimits });
   const sweep = setInterval(() => sessions.sweep(), 60_000);
   sweep.unref();
   const deps: McpToolsDeps = {
@@ -48,13 +58,15 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     exec: services.exec,
     agents: services.agents,
     timeoutMs: services.execDefaultTimeoutMs,
-    decisions: createApprovalDecisions(services.exec),
+    decisions: services.approvals,
   };
 
-  /** The session's transport; a new one (not yet stored) for a request without a session id. */
-  async function transportFor(ctx: RouteContext, auth: AuthenticatedKey): Promise<WebStandardStreamableHTTPServerTransport | null> {
-    const sessionId = ctx.req.header('mcp-session-id');
-    if (sessionId !== undefined) return sessions.use(sessionId, auth.project.id, auth.key.id)?.transport ?? null;
+  /**
+   * A new session's transport (not yet stored) for a request without a session id, on a place reserved
+   * for it under the key's and the project's caps (429 past them); stored once `initialize` succeeded.
+   */
+  async function newTransport(auth: AuthenticatedKey): Promise<{ transport: WebStandardStreamableHTTPServerTransport; place: Reservation }> {
+    const place = sessions.reserve(auth.project.id, auth.key.id);
     const server = createMcpServer(deps);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -62,13 +74,37 @@ export function mcpRoutes(services: McpServices): McpRoutes {
       maxRequestBodySize: services.maxBodyBytes,
       // Stored only once `initialize` succeeded: a stray request without a session leaves nothing behind.
       onsessioninitialized: (id) => {
-        const session: McpSession = { server, transport, projectId: auth.project.id, keyId: auth.key.id, lastUsedAt: services.now() };
-        sessions.add(id, session);
+        place.commit(id, { server, transport, projectId: auth.project.id, keyId: auth.key.id, lastUsedAt: services.now(), inFlight: 0 });
       },
       onsessionclosed: (id) => sessions.forget(id),
     });
     await server.connect(transport);
-    return transport;
+    return { transport, place };
+  }
+
+  /** One more unit of the key's request class for a batch's further request (request-screen.ts). */
+  const admitOne = (ctx: RouteContext, auth: AuthenticatedKey) => async (): Promise<GatewayError | null> => {
+    const { route } = ctx;
+    const admission = await services.limits.admit(auth.project, auth.key, limitClassOf(route.family, route.method, route.pattern), services.now());
+    // Replacing the headers of the admissions before: they report the allowance left after the last unit.
+    writeRateLimitHeaders(admission.view, (name, value) => ctx.reply.replaceHeader(name, value));
+    return admission.refusal ? refusalError(admission.refusal) : null;
+  };
+
+  /** A session's request: its batch charged and its tools/call params checked first (request-screen.ts). */
+  async function onSession(ctx: RouteContext, auth: AuthenticatedKey, session: McpSession, call: McpCallContext, body: Buffer | null): Promise<void> {
+    const { req, reply } = ctx;
+    const parsed = req.method === 'POST' && body ? parsedJson(body) : undefined;
+    const screened = parsed === undefined ? null : await screenMessages(parsed, admitOne(ctx, auth));
+    const answered = screened?.answered ?? [];
+    session.inFlight += 1;
+    try {
+      const options = { authInfo: call.toAuthInfo(), ...(answered.length > 0 ? { parsedBody: screened?.forward } : {}) };
+      const res = await session.transport.handleRequest(webRequestOf(req, body), options);
+      await sendWebResponse(res, req, reply, sseEvents(answered));
+    } finally {
+      session.inFlight -= 1;
+    }
   }
 
   async function handle(ctx: RouteContext): Promise<void> {
@@ -80,14 +116,25 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     const body = req.method === 'POST' ? await req.body() : null;
     // As on every JSON route (http/json-depth.ts): stored arguments are re-serialized, which recurses.
     if (body && nestsDeeperThan(body)) throw new GatewayError('invalid_json', { message: `The request body nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep; flatten it.` });
-    const transport = await transportFor(ctx, auth);
-    if (!transport) {
-      reply.send(404, SESSION_NOT_FOUND, 'application/json');
+    const call = new McpCallContext(auth, workspaceId, req.signal);
+    const sessionId = req.header('mcp-session-id');
+    if (sessionId !== undefined) {
+      const session = sessions.use(sessionId, auth.project.id, auth.key.id);
+      if (!session) {
+        reply.send(404, SESSION_NOT_FOUND, 'application/json');
+        return;
+      }
+      await onSession(ctx, auth, session, call, body);
       return;
     }
-    const call = new McpCallContext(auth, workspaceId, req.signal);
-    const res = await transport.handleRequest(webRequestOf(req, body), { authInfo: call.toAuthInfo() });
-    await sendWebResponse(res, req, reply);
+    const { transport, place } = await newTransport(auth);
+    try {
+      const res = await transport.handleRequest(webRequestOf(req, body), { authInfo: call.toAuthInfo() });
+      await sendWebResponse(res, req, reply);
+    } finally {
+      // Committed if `initialize` succeeded; otherwise the place goes back.
+      place.release();
+    }
   }
 
   // The key is checked in `handle`, not declared: the Origin check (DNS rebinding) answers before it.
@@ -114,4 +161,13 @@ function mcpWorkspace(ctx: RouteContext, services: ExecServices, auth: Authentic
     throw new GatewayError('missing_workspace_id', { param: 'X-Service-Workspace', message: `Project ${auth.project.id} has no default workspace: name one with X-Service-Workspace (ws_<hex>).` });
   }
   return workspaceId;
+}
+
+/** The body as JSON, or undefined when it is not: the SDK answers that itself (-32700). */
+function parsedJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }

@@ -50,6 +50,8 @@ export interface ApprovalRow {
   reason: string | null;
   created_at: number;
   decided_at: number | null;
+  requested_by_key: string | null;
+  requested_by_user: string | null;
 }
 
 export const toInvocation = (r: InvocationRow): Invocation => ({
@@ -89,6 +91,7 @@ export const toApproval = (r: ApprovalRow): Approval => ({
   reason: r.reason,
   createdAt: r.created_at,
   decidedAt: r.decided_at,
+  requester: { keyId: r.requested_by_key, userId: r.requested_by_user },
 });
 
 export interface AgentRow {

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, execConfig, makeExecKeys, mintJoinKey, PROJECT, WS_B, WS_OPS } from '../helpers/exec-config.js';
 import { connectTestAgent, type TestAgent } from '../helpers/exec-test-agent.js';
-import { call } from '../helpers/http.js';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/processes.js';
+import { call, errorOf, expectError } from '../helpers/http.js';
+import { runCli, startGatewayProcess, type GatewayProcess } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { signInAs, type DashboardSession } from './dashboard-pages-session.js';
 
@@ -57,9 +57,18 @@ let counter = 0;
 const session = (role: 'owner' | 'admin' | 'member', workspaces: readonly string[] | null = null): Promise<DashboardSession> =>
   signInAs(gw, { email: `exec-${role}-${(counter += 1)}@example.com`, projectId: PROJECT, role, workspaceIds: workspaces });
 
+/** An API key the signed-in user mints in the keys page (it belongs to that user). */
+async function mintAs(s: DashboardSession, name: string): Promise<string> {
+  const minted = await post(s, page('keys'), [['name', name], ['scopes', 'execution'], ['workspace_mode', 'all']]);
+  expect(minted.status, minted.html.slice(0, 400)).toBe(201);
+  const value = minted.html.match(/id="revealed-value">([^<]+)</)?.[1] ?? '';
+  expect(value).toMatch(/^svc_/);
+  return value;
+}
+
 /** An invocation of a destructive tool in the operational workspace: held for an approval. */
-async function pendingApproval(): Promise<string> {
-  const res = await call(`${gw.url}/${PROJECT}/v1/exec/invocations`, { key: keys.exec, body: { workspace_id: WS_OPS, tool_name: 'rm', arguments: {} } });
+async function pendingApproval(key = keys.exec): Promise<string> {
+  const res = await call(`${gw.url}/${PROJECT}/v1/exec/invocations`, { key, body: { workspace_id: WS_OPS, tool_name: 'rm', arguments: {} } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   const approvalId = (res.body as { approval_id: string | null }).approval_id;
   expect(approvalId).toMatch(/^app_/);
@@ -107,6 +116,37 @@ describe('approvals page', () => {
     const rejected = await pendingApproval();
     const no = await call(`${gw.url}/${PROJECT}/v1/exec/approvals/${rejected}/reject`, { key: value, body: { reason: 'later' } });
     expect(no.body).toMatchObject({ state: 'rejected', decided_by: admin.userId });
+  });
+
+  it('refuses the user whose key asked, in the page and through any key of theirs (403 approval_not_permitted); another admin decides', async () => {
+    const admin = await session('admin');
+    const asking = await mintAs(admin, 'asking');
+    const sibling = await mintAs(admin, 'sibling');
+    const id = await pendingApproval(asking);
+    for (const [key, says] of [[asking, 'was requested with this API key'], [sibling, `was requested by user ${admin.userId}`]] as const) {
+      const res = await call(`${gw.url}/${PROJECT}/v1/exec/approvals/${id}/accept`, { key, body: {} });
+      expectError(res, 403, 'approval_not_permitted', 'approval_id');
+      expect(errorOf(res).message).toContain(says);
+    }
+    const inPage = await post(admin, `${page('approvals')}/${id}/accept`);
+    expect(inPage.status).toBe(403);
+    expect(inPage.html).toContain('another privileged principal must decide it');
+    expect((await approval(id))?.state).toBe('pending');
+    const other = await session('owner');
+    expect((await post(other, `${page('approvals')}/${id}/accept`)).status).toBe(200);
+    expect(await approval(id)).toMatchObject({ state: 'accepted', decided_by: other.userId });
+  });
+
+  it("refuses a key whose user is now a member (the role is read at each decision): 403 approval_not_permitted", async () => {
+    const admin = await session('admin');
+    const value = await mintAs(admin, 'to-demote');
+    const id = await pendingApproval();
+    const demoted = await runCli(['users', 'grant', admin.userId, '--role', 'member', '--project', PROJECT, '--db', gw.dbPath]);
+    expect(demoted.code, demoted.stderr).toBe(0);
+    const res = await call(`${gw.url}/${PROJECT}/v1/exec/approvals/${id}/reject`, { key: value, body: {} });
+    expectError(res, 403, 'approval_not_permitted');
+    expect(errorOf(res).message).toContain(`this API key's user ${admin.userId} is a member in project ${PROJECT}`);
+    expect((await approval(id))?.state).toBe('pending');
   });
 
   it('rejects with a reason, which the API returns', async () => {

@@ -69,7 +69,7 @@ describe('a gateway killed and started again on the same store', () => {
     // Queued: accepted once the only agent offering the tool has left.
     const toQueue = await invoke({ workspace_id: WS_OPS, tool_name: 'deploy', timeout_ms: 600_000 });
     await deployer.close();
-    const accepted = await call(url(`/approvals/${toQueue.approval_id}/accept`), { key: keys.exec, method: 'POST' });
+    const accepted = await call(url(`/approvals/${toQueue.approval_id}/accept`), { key: keys.approver, method: 'POST' });
     expect(accepted.status).toBe(200);
     expect((await get(toQueue.id)).status).toBe('queued');
 

@@ -26,8 +26,8 @@ let gw: GatewayProcess;
 let receiver: Receiver;
 let joinKey: string;
 let agent: TestAgent;
-/** The id of keys.exec (decided_by). */
-let execKeyId: string;
+/** The id of keys.approver (decided_by): keys.exec creates the invocations, and may not decide them. */
+let approverKeyId: string;
 
 const EXEC_EVENTS = [
   'exec.dispatched', 'exec.completed', 'exec.failed', 'exec.timeout', 'exec.approval_requested', 'exec.approved', 'exec.rejected',
@@ -46,9 +46,9 @@ beforeAll(async () => {
   joinKey = await mintJoinKey(gw.url, keys.exec);
   agent = await connectTestAgent(gw.url, PROJECT, joinKey, { name: 'main', tools: [echoTool, rmTool, deployTool, { name: 'sleep' }] });
   const listed = await call(`${gw.url}/${PROJECT}/v1/management/api-keys?limit=100`, { key: keys.exec });
-  const mine = (listed.body as { data: { id: string; prefix: string }[] }).data.find((k) => k.prefix === keyPrefix(keys.exec));
-  execKeyId = mine?.id ?? '';
-  expect(execKeyId).toMatch(/^key_/);
+  const approver = (listed.body as { data: { id: string; prefix: string }[] }).data.find((k) => k.prefix === keyPrefix(keys.approver));
+  approverKeyId = approver?.id ?? '';
+  expect(approverKeyId).toMatch(/^key_/);
 });
 
 afterAll(async () => {
@@ -435,16 +435,16 @@ describe('approvals', () => {
     expect(inv.approval_id).toMatch(/^app_[0-9a-f]{24}$/);
     return inv;
   }
-  const decide = (id: string, verb: 'accept' | 'reject', body?: object, key = keys.exec) => call(url(`/approvals/${id}/${verb}`), { key, method: 'POST', ...(body ? { body } : {}) });
+  const decide = (id: string, verb: 'accept' | 'reject', body?: object, key = keys.approver) => call(url(`/approvals/${id}/${verb}`), { key, method: 'POST', ...(body ? { body } : {}) });
 
-  it('holds a destructive invocation until accepted (decided_by = the key id), then dispatches it', async () => {
+  it('holds a destructive invocation until another privileged key accepts it (decided_by = that key id), then dispatches it', async () => {
     const inv = await pending();
     expect(agent.dispatches.some((d) => d.invocation_id === inv.id)).toBe(false);
     const listed = (await call(url('/approvals?state=pending'), { key: keys.exec })).body as { object: string; data: Approval[]; has_more: boolean };
     expect(listed.data.find((a) => a.id === inv.approval_id)).toMatchObject({ object: 'exec.approval', invocation_id: inv.id, state: 'pending', stage: 1, target: 'oncall' });
     const res = await decide(inv.approval_id ?? '', 'accept');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: inv.approval_id, state: 'accepted', decided_by: execKeyId, escalates_at: null });
+    expect(res.body).toMatchObject({ id: inv.approval_id, state: 'accepted', decided_by: approverKeyId, escalates_at: null });
     await dispatchOf(inv.id);
     agent.result(inv.id, 0);
     await settled(inv.id, 'completed');
@@ -452,7 +452,7 @@ describe('approvals', () => {
     expect(events.map((e) => e.type)).toEqual(['exec.approval_requested', 'exec.approved', 'exec.dispatched', 'exec.completed']);
     expect(events[0]?.data).toEqual({ invocation_id: inv.id, approval_id: inv.approval_id, tool_name: 'rm', risk: 'destructive', workspace_id: WS_OPS, requested_at: inv.created_at });
     expect(Object.keys(events[1]?.data ?? {}).sort()).toEqual(['approval_id', 'approved_at', 'decided_by', 'invocation_id']);
-    expect(events[1]?.data).toMatchObject({ decided_by: execKeyId });
+    expect(events[1]?.data).toMatchObject({ decided_by: approverKeyId });
   });
 
   it('holds a tool the workspace lists (deploy in the ops workspace), not elsewhere', async () => {
@@ -468,7 +468,7 @@ describe('approvals', () => {
     const inv = await pending();
     const res = await decide(inv.approval_id ?? '', 'reject', { reason: 'not during the freeze' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ state: 'rejected', reason: 'not during the freeze', decided_by: execKeyId });
+    expect(res.body).toMatchObject({ state: 'rejected', reason: 'not during the freeze', decided_by: approverKeyId });
     expect(await get(inv.id)).toMatchObject({ status: 'failed', error: { code: 'approval_rejected' } });
     const events = await eventsFor(inv.id, 3);
     expect(events.map((e) => e.type)).toEqual(['exec.approval_requested', 'exec.rejected', 'exec.failed']);
@@ -487,6 +487,21 @@ describe('approvals', () => {
     expectError(await decide('app_ffffffffffffffffffffffff', 'accept'), 404, 'approval_not_found', 'approval_id');
     expectError(await call(url(`/approvals/${id}/accept`, OTHER_PROJECT), { key: keys.otherExec, method: 'POST' }), 404, 'approval_not_found', 'approval_id');
     expectError(await call(url('/approvals?state=maybe'), { key: keys.exec }), 400, 'invalid_query', 'state');
+  });
+
+  it('refuses the key that asked, and a key with no user and no management scope: 403 approval_not_permitted, the approval still pending', async () => {
+    const inv = await pending();
+    const id = inv.approval_id ?? '';
+    for (const verb of ['accept', 'reject'] as const) {
+      const own = await decide(id, verb, {}, keys.exec);
+      expectError(own, 403, 'approval_not_permitted', 'approval_id');
+      expect(errorOf(own).message).toMatch(new RegExp(`^Approval ${id} was requested with this API key \\(key_\\w+\\); someone else must decide it\\.$`));
+      const unprivileged = await decide(id, verb, {}, keys.execOnly);
+      expectError(unprivileged, 403, 'approval_not_permitted');
+      expect(errorOf(unprivileged).message).toContain('this API key has no user and lacks the management scope');
+    }
+    expect(await get(inv.id)).toMatchObject({ status: 'pending_approval' });
+    expect((await decide(id, 'accept')).status).toBe(200);
   });
 
   it('withdraws a pending approval when its invocation is cancelled', async () => {

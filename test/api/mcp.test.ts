@@ -19,6 +19,8 @@ const quotaKey = mintTestKey('test');
 let gw: GatewayProcess;
 let agent: AgentProcess;
 let mcp: McpConnection;
+/** Another privileged key's session: it decides what `mcp` asked for (no principal decides its own). */
+let approver: McpConnection;
 
 type Structured = Record<string, unknown> & { id: string; status: string; approval_id: string | null; output: string };
 const structured = (r: CallToolResult): Structured => r.structuredContent as Structured;
@@ -43,10 +45,12 @@ beforeAll(async () => {
   gw = await startGatewayProcess(config);
   agent = await startMcpAgent(gw.url, keys.exec, tempDir());
   mcp = await connectMcp(gw.url, keys.exec);
+  approver = await connectMcp(gw.url, keys.approver);
 });
 
 afterAll(async () => {
   await mcp?.client.close();
+  await approver?.client.close();
   await agent?.stop('SIGKILL');
   await gw?.stop();
 });
@@ -59,6 +63,13 @@ describe('MCP tools/list', () => {
     expect(say).toMatchObject({ description: 'Prints the text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, annotations: { readOnlyHint: true, destructiveHint: false } });
     expect(tools.find((t) => t.name === 'wipe')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(tools.find((t) => t.name === 'exec.approval_accept')?.inputSchema).toMatchObject({ type: 'object', required: ['approval_id'] });
+  });
+
+  it('offers the decide tools only to a key that may decide approvals (not an execution-only key with no user)', async () => {
+    const c = await connectMcp(gw.url, keys.execOnly);
+    const names = (await c.client.listTools()).tools.map((t) => t.name);
+    expect(names.filter((n) => n.startsWith('exec.'))).toEqual(['exec.invocation_status', 'exec.invocation_cancel', 'exec.approvals_list']);
+    await c.client.close();
   });
 });
 
@@ -73,7 +84,7 @@ describe('MCP tools/call', () => {
     expect(rest.body).toMatchObject({ id: structured(r).id, status: 'completed', output: 'hello over MCP' });
   });
 
-  it('answers a destructive tool at once with its pending approval; exec.approval_accept runs it and exec.invocation_status shows the result', async () => {
+  it("answers a destructive tool at once with its pending approval; another key's exec.approval_accept runs it and exec.invocation_status shows the result", async () => {
     const pending = (await mcp.client.callTool({ name: 'wipe', arguments: { target: 'disk0' } })) as CallToolResult;
     const inv = structured(pending);
     expect(pending.isError).toBe(false);
@@ -84,7 +95,7 @@ describe('MCP tools/call', () => {
     const listed = structured((await mcp.client.callTool({ name: 'exec.approvals_list', arguments: { state: 'pending' } })) as CallToolResult) as unknown as { data: { id: string }[] };
     expect(listed.data.map((a) => a.id)).toContain(inv.approval_id);
 
-    const accepted = (await mcp.client.callTool({ name: 'exec.approval_accept', arguments: { approval_id: inv.approval_id } })) as CallToolResult;
+    const accepted = (await approver.client.callTool({ name: 'exec.approval_accept', arguments: { approval_id: inv.approval_id } })) as CallToolResult;
     expect(structured(accepted)).toMatchObject({ object: 'exec.approval', state: 'accepted', invocation_id: inv.id });
 
     const done = await eventually(async () => {
@@ -96,13 +107,31 @@ describe('MCP tools/call', () => {
 
   it('rejects a pending approval with exec.approval_reject, and the invocation fails', async () => {
     const inv = structured((await mcp.client.callTool({ name: 'wipe', arguments: { target: 'disk1' } })) as CallToolResult);
-    const rejected = (await mcp.client.callTool({ name: 'exec.approval_reject', arguments: { approval_id: inv.approval_id, reason: 'not today' } })) as CallToolResult;
+    const rejected = (await approver.client.callTool({ name: 'exec.approval_reject', arguments: { approval_id: inv.approval_id, reason: 'not today' } })) as CallToolResult;
     expect(structured(rejected)).toMatchObject({ state: 'rejected', reason: 'not today' });
     const after = structured((await mcp.client.callTool({ name: 'exec.invocation_status', arguments: { invocation_id: inv.id } })) as CallToolResult);
     expect(after).toMatchObject({ status: 'failed', error: { code: 'approval_rejected' } });
-    const again = (await mcp.client.callTool({ name: 'exec.approval_accept', arguments: { approval_id: inv.approval_id } })) as CallToolResult;
+    const again = (await approver.client.callTool({ name: 'exec.approval_accept', arguments: { approval_id: inv.approval_id } })) as CallToolResult;
     expect(again.isError).toBe(true);
     expect(again.structuredContent).toMatchObject({ error: { code: 'approval_not_pending' } });
+  });
+
+  it('refuses the session that called a destructive tool its own approval (403 approval_not_permitted as an error result); the call does not run', async () => {
+    const inv = structured((await mcp.client.callTool({ name: 'wipe', arguments: { target: 'disk9' } })) as CallToolResult);
+    for (const name of ['exec.approval_accept', 'exec.approval_reject']) {
+      const own = (await mcp.client.callTool({ name, arguments: { approval_id: inv.approval_id } })) as CallToolResult;
+      expect(own.isError).toBe(true);
+      expect(own.structuredContent).toMatchObject({ error: { code: 'approval_not_permitted', type: 'permission_error', param: 'approval_id' } });
+      expect(textOf(own)).toContain('someone else must decide it');
+    }
+    // An execution-only key with no user may decide nothing, listed or not.
+    const c = await connectMcp(gw.url, keys.execOnly);
+    const unprivileged = (await c.client.callTool({ name: 'exec.approval_accept', arguments: { approval_id: inv.approval_id } })) as CallToolResult;
+    expect(unprivileged.structuredContent).toMatchObject({ error: { code: 'approval_not_permitted', param: null } });
+    await c.client.close();
+    const after = structured((await mcp.client.callTool({ name: 'exec.invocation_status', arguments: { invocation_id: inv.id } })) as CallToolResult);
+    expect(after).toMatchObject({ status: 'pending_approval' });
+    await mcp.client.callTool({ name: 'exec.invocation_cancel', arguments: { invocation_id: inv.id } });
   });
 
   it('gives the MCP error carrying tool_not_mcp_visible for a tool that exists but is not MCP-visible', async () => {

@@ -53,7 +53,7 @@ export function execInvocationsStoreContract(name: string, open: () => Promise<E
       const approvalId = `appr_${++n}`;
       const inv = newInvocation('ws_1', approvalId);
       const requested = approvals.requestApproval(
-        { id: approvalId, projectId: 'proj_a', invocationId: inv.id, workspaceId: 'ws_1', toolName: 'echo', risk: 'read', chain: [{ target: 'operators', timeoutMs: 60_000 }] },
+        { id: approvalId, projectId: 'proj_a', invocationId: inv.id, workspaceId: 'ws_1', toolName: 'echo', risk: 'read', chain: [{ target: 'operators', timeoutMs: 60_000 }], requester: { keyId: 'key_1', userId: 'usr_1' } },
         NOW,
       );
       expect(await store.create(inv, requested.approval, requested.events, null, NOW)).toEqual({ kind: 'created' });
@@ -128,7 +128,7 @@ export function execInvocationsStoreContract(name: string, open: () => Promise<E
       const approvalId = `appr_${++n}`;
       const inv = newInvocation('ws_1', approvalId);
       const requested = approvals.requestApproval(
-        { id: approvalId, projectId: 'proj_a', invocationId: inv.id, workspaceId: 'ws_1', toolName: 'echo', risk: 'read', chain: [{ target: 'operators', timeoutMs: 500 }] },
+        { id: approvalId, projectId: 'proj_a', invocationId: inv.id, workspaceId: 'ws_1', toolName: 'echo', risk: 'read', chain: [{ target: 'operators', timeoutMs: 500 }], requester: approvals.NO_REQUESTER },
         NOW,
       );
       await store.create(inv, requested.approval, [], null, NOW);

@@ -22,6 +22,11 @@ export const NO_UPSTREAM = 'http://127.0.0.1:9';
 export interface ExecKeys extends TestKeys {
   /** execution + management (mints join keys, subscribes webhooks). */
   readonly exec: string;
+  /**
+   * execution + management, no user: a privileged key that decides approvals another key asked for (no
+   * principal decides its own: docs/exec.md "Who decides").
+   */
+  readonly approver: string;
   readonly execOnly: string;
   /** execution, confined to WS_B. */
   readonly execConfined: string;
@@ -29,7 +34,7 @@ export interface ExecKeys extends TestKeys {
 }
 
 export function makeExecKeys(): ExecKeys {
-  return { ...makeKeys(), exec: mintTestKey('test'), execOnly: mintTestKey('test'), execConfined: mintTestKey('test'), otherExec: mintTestKey('other') };
+  return { ...makeKeys(), exec: mintTestKey('test'), approver: mintTestKey('test'), execOnly: mintTestKey('test'), execConfined: mintTestKey('test'), otherExec: mintTestKey('other') };
 }
 
 export interface ExecConfigOptions {
@@ -45,6 +50,7 @@ export function execConfig(keys: ExecKeys, options: ExecConfigOptions = {}) {
   const base = testConfig(NO_UPSTREAM, keys, {
     extraKeys: [
       { value: keys.exec, scopes: ['execution', 'management'] },
+      { value: keys.approver, scopes: ['execution', 'management'] },
       { value: keys.execOnly, scopes: ['execution'] },
       { value: keys.execConfined, scopes: ['execution'], allowed_workspace_ids: [WS_B] },
     ],

@@ -10,7 +10,7 @@
  * test/helpers/json-fuzz.ts; this file (over 500 lines) keeps the route bodies, transports and answer
  * checks of the one fuzzer together, since each is read against the others.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHAT_ID, makeKeys, PLAIN_ID, PROJECT, REASONER_ID, SUSPENDED_ID, testConfig, WS_B, type TestKeys } from '../helpers/configs.js';
 import {
   caseSeed,
@@ -31,7 +31,8 @@ import {
 import { chunk, openRaw, readResponse, requestHead } from '../helpers/raw-http.js';
 import { makeRouterKeys, R_CHAT, R_PAUSED, ROUTER_PROJECT, routerProject, WS_CONCRETE, WS_EMPTY, WS_OPS, WS_SOLO, type RouterKeys } from '../helpers/router-config.js';
 import { parseSse } from '../helpers/sse.js';
-import { startGatewayProcess, startSimulatorProcess } from '../helpers/processes.js';
+import { startGatewayProcess, startSimulatorProcess, type GatewayProcess } from '../helpers/processes.js';
+import { execConfig, makeExecKeys } from '../helpers/exec-config.js';
 import { useProcesses } from '../helpers/suite.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed_0019);
@@ -742,5 +743,128 @@ describe(`fuzzing request bodies (seed ${SEED})`, () => {
     expect(await suite.gw.stop('SIGTERM')).toBe(0);
     expect(unexpectedLogLines(before)).toEqual([]);
     expect(suite.gw.stderr.join('')).not.toMatch(/\n\s+at |Error|uncaught/i);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// MCP request bodies (issue 31): JSON-RPC messages and batches to `/{project}/v1/mcp`, mutated the same
+// way, on a gateway of their own (the suite's gateway is stopped by the test above). Every answer is a
+// 2xx (an SSE stream of JSON-RPC messages, or a 202), the gateway's error envelope, or a JSON-RPC error
+// from the transport; never a 5xx and never -32603 (Internal error), which is how the SDK reported
+// params it could not parse before the route checked them (src/mcp/request-screen.ts).
+
+const MCP_COUNT = 300;
+const MCP_VERSION = '2025-03-26';
+const MCP_KIND_WEIGHTS: readonly (readonly [Kind, number])[] = KIND_WEIGHTS.filter(([k]) => k !== 'content_type');
+
+const mcpSuite = { gw: null as GatewayProcess | null, key: '', session: '' };
+
+/** A valid message to this server: a call of an exec.* tool (no agent needed), a listing, a ping, a notification. */
+function mcpMessage(rng: Rng, id: number): FuzzObject {
+  const roll = rng.int(6);
+  if (roll === 0) return { jsonrpc: '2.0', id, method: 'tools/list', ...(rng.chance(0.3) ? { params: { cursor: 'c' } } : {}) };
+  if (roll === 1) return { jsonrpc: '2.0', id, method: 'ping' };
+  if (roll === 2) return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'fuzz' } };
+  const calls: readonly (() => FuzzObject)[] = [
+    () => ({ name: 'exec.approvals_list', arguments: { state: rng.pick(['pending', 'accepted']), limit: rng.between(1, 100) } }),
+    () => ({ name: 'exec.invocation_status', arguments: { invocation_id: 'inv_000000000000000000000000' } }),
+    () => ({ name: 'exec.approval_reject', arguments: { approval_id: 'app_000000000000000000000000', reason: 'fuzz' } }),
+    () => ({ name: 'no_such_tool', arguments: {} }),
+  ];
+  return { jsonrpc: '2.0', id: rng.chance(0.8) ? id : `req-${id}`, method: 'tools/call', params: rng.pick(calls)() };
+}
+
+interface McpCase {
+  readonly index: number;
+  readonly detail: string;
+  readonly headers: Record<string, string>;
+  readonly body: Buffer | null;
+}
+
+function makeMcpCase(index: number): McpCase {
+  const rng = new Rng(caseSeed(SEED ^ 0x6d6370, index));
+  const batch = rng.chance(0.3);
+  let value: FuzzValue = batch ? Array.from({ length: rng.between(1, 6) }, (_, i) => mcpMessage(rng, i + 1)) : mcpMessage(rng, 1);
+  const kind = rng.weighted(MCP_KIND_WEIGHTS);
+  let detail = `${batch ? 'batch' : 'message'}, unchanged`;
+  if (isStructural(kind)) ({ value, detail } = mutateStructure(rng, value, kind));
+  const text = Buffer.from(serialize(value));
+  let body: Buffer | null = text;
+  if (kind === 'truncate') ({ bytes: body, detail } = truncated(rng, text));
+  else if (kind === 'invalid_utf8') ({ bytes: body, detail } = withInvalidUtf8(rng, text));
+  else if (kind === 'empty') ({ body, detail } = { body: Buffer.alloc(0), detail: 'Content-Length: 0' });
+  else if (kind === 'non_object') {
+    const [label, make] = rng.pick(NON_OBJECTS);
+    ({ body, detail } = { body: Buffer.from(make(text.toString())), detail: label });
+  }
+  const headers: Record<string, string> = { authorization: `Bearer ${mcpSuite.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  // Mostly on the session; sometimes none (a stray message), an unknown one, or a protocol version the SDK refuses.
+  const session = rng.weighted([['live', 16], ['none', 2], ['unknown', 1], ['bad-version', 1]] as const);
+  if (session !== 'none') headers['mcp-session-id'] = session === 'unknown' ? '00000000-0000-4000-8000-000000000000' : mcpSuite.session;
+  if (session !== 'none') headers['mcp-protocol-version'] = session === 'bad-version' ? '1999-01-01' : MCP_VERSION;
+  return { index, detail: `${kind}: ${detail} (session ${session})`, headers, body };
+}
+
+function isJsonRpcError(v: unknown): boolean {
+  if (!isRecord(v) || v.jsonrpc !== '2.0' || !isRecord(v.error)) return false;
+  return typeof v.error.code === 'number' && typeof v.error.message === 'string';
+}
+
+/** What is wrong with an MCP answer, or null. */
+function mcpAnswerProblem(a: Answer): string | null {
+  if (a.status >= 500) return `a ${a.status}: a server error`;
+  const type = a.headers['content-type'] ?? '';
+  if (a.status === 202) return a.body === '' ? null : 'a 202 with a body';
+  if (type.startsWith('text/event-stream')) {
+    for (const line of a.body.split('\n').filter((l) => l.startsWith('data: '))) {
+      const parsed = parseJson(line.slice(6));
+      if (!parsed.ok || !isRecord(parsed.value) || parsed.value.jsonrpc !== '2.0') return `an SSE message that is not JSON-RPC: ${line.slice(0, 200)}`;
+      if (isRecord(parsed.value.error) && parsed.value.error.code === -32603) return `a -32603 Internal error: ${line.slice(0, 300)}`;
+    }
+    return null;
+  }
+  const parsed = parseJson(a.body);
+  if (!type.startsWith('application/json') || !parsed.ok) return `a ${a.status} that is not JSON (${type})`;
+  if (isJsonRpcError(parsed.value)) return (parsed.value as { error: { code: number } }).error.code === -32603 ? 'a -32603 Internal error' : null;
+  return envelopeProblem(parsed.value, a.status);
+}
+
+describe(`fuzzing MCP request bodies (seed ${SEED})`, () => {
+  beforeAll(async () => {
+    const keys = makeExecKeys();
+    // Unmetered: the run is about bodies; the batch charge has its own test (mcp-tenants.test.ts).
+    const config = execConfig(keys);
+    for (const p of config.projects as unknown as { rate_limit?: unknown }[]) p.rate_limit = { requests_per_minute: 0, tokens_per_minute: 0 };
+    mcpSuite.gw = await startGatewayProcess(config);
+    mcpSuite.key = keys.exec;
+    const init = await fetch(`${mcpSuite.gw.url}/${PROJECT}/v1/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.exec}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: MCP_VERSION, capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } }),
+    });
+    await init.text();
+    mcpSuite.session = init.headers.get('mcp-session-id') ?? '';
+    expect(mcpSuite.session).not.toBe('');
+  });
+
+  afterAll(async () => {
+    await mcpSuite.gw?.stop();
+  });
+
+  it('answers every mutated message or batch with a 2xx, the envelope or a JSON-RPC error; never a 5xx or -32603', { timeout: 60_000 }, async () => {
+    const gw = mcpSuite.gw as GatewayProcess;
+    const cases = Array.from({ length: MCP_COUNT }, (_, i) => i).filter((i) => !ONLY || ONLY.has(i)).map(makeMcpCase);
+    const failures: string[] = [];
+    await runBounded(cases, CONCURRENCY, async (c) => {
+      const res = await fetch(`${gw.url}/${PROJECT}/v1/mcp`, { method: 'POST', headers: c.headers, body: c.body ? new Uint8Array(c.body) : undefined, signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) });
+      const answer: Answer = { status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
+      const problem = mcpAnswerProblem(answer);
+      if (problem) failures.push(`#${c.index} ${c.detail}\n  problem: ${problem}\n  request body: ${preview(c.body)}\n  answer: ${answer.status} ${preview(answer.body, 600)}`);
+    });
+    expect(failures.length, `${failures.length} bad MCP answers (FUZZ_ONLY=<index> replays one); the first ones:\n\n${failures.slice(0, 6).join('\n\n')}`).toBe(0);
+    const alive = await fetch(`${gw.url}/healthz`);
+    expect(alive.status).toBe(200);
+    const unexpected = gw.stdout.join('').split('\n').filter((l) => l.includes('"unexpected error"'));
+    expect(unexpected.slice(0, 3)).toEqual([]);
   });
 });

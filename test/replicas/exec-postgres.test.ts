@@ -81,7 +81,7 @@ describe('two replicas sharing the execution surface in PostgreSQL', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     const created = res.body as Invocation;
     expect(created.status).toBe('pending_approval');
-    const accepted = await call(exec(b, `/approvals/${created.approval_id}/accept`), { key: keys.exec, body: {} });
+    const accepted = await call(exec(b, `/approvals/${created.approval_id}/accept`), { key: keys.approver, body: {} });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
     expect((await ended(a, created.id, 'completed')).output).toBe('echo approved');
     expect((await read(b, created.id)).status).toBe('completed');

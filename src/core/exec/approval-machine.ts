@@ -43,7 +43,20 @@ export interface Approval {
   readonly reason: string | null;
   readonly createdAt: number;
   readonly decidedAt: number | null;
+  /** Who asked (docs/exec.md "Who decides"): never the one to decide. */
+  readonly requester: Requester;
 }
+
+/**
+ * The principal that created the invocation: the API key (null: none recorded, rows from before migration
+ * 017) and the user owning it (null: a key with no user).
+ */
+export interface Requester {
+  readonly keyId: string | null;
+  readonly userId: string | null;
+}
+
+export const NO_REQUESTER: Requester = { keyId: null, userId: null };
 
 export interface ApprovalTransition {
   readonly approval: Approval;
@@ -63,6 +76,7 @@ export interface ApprovalRequest {
   readonly toolName: string;
   readonly risk: ToolRisk;
   readonly chain: readonly ApprovalStage[];
+  readonly requester: Requester;
 }
 
 export function requestApproval(input: ApprovalRequest, now: number): ApprovalTransition {

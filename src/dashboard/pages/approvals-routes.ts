@@ -1,6 +1,7 @@
 /**
  * The approvals page's handlers: approvals of the workspaces the user reads; accept and reject through
- * the use case the exec approvals routes run, deciding as the user (`decided_by` is the user's id).
+ * the use case the exec approvals routes run, deciding as the user (`decided_by` is the user's id), who
+ * may not decide what one of their own keys asked for (docs/exec.md "Who decides").
  */
 import type { Decider } from '../../app/approval-decisions.js';
 import type { Approval } from '../../core/exec/approval-machine.js';
@@ -29,7 +30,15 @@ export function approvalsPages(deps: PageDeps): PageDef[] {
     const decided = (await list(null)).filter((a) => a.state !== 'pending');
     page.send(status, renderApprovalsPage(page.frame('approvals', notice), { pending, decided, writable: page.writable }));
   };
-  const decider = (page: ProjectPage): Decider => ({ id: page.principal.userId, mayUse: (w) => page.mayReadWorkspace(w), label: 'your account' });
+  // The signed-in user decides; who may is app/approval-decisions.ts's rule (owner or admin, not who asked).
+  const decider = (page: ProjectPage): Decider => ({
+    id: page.principal.userId,
+    keyId: null,
+    userId: page.principal.userId,
+    scopes: null,
+    mayUse: (w) => page.mayReadWorkspace(w),
+    label: 'your account',
+  });
 
   return [
     route('GET', '', (page) => render(page, 200, null)),

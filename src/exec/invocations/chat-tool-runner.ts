@@ -8,7 +8,7 @@
  * and a model must not be the one to put a destructive command in front of an approver.
  */
 import type { AgentRegistry, ExecTool } from '../../core/exec/agent-registry.js';
-import { needsApproval, type ApprovalPolicy } from '../../core/exec/approval-machine.js';
+import { needsApproval, NO_REQUESTER, type ApprovalPolicy } from '../../core/exec/approval-machine.js';
 import { isTerminal, type Invocation } from '../../core/exec/invocation-machine.js';
 import { refused, type ExecToolRunner, type ToolRunOutcome, type ToolRunRequest } from '../../core/chat/exec-bridge.js';
 import { GatewayError } from '../../errors.js';
@@ -50,7 +50,8 @@ export function createChatToolRunner(deps: ChatToolRunnerDeps): ExecToolRunner {
       let invocation: Invocation;
       try {
         // The same agent list as the lookup above unless an agent left in between (then: not found).
-        invocation = (await service.create({ projectId: req.projectId, workspaceId: req.workspaceId, toolName: tool.name, arguments: req.arguments, timeoutMs, idempotency: null })).invocation;
+        // NO_REQUESTER: a bridged run never waits for an approval (checked above), so none records who asked.
+        invocation = (await service.create({ projectId: req.projectId, workspaceId: req.workspaceId, toolName: tool.name, arguments: req.arguments, timeoutMs, idempotency: null, requester: NO_REQUESTER })).invocation;
       } catch (err) {
         // The model's arguments failed the tool's schema: the model reads why and may try again.
         if (err instanceof GatewayError && err.code === 'invalid_body') return refused(err.code, `${err.message}${err.param ? ` (${err.param})` : ''}`);

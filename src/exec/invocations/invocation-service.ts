@@ -18,7 +18,7 @@
  */
 import type { AgentOfflineReason, AgentRegistry, AgentReports } from '../../core/exec/agent-registry.js';
 import * as approvals from '../../core/exec/approval-machine.js';
-import type { Approval, ApprovalPolicy } from '../../core/exec/approval-machine.js';
+import type { Approval, ApprovalPolicy, Requester } from '../../core/exec/approval-machine.js';
 import type { ExecEvent } from '../../core/exec/exec-events.js';
 import { execEvents } from '../../core/exec/exec-events.js';
 import type { InvocationIds } from '../../core/exec/invocation-ids.js';
@@ -60,6 +60,8 @@ export interface CreateRequest {
   readonly arguments: Record<string, unknown>;
   readonly timeoutMs: number;
   readonly idempotency: { readonly key: string; readonly bodyHash: string } | null;
+  /** Who asks: recorded on the approval, so that they never decide it (docs/exec.md "Who decides"). */
+  readonly requester: Requester;
 }
 
 export class InvocationService implements AgentReports {
@@ -105,7 +107,7 @@ export class InvocationService implements AgentReports {
     const requested =
       approvalId === null
         ? null
-        : approvals.requestApproval({ id: approvalId, projectId: req.projectId, invocationId: id, workspaceId: req.workspaceId, toolName: tool.name, risk: tool.risk, chain: policy.chain }, now);
+        : approvals.requestApproval({ id: approvalId, projectId: req.projectId, invocationId: id, workspaceId: req.workspaceId, toolName: tool.name, risk: tool.risk, chain: policy.chain, requester: req.requester }, now);
     const idem = req.idempotency ? { ...req.idempotency, expiresAt: now + IDEMPOTENCY_TTL_MS } : null;
     const outcome = await store.create(inv, requested?.approval ?? null, requested?.events ?? [], idem, now);
     if (outcome.kind === 'conflict') return { invocation: await this.#replay(null), created: false };

@@ -68,6 +68,8 @@ function approvalParams(a: Approval) {
     reason: a.reason,
     createdAt: a.createdAt,
     decidedAt: a.decidedAt,
+    requestedByKey: a.requester.keyId,
+    requestedByUser: a.requester.userId,
   };
 }
 
@@ -97,7 +99,8 @@ export type InvocationStore = ReturnType<typeof createInvocationStore>;
 export function createInvocationStore(db: Db, outbox: EventOutbox, owner: string | null = null) {
   const INV_COLUMNS = `seq, id, project_id, workspace_id, tool_name, arguments, status, risk, agent_id, approval_id, timeout_ms, exit_code,
     duration_ms, output, output_truncated, error_code, error_message, created_at, ready_at, dispatched_at, completed_at`;
-  const APP_COLUMNS = 'seq, id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at';
+  const APP_COLUMNS = `seq, id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at,
+    requested_by_key, requested_by_user`;
   const insertInvocation = db.prepare(`
     INSERT INTO exec_invocations (id, project_id, workspace_id, tool_name, arguments, status, risk, agent_id, approval_id, timeout_ms, exit_code,
       duration_ms, output, output_truncated, error_code, error_message, created_at, ready_at, deadline_at, dispatched_at, completed_at, owner_instance)
@@ -110,8 +113,10 @@ export function createInvocationStore(db: Db, outbox: EventOutbox, owner: string
       owner_instance = CASE WHEN @status IN ('dispatched', 'running') THEN @owner ELSE owner_instance END
     WHERE id = @id AND status = @from`);
   const insertApproval = db.prepare(`
-    INSERT INTO exec_approvals (id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at)
-    VALUES (@id, @projectId, @invocationId, @workspaceId, @toolName, @risk, @state, @chain, @stage, @stageDeadlineAt, @decidedBy, @reason, @createdAt, @decidedAt)`);
+    INSERT INTO exec_approvals (id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at,
+      requested_by_key, requested_by_user)
+    VALUES (@id, @projectId, @invocationId, @workspaceId, @toolName, @risk, @state, @chain, @stage, @stageDeadlineAt, @decidedBy, @reason, @createdAt, @decidedAt,
+      @requestedByKey, @requestedByUser)`);
   const updateApproval = db.prepare(`
     UPDATE exec_approvals SET state = @state, stage = @stage, stage_deadline_at = @stageDeadlineAt, decided_by = @decidedBy, reason = @reason,
       decided_at = @decidedAt WHERE id = @id AND state = @fromState AND stage = @fromStage`);

@@ -25,7 +25,8 @@ type Db = pg.Pool | pg.PoolClient;
 
 const INV_COLUMNS = `seq, id, project_id, workspace_id, tool_name, arguments, status, risk, agent_id, approval_id, timeout_ms, exit_code,
   duration_ms, output, output_truncated, error_code, error_message, created_at, ready_at, dispatched_at, completed_at`;
-const APP_COLUMNS = 'seq, id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at';
+const APP_COLUMNS = `seq, id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at,
+  requested_by_key, requested_by_user`;
 const ABANDONED = `(owner_instance IS NULL OR NOT EXISTS (SELECT 1 FROM gateway_instances i WHERE i.id = exec_invocations.owner_instance))`;
 
 /** Thrown inside a transaction to roll it back, caught outside it: the outcome to report. */
@@ -66,10 +67,11 @@ export function createPgExecInvocationsStore(store: PgStore, options: PgExecInvo
     );
   const insertApproval = (db: Db, a: Approval) =>
     db.query(
-      `INSERT INTO exec_approvals (id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+      `INSERT INTO exec_approvals (id, project_id, invocation_id, workspace_id, tool_name, risk, state, chain, stage, stage_deadline_at, decided_by, reason, created_at, decided_at,
+         requested_by_key, requested_by_user)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
       [a.id, a.projectId, a.invocationId, a.workspaceId, a.toolName, a.risk, a.state, JSON.stringify(a.chain), a.stage, a.stageDeadlineAt, a.decidedBy, a.reason,
-        a.createdAt, a.decidedAt],
+        a.createdAt, a.decidedAt, a.requester.keyId, a.requester.userId],
     );
   const invocationOf = async (db: Db, id: string): Promise<Invocation | null> => {
     const row = (await db.query<InvocationRow>(`SELECT ${INV_COLUMNS} FROM exec_invocations WHERE id = $1`, [id])).rows[0];

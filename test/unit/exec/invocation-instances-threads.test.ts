@@ -72,7 +72,7 @@ async function queuedStore(): Promise<{ path: string; f: Fixture }> {
   fixtures.push(f);
   f.registry.add('agt_gone', [tool('echo')]);
   f.registry.refuse = true;
-  for (let i = 0; i < INVOCATIONS; i++) await f.service.create({ projectId: PROJECT, workspaceId: WS, toolName: 'echo', arguments: {}, timeoutMs: TIMEOUT_MS, idempotency: null });
+  for (let i = 0; i < INVOCATIONS; i++) await f.service.create({ projectId: PROJECT, workspaceId: WS, toolName: 'echo', arguments: {}, timeoutMs: TIMEOUT_MS, idempotency: null, requester: { keyId: 'key_1', userId: null } });
   return { path, f };
 }
 

@@ -19,7 +19,7 @@ import { execFixture, PROJECT, tool, WS, type Fixture } from './exec-fixture.js'
 const TIMEOUT_MS = 5000;
 
 function request(overrides: Partial<CreateRequest> = {}): CreateRequest {
-  return { projectId: PROJECT, workspaceId: WS, toolName: 'echo', arguments: {}, timeoutMs: TIMEOUT_MS, idempotency: null, ...overrides };
+  return { projectId: PROJECT, workspaceId: WS, toolName: 'echo', arguments: {}, timeoutMs: TIMEOUT_MS, idempotency: null, requester: { keyId: 'key_1', userId: null }, ...overrides };
 }
 
 const dirs: string[] = [];

@@ -5,7 +5,7 @@ import type { WatchEvent } from '../../../src/exec/invocations/invocation-watch.
 import { execFixture, PROJECT, tool, WS, type Fixture } from './exec-fixture.js';
 
 function request(overrides: Partial<CreateRequest> = {}): CreateRequest {
-  return { projectId: PROJECT, workspaceId: WS, toolName: 'echo', arguments: {}, timeoutMs: 60_000, idempotency: null, ...overrides };
+  return { projectId: PROJECT, workspaceId: WS, toolName: 'echo', arguments: {}, timeoutMs: 60_000, idempotency: null, requester: { keyId: 'key_1', userId: null }, ...overrides };
 }
 
 async function refusal(fn: () => unknown): Promise<GatewayError> {

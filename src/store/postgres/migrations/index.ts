@@ -13,6 +13,7 @@ import { pgMigrationResponses } from './006-responses.js';
 import { pgMigrationFiles } from './007-files.js';
 import { pgMigrationBatches } from './008-batches.js';
 import { pgMigrationExec } from './009-exec.js';
+import { pgMigrationApprovalRequester } from './010-approval-requester.js';
 
 export interface PgMigration {
   readonly name: string;
@@ -29,4 +30,5 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { name: '007-files', sql: pgMigrationFiles },
   { name: '008-batches', sql: pgMigrationBatches },
   { name: '009-exec', sql: pgMigrationExec },
+  { name: '010-approval-requester', sql: pgMigrationApprovalRequester },
 ];

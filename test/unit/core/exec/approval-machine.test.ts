@@ -9,7 +9,7 @@ const CHAIN = [
 ];
 
 function requested(chain = CHAIN): a.Approval {
-  return a.requestApproval({ id: 'app_1', projectId: 'proj_x', invocationId: 'inv_1', workspaceId: 'ws_01', toolName: 'rm', risk: 'destructive', chain }, T0).approval;
+  return a.requestApproval({ id: 'app_1', projectId: 'proj_x', invocationId: 'inv_1', workspaceId: 'ws_01', toolName: 'rm', risk: 'destructive', chain, requester: a.NO_REQUESTER }, T0).approval;
 }
 
 describe('approval state machine', () => {
@@ -21,7 +21,7 @@ describe('approval state machine', () => {
   });
 
   it('is requested pending at the first stage, with exec.approval_requested', () => {
-    const t = a.requestApproval({ id: 'app_1', projectId: 'proj_x', invocationId: 'inv_1', workspaceId: 'ws_01', toolName: 'rm', risk: 'destructive', chain: CHAIN }, T0);
+    const t = a.requestApproval({ id: 'app_1', projectId: 'proj_x', invocationId: 'inv_1', workspaceId: 'ws_01', toolName: 'rm', risk: 'destructive', chain: CHAIN, requester: a.NO_REQUESTER }, T0);
     expect(t.approval).toMatchObject({ state: 'pending', stage: 0, stageDeadlineAt: T0 + 1000 });
     expect(t.events).toEqual([
       { type: 'exec.approval_requested', data: { invocation_id: 'inv_1', approval_id: 'app_1', tool_name: 'rm', risk: 'destructive', workspace_id: 'ws_01', requested_at: '2026-01-01T12:00:00.000Z' } },
