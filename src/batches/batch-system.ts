@@ -156,14 +156,15 @@ export function createBatchSystem(o: BatchSystemOptions) {
     if (busy.has(id)) return;
     busy.add(id);
     try {
-      const row = await repo.get(id);
+      let row = await repo.get(id);
       if (!row) return;
       if (row.status === 'validating') {
         await validate(row);
-        // Cancelled while the file was read: nothing was stored, nothing runs; it ends now.
-        if ((await repo.get(id))?.status === 'cancelling') await finalize(id, 'cancelled');
         scheduler.wake();
-        return;
+        // On at once from what validation left: a batch whose every line was invalid has nothing to run
+        // and completes now (not at the next minute's sweep); one cancelled while the file was read ends.
+        row = await repo.get(id);
+        if (!row) return;
       }
       const lines = await repo.activity(id);
       if (row.status === 'in_progress') {

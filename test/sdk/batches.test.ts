@@ -138,6 +138,15 @@ describe('batches through the openai client', () => {
     ]);
   });
 
+  it('completes a batch whose every line fails validation at once, not at the next minute sweep', async () => {
+    const fileId = await upload(client, ['{not json', JSON.stringify({ custom_id: 'get', method: 'GET', url: '/v1/chat/completions', body: { model: 'model-chat' } })]);
+    const b = await client.batches.create({ input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    // The sweep runs every 60 s: well past this test's 10 s.
+    const done = await settled(client, b.id, 10_000);
+    expect(done).toMatchObject({ status: 'completed', output_file_id: null, request_counts: { total: 2, completed: 0, failed: 2 } });
+    expect((await linesOf(client, done.error_file_id)).map((l) => l.error?.code)).toEqual(['invalid_json', 'invalid_request']);
+  });
+
   it('cancels a running batch: the lines not yet started never run, and the batch ends cancelled', async () => {
     const lines = Array.from({ length: 40 }, (_, i) => chatLine(`slow-${i}`, `s${i}`, { sim: { delay_ms: 150 } }));
     const b = await client.batches.create({ input_file_id: await upload(client, lines), endpoint: '/v1/chat/completions', completion_window: '24h' });
