@@ -6,6 +6,9 @@ import { ConfigError, type Config } from './config.js';
 import { Budgets } from './core/limits/budgets.js';
 import { attachBus } from './coordination/bus-wiring.js';
 import { createCoordination, type SharedCoordination } from './coordination/coordination.js';
+import { createBroadcastPresence, presenceChannelName } from './coordination/broadcast-presence.js';
+import { createWorkerRpc, workerRpcChannelName } from './coordination/worker-rpc.js';
+import { workersMetrics } from './metrics-workers.js';
 import { createHttpServer, type RouteDef } from './http/server.js';
 import { loadUws, UwsFallbackError } from './http/uws.js';
 import { accessLogOf } from './access-line.js';
@@ -260,7 +263,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   // Join keys and agents: with PostgreSQL shared by the replicas (an agent's socket is still held by one).
   const execAgentsStore = backend.pg ? createPgExecAgentsStore(backend.pg) : createSqliteExecAgentsStore(busyDb, busyOutbox);
-  const execPresence = shared ? createPgExecPresence(shared.pg, shared.instances.id) : null;
+  // Worker threads on SQLite: which worker holds which agent, over the launch's BroadcastChannel (issue 32).
+  const workerPresence =
+    !shared && options.shared ? createBroadcastPresence(presenceChannelName(options.shared.channel), instances.id, (id) => instances.isRegistered(id)) : null;
+  if (workerPresence) instances.onSweep((sweep) => workerPresence.reaped(sweep.reaped));
+  const execPresence = shared ? createPgExecPresence(shared.pg, shared.instances.id) : workerPresence;
   const agents = createAgentsSystem({ store: execAgentsStore, presence: execPresence, catalog, leaseMs: config.exec.lease_ms, now: clock.now, logger });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
@@ -314,7 +321,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const responsesStore = shared ? createPgResponsesStore(shared.pg, { owner: shared.instances.id, now: clock.now }) : createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
-  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes });
+  // Worker threads ask each other (issue 32): an MCP session's owner, every worker's metrics for a scrape.
+  const workerRpc = options.shared ? createWorkerRpc(workerRpcChannelName(options.shared.channel), options.shared.workerIndex, options.shared.workers) : null;
+  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes, workerRpc });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
   const responses = await createResponsesSystem({ ...routerChatServices, ...responsesStore }, recoveryCue);
@@ -386,7 +395,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...playgroundRoutes({ pages: dashboardPageDeps, services: routerChatServices, guard: dashboardAuth.dashboardRoute, maxBodyBytes: config.server.max_body_bytes }),
   ];
   const metricsConfig = config.server.metrics;
-  const scrape = metricsRoutes(services, metricsScrapeToken);
+  const scrape = metricsRoutes(services, metricsScrapeToken, workerRpc ? workersMetrics(metrics.registry, workerRpc) : undefined);
   // With a port of its own, /metrics is served there only (a scrape network apart from client traffic),
   // and /readyz there answers with its detail (upstream servers, dependencies) to every caller.
   const metricsServer =
@@ -398,6 +407,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           maxBodyBytes: 0,
           production: false,
           trustProxy: false,
+          // Every worker listens on it (the launcher picked one port for `port: 0`); a scrape on any gets the whole process.
+          sharedPort: options.shared !== undefined,
           onComplete: () => undefined,
           onUnexpectedError: (err) => logger.error({ err }, 'metrics listener: unexpected error'),
         });
@@ -483,6 +494,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         agents.close();
         execInvocations.close();
         mcp.close();
+        workerRpc?.close();
+        workerPresence?.close();
         await webhooks.close();
         await routing.close();
         await usage.close();

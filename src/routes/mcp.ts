@@ -22,12 +22,16 @@ import { originRefusal, type OriginPolicy } from '../mcp/origin-guard.js';
 import { sendWebResponse, webRequestOf } from '../mcp/web-bridge.js';
 import type { ExecServices } from './exec-invocations.js';
 import { namedWorkspace, requireKey } from './guard.js';
+import type { WorkerRpc } from '../coordination/worker-rpc.js';
+import { createMcpWorkerSessions } from './mcp-worker-sessions.js';
 
 export interface McpServices extends ExecServices {
   readonly agents: AgentRegistry;
   readonly mcpOrigins: OriginPolicy;
   /** config `server.max_body_bytes`: the API's cap, which the SDK's own body reader must not undercut. */
   readonly maxBodyBytes: number;
+  /** Under `serve --workers N`: a session initialized on one worker is served on every other (mcp-worker-sessions.ts). */
+  readonly workerRpc?: WorkerRpc | null;
 }
 
 export interface McpRoutes {
@@ -50,14 +54,21 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     timeoutMs: services.execDefaultTimeoutMs,
     decisions: createApprovalDecisions(services.exec),
   };
+  const workers = services.workerRpc
+    ? createMcpWorkerSessions({ rpc: services.workerRpc, sessions, createServer: () => createMcpServer(deps), maxBodyBytes: services.maxBodyBytes, now: services.now })
+    : null;
 
   /** The session's transport; a new one (not yet stored) for a request without a session id. */
   async function transportFor(ctx: RouteContext, auth: AuthenticatedKey): Promise<WebStandardStreamableHTTPServerTransport | null> {
     const sessionId = ctx.req.header('mcp-session-id');
-    if (sessionId !== undefined) return sessions.use(sessionId, auth.project.id, auth.key.id)?.transport ?? null;
+    if (sessionId !== undefined) {
+      const held = sessions.use(sessionId, auth.project.id, auth.key.id)?.transport;
+      // Not this worker's: another worker's (its id says which), served here if the owner holds it for this key.
+      return held ?? (workers ? workers.replica(sessionId, auth.project.id, auth.key.id) : null);
+    }
     const server = createMcpServer(deps);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => workers?.newSessionId() ?? randomUUID(),
       // Our reader already capped the body (413 payload_too_large); the SDK's default of 4 MiB is lower.
       maxRequestBodySize: services.maxBodyBytes,
       // Stored only once `initialize` succeeded: a stray request without a session leaves nothing behind.
@@ -87,6 +98,11 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     }
     const call = new McpCallContext(auth, workspaceId, req.signal);
     const res = await transport.handleRequest(webRequestOf(req, body), { authInfo: call.toAuthInfo() });
+    if (workers) {
+      const sessionId = req.header('mcp-session-id');
+      if (sessionId === undefined) workers.initialized(transport, body);
+      else if (req.method === 'DELETE' && res.ok) await workers.ended(sessionId, auth.project.id, auth.key.id);
+    }
     await sendWebResponse(res, req, reply);
   }
 
@@ -97,6 +113,7 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     routes: [route('POST'), route('DELETE')],
     close() {
       clearInterval(sweep);
+      workers?.close();
       sessions.closeAll();
     },
   };
