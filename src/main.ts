@@ -409,6 +409,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           trustProxy: false,
           // Every worker listens on it (the launcher picked one port for `port: 0`); a scrape on any gets the whole process.
           sharedPort: options.shared !== undefined,
+          workerId: instances.id,
           onComplete: () => undefined,
           onUnexpectedError: (err) => logger.error({ err }, 'metrics listener: unexpected error'),
         });

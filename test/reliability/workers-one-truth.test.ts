@@ -19,7 +19,10 @@ let agent: TestAgent;
 
 beforeAll(async () => {
   keys = makeExecKeys();
-  gw = await startGatewayProcess(execConfig(keys), { extraArgs: ['--workers', '2'] });
+  const config = execConfig(keys);
+  // /metrics on a listener of its own, which the workers share as they share the main one.
+  const { server } = config as typeof config & { server: Record<string, unknown> };
+  gw = await startGatewayProcess({ ...config, server: { ...server, metrics: { port: 0 } } }, { extraArgs: ['--workers', '2'] });
   agent = await connectTestAgent(gw.url, PROJECT, await mintJoinKey(gw.url, keys.exec), { name: 'one-truth', tools: [echoTool] });
   agent.onDispatch((d) => agent.result(d.invocation_id, 0, { output: `echo ${String(d.arguments.text)}` }));
 });
@@ -36,12 +39,12 @@ interface Answer {
   readonly body: string;
 }
 
-/** One request on a new connection, closed after it. */
-function send(path: string, options: { key?: string; method?: string; body?: object; headers?: Record<string, string> } = {}): Promise<Answer> {
+/** One request on a new connection, closed after it (to the main listener, unless `base` names another). */
+function send(path: string, options: { key?: string; method?: string; body?: object; headers?: Record<string, string>; base?: string } = {}): Promise<Answer> {
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
   return new Promise((resolve, reject) => {
     const req = request(
-      new URL(path, gw.url),
+      new URL(path, options.base ?? gw.url),
       {
         method: options.method ?? (payload ? 'POST' : 'GET'),
         agent: false,
@@ -81,7 +84,11 @@ describe('serve --workers 2: /metrics', () => {
     const requests = await Promise.all(Array.from({ length: 20 }, () => send(`/${PROJECT}/v1/models`, { key: keys.full })));
     for (const r of requests) expect(r.status, r.body).toBe(200);
     expect(new Set(requests.map((r) => r.worker)).size).toBe(2);
-    const scrapes = await onBothWorkers(5, () => send('/metrics'));
+    const listening = gw.stdout.join('').split('\n').filter((l) => l.includes('"msg":"metrics listening"'));
+    const metricsUrls = new Set(listening.map((l) => (JSON.parse(l) as { url: string }).url));
+    expect(listening).toHaveLength(2);
+    expect(metricsUrls.size, 'one metrics port for both workers').toBe(1);
+    const scrapes = await onBothWorkers(5, () => send('/metrics', { base: [...metricsUrls][0] }));
     for (const s of scrapes) {
       expect(s.status).toBe(200);
       expect(s.body).toMatch(/^switchboard_requests_total\{family="models",status="200"\} 20$/m);
