@@ -6,6 +6,9 @@ import { ConfigError, type Config } from './config.js';
 import { Budgets } from './core/limits/budgets.js';
 import { attachBus } from './coordination/bus-wiring.js';
 import { createCoordination, type SharedCoordination } from './coordination/coordination.js';
+import { createBroadcastPresence, presenceChannelName } from './coordination/broadcast-presence.js';
+import { createWorkerRpc, workerRpcChannelName } from './coordination/worker-rpc.js';
+import { workersMetrics } from './metrics-workers.js';
 import { createHttpServer, type RouteDef } from './http/server.js';
 import { loadUws, UwsFallbackError } from './http/uws.js';
 import { accessLogOf } from './access-line.js';
@@ -261,7 +264,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   // Join keys and agents: with PostgreSQL shared by the replicas (an agent's socket is still held by one).
   const execAgentsStore = backend.pg ? createPgExecAgentsStore(backend.pg) : createSqliteExecAgentsStore(busyDb, busyOutbox);
-  const execPresence = shared ? createPgExecPresence(shared.pg, shared.instances.id) : null;
+  // Worker threads on SQLite: which worker holds which agent, over the launch's BroadcastChannel (issue 32).
+  const workerPresence =
+    !shared && options.shared ? createBroadcastPresence(presenceChannelName(options.shared.channel), instances.id, (id) => instances.isRegistered(id)) : null;
+  if (workerPresence) instances.onSweep((sweep) => workerPresence.reaped(sweep.reaped));
+  const execPresence = shared ? createPgExecPresence(shared.pg, shared.instances.id) : workerPresence;
   // Tool schemas are compiled, and arguments checked, on two schema threads of their own (issue 31).
   const schemas = createSchemaPool();
   const agents = createAgentsSystem({
@@ -335,7 +342,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
   const sessionCaps = config.exec.mcp_sessions;
   const mcpSessionLimits = { maxPerKey: sessionCaps.per_key, maxPerProject: sessionCaps.per_project, maxSessions: sessionCaps.total };
-  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes, mcpSessionLimits });
+  // Worker threads ask each other (issue 32): an MCP session's owner, every worker's metrics for a scrape.
+  const workerRpc = options.shared ? createWorkerRpc(workerRpcChannelName(options.shared.channel), options.shared.workerIndex, options.shared.workers) : null;
+  const mcp = mcpRoutes({ ...execServices, agents: agents.registry, mcpOrigins, maxBodyBytes: config.server.max_body_bytes, mcpSessionLimits, workerRpc });
   const routerChatServices = { ...chatServices, router: routing.router, decisionLog: routing.decisionLog, routerId: routing.routerId };
   // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
   const responses = await createResponsesSystem({ ...routerChatServices, ...responsesStore }, recoveryCue);
@@ -405,7 +414,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...playgroundRoutes({ pages: dashboardPageDeps, services: routerChatServices, guard: dashboardAuth.dashboardRoute, maxBodyBytes: config.server.max_body_bytes }),
   ];
   const metricsConfig = config.server.metrics;
-  const scrape = metricsRoutes(services, metricsScrapeToken);
+  const scrape = metricsRoutes(services, metricsScrapeToken, workerRpc ? workersMetrics(metrics.registry, workerRpc) : undefined);
   // With a port of its own, /metrics is served there only (a scrape network apart from client traffic),
   // and /readyz there answers with its detail (upstream servers, dependencies) to every caller.
   const metricsServer =
@@ -417,6 +426,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
           maxBodyBytes: 0,
           production: false,
           trustProxy: false,
+          // Every worker listens on it (the launcher picked one port for `port: 0`); a scrape on any gets the whole process.
+          sharedPort: options.shared !== undefined,
+          workerId: instances.id,
           onComplete: () => undefined,
           onUnexpectedError: (err) => logger.error({ err }, 'metrics listener: unexpected error'),
         });
@@ -505,6 +517,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         execInvocations.close();
         mcp.close();
         await schemas.close();
+        workerRpc?.close();
+        workerPresence?.close();
         await webhooks.close();
         await routing.close();
         await usage.close();

@@ -106,6 +106,8 @@ export function createMetrics(poolQueueSize: () => number, poolUtilization: () =
   new Gauge({
     name: 'switchboard_pool_utilization',
     help: 'Share of worker-thread time spent on tasks (0 to 1).',
+    // Under `serve --workers N` each worker has its pool: the process's share is their mean (metrics-workers.ts).
+    aggregator: 'average',
     registers: [registry],
     collect() {
       this.set(poolUtilization());

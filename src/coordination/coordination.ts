@@ -37,6 +37,8 @@ export interface SharedCoordination {
   /** The BroadcastChannel name of this launch (broadcastChannelName). */
   readonly channel: string;
   readonly workerIndex: number;
+  /** How many workers the launch runs (the RPC between them counts who did not answer: worker-rpc.ts). */
+  readonly workers: number;
 }
 
 export function limitPolicyOf(config: Config): LimitPolicy {

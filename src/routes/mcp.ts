@@ -28,6 +28,8 @@ import { originRefusal, type OriginPolicy } from '../mcp/origin-guard.js';
 import { sendWebResponse, webRequestOf } from '../mcp/web-bridge.js';
 import type { ExecServices } from './exec-invocations.js';
 import { namedWorkspace, requireKey } from './guard.js';
+import type { WorkerRpc } from '../coordination/worker-rpc.js';
+import { createMcpWorkerSessions } from './mcp-worker-sessions.js';
 
 export interface McpServices extends ExecServices {
   /** The approvals' use cases, with their rule of who decides (the `exec.approval_*` tools). */
@@ -38,6 +40,8 @@ export interface McpServices extends ExecServices {
   readonly maxBodyBytes: number;
   /** config `exec.mcp_sessions`; what is absent: DEFAULT_SESSION_LIMITS. */
   readonly mcpSessionLimits?: Partial<McpSessionLimits>;
+  /** Under `serve --workers N`: a session initialized on one worker is served on every other (mcp-worker-sessions.ts). */
+  readonly workerRpc?: WorkerRpc | null;
 }
 
 export interface McpRoutes {
@@ -60,6 +64,9 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     timeoutMs: services.execDefaultTimeoutMs,
     decisions: services.approvals,
   };
+  const workers = services.workerRpc
+    ? createMcpWorkerSessions({ rpc: services.workerRpc, sessions, createServer: () => createMcpServer(deps), maxBodyBytes: services.maxBodyBytes, now: services.now })
+    : null;
 
   /**
    * A new session's transport (not yet stored) for a request without a session id, on a place reserved
@@ -69,7 +76,7 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     const place = sessions.reserve(auth.project.id, auth.key.id);
     const server = createMcpServer(deps);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => workers?.newSessionId() ?? randomUUID(),
       // Our reader already capped the body (413 payload_too_large); the SDK's default of 4 MiB is lower.
       maxRequestBodySize: services.maxBodyBytes,
       // Stored only once `initialize` succeeded: a stray request without a session leaves nothing behind.
@@ -91,19 +98,24 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     return admission.refusal ? refusalError(admission.refusal) : null;
   };
 
-  /** A session's request: its batch charged and its tools/call params checked first (request-screen.ts). */
-  async function onSession(ctx: RouteContext, auth: AuthenticatedKey, session: McpSession, call: McpCallContext, body: Buffer | null): Promise<void> {
+  /**
+   * A session's request: its batch charged and its tools/call params checked first (request-screen.ts).
+   * `session` is null for another worker's session served here on a replica (its owner counts its use).
+   */
+  async function onSession(ctx: RouteContext, auth: AuthenticatedKey, transport: WebStandardStreamableHTTPServerTransport, session: McpSession | null, call: McpCallContext, body: Buffer | null): Promise<void> {
     const { req, reply } = ctx;
     const parsed = req.method === 'POST' && body ? parsedJson(body) : undefined;
     const screened = parsed === undefined ? null : await screenMessages(parsed, admitOne(ctx, auth));
     const answered = screened?.answered ?? [];
-    session.inFlight += 1;
+    if (session) session.inFlight += 1;
     try {
       const options = { authInfo: call.toAuthInfo(), ...(answered.length > 0 ? { parsedBody: screened?.forward } : {}) };
-      const res = await session.transport.handleRequest(webRequestOf(req, body), options);
+      const res = await transport.handleRequest(webRequestOf(req, body), options);
+      const sessionId = req.header('mcp-session-id');
+      if (workers && sessionId !== undefined && req.method === 'DELETE' && res.ok) await workers.ended(sessionId, auth.project.id, auth.key.id);
       await sendWebResponse(res, req, reply, sseEvents(answered));
     } finally {
-      session.inFlight -= 1;
+      if (session) session.inFlight -= 1;
     }
   }
 
@@ -120,16 +132,19 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     const sessionId = req.header('mcp-session-id');
     if (sessionId !== undefined) {
       const session = sessions.use(sessionId, auth.project.id, auth.key.id);
-      if (!session) {
+      // Not this worker's: another worker's (its id says which), served here if the owner holds it for this key.
+      const transport = session?.transport ?? (workers ? await workers.replica(sessionId, auth.project.id, auth.key.id) : null);
+      if (!transport) {
         reply.send(404, SESSION_NOT_FOUND, 'application/json');
         return;
       }
-      await onSession(ctx, auth, session, call, body);
+      await onSession(ctx, auth, transport, session, call, body);
       return;
     }
     const { transport, place } = await newTransport(auth);
     try {
       const res = await transport.handleRequest(webRequestOf(req, body), { authInfo: call.toAuthInfo() });
+      workers?.initialized(transport, body);
       await sendWebResponse(res, req, reply);
     } finally {
       // Committed if `initialize` succeeded; otherwise the place goes back.
@@ -144,6 +159,7 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     routes: [route('POST'), route('DELETE')],
     close() {
       clearInterval(sweep);
+      workers?.close();
       sessions.closeAll();
     },
   };

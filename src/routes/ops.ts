@@ -125,8 +125,10 @@ export function opsRoutes(services: Services, detail: ReadyzDetail, upstream?: {
 /**
  * GET /metrics, on the main listener or a listener of its own (server.metrics). With a token, a scrape
  * must send `Authorization: Bearer <token>` (compared in constant time); the token is read once, at start.
+ * `scrape`: under `serve --workers N`, the whole process's metrics (metrics-workers.ts); else this
+ * gateway's registry is rendered directly.
  */
-export function metricsRoutes(services: Services, token: string | null): RouteDef[] {
+export function metricsRoutes(services: Services, token: string | null, scrape?: () => Promise<string>): RouteDef[] {
   const holdsToken = bearerMatcher(token);
   return [
     {
@@ -140,7 +142,7 @@ export function metricsRoutes(services: Services, token: string | null): RouteDe
         if (holdsToken !== null && !holdsToken(req.header('authorization'))) {
           throw new GatewayError('authentication_required', { message: 'GET /metrics needs Authorization: Bearer <the token named by server.metrics.token_env>.' });
         }
-        const text = await services.metrics.registry.metrics();
+        const text = await (scrape ?? (() => services.metrics.registry.metrics()))();
         reply.send(200, text, services.metrics.registry.contentType);
       },
     },

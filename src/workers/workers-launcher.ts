@@ -58,6 +58,8 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
   const host = options.host ?? config.server.host;
   const requested = options.port ?? config.server.port;
   const port = requested === 0 ? await freePort(host) : requested;
+  // server.metrics.port: one listener port for every worker too, as the main port (issue 32).
+  const workersConfig = await withMetricsPort(config, host);
   const store = resolveStorePath(options.dbPath ?? config.storage.path);
   // Migrations run here once; each worker's openDatabase then finds the schema current.
   openDatabase(store.path).close();
@@ -65,7 +67,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
   const counters = createSharedCounterBuffer(capacity);
   const throttles = createSharedThrottleBuffer();
   const channel = broadcastChannelName(randomUUID());
-  const dataFor = (workerIndex: number): GatewayWorkerData => ({ config, host, port, dbPath: store.path, shared: { counters, throttles, channel, workerIndex } });
+  const dataFor = (workerIndex: number): GatewayWorkerData => ({ config: workersConfig, host, port, dbPath: store.path, shared: { counters, throttles, channel, workerIndex, workers: options.workers } });
   // The main thread's handle on the counters' mutex: a dead worker's lock is freed with it.
   const mutex = new SharedCounterTable(counters, { tag: options.workers + 1 }).lock;
   const spawn = (index: number): Worker => new Worker(new URL('./gateway-worker.js', import.meta.url), { workerData: dataFor(index) });
@@ -75,4 +77,12 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
   const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   logger.info({ url, workers: options.workers, region: config.server.region, production: config.server.production, shared_counters: capacity }, 'switchboard listening');
   return { url, stop: () => supervisor.stop(), gaveUp: supervisor.gaveUp };
+}
+
+/** `server.metrics.port: 0` becomes one free port, so the workers share the metrics listener as the main one. */
+async function withMetricsPort(config: Config, host: string): Promise<Config> {
+  const metrics = config.server.metrics;
+  if (metrics.port !== 0) return config;
+  const port = await freePort(metrics.host ?? host);
+  return { ...config, server: { ...config.server, metrics: { ...metrics, port } } };
 }

@@ -88,14 +88,22 @@ export function createSharedAgentRegistry(local: LocalAgentRegistry, options: Sh
   });
 
   // Woken by a replica whose invocation waits for an agent of ours: the service retries its queued ones.
+  // Wakes within 100 ms of a retry are coalesced into one more retry at the end of the window, not
+  // dropped: a dropped wake left its invocation queued until the next periodic retry (a second).
   let waking = false;
-  const stopWake = presence.onWake(() => {
-    if (waking) return;
+  let wokenAgain = false;
+  const retryForOthers = (): void => {
     waking = true;
+    wokenAgain = false;
     setTimeout(() => {
       waking = false;
+      if (wokenAgain) retryForOthers();
     }, 100).unref();
     for (const r of subscribers) void Promise.resolve(r.online('')).catch((err: unknown) => onError(err, 'dispatching for another replica'));
+  };
+  const stopWake = presence.onWake(() => {
+    if (waking) wokenAgain = true;
+    else retryForOthers();
   });
   const stopChange = presence.onChange(refreshSoon);
   // Woken replicas are remembered for the current dispatch pass only: one notice per replica per pass.

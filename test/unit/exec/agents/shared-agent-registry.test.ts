@@ -4,7 +4,7 @@
  * a dispatch to one of those wakes its replica instead of sending, and changes made here to an agent held
  * elsewhere are passed on to its replica.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentReports, ExecTool } from '../../../../src/core/exec/agent-registry.js';
 import type { AgentChange, ExecAgentsStore, ExecPresence, PresentAgent } from '../../../../src/core/store/exec-agents-store.js';
 import { createLocalAgentRegistry, type AgentLink } from '../../../../src/exec/agents/local-agent-registry.js';
@@ -91,5 +91,23 @@ describe('the agents of every replica', () => {
     registry.subscribe(reports);
     presence.wakeListener?.();
     expect(online).toHaveLength(1);
+  });
+
+  it('retries once more after the 100 ms window for wakes that came during it, instead of dropping them', async () => {
+    vi.useFakeTimers();
+    try {
+      const online: string[] = [];
+      registry.subscribe({ output: () => undefined, result: () => undefined, offline: () => undefined, online: (id) => void online.push(id) });
+      presence.wakeListener?.();
+      presence.wakeListener?.();
+      presence.wakeListener?.();
+      expect(online).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(online).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(online).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
