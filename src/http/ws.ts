@@ -278,7 +278,9 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
           waits.push(ended.catch((err: unknown) => opts.onUnexpectedError(err, 'ws.drain', null)));
         }
       }
-      return Promise.all(waits).then(() => undefined);
+      // One turn of the event loop before the caller closes the app: the close frames go out first, or
+      // the app's close would cut the sockets (1006 at the peer) before uWS has written them.
+      return Promise.all(waits).then(() => new Promise<void>((resolve) => setImmediate(resolve)));
     },
     closeAll() {
       for (const ws of [...open]) shutDown(ws);
