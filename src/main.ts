@@ -512,7 +512,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         // Lines in flight finish and are recorded (each has its tier's deadline); no new line starts.
         await batches.close();
         await responses.close();
-        // The drain above closed the agents' sockets (they went offline); the lease timer is all that is left.
+        // The drain above let agents finish their running invocations (docs/exec.md "Graceful stop"), then
+        // closed their sockets; what they reported, and the failure of what still ran at the deadline, is
+        // written before the store closes. The lease timer is all that is left of the agents' side.
+        await execInvocations.settled();
         agents.close();
         execInvocations.close();
         mcp.close();

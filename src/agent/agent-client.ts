@@ -8,6 +8,10 @@
  * the gateway has not seen end yet (a half-open TCP connection holds until its lease runs out), so it is
  * retried with the same backoff. Invocations still
  * running when the connection ends are killed: the gateway has failed them already (agent_offline).
+ * A gateway stopping gracefully says `draining` first: running commands go on and their results are
+ * sent (no dispatch follows on that connection); the 1001 close comes once they are done or at the
+ * gateway's drain deadline, and the agent reconnects as after any close (to the restarted gateway, or to
+ * another replica behind the same address).
  */
 import WebSocket from 'ws';
 import { CLOSE } from '../exec/agents/protocol.js';
@@ -108,6 +112,8 @@ export function startAgentClient(o: AgentClientOptions): AgentClient {
         o.log(`cancel ${id}`);
         run.kill('cancelled');
       }
+    } else if (m.type === 'draining') {
+      o.log(`gateway draining: ${running.size} running invocation(s) finish here; reconnecting once it closes the connection`);
     } else if (m.type === 'error') {
       lastError = String(m.code);
       o.log(`gateway error ${String(m.code)}: ${String(m.message)}`);

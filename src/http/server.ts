@@ -119,7 +119,10 @@ export interface HttpServerOptions {
 export interface HttpServer {
   listen(host: string, port: number): Promise<number>;
   readonly inFlight: number;
-  /** Stops accepting connections, waits for in-flight requests up to `timeoutMs`, then closes. */
+  /**
+   * Stops accepting connections, waits up to `timeoutMs` for in-flight requests and for WebSocket sessions
+   * finishing their work (execution agents' running invocations), then closes.
+   */
   drain(timeoutMs: number): Promise<void>;
 }
 
@@ -293,21 +296,28 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
         listenSocket = null;
         return closeApp(app);
       };
-      // Realtime sessions are not requests: they get a last event and a 1001 close, not a wait.
-      sockets?.closeAll();
-      if (inFlight === 0) return stopListening();
+      // Realtime sessions are not requests: they get a last event and a 1001 close, not a wait. Agents
+      // with invocations running keep their socket while those finish, alongside the requests' drain.
+      let socketsDone = sockets === null;
       return new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           // Streams still open get their last frame and end; the app closes once they have (or at once
-          // for anything that registered no last words).
+          // for anything that registered no last words). Sockets still open are ended now.
           drained = () => resolve();
           drain.deadline();
+          sockets?.closeAll();
           setImmediate(resolve);
         }, timeoutMs);
         drained = () => {
+          if (inFlight > 0 || !socketsDone) return;
           clearTimeout(timer);
           resolve();
         };
+        void sockets?.drain().then(() => {
+          socketsDone = true;
+          drained?.();
+        });
+        drained();
       }).then(stopListening);
     },
   };

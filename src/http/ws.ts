@@ -45,6 +45,12 @@ export interface WsSession {
   closed(code: number, reason: string): void;
   /** The server is shutting down: send a last event if there is one; the socket is ended right after. */
   shutdown?(): void;
+  /**
+   * A graceful stop began and the session has work under way to finish first (an execution agent's
+   * running invocations): a promise that settles once it has; the socket stays open until then, or
+   * until the drain deadline. Null (or absent): the socket is shut down at once.
+   */
+  drainFirst?(): Promise<void> | null;
   /** The client sent more than its cap allows to wait; called before the socket is ended with 1008. */
   overflow?(buffered: number): void;
   /** The client sent a message over the cap (never delivered); called before the socket is ended with 1009. */
@@ -84,6 +90,11 @@ export interface WsOptions {
 
 export interface WsRegistry {
   readonly openCount: number;
+  /**
+   * A graceful stop: every socket is ended (1001, after its session's goodbye) at once, or, for a session
+   * with work to finish (`drainFirst`), once that is done. Resolves when every socket so drained is ended.
+   */
+  drain(): Promise<void>;
   /** Ends every open socket (1001), after letting each session say goodbye. */
   closeAll(): void;
 }
@@ -250,16 +261,35 @@ export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOpti
       }),
     });
   }
+  const shutDown = (ws: WebSocket<UserData>): void => {
+    const data = ws.getUserData();
+    data.session?.shutdown?.();
+    data.facade?.end(1001, 'server shutting down');
+  };
   return {
     get openCount() {
       return open.size;
     },
-    closeAll() {
+    drain() {
+      const waits: Promise<void>[] = [];
       for (const ws of [...open]) {
-        const data = ws.getUserData();
-        data.session?.shutdown?.();
-        data.facade?.end(1001, 'server shutting down');
+        const work = ws.getUserData().session?.drainFirst?.() ?? null;
+        if (work === null) shutDown(ws);
+        else {
+          const ended = work.then(() => {
+            // Only if still open: the peer may have closed it meanwhile (uWS then invalidates `ws`).
+            if (open.has(ws)) shutDown(ws);
+          });
+          // A failure is a bug, reported; the socket is then ended at the drain deadline (closeAll).
+          waits.push(ended.catch((err: unknown) => opts.onUnexpectedError(err, 'ws.drain', null)));
+        }
       }
+      // One turn of the event loop before the caller closes the app: the close frames go out first, or
+      // the app's close would cut the sockets (1006 at the peer) before uWS has written them.
+      return Promise.all(waits).then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    },
+    closeAll() {
+      for (const ws of [...open]) shutDown(ws);
     },
   };
 }

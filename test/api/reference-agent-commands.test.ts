@@ -247,6 +247,18 @@ describe('reference agent: reconnecting', () => {
     expect(outputOf(id)).toBe('back');
   });
 
+  it('on draining (a gateway stopping gracefully), finishes the running command and sends its result, then reconnects after the 1001 close', async () => {
+    const from = agent.stdout.join('').length;
+    const before = connections.length;
+    const id = dispatch('long_nap', { seconds: '0.6' });
+    await expect.poll(() => childSleeps('0.6')).toBe(1);
+    current().send({ type: 'draining' });
+    await agent.waitFor(/gateway draining: 1 running invocation/, from);
+    expect(await resultOf(id)).toMatchObject({ exit_code: 0 });
+    current().ws.close(1001, 'server shutting down');
+    await (await connection(before)).next((m) => m.type === 'enroll');
+  });
+
   it('backs off 1 s, 2 s, 4 s while the upgrade is refused with a 5xx, and connects once it is accepted', async () => {
     const from = agent.stdout.join('').length;
     const before = connections.length;

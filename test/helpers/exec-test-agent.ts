@@ -31,6 +31,10 @@ export interface TestAgent {
   result(invocationId: string, exitCode: number, extra?: { output?: string; error?: string }): void;
   waitForDispatch(count?: number, timeoutMs?: number): Promise<Dispatch>;
   waitForCancel(invocationId: string, timeoutMs?: number): Promise<void>;
+  /** Resolves when the gateway sends `draining` (a graceful stop began). */
+  waitForDraining(timeoutMs?: number): Promise<void>;
+  /** Resolves when the socket closes, with the close code and reason (either side's close). */
+  readonly closed: Promise<{ code: number; reason: string }>;
   /** A clean close (the gateway sees the socket close: reason disconnected). */
   close(): Promise<void>;
   /** The TCP connection destroyed without a close frame, as when the process is killed. */
@@ -65,6 +69,7 @@ export async function connectTestAgent(gatewayUrl: string, project: string, cred
   const ws = new WebSocket(wsUrl(gatewayUrl, project), { headers: { authorization: `Bearer ${credential}` } });
   const dispatches: Dispatch[] = [];
   const cancels: string[] = [];
+  let draining = false;
   let handler: (d: Dispatch) => void = () => undefined;
   const send = (m: Record<string, unknown>): void => {
     if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(m));
@@ -80,10 +85,12 @@ export async function connectTestAgent(gatewayUrl: string, project: string, cred
         dispatches.push(d);
         handler(d);
       } else if (m.type === 'invocation.cancel') cancels.push(String(m.invocation_id));
+      else if (m.type === 'draining') draining = true;
     });
     ws.on('error', reject);
     ws.on('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
   });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);
@@ -113,6 +120,10 @@ export async function connectTestAgent(gatewayUrl: string, project: string, cred
     waitForCancel: async (invocationId, timeoutMs = 5000) => {
       await waitUntil(() => (cancels.includes(invocationId) ? true : undefined), `cancel of ${invocationId}`, timeoutMs);
     },
+    waitForDraining: async (timeoutMs = 5000) => {
+      await waitUntil(() => (draining ? true : undefined), 'draining', timeoutMs);
+    },
+    closed,
     close: () =>
       new Promise<void>((resolve) => {
         clearInterval(beat);

@@ -34,7 +34,11 @@ export interface DispatchMessage {
   readonly timeoutMs: number;
 }
 
-export type AgentOfflineReason = 'lease_expired' | 'disconnected' | 'deleted';
+/**
+ * Why an agent went offline (the `reason` of `exec.agent_offline`). `gateway_stopping`: a graceful stop
+ * reached its drain deadline while the agent still ran invocations (docs/exec.md "Graceful stop").
+ */
+export type AgentOfflineReason = 'lease_expired' | 'disconnected' | 'deleted' | 'gateway_stopping';
 
 /** What agents report, delivered to the invocations' side (which may apply them asynchronously: a rejection is a report error). */
 export interface AgentReports {

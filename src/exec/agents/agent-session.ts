@@ -5,6 +5,10 @@
  * message afterwards refreshes the lease; a runtime message that cannot be read is answered with an
  * `invalid_body` error and dropped, without closing: the agent's running invocations are worth more than
  * one bad frame.
+ *
+ * A graceful stop (docs/exec.md "Graceful stop"): `drainFirst` keeps an enrolled agent's socket open
+ * while it finishes what it runs; one still open at the drain deadline is shut down, and what it still
+ * runs fails with the offline reason `gateway_stopping` rather than `disconnected`.
  */
 import type { ExecTool } from '../../core/exec/agent-registry.js';
 import type { WsSession, WsSocket } from '../../http/ws.js';
@@ -43,6 +47,8 @@ export class AgentSession implements WsSession {
   #agentId: string | null = null;
   /** Messages that came while the enrollment was being written: handled, in order, once it is. */
   #held: unknown[] | null = null;
+  /** The server is ending this socket (graceful stop): the agent did not leave on its own. */
+  #stopping = false;
 
   constructor(socket: WsSocket, ctx: AgentSessionContext) {
     this.#ctx = ctx;
@@ -128,10 +134,19 @@ export class AgentSession implements WsSession {
     }
   }
 
+  /** An enrolled agent finishes its running invocations before its socket is closed; others close now. */
+  drainFirst(): Promise<void> | null {
+    return this.#agentId === null ? null : this.#ctx.registry.drain(this.#agentId, this.#link);
+  }
+
+  shutdown(): void {
+    this.#stopping = true;
+  }
+
   closed(code: number, reason: string): void {
     const agentId = this.#agentId;
     if (agentId !== null) {
-      this.#ctx.registry.detach(agentId, this.#link);
+      this.#ctx.registry.detach(agentId, this.#link, this.#stopping ? 'gateway_stopping' : 'disconnected');
       this.#ctx.log('info', { project: this.#ctx.projectId, agent_id: agentId, code, reason }, 'exec agent disconnected');
     }
     this.#ctx.onClosed(this);

@@ -7,6 +7,10 @@
  * Reports to the invocations' side only name invocations this agent was dispatched and has not finished:
  * an agent cannot report on another agent's invocations, nor after a cancel. A subscriber that throws is
  * reported to `onReportError`, never into the agent's socket handling.
+ *
+ * A graceful stop drains each agent (docs/exec.md "Graceful stop"): it is told `draining`, offered no
+ * more work (neither a candidate nor listed online), and keeps reporting on what it runs; the caller
+ * closes its socket once that is done (or at the drain deadline).
  */
 import type { AgentOfflineReason, AgentRegistry, AgentReports, DispatchMessage, ExecTool, OnlineAgent } from '../../core/exec/agent-registry.js';
 import { CLOSE, gatewayMessages } from './protocol.js';
@@ -50,8 +54,13 @@ export interface LocalAgentRegistry extends AgentRegistry {
   setWorkspaces(agentId: string, workspaceIds: readonly string[]): void;
   output(agentId: string, link: AgentLink, invocationId: string, data: string): void;
   result(agentId: string, link: AgentLink, invocationId: string, result: AgentResult): void;
-  /** The link's socket closed. */
-  detach(agentId: string, link: AgentLink): void;
+  /**
+   * A graceful stop: the agent is sent `draining` and takes no new work. Resolves once it runs nothing
+   * (at once when idle), or when it goes offline.
+   */
+  drain(agentId: string, link: AgentLink): Promise<void>;
+  /** The link's socket closed (`reason` default: disconnected). */
+  detach(agentId: string, link: AgentLink, reason?: AgentOfflineReason): void;
   /** Takes the agent offline now and closes its socket (deleted, key rotated). */
   disconnect(agentId: string, reason: AgentOfflineReason, closeCode: number, closeReason: string): void;
   /** Agents silent for `leaseMs` go offline, their sockets closed with 4408; returns their ids. */
@@ -63,6 +72,8 @@ interface Entry {
   readonly link: AgentLink;
   readonly running: Set<string>;
   lastSeen: number;
+  /** Set by `drain`: settles when `running` empties or the agent goes offline. */
+  draining: { readonly done: Promise<void>; readonly settle: () => void } | null;
 }
 
 export function createLocalAgentRegistry(options: LocalAgentRegistryOptions): LocalAgentRegistry {
@@ -85,6 +96,11 @@ export function createLocalAgentRegistry(options: LocalAgentRegistryOptions): Lo
     return e && e.link === link ? e : null;
   };
   const view = (e: Entry): OnlineAgent => ({ ...e.agent, running: e.running.size });
+  /** Agents that may be given work: a draining one finishes what it has and takes nothing new. */
+  const available = (): Entry[] => [...entries.values()].filter((e) => e.draining === null);
+  const settleDrain = (e: Entry): void => {
+    if (e.running.size === 0 || entries.get(e.agent.id) !== e) e.draining?.settle();
+  };
   const serves = (e: Entry, workspaceId: string | null): boolean =>
     workspaceId === null || e.agent.workspaceIds.length === 0 || e.agent.workspaceIds.includes(workspaceId);
   const leastBusy = (a: Entry, b: Entry): number => a.running.size - b.running.size || (a.agent.id < b.agent.id ? -1 : 1);
@@ -95,21 +111,22 @@ export function createLocalAgentRegistry(options: LocalAgentRegistryOptions): Lo
     e.running.clear();
     options.onOffline?.(e.agent.id, e.lastSeen);
     report((r) => r.offline(e.agent.id, reason, running));
+    settleDrain(e);
   }
 
   return {
     candidates(projectId, workspaceId, toolName) {
-      return [...entries.values()]
+      return available()
         .filter((e) => e.agent.projectId === projectId && serves(e, workspaceId) && e.agent.tools.has(toolName))
         .sort(leastBusy)
         .map(view);
     },
     online(projectId, workspaceId) {
-      return [...entries.values()].filter((e) => e.agent.projectId === projectId && serves(e, workspaceId)).sort(leastBusy).map(view);
+      return available().filter((e) => e.agent.projectId === projectId && serves(e, workspaceId)).sort(leastBusy).map(view);
     },
     dispatch(agentId, message: DispatchMessage) {
       const e = entries.get(agentId);
-      if (!e) return false;
+      if (!e || e.draining !== null) return false;
       if (!e.link.send(gatewayMessages.dispatch(message))) return false;
       // The send may have closed the socket (a client not reading): then it is no longer this agent's.
       if (entries.get(agentId) !== e) return false;
@@ -120,12 +137,13 @@ export function createLocalAgentRegistry(options: LocalAgentRegistryOptions): Lo
       const e = entries.get(agentId);
       if (!e?.running.delete(invocationId)) return;
       e.link.send(gatewayMessages.cancel(invocationId));
+      settleDrain(e);
     },
     subscribe(reports) {
       subscribers.push(reports);
     },
     attach(agent, link) {
-      entries.set(agent.id, { agent, link, running: new Set(), lastSeen: now() });
+      entries.set(agent.id, { agent, link, running: new Set(), lastSeen: now(), draining: null });
       report((r) => r.online(agent.id));
     },
     isOnline: (agentId) => entries.has(agentId),
@@ -146,10 +164,22 @@ export function createLocalAgentRegistry(options: LocalAgentRegistryOptions): Lo
       const e = current(agentId, link);
       if (!e?.running.delete(invocationId)) return;
       report((r) => r.result(agentId, invocationId, result));
+      settleDrain(e);
     },
-    detach(agentId, link) {
+    drain(agentId, link) {
       const e = current(agentId, link);
-      if (e) goOffline(e, 'disconnected');
+      if (!e) return Promise.resolve();
+      if (e.draining) return e.draining.done;
+      let settle = (): void => undefined;
+      const done = new Promise<void>((resolve) => (settle = resolve));
+      e.draining = { done, settle };
+      e.link.send(gatewayMessages.draining());
+      settleDrain(e);
+      return done;
+    },
+    detach(agentId, link, reason = 'disconnected') {
+      const e = current(agentId, link);
+      if (e) goOffline(e, reason);
     },
     disconnect(agentId, reason, closeCode, closeReason) {
       const e = entries.get(agentId);

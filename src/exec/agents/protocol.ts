@@ -72,4 +72,6 @@ export const gatewayMessages = {
   dispatch: (p: { invocationId: string; toolName: string; arguments: Record<string, unknown>; timeoutMs: number }) =>
     JSON.stringify({ type: 'invocation.dispatch', invocation_id: p.invocationId, tool_name: p.toolName, arguments: p.arguments, timeout_ms: p.timeoutMs }),
   cancel: (invocationId: string) => JSON.stringify({ type: 'invocation.cancel', invocation_id: invocationId }),
+  /** A graceful stop began: no more dispatches on this connection; what runs may finish until the 1001 close. */
+  draining: () => JSON.stringify({ type: 'draining' }),
 };

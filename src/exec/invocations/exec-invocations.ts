@@ -31,6 +31,8 @@ export interface ExecInvocations {
   readonly service: InvocationService;
   /** Fails what stopped instances left dispatched (now and as siblings die), then starts the clock. */
   start(): void;
+  /** Resolves once what agents reported so far is written (a graceful stop, before the store closes). */
+  settled(): Promise<void>;
   close(): void;
 }
 
@@ -113,6 +115,7 @@ export function createExecInvocations(options: ExecInvocationsOptions): ExecInvo
       if (shared) stopListening = shared.pg.onChange(EXEC_INVOCATIONS_TOPIC, onChange);
       clock.start();
     },
+    settled: () => service.settled(),
     close: () => {
       stopRecovering?.();
       stopListening?.();

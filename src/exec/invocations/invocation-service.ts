@@ -75,6 +75,8 @@ export class InvocationService implements AgentReports {
   readonly #reports = new Map<string, Promise<void>>();
   /** The last status told to this instance's readers of an invocation another instance serves. */
   readonly #seen = new Map<string, InvocationStatus>();
+  /** Agents going offline whose invocations are being failed (before they are queued in `#reports`). */
+  readonly #offline = new Set<Promise<void>>();
 
   constructor(deps: InvocationServiceDeps) {
     this.#deps = deps;
@@ -318,7 +320,25 @@ export class InvocationService implements AgentReports {
     });
   }
 
-  async offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): Promise<void> {
+  offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): Promise<void> {
+    const work = this.#failOffline(agentId, reason, running);
+    const tracked = work.then(() => undefined, () => undefined);
+    this.#offline.add(tracked);
+    void tracked.then(() => this.#offline.delete(tracked));
+    return work;
+  }
+
+  /**
+   * Resolves once every agent report received so far is applied (results, output, offline failures): a
+   * graceful stop waits for this before closing the store, so what its drain settled is written.
+   */
+  async settled(): Promise<void> {
+    while (this.#offline.size > 0 || this.#reports.size > 0 || this.#claims.size > 0) {
+      await Promise.all([...this.#offline, ...this.#reports.values(), ...this.#claims.values()]);
+    }
+  }
+
+  async #failOffline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): Promise<void> {
     const { store } = this.#deps;
     const ids = new Set([...running, ...(await store.activeOfAgent(agentId)).map((i) => i.id)]);
     for (const id of ids) {
@@ -327,7 +347,10 @@ export class InvocationService implements AgentReports {
         if (!inv || inv.agentId !== agentId) return;
         const now = this.#deps.now();
         const before = [execEvents.agentOffline({ invocationId: id, agentId, reason, at: now })];
-        const message = `The agent running the invocation went offline (${reason}).`;
+        const message =
+          reason === 'gateway_stopping'
+            ? 'The gateway stopped (graceful stop) while the invocation was running: it had not finished by the drain deadline.'
+            : `The agent running the invocation went offline (${reason}).`;
         const t = machine.fail(this.#withLive(inv), 'agent_offline', message, now, before);
         // Ended elsewhere first: the agent is gone, nothing to tell it.
         if (!t || !(await this.#settle(inv, t, null))) this.#live.delete(id);

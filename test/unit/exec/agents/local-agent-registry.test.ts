@@ -207,6 +207,54 @@ describe('local agent registry', () => {
     expect(registry.candidates('proj_a', 'ws_b', 'echo').map((a) => a.workspaceIds)).toEqual([['ws_b']]);
   });
 
+  describe('drain (a graceful stop)', () => {
+    /** Whether the promise has settled, after the microtasks queued so far. */
+    const settledYet = async (p: Promise<void>): Promise<boolean> => {
+      let done = false;
+      void p.then(() => (done = true));
+      await new Promise((r) => setImmediate(r));
+      return done;
+    };
+
+    it('sends draining, offers the agent no new work, and settles once its running invocations have reported', async () => {
+      const l = link();
+      registry.attach(agent('agt_1', ['echo']), l);
+      registry.dispatch('agt_1', dispatchOf('inv_1'));
+      registry.dispatch('agt_1', dispatchOf('inv_2'));
+      const drained = registry.drain('agt_1', l);
+      expect(l.sent.at(-1)).toEqual({ type: 'draining' });
+      expect(registry.candidates('proj_a', 'ws_a', 'echo')).toEqual([]);
+      expect(registry.online('proj_a', null)).toEqual([]);
+      expect(registry.dispatch('agt_1', dispatchOf('inv_3'))).toBe(false);
+      expect(l.sent.filter((m) => m.type === 'invocation.dispatch')).toHaveLength(2);
+
+      // Still online: what it runs keeps reporting, and the drain waits for the last of it.
+      registry.output('agt_1', l, 'inv_1', 'late output');
+      registry.result('agt_1', l, 'inv_1', { exitCode: 0, output: null, error: null });
+      expect(await settledYet(drained)).toBe(false);
+      registry.cancel('agt_1', 'inv_2');
+      expect(await settledYet(drained)).toBe(true);
+      expect(heard.filter((h) => h.kind === 'output' || h.kind === 'result').map((h) => h.kind)).toEqual(['output', 'result']);
+      expect(registry.isOnline('agt_1')).toBe(true);
+      expect(l.closedWith).toBeNull();
+    });
+
+    it('settles at once for an idle agent, and when the agent goes offline first (reported with the given reason)', async () => {
+      const idle = link();
+      registry.attach(agent('agt_idle', ['echo']), idle);
+      expect(await settledYet(registry.drain('agt_idle', idle))).toBe(true);
+
+      const busy = link();
+      registry.attach(agent('agt_busy', ['echo']), busy);
+      registry.dispatch('agt_busy', dispatchOf('inv_1'));
+      const drained = registry.drain('agt_busy', busy);
+      expect(await settledYet(drained)).toBe(false);
+      registry.detach('agt_busy', busy, 'gateway_stopping');
+      expect(await settledYet(drained)).toBe(true);
+      expect(heard.at(-1)).toEqual({ kind: 'offline', agentId: 'agt_busy', reason: 'gateway_stopping', running: ['inv_1'] });
+    });
+  });
+
   it('a subscriber that throws is reported and does not stop the others', () => {
     const seen: string[] = [];
     registry.subscribe({
