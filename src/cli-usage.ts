@@ -8,12 +8,13 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, isoTimestamp, loadConfigFile } from './config.js';
+import { ConfigError, isoTimestamp, loadConfigFile, type Config } from './config.js';
 import { parseFlags, UsageError } from './cli-flags.js';
 import { formatUsd } from './core/usage/cost.js';
 import { usageResultWire } from './routes/management-usage.js';
 import { DEFAULT_USAGE_RANGE_S } from './schemas/management-usage.js';
 import { openDatabase } from './store/db.js';
+import { isPostgresCompanion } from './store/store-kind-mark.js';
 import { createPgUsageStore } from './store/postgres/usage-store.js';
 import { createProjectsRepo } from './store/projects-repo.js';
 import { createUsageTotals, DAY_MS, USAGE_GROUPS, type UsageGroupBy, type UsageTotals } from './store/usage-totals.js';
@@ -74,13 +75,16 @@ export async function usageCommand(argv: string[]): Promise<void> {
   const range = { start, end, groupBy: flags['group-by'] };
   const pgUrl = flags.db === undefined && config?.storage.kind === 'postgres' ? config.storage.url : undefined;
   let items: UsageTotals[];
+  let labels: EndpointLabels;
   if (config && pgUrl !== undefined) {
     // The projects come from the config file (synced into each replica's store at start).
     if (!config.projects.some((p) => p.id === flags.project)) throw new ConfigError(`--project: no project ${flags.project} in ${flags.config ?? ''}`);
     items = await readPgTotals({ url: pgUrl, from: `storage.url in ${flags.config ?? ''}` }, flags.project, range);
+    labels = configEndpointLabels(config);
   } else {
     const store = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: config?.storage.path ?? '', from: `storage.path in ${flags.config ?? ''}` };
     items = readTotals(store, flags.project, range);
+    labels = sqliteEndpointLabels(store.path);
   }
   if (flags.json) {
     const data = items.map((t) => usageResultWire(flags['group-by'], t));
@@ -88,7 +92,7 @@ export async function usageCommand(argv: string[]): Promise<void> {
     return;
   }
   process.stderr.write(`usage of ${flags.project} from ${iso(start)} to ${iso(end)}, by ${flags['group-by']}:\n`);
-  process.stdout.write(`${usageTable(flags['group-by'], items)}\n`);
+  process.stdout.write(`${usageTable(flags['group-by'], items, labels)}\n`);
 }
 
 function readTotals(store: { path: string; from: string }, projectId: string, range: { start: number; end: number; groupBy: UsageGroupBy }): UsageTotals[] {
@@ -98,11 +102,31 @@ function readTotals(store: { path: string; from: string }, projectId: string, ra
   }
   const db = openDatabase(store.path);
   try {
+    if (isPostgresCompanion(db)) {
+      throw new ConfigError(
+        `${store.from}: ${resolve(store.path)} is the own file of a gateway whose storage.kind is postgres; its usage ledger is in PostgreSQL, shared by the replicas, not in this file. Read it with --config <that gateway's config file> instead of --db`,
+      );
+    }
     if (!createProjectsRepo(db).listProjects().some((p) => p.id === projectId)) throw new ConfigError(`--project: no project ${projectId} in ${store.path}`);
     return createUsageTotals(db).page({ projectId, start: range.start, end: range.end, groupBy: range.groupBy, limit: null, after: null }).items;
   } finally {
     db.close();
   }
+}
+
+/** Slug and name of each endpoint of the store's projects, for the table's ENDPOINT column (ids are UUIDs). */
+function sqliteEndpointLabels(path: string): EndpointLabels {
+  const db = openDatabase(path);
+  try {
+    const rows = db.prepare<[], { id: string; slug: string; name: string }>('SELECT id, slug, name FROM endpoints').all();
+    return new Map(rows.map((r) => [r.id, { slug: r.slug, name: r.name }]));
+  } finally {
+    db.close();
+  }
+}
+
+function configEndpointLabels(config: Config): EndpointLabels {
+  return new Map(config.projects.flatMap((p) => p.endpoints.map((e) => [e.id, { slug: e.slug, name: e.name }] as const)));
 }
 
 async function readPgTotals(postgres: CliPostgres, projectId: string, range: { start: number; end: number; groupBy: UsageGroupBy }): Promise<UsageTotals[]> {
@@ -116,14 +140,23 @@ const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 
 
 const GROUP_HEADERS: Record<UsageGroupBy, string> = { day: 'DAY', key: 'KEY', endpoint: 'ENDPOINT', model: 'MODEL', workspace: 'WORKSPACE' };
 
-function groupCell(groupBy: UsageGroupBy, group: UsageTotals['group']): string {
+/** Endpoint id to its slug and name. */
+export type EndpointLabels = ReadonlyMap<string, { readonly slug: string; readonly name: string }>;
+
+function groupCell(groupBy: UsageGroupBy, group: UsageTotals['group'], labels: EndpointLabels): string {
   if (group === null) return '(none)';
+  if (groupBy === 'endpoint') return labels.get(String(group))?.slug ?? String(group);
   return groupBy === 'day' ? iso(Number(group)).slice(0, 10) : String(group);
 }
 
-/** One line per group and a TOTAL line, aligned: numbers to the right. Cost "-": no priced turn. */
-export function usageTable(groupBy: UsageGroupBy, items: readonly UsageTotals[]): string {
-  const cells = (t: Omit<UsageTotals, 'group'>, name: string): string[] => [
+/**
+ * One line per group and a TOTAL line, aligned: numbers to the right. Cost "-": no priced turn. Endpoints
+ * by slug, with their name last (a deleted endpoint's row keeps its id).
+ */
+export function usageTable(groupBy: UsageGroupBy, items: readonly UsageTotals[], labels: EndpointLabels = new Map()): string {
+  const byEndpoint = groupBy === 'endpoint';
+  const nameOf = (group: UsageTotals['group']): string[] => (byEndpoint ? [group === null ? '' : (labels.get(String(group))?.name ?? '')] : []);
+  const cells = (t: Omit<UsageTotals, 'group'>, name: string, extra: string[]): string[] => [
     name,
     String(t.requests),
     String(t.promptTokens),
@@ -133,6 +166,7 @@ export function usageTable(groupBy: UsageGroupBy, items: readonly UsageTotals[])
     String(t.reasoningTokens),
     t.costNanos === null ? '-' : formatUsd(t.costNanos),
     String(t.unpricedRequests),
+    ...extra,
   ];
   const sum = (pick: (t: UsageTotals) => number): number => items.reduce((acc, t) => acc + pick(t), 0);
   const priced = items.filter((t) => t.costNanos !== null);
@@ -146,10 +180,11 @@ export function usageTable(groupBy: UsageGroupBy, items: readonly UsageTotals[])
     unpricedRequests: sum((t) => t.unpricedRequests),
   };
   const rows = [
-    [GROUP_HEADERS[groupBy], 'REQUESTS', 'PROMPT', 'COMPLETION', 'TOTAL', 'CACHED', 'REASONING', 'COST_USD', 'UNPRICED'],
-    ...items.map((t) => cells(t, groupCell(groupBy, t.group))),
-    cells(total, 'TOTAL'),
+    [GROUP_HEADERS[groupBy], 'REQUESTS', 'PROMPT', 'COMPLETION', 'TOTAL', 'CACHED', 'REASONING', 'COST_USD', 'UNPRICED', ...(byEndpoint ? ['NAME'] : [])],
+    ...items.map((t) => cells(t, groupCell(groupBy, t.group, labels), nameOf(t.group))),
+    cells(total, 'TOTAL', byEndpoint ? [''] : []),
   ];
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
+  const left = (i: number): boolean => i === 0 || (byEndpoint && i === widths.length - 1);
+  return rows.map((r) => r.map((cell, i) => (left(i) ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
 }

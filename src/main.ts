@@ -47,6 +47,7 @@ import { createCatalog, createPreloadedCatalog, type Catalog, type PreloadedCata
 import { chargingLedger } from './store/charging-ledger.js';
 import { syncConfig } from './store/config-sync.js';
 import { openStoreBackend } from './store/backend.js';
+import { markStoreKind } from './store/store-kind-mark.js';
 import { isPostgresUnavailable } from './store/postgres/pg-errors.js';
 import { GatewayError } from './errors.js';
 import { openDatabase } from './store/db.js';
@@ -147,6 +148,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const db = openDatabase(dbPath);
   // PostgreSQL too when storage.kind is postgres: the aggregates replicas share (store/backend.ts).
   const backend = await openStoreBackend(config.storage, logger);
+  // So that `switchboard usage --db` on this file knows the ledger is elsewhere (store-kind-mark.ts).
+  markStoreKind(db, backend.kind);
   // Into SQLite in both modes: the tables that stay in this instance's file refer to its projects.
   const synced = syncConfig(db, config, Date.now());
   logger.info({ db: dbPath, ...synced }, 'config synced into the store');

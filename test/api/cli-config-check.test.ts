@@ -23,6 +23,10 @@ describe('switchboard config check', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(new RegExp(`^OK +proj_test/pool ${s.sim.url}: GET /models: HTTP 200, \\d+ ms$`, 'm'));
     expect(res.stdout).toMatch(/^1 of 1 upstream servers OK$/m);
+    // --config FILE, as every other command takes the config, says the same.
+    const named = await runCli(['config', 'check', '--config', file], { SB_CHECK_KEY: 'secret' });
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.stdout).toMatch(/^1 of 1 upstream servers OK$/m);
   });
 
   it('prints the cause for each failing server and exits 1', async () => {
@@ -69,6 +73,9 @@ describe('switchboard config check', () => {
 
   it('exits 2 on a missing file argument or an unknown config command', async () => {
     expect((await runCli(['config', 'check'])).code).toBe(2);
+    const both = await runCli(['config', 'check', '--config', 'a.yaml', 'b.yaml']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('unexpected argument "b.yaml"');
     const unknown = await runCli(['config', 'lint', 'x.yaml']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown config command "lint"/);

@@ -11,6 +11,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/db.js';
+import { markStoreKind } from '../../src/store/store-kind-mark.js';
 import { CHAT_ID, makeKeys, PLAIN_ID, PROJECT, REASONER_ID, SMALL_ID, testConfig, WS_B, WS_DEFAULT } from '../helpers/configs.js';
 import { advanceClock, call, errorOf, expectError, type JsonResponse } from '../helpers/http.js';
 import { runCli, startGatewayProcess, startSimulatorProcess, tempDir, writeConfig } from '../helpers/processes.js';
@@ -275,13 +277,16 @@ describe('switchboard usage', () => {
     const table = await cli(flags);
     expect(table.code, table.stderr).toBe(0);
     const lines = table.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/));
+    // Endpoints by slug and name, never by the UUID the API's group value is.
     expect(lines).toEqual([
-      ['ENDPOINT', 'REQUESTS', 'PROMPT', 'COMPLETION', 'TOTAL', 'CACHED', 'REASONING', 'COST_USD', 'UNPRICED'],
-      [CHAT_ID, '3', '12', '20', '32', '2', '0', '0.000165', '0'],
-      [REASONER_ID, '1', '4', '8', '12', '0', '3', '-', '1'],
-      [PLAIN_ID, '2', '8', '28', '36', '0', '0', '0.000046', '0'],
+      ['ENDPOINT', 'REQUESTS', 'PROMPT', 'COMPLETION', 'TOTAL', 'CACHED', 'REASONING', 'COST_USD', 'UNPRICED', 'NAME'],
+      ['chat', '3', '12', '20', '32', '2', '0', '0.000165', '0', 'Test', 'chat'],
+      ['reasoner', '1', '4', '8', '12', '0', '3', '-', '1', 'Test', 'reasoner'],
+      ['plain', '2', '8', '28', '36', '0', '0', '0.000046', '0', 'Test', 'plain'],
       ['TOTAL', '6', '24', '56', '80', '2', '3', '0.000211', '1'],
     ]);
+    expect(table.stdout).not.toContain(CHAT_ID);
+    expect(api.data.map((r) => r.group)).toEqual([CHAT_ID, REASONER_ID, PLAIN_ID]);
     // The same store named by a config file's storage.path.
     const configFile = writeConfig(tempDir(), { ...suite.config, storage: { path: suite.gw.dbPath } });
     const byConfig = await cli(['--config', configFile, ...flags.slice(2)]);
@@ -308,6 +313,18 @@ describe('switchboard usage', () => {
     const unknown = await runCli(['usage', '--project', 'proj_nope', '--db', suite.gw.dbPath]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no project proj_nope');
+  });
+
+  it("refuses --db on a PostgreSQL replica's own file (its ledger is in PostgreSQL), naming --config, instead of printing zeros", async () => {
+    const path = join(tempDir(), 'replica.db');
+    const db = openDatabase(path);
+    markStoreKind(db, 'postgres');
+    db.close();
+    const result = await cli(['--db', path]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`is the own file of a gateway whose storage.kind is postgres; its usage ledger is in PostgreSQL`);
+    expect(result.stderr).toContain("Read it with --config <that gateway's config file> instead of --db");
+    expect(result.stdout).toBe('');
   });
 });
 
