@@ -22,6 +22,8 @@ export interface RedisCoordinationOptions {
 
 export interface RedisCoordination {
   readonly admission: AdmissionPort;
+  /** Where the live replicas are counted (the instance registry): while Redis is down each admits its share. */
+  countReplicasWith(live: () => number): void;
   readonly bus: Bus;
   close(): Promise<void>;
 }
@@ -34,13 +36,14 @@ export async function createRedisCoordination(options: RedisCoordinationOptions)
   const limiter = openRedis(options.url, { name: 'switchboard-limits', commandTimeoutMs: options.commandTimeoutMs, offlineQueue: false });
   const bus = createRedisBus({ url: options.url, keyPrefix: options.keyPrefix, commandTimeoutMs: options.commandTimeoutMs, logger });
   const [limiterReady, busReady] = await Promise.all([whenReady(limiter, START_WAIT_MS), bus.whenReady(START_WAIT_MS)]);
-  const admission = new RedisAdmission({ redis: limiter, keyPrefix: options.keyPrefix, onOutage: options.onOutage, policy: options.policy, logger });
+  const admission = new RedisAdmission({ redis: limiter, keyPrefix: options.keyPrefix, onOutage: options.onOutage, policy: options.policy, logger, commandTimeoutMs: options.commandTimeoutMs });
   const where = { redis: redactedUrl(options.url), key_prefix: options.keyPrefix, on_outage: options.onOutage };
   if (limiterReady && busReady) logger.info(where, 'coordination: limits and bus shared through Redis');
   else logger.warn({ ...where, waited_ms: START_WAIT_MS }, `coordination: Redis not reachable at start; ${options.onOutage === 'fail_open' ? 'limiting on this replica only' : 'refusing limited requests'} until it answers`);
   return {
     admission,
     bus,
+    countReplicasWith: (live) => admission.countReplicasWith(live),
     async close() {
       await admission.close();
       await Promise.all([bus.close(), closeRedis(limiter)]);
