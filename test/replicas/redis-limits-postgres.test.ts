@@ -146,7 +146,6 @@ describe('three replicas sharing Redis when Redis is slow or down (issue 32)', (
       admitted.push(total(perReplica, 200));
       refusedUnanswered += total(perReplica, 503);
     }
-    console.log("ADMITTED", JSON.stringify(admitted), refusedUnanswered);
     expect(admitted.filter((n) => n > CEILING)).toEqual([]);
     // The runs did meet a slow Redis (some requests were refused unanswered), and still admitted through it.
     expect(refusedUnanswered).toBeGreaterThan(0);
