@@ -128,12 +128,12 @@ export class RedisAdmission implements AdmissionPort {
     const carried = this.#pendingCharges.get(project.id);
     if (carried) this.#pendingCharges.delete(project.id);
     const args = ['admit', now, BUCKETS_PER_WINDOW, TTL_MARGIN_MS, limits.projectLimit, limits.projectWindowMs, limits.quotaLimit, limits.quotaWindowMs, limits.tokenLimit, MINUTE_MS, carried?.tokens ?? 0, carried?.now ?? now];
-    return this.#run(keys, args).then(
-      (reply) => {
+    return this.#run(keys, args)
+      .then((reply) => {
         this.#slowSince = null;
         return admissionOfCounts(limits, readingsOf(reply));
-      },
-      (err: unknown) => {
+      })
+      .catch((err: unknown) => {
         if (carried) this.#chargeLost(project.id, carried.tokens, carried.now);
         if (!this.#timedOutWhileUp(err)) {
           // The connection dropped or Redis answered an error: an outage, this request included.
@@ -144,8 +144,7 @@ export class RedisAdmission implements AdmissionPort {
         throw new GatewayError('limits_unavailable', {
           message: `The shared rate limiter did not answer within ${this.#timeoutMs} ms and may have counted this request; retry shortly.`,
         });
-      },
-    );
+      });
   }
 
   chargeTokens(projectId: string, tokens: number, now: number): void {
