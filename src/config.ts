@@ -86,7 +86,8 @@ const storageSchema = z
 /**
  * What N replicas must share (issue 12): absent `redis_url`, counters and the invalidation bus stay in
  * this process. `on_outage` says what the request limiters do while Redis does not answer
- * (docs/deploy.md "Outages"): `fail_open` admits and counts locally, `fail_closed` answers 503.
+ * (docs/deploy.md "Shared limits while Redis is slow or down"): `fail_open` admits and counts locally, at
+ * this replica's share of each limit (limit / live replicas), `fail_closed` answers 503.
  */
 const coordinationSchema = z.strictObject({
   redis_url: z
@@ -95,7 +96,10 @@ const coordinationSchema = z.strictObject({
     .optional(),
   key_prefix: z.string().min(1).default('switchboard:'),
   on_outage: z.enum(['fail_open', 'fail_closed']).default('fail_open'),
-  /** How long one Redis command may take before the limiter treats Redis as down for this request. */
+  /**
+   * How long an admission waits for Redis: past it the request is refused 503 limits_unavailable (Redis
+   * may still count it), and Redis is treated as down only when nothing answers for max(2 s, 8 timeouts).
+   */
   command_timeout_ms: z.number().int().positive().default(250),
 });
 

@@ -264,6 +264,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // shared aggregates below own their running work, and whose beats cue the recovery of a gone sibling's.
   const shared = backend.pg && webhooks.pgInstances ? { pg: backend.pg, instances: webhooks.pgInstances } : null;
   const recoveryCue: RecoveryCue = shared?.instances ?? instances;
+  // While Redis is down each replica admits at most its share of every limit: the replicas are counted
+  // in the registry they all beat in (PostgreSQL's across hosts, the shared SQLite file's on one host).
+  coordination.countReplicasWith?.(shared ? () => shared.instances.liveInstances() : () => instances.liveInstances());
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   // Join keys and agents: with PostgreSQL shared by the replicas (an agent's socket is still held by one).
   const execAgentsStore = backend.pg ? createPgExecAgentsStore(backend.pg) : createSqliteExecAgentsStore(busyDb, busyOutbox);

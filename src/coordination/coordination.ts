@@ -25,6 +25,11 @@ export interface Coordination {
   readonly throttles: ThrottlePort;
   /** Which of the three, for the start-up log. */
   readonly mode: 'redis' | 'shared_memory' | 'in_process';
+  /**
+   * Redis only: where the live replicas are counted (the instance registry), so that while Redis is down
+   * each admits at most its share of every ceiling (src/coordination/redis/share-limiter.ts).
+   */
+  countReplicasWith?(live: () => number): void;
   close(): Promise<void>;
 }
 

@@ -56,6 +56,8 @@ export interface InstanceRegistry {
   onHeartbeat(listener: () => void): () => void;
   /** Whether `id` is a registered instance: live, or dead and not deleted yet. */
   isRegistered(id: string): boolean;
+  /** How many instances were live at the last beat, this one included (the last count if that beat failed). */
+  liveInstances(): number;
   /** Stops the beats and deletes this instance's row: its unfinished work is anybody's to recover. */
   close(): void;
 }
@@ -101,12 +103,13 @@ export function createInstanceRegistry(options: InstanceRegistryOptions): Instan
   const registered = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM gateway_instances WHERE id = ?');
 
   const register = (): void => void insert.run(id, where.pid, threadId, where.host, where.pidScope, startedAt, now());
+  let live = 1;
   // Judged and deleted under the write lock: two instances sweeping at once delete each dead row once.
   const reap = writeTransaction(db, (at: number): string[] => {
-    const dead = others
-      .all(id)
-      .filter((r) => isDead({ id: r.id, pid: r.pid, host: r.host, pidScope: r.pid_scope, startedAt: r.started_at, heartbeatAt: r.heartbeat_at }, where, at, leaseMs, options.alive));
+    const rows = others.all(id);
+    const dead = rows.filter((r) => isDead({ id: r.id, pid: r.pid, host: r.host, pidScope: r.pid_scope, startedAt: r.started_at, heartbeatAt: r.heartbeat_at }, where, at, leaseMs, options.alive));
     for (const r of dead) remove.run(r.id);
+    live = 1 + rows.length - dead.length;
     return dead.map((r) => r.id);
   });
 
@@ -156,6 +159,7 @@ export function createInstanceRegistry(options: InstanceRegistryOptions): Instan
       return () => beatListeners.delete(listener);
     },
     isRegistered: (other) => registered.get(other) !== undefined,
+    liveInstances: () => live,
     close() {
       if (closed) return;
       closed = true;

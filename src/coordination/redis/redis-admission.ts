@@ -2,28 +2,34 @@
  * The admission port over Redis (issue 12): N replicas share exact request and token limits. Each
  * admission is one EVALSHA of the sliding-window script (sliding-window-script.ts), which checks and
  * consumes the project counter, the key's quota counter and reads the token counter atomically; the
- * Admission is then built by RateLimiter's own rules (admission-of-counts.ts) and ceilings (a RateLimiter
- * is kept for its `ceiling` and as the outage fallback), so Redis and in-process agree on every count,
+ * Admission is then built by RateLimiter's own rules (admission-of-counts.ts) and ceilings (a ShareLimiter,
+ * share-limiter.ts, is kept for its `fullCeiling` and as the outage fallback), so Redis and in-process agree on every count,
  * wait, header and refusal.
  *
  * Counter identity is RateLimiter's: project + class, the key's quota by key id with the key's window,
  * the project's tokens. Keys are `<prefix>{<project id>}:...` (one hash slot per project, so a script's
  * keys stay together on a cluster) and expire a margin after their window, so idle counters vanish.
  *
- * Outage (coordination.on_outage, docs/decisions.md "Shared limits in Redis"): a failed or timed-out
- * command, or a connection that is down, marks Redis down; until a probe answers again every admission
- * goes to the local RateLimiter (fail_open: this replica still limits itself) or is refused with 503
- * limits_unavailable (fail_closed), without trying Redis per request. Each transition is logged once.
+ * Outage (coordination.on_outage, docs/decisions.md "Shared limits in Redis", "A slow Redis is not a
+ * down Redis"): a dropped or refused connection, or an error reply, marks Redis down; until a probe
+ * answers again every admission goes to the local ShareLimiter (fail_open: this replica admits at most its
+ * share of each ceiling, the ceiling over the live replicas) or is refused with 503 limits_unavailable
+ * (fail_closed), without trying Redis per request. A command that merely takes longer than
+ * command_timeout_ms on a connection that is up is not an outage: the script may yet run and count that
+ * request, so the request is refused 503 limits_unavailable and never also admitted locally (admitting it
+ * against a local ceiling is how three replicas once admitted 585 of 150). Only when nothing has answered
+ * for the stall bound (a hung Redis) is it treated as down. Each transition is logged once.
  */
 import type { Redis } from 'ioredis';
 import type { AdmissionPort, DependencyHealth } from '../../core/coordination/admission-port.js';
-import { RateLimiter, type Admission, type LimitClass, type LimitPolicy } from '../../core/limits/rate-limiter.js';
+import type { Admission, LimitClass, LimitPolicy } from '../../core/limits/rate-limiter.js';
 import { BUCKETS_PER_WINDOW } from '../../core/limits/sliding-window.js';
 import type { ApiKeyRecord, ProjectRecord } from '../../core/records.js';
 import { GatewayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { admissionOfCounts, type AdmissionLimits, type CounterReadings } from './admission-of-counts.js';
 import { causeOf } from './redis-connection.js';
+import { ShareLimiter } from './share-limiter.js';
 import { SLIDING_WINDOW_SCRIPT, SLIDING_WINDOW_SCRIPT_SHA } from './sliding-window-script.js';
 
 export type OutagePolicy = 'fail_open' | 'fail_closed';
@@ -37,23 +43,37 @@ export interface RedisAdmissionOptions {
   readonly logger: Logger;
   /** How often a down Redis is asked again (PING); the connection's `ready` also asks at once. */
   readonly probeEveryMs?: number;
+  /** The connection's command timeout: how long an admission waits for the script before it is refused. */
+  readonly commandTimeoutMs?: number;
 }
 
 const MINUTE_MS = 60_000;
 /** Counters outlive their window by this much: a key that expires has nothing left to count. */
 const TTL_MARGIN_MS = 60_000;
 const DEFAULT_PROBE_MS = 500;
+const DEFAULT_COMMAND_TIMEOUT_MS = 250;
+/** A Redis that has answered nothing for this long (and at least 8 command timeouts) is hung, i.e. down. */
+const MIN_STALL_MS = 2000;
+const STALL_TIMEOUTS = 8;
+/** ioredis's rejection of a command past its `commandTimeout` (Command.js); the connection may be fine. */
+const COMMAND_TIMED_OUT = 'Command timed out';
 const UNMETERED: Admission = { view: null, refusal: null };
 
 export class RedisAdmission implements AdmissionPort {
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #failOpen: boolean;
-  readonly #local: RateLimiter;
+  readonly #local: ShareLimiter;
   readonly #logger: Logger;
   readonly #probeEveryMs: number;
+  readonly #timeoutMs: number;
+  readonly #stallMs: number;
+  /** The live replicas the local shares are cut for (countReplicasWith); 1 until wired. */
+  #replicas: () => number = () => 1;
   /** Why Redis is treated as down; null while it answers. */
   #down: string | null = null;
+  /** When commands started timing out on a connection that is up, with no answer since; null while they answer. */
+  #slowSince: number | null = null;
   #probe: NodeJS.Timeout | null = null;
   #closed = false;
   /** Token charges that did not reach Redis (charged locally instead), for /readyz. */
@@ -66,9 +86,11 @@ export class RedisAdmission implements AdmissionPort {
     this.#redis = options.redis;
     this.#prefix = options.keyPrefix;
     this.#failOpen = options.onOutage === 'fail_open';
-    this.#local = new RateLimiter(options.policy);
+    this.#local = new ShareLimiter(options.policy, () => this.#replicas());
     this.#logger = options.logger;
     this.#probeEveryMs = options.probeEveryMs ?? DEFAULT_PROBE_MS;
+    this.#timeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.#stallMs = Math.max(MIN_STALL_MS, STALL_TIMEOUTS * this.#timeoutMs);
     if (this.#redis.status === 'ready') this.#loadScript();
     else this.#enterOutage('not connected yet', false);
     this.#redis.on('ready', () => {
@@ -79,13 +101,19 @@ export class RedisAdmission implements AdmissionPort {
   }
 
   readonly health = (): DependencyHealth => {
-    if (this.#down === null) return { name: 'redis', ok: true, detail: this.#lostCharges > 0 ? `${this.#lostCharges} token charges counted locally during outages` : 'shared limits in Redis' };
-    return { name: 'redis', ok: false, detail: `${this.#failOpen ? 'fail_open: limits counted on this replica only' : 'fail_closed: limited requests refused'} (${this.#down})` };
+    const replicas = this.#local.replicas();
+    if (this.#down === null) return { name: 'redis', ok: true, detail: `shared limits in Redis, ${replicas} live replicas${this.#lostCharges > 0 ? `; ${this.#lostCharges} token charges counted locally during outages` : ''}` };
+    return { name: 'redis', ok: false, detail: `${this.#failOpen ? `fail_open: limits counted on this replica only, at 1/${replicas} of each (${replicas} live replicas)` : 'fail_closed: limited requests refused'} (${this.#down})` };
   };
+
+  /** Where the count of live replicas comes from (the instance registry), once the gateway has one. */
+  countReplicasWith(live: () => number): void {
+    this.#replicas = live;
+  }
 
   admit(project: ProjectRecord, key: ApiKeyRecord, cls: LimitClass, now: number): Admission | Promise<Admission> {
     const limits: AdmissionLimits = {
-      projectLimit: this.#local.ceiling(project, cls),
+      projectLimit: this.#local.fullCeiling(project, cls),
       projectWindowMs: MINUTE_MS,
       quotaLimit: key.quotaRequests > 0 ? key.quotaRequests : 0,
       quotaWindowMs: key.quotaWindow * 1000,
@@ -101,11 +129,21 @@ export class RedisAdmission implements AdmissionPort {
     if (carried) this.#pendingCharges.delete(project.id);
     const args = ['admit', now, BUCKETS_PER_WINDOW, TTL_MARGIN_MS, limits.projectLimit, limits.projectWindowMs, limits.quotaLimit, limits.quotaWindowMs, limits.tokenLimit, MINUTE_MS, carried?.tokens ?? 0, carried?.now ?? now];
     return this.#run(keys, args)
-      .then((reply) => admissionOfCounts(limits, readingsOf(reply)))
+      .then((reply) => {
+        this.#slowSince = null;
+        return admissionOfCounts(limits, readingsOf(reply));
+      })
       .catch((err: unknown) => {
         if (carried) this.#chargeLost(project.id, carried.tokens, carried.now);
-        this.markDown(causeOf(err));
-        return this.#outageAdmit(project, key, cls, now);
+        if (!this.#timedOutWhileUp(err)) {
+          // The connection dropped or Redis answered an error: an outage, this request included.
+          this.markDown(causeOf(err));
+          return this.#outageAdmit(project, key, cls, now);
+        }
+        // Sent and unanswered: the script may run later and count it, so it is refused, never admitted here too.
+        throw new GatewayError('limits_unavailable', {
+          message: `The shared rate limiter did not answer within ${this.#timeoutMs} ms and may have counted this request; retry shortly.`,
+        });
       });
   }
 
@@ -164,10 +202,30 @@ export class RedisAdmission implements AdmissionPort {
     this.#probe = null;
   }
 
+  /**
+   * A command past the timeout on a connection that is up: Redis is slow, not down. It becomes down only
+   * once nothing (neither an admission nor the PING sent at the first timeout) has answered for the stall
+   * bound: a hung server or a silent network keeps the connection "ready" forever.
+   */
+  #timedOutWhileUp(err: unknown): boolean {
+    if (!(err instanceof Error) || err.message !== COMMAND_TIMED_OUT || this.#redis.status !== 'ready') return false;
+    const at = Date.now();
+    if (this.#slowSince === null) {
+      this.#slowSince = at;
+      this.#redis.ping().then(
+        () => (this.#slowSince = null),
+        () => undefined,
+      );
+    } else if (at - this.#slowSince >= this.#stallMs) {
+      this.markDown(`no answer for ${at - this.#slowSince} ms (commands time out after ${this.#timeoutMs} ms)`);
+    }
+    return true;
+  }
+
   #enterOutage(cause: string, log: boolean): void {
     this.#down = cause;
     if (log) {
-      this.#logger.warn({ cause, on_outage: this.#failOpen ? 'fail_open' : 'fail_closed' }, this.#failOpen ? 'shared rate limits: Redis unreachable; limiting on this replica only until it answers' : 'shared rate limits: Redis unreachable; refusing limited requests (503 limits_unavailable) until it answers');
+      this.#logger.warn({ cause, on_outage: this.#failOpen ? 'fail_open' : 'fail_closed' }, this.#failOpen ? 'shared rate limits: Redis unreachable; limiting on this replica only, at its share of each limit, until it answers' : 'shared rate limits: Redis unreachable; refusing limited requests (503 limits_unavailable) until it answers');
     }
     this.#probe ??= setInterval(() => this.#probeNow(), this.#probeEveryMs);
     this.#probe.unref();
@@ -185,6 +243,7 @@ export class RedisAdmission implements AdmissionPort {
     if (this.#closed || this.#down === null) return;
     const was = this.#down;
     this.#down = null;
+    this.#slowSince = null;
     if (this.#probe) clearInterval(this.#probe);
     this.#probe = null;
     this.#logger.info({ after: was }, 'shared rate limits: Redis answers; limits shared again');

@@ -24,6 +24,10 @@ export function openRedis(url: string, options: ConnectionOptions): Redis {
     // A queued SUBSCRIBE must survive any number of reconnects; a command fails after one.
     maxRetriesPerRequest: options.offlineQueue ? null : 1,
     commandTimeout: options.offlineQueue ? undefined : options.commandTimeoutMs,
+    // A command left unanswered by a dropped connection is not sent again on the next one: its request was
+    // answered meanwhile (refused, or admitted on this replica's share) and a token charge in it was counted
+    // locally, so a resend would count it twice (issue 32). The subscriber resubscribes on its own.
+    autoResendUnfulfilledCommands: options.offlineQueue,
     connectTimeout: Math.max(1000, options.commandTimeoutMs * 4),
     retryStrategy: (times) => Math.min(times * 100, MAX_RECONNECT_DELAY_MS),
     // Commands issued in one event-loop turn leave in one write (flushed at setImmediate, order kept): a

@@ -24,6 +24,8 @@ export interface RedisCoordinationOptions {
 
 export interface RedisCoordination {
   readonly admission: AdmissionPort;
+  /** Where the live replicas are counted (the instance registry): while Redis is down each admits its share. */
+  countReplicasWith(live: () => number): void;
   readonly bus: Bus;
   readonly throttles: ThrottlePort;
   close(): Promise<void>;
@@ -37,7 +39,7 @@ export async function createRedisCoordination(options: RedisCoordinationOptions)
   const limiter = openRedis(options.url, { name: 'switchboard-limits', commandTimeoutMs: options.commandTimeoutMs, offlineQueue: false });
   const bus = createRedisBus({ url: options.url, keyPrefix: options.keyPrefix, commandTimeoutMs: options.commandTimeoutMs, logger });
   const [limiterReady, busReady] = await Promise.all([whenReady(limiter, START_WAIT_MS), bus.whenReady(START_WAIT_MS)]);
-  const admission = new RedisAdmission({ redis: limiter, keyPrefix: options.keyPrefix, onOutage: options.onOutage, policy: options.policy, logger });
+  const admission = new RedisAdmission({ redis: limiter, keyPrefix: options.keyPrefix, onOutage: options.onOutage, policy: options.policy, logger, commandTimeoutMs: options.commandTimeoutMs });
   // The throttles share the limits' connection: same timeout, no offline queue, same outage policy.
   const throttles = new RedisThrottles({ redis: limiter, keyPrefix: options.keyPrefix, onOutage: options.onOutage, logger });
   const where = { redis: redactedUrl(options.url), key_prefix: options.keyPrefix, on_outage: options.onOutage };
@@ -47,6 +49,7 @@ export async function createRedisCoordination(options: RedisCoordinationOptions)
     admission,
     bus,
     throttles,
+    countReplicasWith: (live) => admission.countReplicasWith(live),
     async close() {
       await admission.close();
       await Promise.all([bus.close(), closeRedis(limiter)]);

@@ -17,6 +17,8 @@ export interface PgInstanceRegistry {
   onHeartbeat(listener: () => void): () => void;
   /** The recovery cue (core/coordination/recovery-cue.ts): every beat, whose reap deletes the instances gone. */
   onSweep(listener: () => void): () => void;
+  /** How many replicas were live at the last beat, this one included (the last count while PostgreSQL is down). */
+  liveInstances(): number;
   /** Stops the beats and deletes this instance's row: its claims are anybody's to take. */
   close(): Promise<void>;
 }
@@ -55,6 +57,7 @@ export async function createPgInstanceRegistry(store: PgStore, options: PgInstan
       Date.now(),
     ]);
   };
+  let live = 1;
   // A row is deleted only if it has not beaten since it was judged: a late beat saves it.
   const reap = async (): Promise<void> => {
     const now = Date.now();
@@ -62,6 +65,7 @@ export async function createPgInstanceRegistry(store: PgStore, options: PgInstan
     const dead = rows.filter((r) =>
       isDead({ id: r.id, pid: r.pid, host: r.host, pidScope: r.pid_scope, startedAt: r.started_at, heartbeatAt: r.heartbeat_at }, where, now, leaseMs, options.alive),
     );
+    live = 1 + rows.length - dead.length;
     if (dead.length === 0) return;
     await pool.query(
       'DELETE FROM gateway_instances g USING unnest($1::text[], $2::bigint[]) AS d(id, heartbeat_at) WHERE g.id = d.id AND g.heartbeat_at = d.heartbeat_at',
@@ -113,6 +117,7 @@ export async function createPgInstanceRegistry(store: PgStore, options: PgInstan
     leaseMs,
     onHeartbeat: subscribe,
     onSweep: subscribe,
+    liveInstances: () => live,
     async close() {
       if (closed) return;
       closed = true;

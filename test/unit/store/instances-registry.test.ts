@@ -66,7 +66,7 @@ describe('the registry on one store', () => {
   const elsewhere: Whereabouts = { host: 'node-2', pidScope: 'pid:[9]', pid: 4242, processStartedAt: 0 };
   const quiet = { onError: (m: string) => expect.fail(m), onWarn: () => undefined };
 
-  it('registers each instance, deletes a dead one at the next start, and a graceful close deletes its own row', () => {
+  it('registers each instance, counts the live ones, deletes a dead one at the next start, and a graceful close deletes its own row', () => {
     const s = store();
     const staleAt = Date.now() - LEASE - 1;
     const stale = createInstanceRegistry({ ...s, ...quiet, leaseMs: LEASE, where: elsewhere, now: () => staleAt });
@@ -77,6 +77,8 @@ describe('the registry on one store', () => {
     expect(starting.isRegistered(stale.id)).toBe(false);
     expect(starting.isRegistered(live.id)).toBe(true);
     expect(starting.isRegistered(starting.id)).toBe(true);
+    // What each replica's share of a limit is cut by while Redis is down (issue 32): the live ones, itself included.
+    expect(starting.liveInstances()).toBe(2);
     live.close();
     expect(starting.isRegistered(live.id)).toBe(false);
   });
