@@ -7,7 +7,7 @@ import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWe
 import { GatewayError } from '../errors.js';
 import { bodyTooLarge as tooLarge, type BodyGate } from './body-gate.js';
 import { BodyStream } from './body-stream.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/json-depth.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { copyChunk } from './uws.js';
 
 /** What the access log line says of a request, filled in by the steps that learn it. */

@@ -16,7 +16,7 @@ import type { ApprovalDecisions } from '../app/approval-decisions.js';
 import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { AgentRegistry } from '../core/exec/agent-registry.js';
 import { GatewayError } from '../errors.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/json-depth.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { McpCallContext } from '../mcp/mcp-call-context.js';
 import { createMcpServer, type McpToolsDeps } from '../mcp/mcp-server.js';

@@ -75,7 +75,7 @@ describe('switchboard config check', () => {
     expect((await runCli(['config', 'check'])).code).toBe(2);
     const both = await runCli(['config', 'check', '--config', 'a.yaml', 'b.yaml']);
     expect(both.code).toBe(2);
-    expect(both.stderr).toContain('unexpected argument "b.yaml"');
+    expect(both.stderr).toContain("Unexpected argument 'b.yaml'");
     const unknown = await runCli(['config', 'lint', 'x.yaml']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown config command "lint"/);

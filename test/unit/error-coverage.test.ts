@@ -11,7 +11,6 @@ import { ERROR_CATALOGUE, type ErrorCode } from '../../src/errors.js';
 /** Codes that nothing can produce yet, each with what will. Keep this list short and honest. */
 const EXEC = 'the execution surface (issue 13, docs/exec.md)';
 const NOT_PRODUCED_YET: Partial<Record<ErrorCode, string>> = {
-  model_capability_missing: EXEC,
   already_terminal: EXEC,
   insufficient_quota: 'billing: no credit system exists',
   billing_delinquent: 'billing: no credit system exists',

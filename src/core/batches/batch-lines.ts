@@ -7,7 +7,7 @@
  * (chat/embeddings schemas, capability checks), so a bad body is refused there with the same error a
  * live request would get.
  */
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../json-depth.js';
 
 export type BatchEndpoint = '/v1/chat/completions' | '/v1/embeddings';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nestsDeeperThan } from '../../../src/core/json-depth.js';
+import { nestsDeeperThan } from '../../src/json-depth.js';
 
 const nested = (depth: number, open = '[', close = ']'): Buffer => Buffer.from(open.repeat(depth) + close.repeat(depth));
 
