@@ -91,7 +91,7 @@ function responseObject(v: ResponsesView, id: string, created: number, status: s
     usage: done
       ? {
           input_tokens: u.prompt_tokens,
-          input_tokens_details: { cached_tokens: u.prompt_tokens_details.cached_tokens },
+          input_tokens_details: { cached_tokens: u.prompt_tokens_details.cached_tokens, cache_write_tokens: 0 },
           output_tokens: u.completion_tokens,
           output_tokens_details: { reasoning_tokens: u.completion_tokens_details.reasoning_tokens },
           total_tokens: u.total_tokens,
