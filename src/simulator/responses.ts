@@ -49,6 +49,8 @@ function view(body: unknown, knobs: Knobs, reasons: (model: string) => boolean):
   if (typeof model !== 'string' || model === '') throw invalidRequest("'model' is required", 'model');
   const chat: JsonRecord = { model, messages: chatMessages(body) };
   if (body['max_output_tokens'] !== undefined && body['max_output_tokens'] !== null) chat['max_tokens'] = body['max_output_tokens'];
+  const format = isRecord(body['text']) ? body['text']['format'] : undefined;
+  if (isRecord(format) && format['type'] === 'json_schema') chat['response_format'] = { type: 'json_schema', json_schema: { schema: format['schema'] } };
   const tools = chatTools(body);
   if (tools && tools.length > 0) chat['tools'] = tools;
   const req = parseChatRequest(chat);
