@@ -15,6 +15,7 @@ import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { EndpointRecord } from '../core/records.js';
 import { canonicalItems, type Item } from '../core/responses/input-items.js';
 import { asResponsesRefusal } from '../core/responses/chat-refusal.js';
+import { chatToolsOf } from '../core/responses/tools.js';
 import { chatBodyOf, responseObject, type ResponseHeader, type ResponseStatus } from '../core/responses/translate.js';
 import { GatewayError } from '../errors.js';
 import { parseJsonBody, type IncomingRequest } from '../http/request.js';
@@ -191,6 +192,7 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
     store,
     conversationId: context.conversationId,
     background: request.background === true,
+    namespaces: chatToolsOf(request.tools ?? []).namespaces,
   };
   const conversationId = context.conversationId;
   const record = (status: ResponseStatus, responseBody: Record<string, unknown>): ResponseRecord => ({

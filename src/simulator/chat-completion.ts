@@ -3,6 +3,7 @@ import { base62Id, fnv1a, mix32 } from './hash.js';
 import { isRecord, utf8Length } from './json.js';
 import type { Knobs } from './knobs.js';
 import { buildLogprobs, type LogprobEntry } from './logprobs.js';
+import { schemaSample } from './scripted.js';
 import { generateWords, tokenizeText } from './text-generation.js';
 
 export type { LogprobEntry, TopLogprob } from './logprobs.js';
@@ -103,6 +104,8 @@ function chosenTool(req: ChatRequestView): ToolSpec | null {
   if (req.tools.length === 0 || req.toolChoice === 'none' || req.lastRole === 'tool') return null;
   const choice = req.toolChoice;
   if (typeof choice === 'object') return req.tools.find((t) => t.name === choice.name) ?? null;
+  const scripted = req.scriptedCall;
+  if (scripted) return req.tools.find((t) => t.name === scripted.name) ?? null;
   return req.tools[0] ?? null;
 }
 
@@ -133,6 +136,8 @@ function contentTokensFor(req: ChatRequestView, knobs: Knobs, seed: number): str
   }
   // Echo lets tests choose exact content (e.g. to exercise stop sequences).
   if (req.lastUserText.startsWith(ECHO_PREFIX)) return tokenizeText(req.lastUserText.slice(ECHO_PREFIX.length).trim());
+  // Structured output: a value valid against the schema, as a real model constrained to it would give.
+  if (req.responseSchema) return tokenizeText(JSON.stringify(schemaSample(req.responseSchema)));
   return generateWords(seed, count);
 }
 
@@ -162,7 +167,8 @@ function planChoice(req: ChatRequestView, knobs: Knobs, opts: PlanOptions, baseS
   if (tool && !truncated) {
     // A tool call is atomic: half a JSON argument object is useless, so it either fits or the turn is cut.
     if (remaining >= TOOL_CALL_TOKENS) {
-      toolCalls.push({ id: `call_${base62Id(mix32(seed, SALT_TOOL), 24)}`, name: tool.name, arguments: sampleArguments(tool.parameters) });
+      const args = req.scriptedCall?.name === tool.name ? req.scriptedCall.arguments : sampleArguments(tool.parameters);
+      toolCalls.push({ id: `call_${base62Id(mix32(seed, SALT_TOOL), 24)}`, name: tool.name, arguments: args });
     } else {
       truncated = true;
     }

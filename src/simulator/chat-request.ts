@@ -1,5 +1,6 @@
 import { invalidRequest } from './errors.js';
 import { isInteger, isRecord, type JsonRecord } from './json.js';
+import { scriptedCall, type ScriptedCall } from './scripted.js';
 
 // Validates just enough of a chat request to plan a turn. Unknown fields are
 // ignored (like vLLM) so gateway-added extras never break the simulator.
@@ -31,6 +32,16 @@ export interface ChatRequestView {
   logprobs: boolean;
   topLogprobs: number;
   reasoningDisabled: boolean;
+  /** A `[call: NAME {args}]` marker in the last user message naming one of `tools` (scripted.ts). */
+  scriptedCall: ScriptedCall | null;
+  /** `response_format: {type: json_schema, json_schema: {schema}}`: the answer is valid against it. */
+  responseSchema: JsonRecord | null;
+}
+
+function responseSchemaOf(format: unknown): JsonRecord | null {
+  if (!isRecord(format) || format['type'] !== 'json_schema' || !isRecord(format['json_schema'])) return null;
+  const schema = format['json_schema']['schema'];
+  return isRecord(schema) ? schema : null;
 }
 
 export const DEFAULT_CHAT_MODEL = 'sim-chat';
@@ -142,6 +153,7 @@ export function parseChatRequest(body: unknown): ChatRequestView {
   if (seed !== undefined && seed !== null && !isInteger(seed)) throw invalidRequest("'seed' must be an integer", 'seed');
   const tools = parseTools(body['tools']);
   const streamOptions = body['stream_options'];
+  const call = scriptedCall(lastUserText);
 
   return {
     model: model ?? DEFAULT_CHAT_MODEL,
@@ -159,5 +171,7 @@ export function parseChatRequest(body: unknown): ChatRequestView {
     logprobs: body['logprobs'] === true,
     topLogprobs: body['logprobs'] === true ? topLogprobs : 0,
     reasoningDisabled: reasoningDisabled(body),
+    scriptedCall: call && tools.some((t) => t.name === call.name) ? call : null,
+    responseSchema: responseSchemaOf(body['response_format']),
   };
 }

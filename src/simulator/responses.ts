@@ -49,6 +49,8 @@ function view(body: unknown, knobs: Knobs, reasons: (model: string) => boolean):
   if (typeof model !== 'string' || model === '') throw invalidRequest("'model' is required", 'model');
   const chat: JsonRecord = { model, messages: chatMessages(body) };
   if (body['max_output_tokens'] !== undefined && body['max_output_tokens'] !== null) chat['max_tokens'] = body['max_output_tokens'];
+  const format = isRecord(body['text']) ? body['text']['format'] : undefined;
+  if (isRecord(format) && format['type'] === 'json_schema') chat['response_format'] = { type: 'json_schema', json_schema: { schema: format['schema'] } };
   const tools = chatTools(body);
   if (tools && tools.length > 0) chat['tools'] = tools;
   const req = parseChatRequest(chat);
@@ -91,7 +93,7 @@ function responseObject(v: ResponsesView, id: string, created: number, status: s
     usage: done
       ? {
           input_tokens: u.prompt_tokens,
-          input_tokens_details: { cached_tokens: u.prompt_tokens_details.cached_tokens },
+          input_tokens_details: { cached_tokens: u.prompt_tokens_details.cached_tokens, cache_write_tokens: 0 },
           output_tokens: u.completion_tokens,
           output_tokens_details: { reasoning_tokens: u.completion_tokens_details.reasoning_tokens },
           total_tokens: u.total_tokens,

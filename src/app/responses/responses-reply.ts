@@ -36,7 +36,7 @@ export class ResponsesReply implements TurnSink {
     this.#header = header;
     this.#newId = newId;
     this.#finish = finish;
-    this.#translator = new ResponseStreamTranslator(newId);
+    this.#translator = new ResponseStreamTranslator(newId, header.namespaces);
   }
 
   get open(): boolean {
@@ -77,7 +77,7 @@ export class ResponsesReply implements TurnSink {
   /** The non-streamed chat completion: answered as the Response object. */
   json(status: number, body: unknown): void {
     const completion = (body ?? {}) as Record<string, unknown>;
-    const turn = outputOfCompletion(completion, this.#newId);
+    const turn = outputOfCompletion(completion, this.#newId, this.#header.namespaces);
     const state: ResponseState = { status: statusOf(turn.finishReason), output: turn.output, usage: turn.usage, error: null };
     const response = responseObject(this.#header, state);
     this.#store(state, response, () => this.#reply.json(status, response));

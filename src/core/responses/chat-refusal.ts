@@ -12,6 +12,9 @@ const RENAMES: readonly (readonly [RegExp, string])[] = [
   [/^response_format\.json_schema/, 'text.format'],
   [/^response_format/, 'text.format'],
   [/^reasoning_effort/, 'reasoning.effort'],
+  // Asked for by include: message.output_text.logprobs (translate.ts).
+  [/^logprobs/, 'include'],
+  [/^verbosity/, 'text.verbosity'],
   [/^tools\[(\d+)\]\.function/, 'tools[$1]'],
   [/^tool_choice\.function/, 'tool_choice'],
 ];

@@ -55,7 +55,10 @@ function canonicalItem(item: Item, param: string, newId: NewId): Item {
     if (!str(item.call_id)) throw bad(`${param}.call_id`, 'must be a string');
     if (!str(item.name)) throw bad(`${param}.name`, 'must be a string');
     if (!str(item.arguments)) throw bad(`${param}.arguments`, 'must be a string');
-    return { type: 'function_call', id: str(item.id) ? item.id : newId('fc_'), call_id: item.call_id, name: item.name, arguments: item.arguments, status: 'completed' };
+    const call: Item = { type: 'function_call', id: str(item.id) ? item.id : newId('fc_'), call_id: item.call_id, name: item.name, arguments: item.arguments, status: 'completed' };
+    // A call to a function of a namespace tool (core/responses/tools.ts) keeps its namespace when listed.
+    if (str(item.namespace)) call.namespace = item.namespace;
+    return call;
   }
   if (type === 'function_call_output') {
     if (!str(item.call_id)) throw bad(`${param}.call_id`, 'must be a string');

@@ -6,7 +6,7 @@
  * `sequence_number`, counted from 0.
  */
 import type { Item, NewId } from './input-items.js';
-import { functionCallItem, messageItem, responseUsage, statusOf, type ResponseUsage } from './translate.js';
+import { functionCallItem, logprobEntries, messageItem, responseUsage, statusOf, type ResponseUsage } from './translate.js';
 
 export type ResponseEvent = Record<string, unknown> & { type: string };
 
@@ -15,6 +15,8 @@ interface OpenText {
   readonly index: number;
   readonly id: string;
   text: string;
+  /** Token logprobs delivered so far (requested with include: message.output_text.logprobs). */
+  logprobs: unknown[];
 }
 
 interface OpenCall {
@@ -34,6 +36,7 @@ export interface StreamResult {
 
 export class ResponseStreamTranslator {
   readonly #newId: NewId;
+  readonly #namespaces: ReadonlyMap<string, string>;
   #sequence = 0;
   readonly #output: Item[] = [];
   #text: OpenText | null = null;
@@ -42,8 +45,9 @@ export class ResponseStreamTranslator {
   #usage: ResponseUsage | null = null;
   #finishReason: string | null = null;
 
-  constructor(newId: NewId) {
+  constructor(newId: NewId, namespaces: ReadonlyMap<string, string> = new Map()) {
     this.#newId = newId;
+    this.#namespaces = namespaces;
   }
 
   #event(type: string, fields: Record<string, unknown>): ResponseEvent {
@@ -66,25 +70,26 @@ export class ResponseStreamTranslator {
     const choice = choices[0];
     if (!choice) return events;
     const delta = (choice.delta ?? {}) as Item;
-    if (typeof delta.content === 'string' && delta.content !== '') events.push(...this.#textDelta(delta.content));
+    if (typeof delta.content === 'string' && delta.content !== '') events.push(...this.#textDelta(delta.content, logprobEntries(choice)));
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls as Item[]) events.push(...this.#callDelta(call));
     if (typeof choice.finish_reason === 'string') this.#finishReason = choice.finish_reason;
     return events;
   }
 
-  #textDelta(delta: string): ResponseEvent[] {
+  #textDelta(delta: string, logprobs: unknown[]): ResponseEvent[] {
     const events: ResponseEvent[] = [];
     if (!this.#text) {
       const id = this.#newId('msg_');
       const index = this.#output.length;
       this.#output.push(messageItem(id, '', 'in_progress'));
-      this.#text = { kind: 'text', index, id, text: '' };
+      this.#text = { kind: 'text', index, id, text: '', logprobs: [] };
       events.push(this.#event('response.output_item.added', { output_index: index, item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] } }));
       events.push(this.#event('response.content_part.added', { item_id: id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } }));
     }
     const open = this.#text;
     open.text += delta;
-    events.push(this.#event('response.output_text.delta', { item_id: open.id, output_index: open.index, content_index: 0, delta, logprobs: [] }));
+    open.logprobs.push(...logprobs);
+    events.push(this.#event('response.output_text.delta', { item_id: open.id, output_index: open.index, content_index: 0, delta, logprobs }));
     return events;
   }
 
@@ -99,8 +104,9 @@ export class ResponseStreamTranslator {
       const id = this.#newId('fc_');
       open = { kind: 'call', index: this.#output.length, id, callId: typeof call.id === 'string' ? call.id : '', name: typeof fn.name === 'string' ? fn.name : '', args: '' };
       this.#calls.set(at, open);
-      this.#output.push(functionCallItem(id, open.callId, open.name, '', 'in_progress'));
-      events.push(this.#event('response.output_item.added', { output_index: open.index, item: functionCallItem(id, open.callId, open.name, '', 'in_progress') }));
+      const namespace = this.#namespaces.get(open.name);
+      this.#output.push(functionCallItem(id, open.callId, open.name, '', 'in_progress', namespace));
+      events.push(this.#event('response.output_item.added', { output_index: open.index, item: functionCallItem(id, open.callId, open.name, '', 'in_progress', namespace) }));
     } else if (typeof fn.name === 'string' && open.name === '') {
       open.name = fn.name;
     }
@@ -115,11 +121,11 @@ export class ResponseStreamTranslator {
     const open = this.#text;
     if (!open) return [];
     this.#text = null;
-    const part = { type: 'output_text', text: open.text, annotations: [], logprobs: [] };
-    const item = messageItem(open.id, open.text, 'completed');
+    const part = { type: 'output_text', text: open.text, annotations: [], logprobs: open.logprobs };
+    const item = messageItem(open.id, open.text, 'completed', open.logprobs);
     this.#output[open.index] = item;
     return [
-      this.#event('response.output_text.done', { item_id: open.id, output_index: open.index, content_index: 0, text: open.text, logprobs: [] }),
+      this.#event('response.output_text.done', { item_id: open.id, output_index: open.index, content_index: 0, text: open.text, logprobs: open.logprobs }),
       this.#event('response.content_part.done', { item_id: open.id, output_index: open.index, content_index: 0, part }),
       this.#event('response.output_item.done', { output_index: open.index, item }),
     ];
@@ -128,7 +134,7 @@ export class ResponseStreamTranslator {
   #closeCalls(): ResponseEvent[] {
     const events: ResponseEvent[] = [];
     for (const open of this.#calls.values()) {
-      const item = functionCallItem(open.id, open.callId, open.name, open.args, 'completed');
+      const item = functionCallItem(open.id, open.callId, open.name, open.args, 'completed', this.#namespaces.get(open.name));
       this.#output[open.index] = item;
       events.push(this.#event('response.function_call_arguments.done', { item_id: open.id, output_index: open.index, name: open.name, arguments: open.args }));
       events.push(this.#event('response.output_item.done', { output_index: open.index, item }));

@@ -5,7 +5,11 @@
  */
 import { GatewayError } from '../../errors.js';
 import type { ResponseRequest } from '../../schemas/responses-request.js';
+import { resolveServiceTier } from '../chat/service-tier.js';
 import { chatMessages, type Item, type NewId } from './input-items.js';
+import { chatToolsOf } from './tools.js';
+
+const LOGPROBS = 'message.output_text.logprobs';
 
 /** The chat body of the turn: `context` (replayed chain or conversation items) then the new input. */
 export function chatBodyOf(request: ResponseRequest, context: readonly Item[], input: readonly Item[]): Record<string, unknown> {
@@ -13,7 +17,7 @@ export function chatBodyOf(request: ResponseRequest, context: readonly Item[], i
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
   messages.push(...chatMessages(context), ...chatMessages(input));
   const body: Record<string, unknown> = { model: request.model, messages };
-  if (request.tools && request.tools.length > 0) body.tools = request.tools.map(chatTool);
+  if (request.tools && request.tools.length > 0) body.tools = chatToolsOf(request.tools).tools;
   if (request.tool_choice !== undefined) body.tool_choice = chatToolChoice(request.tool_choice);
   if (request.parallel_tool_calls !== undefined && request.parallel_tool_calls !== null) body.parallel_tool_calls = request.parallel_tool_calls;
   if (request.max_output_tokens !== undefined && request.max_output_tokens !== null) body.max_tokens = request.max_output_tokens;
@@ -23,24 +27,23 @@ export function chatBodyOf(request: ResponseRequest, context: readonly Item[], i
   const format = request.text?.format;
   if (format && format.type !== 'text') body.response_format = chatFormat(format);
   if (request.user !== undefined) body.user = request.user;
+  if (request.text?.verbosity) body.verbosity = request.text.verbosity;
+  // Fields the chat API shares: the model server applies them (or ignores what it has no use for).
+  for (const field of ['prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'service_tier'] as const) {
+    const value = request[field];
+    if (value !== undefined && value !== null) body[field] = value;
+  }
+  // OpenAI returns token logprobs only when `include` asks for them; top_logprobs alone changes nothing.
+  if (request.include?.includes(LOGPROBS)) {
+    body.logprobs = true;
+    if (request.top_logprobs !== undefined && request.top_logprobs !== null) body.top_logprobs = request.top_logprobs;
+  }
   if (request.stream) {
     body.stream = true;
     // The Response's usage needs the turn's usage chunk.
     body.stream_options = { include_usage: true };
   }
   return body;
-}
-
-function chatTool(tool: Record<string, unknown>, i: number): Record<string, unknown> {
-  if (tool.type !== 'function') {
-    throw new GatewayError('unsupported_value', { param: `tools[${i}].type`, message: `tools[${i}].type ${JSON.stringify(tool.type)} is not supported; only function tools are.` });
-  }
-  if (typeof tool.name !== 'string') throw new GatewayError('invalid_request', { param: `tools[${i}].name`, message: `tools[${i}].name must be a string.` });
-  const fn: Record<string, unknown> = { name: tool.name };
-  if (tool.description !== undefined && tool.description !== null) fn.description = tool.description;
-  if (tool.parameters !== undefined && tool.parameters !== null) fn.parameters = tool.parameters;
-  if (tool.strict !== undefined && tool.strict !== null) fn.strict = tool.strict;
-  return { type: 'function', function: fn };
 }
 
 function chatToolChoice(choice: NonNullable<ResponseRequest['tool_choice']>): unknown {
@@ -62,7 +65,8 @@ function chatFormat(format: Record<string, unknown>): Record<string, unknown> {
 
 export interface ResponseUsage {
   readonly input_tokens: number;
-  readonly input_tokens_details: { cached_tokens: number };
+  /** `cache_write_tokens` is required by OpenAI's current schema: 0 when the model server reports none. */
+  readonly input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
   readonly output_tokens: number;
   readonly output_tokens_details: { reasoning_tokens: number };
   readonly total_tokens: number;
@@ -75,17 +79,27 @@ export function responseUsage(usage: unknown): ResponseUsage | null {
   const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
   const input = num(u.prompt_tokens);
   const output = num(u.completion_tokens);
-  const cached = num((u.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens);
+  const details = u.prompt_tokens_details as Record<string, unknown> | undefined;
   const reasoning = num((u.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens);
-  return { input_tokens: input, input_tokens_details: { cached_tokens: cached }, output_tokens: output, output_tokens_details: { reasoning_tokens: reasoning }, total_tokens: input + output };
+  const inputDetails = { cached_tokens: num(details?.cached_tokens), cache_write_tokens: num(details?.cache_write_tokens) };
+  return { input_tokens: input, input_tokens_details: inputDetails, output_tokens: output, output_tokens_details: { reasoning_tokens: reasoning }, total_tokens: input + output };
 }
 
-export function messageItem(id: string, text: string, status: string): Item {
-  return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+export function messageItem(id: string, text: string, status: string, logprobs: readonly unknown[] = []): Item {
+  return { type: 'message', id, status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs }] };
 }
 
-export function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Item {
-  return { type: 'function_call', id, call_id: callId, name, arguments: args, status };
+/** `namespace`: the function came from a namespace tool (core/responses/tools.ts). */
+export function functionCallItem(id: string, callId: string, name: string, args: string, status: string, namespace?: string): Item {
+  const item: Item = { type: 'function_call', id, call_id: callId, name, arguments: args, status };
+  if (namespace !== undefined) item.namespace = namespace;
+  return item;
+}
+
+/** A chat choice's (or delta's) `logprobs.content` entries: the same shape as Responses' output_text logprobs. */
+export function logprobEntries(choice: Item): unknown[] {
+  const logprobs = choice.logprobs as Item | null | undefined;
+  return logprobs && Array.isArray(logprobs.content) ? logprobs.content : [];
 }
 
 export interface TurnOutput {
@@ -96,7 +110,7 @@ export interface TurnOutput {
 }
 
 /** The output items of a non-streamed chat completion: the message (text or refusal), then function calls. */
-export function outputOfCompletion(completion: Record<string, unknown>, newId: NewId): TurnOutput {
+export function outputOfCompletion(completion: Record<string, unknown>, newId: NewId, namespaces: ReadonlyMap<string, string>): TurnOutput {
   const choices = Array.isArray(completion.choices) ? (completion.choices as Item[]) : [];
   const choice = choices[0] ?? {};
   const message = (choice.message ?? {}) as Item;
@@ -104,12 +118,13 @@ export function outputOfCompletion(completion: Record<string, unknown>, newId: N
   if (typeof message.refusal === 'string' && message.refusal !== '') {
     output.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: message.refusal }] });
   } else if (typeof message.content === 'string' && message.content !== '') {
-    output.push(messageItem(newId('msg_'), message.content, 'completed'));
+    output.push(messageItem(newId('msg_'), message.content, 'completed', logprobEntries(choice)));
   }
   const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as Item[]) : [];
   for (const call of calls) {
     const fn = (call.function ?? {}) as Item;
-    output.push(functionCallItem(newId('fc_'), String(call.id ?? ''), String(fn.name ?? ''), String(fn.arguments ?? ''), 'completed'));
+    const name = String(fn.name ?? '');
+    output.push(functionCallItem(newId('fc_'), String(call.id ?? ''), name, String(fn.arguments ?? ''), 'completed', namespaces.get(name)));
   }
   return { output, usage: responseUsage(completion.usage), finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null };
 }
@@ -123,6 +138,8 @@ export interface ResponseHeader {
   readonly conversationId: string | null;
   /** Created with `background: true`: the turn runs in the gateway, the client polls (responses-background.ts). */
   readonly background: boolean;
+  /** Function name -> namespace for functions offered from a namespace tool. */
+  readonly namespaces: ReadonlyMap<string, string>;
 }
 
 /** `queued` and `cancelled` occur only for background responses. */
@@ -164,6 +181,13 @@ export function responseObject(h: ResponseHeader, s: ResponseState): Record<stri
     usage: s.usage,
     user: r.user ?? null,
     metadata: r.metadata ?? {},
+    // The lane the turn was billed in (SPEC `service_tier`), as chat completions report it.
+    service_tier: resolveServiceTier(r.service_tier).lane,
+    top_logprobs: r.top_logprobs ?? 0,
+    max_tool_calls: r.max_tool_calls ?? null,
+    prompt_cache_key: r.prompt_cache_key ?? null,
+    prompt_cache_retention: r.prompt_cache_retention ?? null,
+    safety_identifier: r.safety_identifier ?? null,
   };
 }
 

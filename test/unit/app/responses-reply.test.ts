@@ -50,7 +50,7 @@ function heldStore(log: string[]): { finish: FinishResponse; commit(): void; fai
   };
 }
 
-const header = { id: 'resp_1', createdAt: 1, model: 'm', request: parseResponseRequest({ model: 'm', input: 'hi' }), store: true, conversationId: null, background: false };
+const header = { id: 'resp_1', createdAt: 1, model: 'm', request: parseResponseRequest({ model: 'm', input: 'hi' }), store: true, conversationId: null, background: false, namespaces: new Map<string, string>() };
 let n = 0;
 const newId = (prefix: string) => `${prefix}${++n}`;
 const completion = { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'hello' } }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };

@@ -68,6 +68,6 @@ describe('stream translation', () => {
     ]);
     expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
     expect(result.output).toMatchObject([{ type: 'message', content: [{ text: 'Hi' }] }, { type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{"a":1}' }]);
-    expect(result.usage).toEqual({ input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 7 });
+    expect(result.usage).toEqual({ input_tokens: 3, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 7 });
   });
 });
