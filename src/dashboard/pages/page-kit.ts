@@ -104,14 +104,14 @@ export function projectRoute(deps: PageDeps, opts: ProjectRouteOptions, run: (pa
         return;
       }
       const writable = canWrite(role);
+      if (opts.write === 'owner' && role !== 'owner') {
+        await ctx.req.body();
+        plainPage(ctx, principal, 403, 'Not allowed', `You are a ${role} of ${project.name}: only its owners may make this change. Nothing was changed.`);
+        return;
+      }
       if (opts.write && !writable) {
         await ctx.req.body();
         plainPage(ctx, principal, 403, 'Not allowed', `You are a ${role} of ${project.name}: members read; admins and owners make changes. Nothing was changed.`);
-        return;
-      }
-      if (opts.write === 'owner' && role !== 'owner') {
-        await ctx.req.body();
-        plainPage(ctx, principal, 403, 'Not allowed', `You are a ${role} of ${project.name}: only owners change its members. Nothing was changed.`);
         return;
       }
       const readable = principal.workspacesIn(projectId);
