@@ -20,6 +20,8 @@ let agent: TestAgent;
 let browser: Browser;
 let ada: DashboardUser;
 let bob: DashboardUser;
+/** The only owner of the other project. */
+let dan: DashboardUser;
 let bobPage: Page;
 
 const LONG_NOTE = `rotate the logs, then ${'x'.repeat(300)}`;
@@ -44,9 +46,10 @@ beforeAll(async () => {
     name: 'ops-runner',
     tools: [{ name: 'rm', risk: 'destructive', input_schema: { type: 'object' } }],
   });
-  [ada, bob] = await Promise.all([
+  [ada, bob, dan] = await Promise.all([
     createDashboardUser(gw.dbPath, { email: 'ada@example.test', role: 'owner', project: PROJECT }),
     createDashboardUser(gw.dbPath, { email: 'bob@example.test', role: 'owner', project: PROJECT }),
+    createDashboardUser(gw.dbPath, { email: 'dan@example.test', role: 'owner', project: OTHER_PROJECT }),
   ]);
   bobPage = await signedIn(bob);
 });
@@ -175,7 +178,6 @@ describe('members', () => {
   });
 
   it('keeps the last owner: neither removed nor demoted, even by themselves', async () => {
-    const dan = await createDashboardUser(gw.dbPath, { email: 'dan@example.test', role: 'owner', project: OTHER_PROJECT });
     const page = await signedIn(dan);
     await page.goto(projectPage('members', OTHER_PROJECT));
     const own = page.locator('table.members tr', { hasText: 'dan@example.test' });
