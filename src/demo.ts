@@ -13,11 +13,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig, type Config } from './config.js';
+import { banner, CONFIG, SIMULATOR_PORT } from './demo-banner.js';
 import { startGateway, type RunningGateway } from './main.js';
 
-const CONFIG = 'data/demo.yaml';
 const TLS_DIR = 'data/demo-tls';
-const SIMULATOR_PORT = 9100;
 const USAGE = 'usage: npm start [-- --tls]';
 
 /**
@@ -85,44 +84,6 @@ function demoConfig(tls: { cert: string; key: string } | null): Config {
   const raw = parseYaml(readFileSync(CONFIG, 'utf8')) as { server?: Record<string, unknown> };
   if (tls) raw.server = { ...raw.server, tls: { cert_file: tls.cert, key_file: tls.key } };
   return parseConfig(raw, CONFIG, dirname(resolve(CONFIG)));
-}
-
-function banner(config: Config, url: string, tls: { cert: string } | null): string {
-  const project = config.projects[0];
-  const id = project?.id ?? 'proj_demo';
-  const key = project?.keys[0]?.value ?? '<no key in data/demo.yaml>';
-  const chat = project?.endpoints.find((e) => e.kind === 'chat');
-  const live = project?.endpoints.find((e) => e.kind === 'realtime');
-  const base = `${url}/${id}/${chat?.slug ?? 'chat'}/v1`;
-  const curl = (flags: string): string => (tls ? `curl ${flags} --cacert ${tls.cert}` : `curl ${flags}`);
-  const lines = [
-    '',
-    `Switchboard is running on ${url} (simulator upstream on 127.0.0.1:${SIMULATOR_PORT})`,
-    `  OpenAI base URL: ${base}`,
-    `  demo API key:    ${key}`,
-    '  try:',
-    `    ${curl('-s')} ${base}/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
-    `      -d '{"model":"${chat?.model.id ?? 'demo-chat'}","messages":[{"role":"user","content":"hello"}]}'`,
-    `    ${curl('-s')} ${url}/${id}/v1/models -H "Authorization: Bearer ${key}"`,
-    '  semantic router (the X-Service-Routed-Endpoint header names the endpoint it picked):',
-    `    ${curl('-si')} ${url}/${id}/_semantic/router/v1/chat/completions -H "Authorization: Bearer ${key}" \\`,
-    `      -H "Content-Type: application/json" -d '{"model":"any","messages":[{"role":"user","content":"solve for x: 2x + 3 = 7"}]}'`,
-  ];
-  if (live) {
-    const ws = url.replace(/^http/, 'ws');
-    lines.push(`  realtime transcription (docs/realtime.md): ${ws}/${id}/${live.slug}/v1/realtime`);
-    if (tls) {
-      lines.push(
-        `    openai SDK realtime client: baseURL ${url}/${id}/${live.slug}/v1`,
-        '    the certificate is self-signed; Node clients trust it with',
-        `      export NODE_EXTRA_CA_CERTS=${tls.cert}`,
-      );
-    } else {
-      lines.push("    the openai SDK's realtime client (OpenAIRealtimeWS) always dials wss://: for it, run npm start -- --tls");
-    }
-  }
-  lines.push('');
-  return lines.join('\n');
 }
 
 async function main(): Promise<void> {

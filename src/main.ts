@@ -55,6 +55,7 @@ import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
 import { createPgIdentityStore } from './store/postgres/identity-store.js';
 import { createSqliteIdentityStore } from './store/sqlite/identity-store.js';
 import { dashboardAssetRoutes, dashboardPages } from './dashboard/pages/dashboard-pages.js';
+import { peopleServices } from './dashboard/people-services.js';
 import { playgroundRoutes } from './dashboard/playground/playground-routes.js';
 import { createApprovalDecisions } from './app/approval-decisions.js';
 import { createKeyManagement } from './app/key-management.js';
@@ -377,6 +378,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     webhooks: webhooks.manager,
     usage: usageStore,
     approvals,
+    // Approvals by name and the members page (issue 34).
+    ...peopleServices({ users: identity.users, keys: catalogStore, exec: execInvocations.service, agents, now: clock.now, reloadCredentials: () => catalog.reload() }),
   };
   // Read once, at start: it guards /metrics and /readyz's detail.
   const metricsScrapeToken = metricsToken(config.server.metrics.token_env);

@@ -28,7 +28,7 @@ export const csrfField = (token: string): SafeHtml => html`<input type="hidden" 
 export function pageShell(shell: Shell, body: Markup): string {
   const nav =
     shell.signedInAs !== undefined && shell.csrfToken !== undefined
-      ? html`<nav class="who"><a href="${PROJECTS_PATH}">Projects</a> · <a href="${ACCOUNT_PATH}">${shell.signedInAs}</a> · <form class="inline" method="post" action="${LOGOUT_PATH}">${csrfField(shell.csrfToken)}<button type="submit" class="link">Sign out</button></form></nav>`
+      ? html`<nav class="who"><a href="${PROJECTS_PATH}">Projects</a> · <a class="account" href="${ACCOUNT_PATH}" title="Your account: password, two-factor, sessions, sign-in providers">Account</a> (${shell.signedInAs}) · <form class="inline" method="post" action="${LOGOUT_PATH}">${csrfField(shell.csrfToken)}<button type="submit" class="link">Sign out</button></form></nav>`
       : '';
   return html`<!doctype html>
 <html lang="en">

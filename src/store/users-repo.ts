@@ -26,6 +26,10 @@ export function createUsersRepo(db: Db) {
     "UPDATE api_keys SET revoked_at = @now, revoked_reason = 'user_deleted' WHERE user_id = @userId AND revoked_at IS NULL",
   );
   const deleteUser = db.prepare('DELETE FROM dashboard_users WHERE id = ?');
+  const deleteRole = db.prepare('DELETE FROM dashboard_user_roles WHERE user_id = @userId AND project_id = @projectId');
+  const revokeProjectKeysOf = db.prepare(
+    "UPDATE api_keys SET revoked_at = @now, revoked_reason = 'member_removed' WHERE user_id = @userId AND project_id = @projectId AND revoked_at IS NULL",
+  );
   const setPassword = db.prepare('UPDATE dashboard_users SET password_hash = @hash, updated_at = @now WHERE id = @userId');
   const deleteSessionsOf = db.prepare('DELETE FROM dashboard_sessions WHERE user_id = ?');
   const setTotp = db.prepare('UPDATE dashboard_users SET totp_secret_sealed = @sealed, totp_last_step = NULL, updated_at = @now WHERE id = @userId');
@@ -62,6 +66,11 @@ export function createUsersRepo(db: Db) {
     setRole(userId: string, r: UserRole): void {
       upsertRole.run({ userId, projectId: r.projectId, role: r.role, workspaceIds: r.workspaceIds ? toJson(r.workspaceIds) : null });
     },
+    removeRole: writeTransaction(db, (userId: string, projectId: string, now: number): { removed: boolean; keysRevoked: number } => {
+      const removed = deleteRole.run({ userId, projectId }).changes > 0;
+      const keysRevoked = removed ? revokeProjectKeysOf.run({ userId, projectId, now }).changes : 0;
+      return { removed, keysRevoked };
+    }),
     byId: (id: string): UserRecord | null => {
       const r = byId.get(id);
       return r ? toUser(r) : null;

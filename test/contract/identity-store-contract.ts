@@ -81,6 +81,19 @@ export function identityStoreContract(name: string, make: () => Promise<Identity
       expect(await store.users.delete('usr_1', T0 + 6)).toEqual({ deleted: false, keysRevoked: 0 });
     });
 
+    it('takes a user out of one project: the role goes, their active keys there are revoked, other roles stay', async () => {
+      await newUser('usr_1', 'one@example.test', [owner('proj_a'), owner('proj_b')]);
+      await newUser('usr_2');
+      const mine = await under.seedKey('usr_1');
+      const theirs = await under.seedKey('usr_2');
+      expect(await store.users.removeRole('usr_1', 'proj_a', T0 + 5)).toEqual({ removed: true, keysRevoked: 1 });
+      expect(await under.revokedReason(mine)).toBe('member_removed');
+      expect(await under.revokedReason(theirs)).toBeNull();
+      expect(await store.users.roles('usr_1')).toEqual([owner('proj_b')]);
+      expect(await store.users.byId('usr_1')).not.toBeNull();
+      expect(await store.users.removeRole('usr_1', 'proj_a', T0 + 6)).toEqual({ removed: false, keysRevoked: 0 });
+    });
+
     it('ends every session of a user whose password changes, and no one else\'s', async () => {
       await newUser('usr_1');
       await newUser('usr_2');

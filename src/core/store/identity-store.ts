@@ -83,6 +83,11 @@ export interface UsersStore {
   /** The user and their first roles together; rejects when the e-mail (any case) is taken. */
   create(u: NewUserRecord, roles: readonly UserRole[]): Promise<void>;
   setRole(userId: string, role: UserRole): Promise<void>;
+  /**
+   * Takes the user out of the project: their role goes, and the API keys they own in that project are
+   * revoked in the same transaction (revoked_reason `member_removed`), as deleting the user revokes them all.
+   */
+  removeRole(userId: string, projectId: string, now: number): Promise<{ removed: boolean; keysRevoked: number }>;
   byId(id: string): Promise<UserRecord | null>;
   /** Case-insensitive. */
   byEmail(email: string): Promise<UserRecord | null>;

@@ -74,5 +74,14 @@ svg .s3, .key.s3 { fill: var(--s3); background: var(--s3); }
 .legend .key { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 10px; border-radius: 2px; }
 .test-result.ok { border-color: #abefc6; }
 .test-result.error { border-color: #fecdca; }
+article.approval h3 { margin-top: 0; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 14px; margin: 8px 0; }
+dl.facts dt { color: var(--muted); font-size: 12px; }
+dl.facts dd { margin: 0; }
+details.folded summary { cursor: pointer; color: var(--accent); }
+.signin .providers ul { list-style: none; padding: 0; }
+.signin .providers li { margin: 6px 0; }
+.signin p.or { color: var(--muted); text-align: center; margin: 14px 0 6px; }
+.small { font-size: 12px; }
 pre { white-space: pre-wrap; word-break: break-word; background: #f3f4f6; padding: 8px; border-radius: 6px; }
 `;

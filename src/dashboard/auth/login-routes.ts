@@ -19,20 +19,31 @@ import { refusalOf } from './throttle.js';
 
 const notice = (kind: 'error' | 'ok', text: string): Markup => html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>`;
 
+/**
+ * The sign-in page: the product's name, the refusal of the last attempt (role="alert"), the password form,
+ * and each configured identity provider (SPEC Authentication 12), which signs in only a user who connected
+ * it on the account page.
+ */
 function loginPage(deps: AuthDeps, next: string | null, message: Markup, email = ''): string {
   const providers = deps.providers.map(
     (p) => html`<li><a class="button" href="/auth/${p.id}${next ? `?next=${encodeURIComponent(next)}` : ''}">Sign in with ${p.name ?? p.id}</a></li>`,
   );
   return pageShell(
     { title: 'Sign in' },
-    html`<section class="card narrow"><h1>Sign in</h1>${message}
-<form method="post" action="${LOGIN_PATH}">
+    html`<section class="card narrow signin"><h1>Sign in to Switchboard</h1>
+<p class="muted">The dashboard of this Switchboard gateway: API keys, routing, webhooks, usage and approvals of your projects.</p>${message}
+<form method="post" action="${LOGIN_PATH}" class="stacked">
 <input type="hidden" name="next" value="${next ?? ''}">
-<label>E-mail <input type="email" name="email" autocomplete="username" required value="${email}"></label>
-<label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+<label>E-mail <input type="email" name="email" autocomplete="username" required value="${email}"${email === '' ? html` autofocus` : ''}></label>
+<label>Password <input type="password" name="password" autocomplete="current-password" required${email === '' ? '' : html` autofocus`}></label>
 <button type="submit">Sign in</button>
 </form>
-${providers.length > 0 ? html`<ul class="providers">${providers}</ul>` : ''}</section>`,
+${
+  providers.length > 0
+    ? html`<div class="providers"><p class="or">or sign in with an identity provider you connected on your account page</p><ul class="providers">${providers}</ul></div>`
+    : ''
+}
+<p class="muted small">No account yet? An owner of a project adds you on its Members page, or an operator runs <code>switchboard users create</code>.</p></section>`,
   );
 }
 
@@ -106,7 +117,7 @@ export function loginRoutes(deps: AuthDeps): RouteDef[] {
         const user = email === '' ? null : await users.byEmail(email);
         const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
         if (!user || !user.passwordHash || !ok) {
-          return sendPage(ctx, deps, 401, loginPage(deps, next, notice('error', 'The e-mail or the password is wrong.'), email));
+          return sendPage(ctx, deps, 401, loginPage(deps, next, notice('error', 'The e-mail or the password is wrong: check both and try again.'), email));
         }
         await attempt.succeeded();
         await completeSignIn(ctx, deps, user.id, user.totpSealed !== null, next, cookieOf(ctx));

@@ -4,6 +4,7 @@
  * may not decide what one of their own keys asked for (docs/exec.md "Who decides").
  */
 import type { Decider } from '../../app/approval-decisions.js';
+import type { ApprovalView } from '../../app/approval-views.js';
 import type { Approval } from '../../core/exec/approval-machine.js';
 import { parseRejectApproval } from '../../schemas/exec-invocations.js';
 import type { Notice } from './layout.js';
@@ -26,9 +27,14 @@ export function approvalsPages(deps: PageDeps): PageDef[] {
     const readable = page.principal.workspacesIn(page.project.id);
     const workspaceIds = readable === 'all' ? null : readable;
     const list = async (state: string | null): Promise<Approval[]> => (await approvals.list(page.project.id, { limit: SHOWN, after: null, status: state, workspaceIds })).items;
-    const pending = await list('pending');
-    const decided = (await list(null)).filter((a) => a.state !== 'pending');
-    page.send(status, renderApprovalsPage(page.frame('approvals', notice), { pending, decided, writable: page.writable }));
+    // Without the views (a gateway wired without them), the approvals alone: names fall back to ids.
+    const describe = async (items: Approval[]): Promise<ApprovalView[]> =>
+      deps.approvalViews
+        ? deps.approvalViews.describe(page.project.id, items)
+        : items.map((a) => ({ approval: a, arguments: null, agent: null, requesterKey: null, requesterUser: null, decider: a.decidedBy === null ? null : { id: a.decidedBy, name: a.decidedBy } }));
+    const pending = await describe(await list('pending'));
+    const decided = await describe((await list(null)).filter((a) => a.state !== 'pending'));
+    page.send(status, renderApprovalsPage(page.frame('approvals', notice), { pending, decided, writable: page.writable, now: deps.now() }));
   };
   // The signed-in user decides; who may is app/approval-decisions.ts's rule (owner or admin, not who asked).
   const decider = (page: ProjectPage): Decider => ({

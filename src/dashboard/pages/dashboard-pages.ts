@@ -7,6 +7,7 @@ import type { RouteDef } from '../../http/server.js';
 import { DASHBOARD_CSS } from '../assets/stylesheet.js';
 import { approvalsPages } from './approvals-routes.js';
 import { keysPages } from './keys-routes.js';
+import { membersPages } from './members-routes.js';
 import type { PageDef, PageDeps } from './page-kit.js';
 import { STYLESHEET_PATH } from './paths.js';
 import { projectsPages } from './projects-routes.js';
@@ -15,7 +16,7 @@ import { usagePages } from './usage-routes.js';
 import { webhooksPages } from './webhooks-routes.js';
 
 export function dashboardPages(deps: PageDeps): PageDef[] {
-  return [...projectsPages(deps), ...keysPages(deps), ...routerPages(deps), ...webhooksPages(deps), ...usagePages(deps), ...approvalsPages(deps)];
+  return [...projectsPages(deps), ...keysPages(deps), ...routerPages(deps), ...webhooksPages(deps), ...usagePages(deps), ...approvalsPages(deps), ...membersPages(deps)];
 }
 
 export function dashboardAssetRoutes(): RouteDef[] {

@@ -6,6 +6,8 @@
  * come back as the page with the reason in words, with the status the API would have answered.
  */
 import type { ApprovalDecisions } from '../../app/approval-decisions.js';
+import type { ApprovalViews } from '../../app/approval-views.js';
+import type { ProjectMembers } from '../auth/project-members.js';
 import type { KeyManagement } from '../../app/key-management.js';
 import type { RouterManagement } from '../../app/router-management.js';
 import type { ProjectRecord, WorkspaceRecord } from '../../core/records.js';
@@ -28,6 +30,10 @@ export interface PageDeps {
   readonly usage: UsageReader;
   /** Absent when the execution surface is not wired: the approvals page says so. */
   readonly approvals?: ApprovalDecisions;
+  /** The names and arguments around each approval (app/approval-views.ts). */
+  readonly approvalViews?: ApprovalViews;
+  /** The members page's use cases; absent: the page says members are managed with `switchboard users`. */
+  readonly members?: ProjectMembers;
 }
 
 export type PageParams = Readonly<Record<string, string>>;
@@ -79,8 +85,8 @@ export interface ProjectRouteOptions {
   readonly method: RouteDef['method'];
   /** After `/dashboard/projects/:project`. */
   readonly path: string;
-  /** Writes are refused to members before anything is read from the form. */
-  readonly write: boolean;
+  /** Writes are refused to members before anything is read from the form; `'owner'`: to admins too. */
+  readonly write: boolean | 'owner';
 }
 
 export function projectRoute(deps: PageDeps, opts: ProjectRouteOptions, run: (page: ProjectPage) => Promise<void> | void): PageDef {
@@ -98,6 +104,11 @@ export function projectRoute(deps: PageDeps, opts: ProjectRouteOptions, run: (pa
         return;
       }
       const writable = canWrite(role);
+      if (opts.write === 'owner' && role !== 'owner') {
+        await ctx.req.body();
+        plainPage(ctx, principal, 403, 'Not allowed', `You are a ${role} of ${project.name}: only its owners may make this change. Nothing was changed.`);
+        return;
+      }
       if (opts.write && !writable) {
         await ctx.req.body();
         plainPage(ctx, principal, 403, 'Not allowed', `You are a ${role} of ${project.name}: members read; admins and owners make changes. Nothing was changed.`);

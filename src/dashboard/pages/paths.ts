@@ -3,7 +3,7 @@
 export const PROJECTS_PATH = '/dashboard/projects';
 export const STYLESHEET_PATH = '/dashboard/assets/dashboard.css';
 
-export const SECTIONS = ['overview', 'keys', 'router', 'webhooks', 'usage', 'approvals', 'playground'] as const;
+export const SECTIONS = ['overview', 'keys', 'router', 'webhooks', 'usage', 'approvals', 'members', 'playground'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export const SECTION_TITLES: Record<Section, string> = {
@@ -13,6 +13,7 @@ export const SECTION_TITLES: Record<Section, string> = {
   webhooks: 'Webhooks',
   usage: 'Usage',
   approvals: 'Approvals',
+  members: 'Members',
   playground: 'Playground',
 };
 

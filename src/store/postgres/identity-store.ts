@@ -68,6 +68,18 @@ export function createPgIdentityStore(store: PgStore): IdentityStore {
           await store.notifyChange(db, CATALOG_TOPIC);
         });
       },
+      removeRole: (userId, projectId, now) =>
+        store.transaction(async (db) => {
+          const removed = changed(await db.query('DELETE FROM dashboard_user_roles WHERE user_id = $1 AND project_id = $2', [userId, projectId]));
+          if (!removed) return { removed, keysRevoked: 0 };
+          const revoked = await db.query(
+            "UPDATE api_keys SET revoked_at = $3, revoked_reason = 'member_removed' WHERE user_id = $1 AND project_id = $2 AND revoked_at IS NULL",
+            [userId, projectId, now],
+          );
+          // What the user's keys reach changed (the role is gone, some are revoked): every replica reloads them.
+          await store.notifyChange(db, CATALOG_TOPIC);
+          return { removed, keysRevoked: revoked.rowCount ?? 0 };
+        }),
       byId: (id) => oneUser('id = $1', id),
       byEmail: (email) => oneUser('lower(email) = lower($1)', email),
       async list() {

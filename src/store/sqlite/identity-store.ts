@@ -15,6 +15,7 @@ export function createSqliteIdentityStore(db: Db): IdentityStore {
     users: {
       create: async (u, roles) => users.create(u, roles),
       setRole: async (userId, role) => users.setRole(userId, role),
+      removeRole: async (userId, projectId, now) => users.removeRole(userId, projectId, now),
       byId: async (id) => users.byId(id),
       byEmail: async (email) => users.byEmail(email),
       list: async () => users.list(),
