@@ -50,7 +50,7 @@ import { openDatabase } from './store/db.js';
 import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
 import { createPgIdentityStore } from './store/postgres/identity-store.js';
 import { createSqliteIdentityStore } from './store/sqlite/identity-store.js';
-import { dashboardAssetRoutes, dashboardPages } from './dashboard/pages/dashboard-pages.js';
+import { dashboardAssetRoutes, dashboardPages, endpointPrices } from './dashboard/pages/dashboard-pages.js';
 import { playgroundRoutes } from './dashboard/playground/playground-routes.js';
 import { createApprovalDecisions } from './app/approval-decisions.js';
 import { createKeyManagement } from './app/key-management.js';
@@ -362,6 +362,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     webhooks: webhooks.manager,
     usage: usageStore,
     approvals,
+    decisions: routing.decisions,
+    upstreamReport: (projectId: string) => upstream.report(projectId),
+    pricesOf: endpointPrices(config),
+    aliases: modelAliases,
   };
   // Read once, at start: it guards /metrics and /readyz's detail.
   const metricsScrapeToken = metricsToken(config.server.metrics.token_env);
