@@ -39,7 +39,7 @@ function prices(p: EndpointConfig['prices']): SafeHtml {
 function servers(pool: PoolReport | undefined): SafeHtml {
   if (!pool) return html`<span class="muted">no pool</span>`;
   return html`<ul class="servers">${pool.servers.map(
-    (s) => html`<li data-server="${s.url}"><code>${s.url}</code> <span class="status health-${s.state}">${s.state}</span> <small class="muted">weight ${s.weight}, ${s.outstanding} in flight${s.consecutive_failures > 0 ? `, ${s.consecutive_failures} failures in a row` : ''}${s.last_failure ? `, last: ${s.last_failure}` : ''}${s.retry_in_ms !== null ? `, probe in ${millis(s.retry_in_ms)}` : ''}</small></li>`,
+    (s) => html`<li data-server="${s.url}"><code>${s.url}</code> <span class="status ${s.state}">${s.state}</span> <small class="muted">weight ${s.weight}, ${s.outstanding} in flight${s.consecutive_failures > 0 ? `, ${s.consecutive_failures} failures in a row` : ''}${s.last_failure ? `, last: ${s.last_failure}` : ''}${s.retry_in_ms !== null ? `, probe in ${millis(s.retry_in_ms)}` : ''}</small></li>`,
   )}</ul>`;
 }
 
@@ -52,7 +52,7 @@ export function renderEndpointsPage(frame: ProjectFrame, d: EndpointsPageData): 
     );
   const aliases =
     d.aliases.length === 0
-      ? html`<p class="muted empty">No model aliases. They are made through the Models API (POST /v1/models/aliases).</p>`
+      ? html`<p class="muted empty">No model aliases. They are made through the Models API (POST /{project}/v1/models).</p>`
       : html`<table class="aliases"><thead><tr><th>Alias</th><th>Target</th></tr></thead><tbody>${[...d.aliases]
           .sort((a, b) => a.alias.localeCompare(b.alias))
           .map((a) => html`<tr><td><code>${a.alias}</code></td><td><code>${a.target}</code></td></tr>`)}</tbody></table>`;
