@@ -54,7 +54,7 @@ import { openDatabase } from './store/db.js';
 import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
 import { createPgIdentityStore } from './store/postgres/identity-store.js';
 import { createSqliteIdentityStore } from './store/sqlite/identity-store.js';
-import { dashboardAssetRoutes, dashboardPages } from './dashboard/pages/dashboard-pages.js';
+import { dashboardAssetRoutes, dashboardPages, endpointPrices } from './dashboard/pages/dashboard-pages.js';
 import { peopleServices } from './dashboard/people-services.js';
 import { playgroundRoutes } from './dashboard/playground/playground-routes.js';
 import { createApprovalDecisions } from './app/approval-decisions.js';
@@ -380,6 +380,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     approvals,
     // Approvals by name and the members page (issue 34).
     ...peopleServices({ users: identity.users, keys: catalogStore, exec: execInvocations.service, agents, now: clock.now, reloadCredentials: () => catalog.reload() }),
+    decisions: routing.decisions,
+    upstreamReport: (projectId: string) => upstream.report(projectId),
+    pricesOf: endpointPrices(config),
+    aliases: modelAliases,
   };
   // Read once, at start: it guards /metrics and /readyz's detail.
   const metricsScrapeToken = metricsToken(config.server.metrics.token_env);

@@ -12,6 +12,11 @@ export interface DecisionReads {
   /** Newest first, within [since, now], as the decisions route returns them. */
   list(projectId: string, since: number, limit: number): Promise<Record<string, unknown>[]>;
   countsByReason(projectId: string, since: number): Promise<Map<string, number>>;
+  /**
+   * The decision of one request made in [from, to], its prompt excerpt left sealed and out (the dashboard's
+   * request detail: SPEC keeps excerpts to the decisions route); null when none was recorded or kept.
+   */
+  forRequest(projectId: string, requestId: string, from: number, to: number): Promise<Record<string, unknown> | null>;
   /** Turns and tokens per endpoint served by the router since `since` (the usage ledger, in this instance's file). */
   usageByEndpoint: DecisionsRepo['usageByEndpoint'];
 }
@@ -37,6 +42,12 @@ export function createDecisionReads(store: RouterStore, box: SecretBox, usageByE
       }));
     },
     countsByReason: (projectId, since) => store.decisionCounts(projectId, since),
+    async forRequest(projectId, requestId, from, to) {
+      const r = await store.decisionOf(projectId, requestId, from, to);
+      if (r === null) return null;
+      // The stored detail has no excerpt (it is the sealed column); named last so nothing in it can add one.
+      return { decision_request_id: r.requestId, timestamp: new Date(r.createdAt).toISOString(), workspace_id: r.workspaceId, route_reason: r.routeReason, ...r.detail, query_preview: undefined };
+    },
     usageByEndpoint,
   };
 }

@@ -41,6 +41,10 @@ export function pricedRow(row: UsageRow, pricing: PricingLookup): LedgerRow {
     createdAt: row.createdAt,
     model: endpoint?.model ?? null,
     costNanos: endpoint?.prices ? turnCostNanos(row, endpoint.prices) : null,
+    ttftMs: row.ttftMs ?? null,
+    errorCode: row.errorCode ?? null,
+    upstreamServer: row.upstreamServer ?? null,
+    retries: row.retries ?? null,
   };
 }
 

@@ -8,7 +8,7 @@ import type { LedgerRow } from './usage-ledger.js';
 export const USAGE_COLUMNS = [
   'requestId', 'projectId', 'workspaceId', 'endpointId', 'keyId', 'route', 'promptTokens', 'completionTokens',
   'cachedTokens', 'reasoningTokens', 'serviceTier', 'tierMultiplier', 'status', 'usageSource', 'latencyMs', 'createdAt',
-  'model', 'costNanos',
+  'model', 'costNanos', 'ttftMs', 'errorCode', 'upstreamServer', 'retries',
 ] as const satisfies readonly (keyof LedgerRow)[];
 
 /** Rows per INSERT statement: one multi-row statement costs ~1 us a row less than one statement per row. */
@@ -17,7 +17,7 @@ const ROWS_PER_STATEMENT = 32;
 const insertSql = (rows: number): string => `
   INSERT INTO usage_events (request_id, project_id, workspace_id, endpoint_id, key_id, route, prompt_tokens,
     completion_tokens, cached_tokens, reasoning_tokens, service_tier, tier_multiplier, status, usage_source, latency_ms, created_at,
-    model, cost_nanos)
+    model, cost_nanos, ttft_ms, error_code, upstream_server, retries)
   VALUES ${Array.from({ length: rows }, () => `(${USAGE_COLUMNS.map(() => '?').join(', ')})`).join(', ')}`;
 
 export function createUsageInserter(db: Db): (rows: readonly LedgerRow[]) => void {
@@ -28,7 +28,8 @@ export function createUsageInserter(db: Db): (rows: readonly LedgerRow[]) => voi
   const oneArgs: unknown[] = new Array<unknown>(USAGE_COLUMNS.length);
   const bind = (row: LedgerRow, args: unknown[], at: number): void => {
     USAGE_COLUMNS.forEach((column, c) => {
-      args[at + c] = row[column];
+      // A row replayed from an older journal segment may lack the newer columns: NULL, not undefined.
+      args[at + c] = row[column] ?? null;
     });
   };
   return (rows) => {

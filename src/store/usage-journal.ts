@@ -42,7 +42,7 @@ function lineOf(r: LedgerRow): string {
   return `${JSON.stringify([
     r.requestId, r.projectId, r.workspaceId, r.endpointId, r.keyId, r.route, r.promptTokens, r.completionTokens,
     r.cachedTokens, r.reasoningTokens, r.serviceTier, r.tierMultiplier, r.status, r.usageSource, r.latencyMs, r.createdAt,
-    r.model, r.costNanos,
+    r.model, r.costNanos, r.ttftMs, r.errorCode, r.upstreamServer, r.retries,
   ])}\n`;
 }
 
@@ -55,8 +55,12 @@ function rowOf(v: unknown[]): LedgerRow {
     requestId: v[0], projectId: v[1], workspaceId: v[2] ?? null, endpointId: v[3], keyId: v[4], route: v[5], promptTokens: v[6],
     completionTokens: v[7], cachedTokens: v[8], reasoningTokens: v[9] ?? null, serviceTier: v[10], tierMultiplier: v[11], status: v[12],
     usageSource: v[13], latencyMs: v[14], createdAt: v[15], model: v[16] ?? null, costNanos: v[17] ?? null,
+    ttftMs: v[18] ?? null, errorCode: v[19] ?? null, upstreamServer: v[20] ?? null, retries: v[21] ?? null,
   } as LedgerRow;
 }
+
+/** Columns of a line written before the Requests page's four (ttft, error code, server, retries). */
+const LEGACY_COLUMNS = 18;
 
 /** A torn last line (killed inside write(2)) belonged to a turn whose answer had not gone out. */
 export function parseSegment(text: string): LedgerRow[] {
@@ -65,7 +69,8 @@ export function parseSegment(text: string): LedgerRow[] {
     if (line === '') continue;
     try {
       const values = JSON.parse(line) as unknown;
-      if (Array.isArray(values) && values.length === USAGE_COLUMNS.length) rows.push(rowOf(values));
+      // Segments written before migration 018 have the first 18 columns only (the rest read as null).
+      if (Array.isArray(values) && (values.length === USAGE_COLUMNS.length || values.length === LEGACY_COLUMNS)) rows.push(rowOf(values));
     } catch {
       // torn tail: skipped
     }

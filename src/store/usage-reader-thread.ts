@@ -6,12 +6,18 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { yieldToEventLoop } from '../thread-priority.js';
 import { openDatabase } from './db.js';
+import type { RequestsPage, RequestsQuery } from '../core/store/usage-store.js';
+import { createSqliteRequests } from './usage-requests.js';
 import { createUsageTotals, type UsagePage, type UsageQuery } from './usage-totals.js';
 
-export type ReaderMessage = { readonly kind: 'page'; readonly id: number; readonly query: UsageQuery } | { readonly kind: 'close' };
+export type ReaderMessage =
+  | { readonly kind: 'page'; readonly id: number; readonly query: UsageQuery }
+  | { readonly kind: 'requests'; readonly id: number; readonly query: RequestsQuery }
+  | { readonly kind: 'close' };
 /** Structured clone carries the BigInt cost sums as they are. */
 export type ReaderReply =
   | { readonly kind: 'page'; readonly id: number; readonly page: UsagePage }
+  | { readonly kind: 'requests'; readonly id: number; readonly page: RequestsPage }
   | { readonly kind: 'failed'; readonly id: number; readonly message: string }
   | { readonly kind: 'closed' };
 
@@ -20,6 +26,8 @@ if (parentPort) {
   const port = parentPort;
   const db = openDatabase((workerData as { path: string }).path, 'NORMAL');
   const totals = createUsageTotals(db);
+  // The dashboard's Requests page: a filter matching nothing reads the whole range, so not on the event loop.
+  const rows = createSqliteRequests(db);
   port.on('message', (message: ReaderMessage) => {
     if (message.kind === 'close') {
       db.close();
@@ -27,7 +35,8 @@ if (parentPort) {
       return;
     }
     try {
-      port.postMessage({ kind: 'page', id: message.id, page: totals.page(message.query) } satisfies ReaderReply);
+      if (message.kind === 'requests') port.postMessage({ kind: 'requests', id: message.id, page: rows.requests(message.query) } satisfies ReaderReply);
+      else port.postMessage({ kind: 'page', id: message.id, page: totals.page(message.query) } satisfies ReaderReply);
     } catch (err) {
       port.postMessage({ kind: 'failed', id: message.id, message: (err as Error).message } satisfies ReaderReply);
     }

@@ -5,16 +5,19 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { ReaderMessage, ReaderReply } from './usage-reader-thread.js';
+import type { RequestsPage, RequestsQuery } from '../core/store/usage-store.js';
 import type { UsagePage, UsageQuery } from './usage-totals.js';
 
 export interface UsageReader {
   page(query: UsageQuery): Promise<UsagePage>;
+  /** The Requests page's rows (usage-requests.ts), on the same thread. */
+  requests(query: RequestsQuery): Promise<RequestsPage>;
   /** Fails the queries still waiting, closes the thread's connection and ends the thread. */
   close(): Promise<void>;
 }
 
 interface Pending {
-  resolve(page: UsagePage): void;
+  resolve(page: UsagePage | RequestsPage): void;
   reject(err: Error): void;
 }
 
@@ -36,7 +39,7 @@ export function createUsageReader(dbPath: string): UsageReader {
       if (reply.kind === 'closed') return;
       const p = pending.get(reply.id);
       pending.delete(reply.id);
-      if (reply.kind === 'page') p?.resolve(reply.page);
+      if (reply.kind === 'page' || reply.kind === 'requests') p?.resolve(reply.page);
       else p?.reject(new Error(`usage query failed: ${reply.message}`));
     });
     // A thread that died (its database unreadable, say) fails what it held; the next report starts another.
@@ -48,14 +51,17 @@ export function createUsageReader(dbPath: string): UsageReader {
     return w;
   };
 
+  // Each reply's kind is its message's: the page a query resolves with is the type its caller asked for.
+  const ask = <T extends UsagePage | RequestsPage>(message: Extract<ReaderMessage, { id: number }>): Promise<T> => {
+    worker ??= start();
+    const done = new Promise<T>((resolve, reject) => pending.set(message.id, { resolve: resolve as (page: UsagePage | RequestsPage) => void, reject }));
+    worker.postMessage(message);
+    return done;
+  };
+
   return {
-    page(query) {
-      worker ??= start();
-      const id = nextId++;
-      const done = new Promise<UsagePage>((resolve, reject) => pending.set(id, { resolve, reject }));
-      worker.postMessage({ kind: 'page', id, query } satisfies ReaderMessage);
-      return done;
-    },
+    page: (query) => ask<UsagePage>({ kind: 'page', id: nextId++, query }),
+    requests: (query) => ask<RequestsPage>({ kind: 'requests', id: nextId++, query }),
     async close() {
       const w = worker;
       worker = null;

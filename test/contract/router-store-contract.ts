@@ -130,6 +130,14 @@ export function routerStoreContract(name: string, make: () => Promise<RouterStor
       expect((await store.decisions(PROJECT_A, 0, 2)).map((r) => r.requestId)).toEqual(['req_3', 'req_2']);
     });
 
+    it("finds one request's decision within a time window of its project, and nothing outside it", async () => {
+      await store.insertDecisions([decision('req_1', T0), decision('req_2', T0 + 5), decision('req_2', T0 + 5, { projectId: PROJECT_B, routeReason: 'rule' })]);
+      expect(await store.decisionOf(PROJECT_A, 'req_2', T0, T0 + 10)).toEqual(decision('req_2', T0 + 5));
+      expect((await store.decisionOf(PROJECT_B, 'req_2', T0, T0 + 10))?.routeReason).toBe('rule');
+      expect(await store.decisionOf(PROJECT_A, 'req_2', T0 + 6, T0 + 10)).toBeNull();
+      expect(await store.decisionOf(PROJECT_A, 'req_9', T0, T0 + 10)).toBeNull();
+    });
+
     it('counts decisions by reason and prunes those older than a time', async () => {
       await store.insertDecisions([
         decision('r1', T0, { routeReason: 'rule' }),

@@ -4,7 +4,7 @@
  * null group last, exact cost sums), the budget caps, and the spend rebuilt from the hourly rollup.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LedgerRow, UsageQuery, UsageStore } from '../../src/core/store/usage-store.js';
+import type { LedgerRow, RequestsQuery, UsageQuery, UsageStore } from '../../src/core/store/usage-store.js';
 import { DAY_MS } from '../../src/core/store/usage-store.js';
 
 export interface UsageStoreUnderTest {
@@ -134,6 +134,58 @@ export function usageStoreContract(name: string, make: () => Promise<UsageStoreU
       const workspaces = await store.spend('workspace', since);
       // The turn without a workspace counts against no workspace.
       expect(workspaces.map((r) => [r.targetId, r.total])).toEqual([['ws_01', 124]]);
+    });
+
+    it('lists rows newest first, a page at a time by (created_at, id), ties included, within one project and range', async () => {
+      // Three rows share a millisecond: the id breaks the tie, so no row is skipped or repeated between pages.
+      await store.storeSegment('r1', [
+        row({ requestId: 'a', createdAt: D0 + 1 }),
+        row({ requestId: 'b', createdAt: D0 + 2 }),
+        row({ requestId: 'c', createdAt: D0 + 2 }),
+        row({ requestId: 'd', createdAt: D0 + 2 }),
+        row({ requestId: 'e', createdAt: D0 + 3 }),
+        row({ requestId: 'old', createdAt: D0 - 1 }),
+        row({ requestId: 'other', projectId: 'proj_b', createdAt: D0 + 2 }),
+      ]);
+      const q = { projectId: 'proj_a', start: D0, end: D0 + DAY_MS, keyId: null, model: null, status: null, limit: 2 };
+      const seen: string[] = [];
+      let before: { createdAt: number; id: number } | null = null;
+      for (let pages = 0; pages < 5; pages += 1) {
+        const page = await store.requests({ ...q, before });
+        seen.push(...page.items.map((r) => r.requestId));
+        const last = page.items.at(-1);
+        if (!page.hasMore || !last) break;
+        before = { createdAt: last.createdAt, id: last.id };
+      }
+      expect(seen).toEqual(['e', 'd', 'c', 'b', 'a']);
+    });
+
+    it('filters rows by key, model and status, and reads one row back with every column', async () => {
+      await store.storeSegment('r2', [
+        row({ requestId: 'ok', keyId: 'key_1', model: 'm-1' }),
+        row({ requestId: 'bad', keyId: 'key_2', model: 'm-1', status: 'error', errorCode: 'internal_error', upstreamServer: 'http://10.0.0.2:8000/v1', retries: 1, ttftMs: null, costNanos: null }),
+        row({ requestId: 'streamed', keyId: 'key_2', model: 'm-2', ttftMs: 12.5, upstreamServer: 'http://10.0.0.1:8000/v1', retries: 0 }),
+      ]);
+      const q: RequestsQuery = { projectId: 'proj_a', start: D0, end: D0 + DAY_MS, keyId: null, model: null, status: null, limit: 10, before: null };
+      const ids = async (over: Partial<RequestsQuery>) => (await store.requests({ ...q, ...over })).items.map((r) => r.requestId);
+      expect(await ids({ keyId: 'key_2' })).toEqual(['streamed', 'bad']);
+      expect(await ids({ model: 'm-1' })).toEqual(['bad', 'ok']);
+      expect(await ids({ status: 'error' })).toEqual(['bad']);
+      expect(await ids({ keyId: 'key_2', model: 'm-1', status: 'completed' })).toEqual([]);
+      const bad = (await store.requests({ ...q, status: 'error' })).items[0];
+      expect(bad).toMatchObject({ requestId: 'bad', status: 'error', errorCode: 'internal_error', upstreamServer: 'http://10.0.0.2:8000/v1', retries: 1, ttftMs: null, costNanos: null, keyId: 'key_2' });
+      const streamed = (await store.requests({ ...q, model: 'm-2' })).items[0];
+      expect(streamed).toMatchObject({ ttftMs: 12.5, costNanos: 1000, promptTokens: 10, completionTokens: 20, createdAt: D0 });
+      expect(await store.request('proj_a', bad?.id ?? -1)).toEqual(bad);
+      // Another project's row reads as absent.
+      expect(await store.request('proj_b', bad?.id ?? -1)).toBeNull();
+    });
+
+    it('reads rows written without the request-detail columns (an older journal segment) as nulls', async () => {
+      const { ttftMs: _t, errorCode: _e, upstreamServer: _u, retries: _r, ...legacy } = row({ requestId: 'legacy' });
+      await store.storeSegment('r3', [legacy]);
+      const page = await store.requests({ projectId: 'proj_a', start: D0, end: D0 + DAY_MS, keyId: null, model: null, status: null, limit: 5, before: null });
+      expect(page.items[0]).toMatchObject({ requestId: 'legacy', ttftMs: null, errorCode: null, upstreamServer: null, retries: null });
     });
   });
 }

@@ -74,7 +74,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
   const started = deadline.started;
 
   let charged = false;
-  const charge = (outcome: Outcome, usage: TurnUsage | null): void => {
+  const charge = (outcome: Outcome, usage: TurnUsage | null, errorCode: string | null = null): void => {
     if (charged) return;
     charged = true;
     const u = usage ?? { promptTokens: outcome === 'completed' ? estimatePrompt(t) : 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' as const };
@@ -97,6 +97,10 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       usageSource: u.source,
       latencyMs: performance.now() - started,
       createdAt: services.now(),
+      ttftMs: t.req.log.ttftMs ?? null,
+      errorCode: outcome === 'error' || outcome === 'timeout' ? (errorCode ?? (outcome === 'timeout' ? 'timeout' : null)) : null,
+      upstreamServer: deadline.server,
+      retries: deadline.retries,
     });
   };
 
@@ -124,7 +128,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
     }
   } catch (err) {
     const e = toGatewayError(err);
-    charge(t.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    charge(t.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null, e.code);
     if (!t.req.aborted) throw e;
   } finally {
     deadline.done();

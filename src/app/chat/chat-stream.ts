@@ -116,10 +116,11 @@ export function streamTurn(
       clearTimeout(idle);
       // Charged before the stream's end is handed to the socket (see chat-dispatch.ts bufferedTurn).
       const usage = normalizer.usage ?? normalizer.estimatedUsage(promptEstimate());
-      charge(outcome, usage);
       const last = pending;
       pending = '';
+      // Noted before the charge: a fast stream's first bytes may all go out here, and its row records the time.
       if (last && reply.open) noteFirstByte();
+      charge(outcome, usage);
       reply.endStream(last || undefined);
       // The latency measurements the router's objectives are judged on (issue 14; main.ts feeds them on).
       const firstTokenMs = t.req.log.firstTokenMs;

@@ -101,6 +101,11 @@ export interface RouterStore {
   /** Newest first (insertion order breaks ties), created at or after `since`. */
   decisions(projectId: string, since: number, limit: number): Promise<StoredDecision[]>;
   decisionCounts(projectId: string, since: number): Promise<Map<string, number>>;
+  /**
+   * The decision of one request, looked for among the project's rows created in [from, to] (the
+   * project/time index narrows to that window; request ids are not indexed). Null when there is none.
+   */
+  decisionOf(projectId: string, requestId: string, from: number, to: number): Promise<StoredDecision | null>;
   /** Deletes rows created before `before` (Unix ms). */
   pruneDecisions(before: number): Promise<void>;
 

@@ -28,6 +28,17 @@ export interface UsageRow {
   readonly usageSource: 'upstream' | 'estimated';
   readonly latencyMs: number;
   readonly createdAt: number;
+  /**
+   * What the dashboard's Requests page shows of the turn (issue 34); routes that do not know one leave it
+   * out. Time to the first byte of a streamed answer, from the request's arrival.
+   */
+  readonly ttftMs?: number | null;
+  /** The catalogue code the client got, for a turn that ended in error or timeout. */
+  readonly errorCode?: string | null;
+  /** The base URL (no credentials) of the pool's server that answered, or was last tried. */
+  readonly upstreamServer?: string | null;
+  /** Times the turn was sent once more to another server of the pool (nothing had reached a model). */
+  readonly retries?: number | null;
 }
 
 /**
@@ -39,6 +50,7 @@ export interface LedgerRow extends UsageRow {
   readonly model: string | null;
   /** Nano-dollars (core/usage/cost.ts); null when the endpoint has no price. */
   readonly costNanos: number | null;
+  // ttftMs, errorCode, upstreamServer, retries: as UsageRow's (absent in rows replayed from older segments).
 }
 
 export const USAGE_GROUPS = ['day', 'key', 'endpoint', 'model', 'workspace'] as const;
@@ -109,7 +121,66 @@ export interface BudgetCapsStore {
   removeBudget(projectId: string, level: BudgetLevel, targetId: string): Promise<boolean>;
 }
 
-export interface UsageStore extends UsageTotalsSource, BudgetCapsStore {
+/** Statuses a ledger row may carry (app/chat/chat-dispatch.ts `Outcome`). */
+export const REQUEST_STATUSES = ['completed', 'error', 'timeout', 'aborted', 'drained'] as const;
+
+/**
+ * A page of one project's ledger rows, newest first (the dashboard's Requests page, issue 34), read with a
+ * keyset on (created_at, id) through the project/time index: a page costs its rows, whatever its depth.
+ */
+export interface RequestsQuery {
+  readonly projectId: string;
+  /** Unix milliseconds, inclusive. */
+  readonly start: number;
+  /** Unix milliseconds, exclusive. */
+  readonly end: number;
+  readonly keyId: string | null;
+  readonly model: string | null;
+  readonly status: string | null;
+  readonly limit: number;
+  /** The last row of the previous page; null for the first. */
+  readonly before: { readonly createdAt: number; readonly id: number } | null;
+}
+
+/** One ledger row as the Requests page shows it: never prompt or answer text (the ledger holds none). */
+export interface RequestEntry {
+  /** The ledger row's own id (the keyset's tie-breaker and the detail page's address). */
+  readonly id: number;
+  readonly requestId: string;
+  readonly workspaceId: string | null;
+  readonly endpointId: string;
+  readonly keyId: string;
+  readonly route: string;
+  readonly model: string | null;
+  readonly status: string;
+  readonly errorCode: string | null;
+  readonly serviceTier: string;
+  readonly latencyMs: number;
+  readonly ttftMs: number | null;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cachedTokens: number;
+  readonly reasoningTokens: number | null;
+  /** Nano-dollars; null when unpriced. */
+  readonly costNanos: number | null;
+  readonly upstreamServer: string | null;
+  readonly retries: number | null;
+  readonly createdAt: number;
+}
+
+export interface RequestsPage {
+  readonly items: RequestEntry[];
+  readonly hasMore: boolean;
+}
+
+/** The ledger's rows one by one (the totals are UsageTotalsSource's). */
+export interface RequestRowsSource {
+  requests(query: RequestsQuery): Promise<RequestsPage>;
+  /** One row of the project by its ledger id; null when there is none (or it is another project's). */
+  request(projectId: string, id: number): Promise<RequestEntry | null>;
+}
+
+export interface UsageStore extends UsageTotalsSource, RequestRowsSource, BudgetCapsStore {
   /**
    * Stores a journal segment's rows with its marker, in one transaction: a segment stored twice (a replay
    * racing the writer, two replicas replaying it) is stored once. Returns the rows inserted (0: already

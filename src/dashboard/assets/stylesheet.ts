@@ -84,4 +84,15 @@ details.folded summary { cursor: pointer; color: var(--accent); }
 .signin p.or { color: var(--muted); text-align: center; margin: 14px 0 6px; }
 .small { font-size: 12px; }
 pre { white-space: pre-wrap; word-break: break-word; background: #f3f4f6; padding: 8px; border-radius: 6px; }
+form.filters { display: flex; gap: 12px; flex-wrap: wrap; align-items: end; }
+form.filters label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); }
+form.filters select, form.filters input { padding: 5px 6px; border: 1px solid var(--line); border-radius: 6px; font: inherit; }
+dl.detail { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 8px 16px; margin: 0; }
+dl.detail dt { font-size: 12px; color: var(--muted); }
+dl.detail dd { margin: 0; word-break: break-word; }
+.status.completed, .status.up { background: #dcfae6; color: var(--ok); }
+.status.error, .status.timeout, .status.down { background: #fee4e2; color: var(--danger); }
+ul.servers { list-style: none; margin: 0; padding: 0; }
+td.money { font-variant-numeric: tabular-nums; }
+.pager a { margin-right: 12px; }
 `;

@@ -3,7 +3,10 @@
  * with dashboard/auth/dashboard-route.ts. Plus the stylesheet, which needs no session (it is the same for
  * everyone and carries nothing of anyone's).
  */
+import type { Config, EndpointConfig } from '../../config.js';
 import type { RouteDef } from '../../http/server.js';
+import { endpointsPages } from './endpoints-routes.js';
+import { requestsPages } from './requests-routes.js';
 import { DASHBOARD_CSS } from '../assets/stylesheet.js';
 import { approvalsPages } from './approvals-routes.js';
 import { keysPages } from './keys-routes.js';
@@ -16,7 +19,23 @@ import { usagePages } from './usage-routes.js';
 import { webhooksPages } from './webhooks-routes.js';
 
 export function dashboardPages(deps: PageDeps): PageDef[] {
-  return [...projectsPages(deps), ...keysPages(deps), ...routerPages(deps), ...webhooksPages(deps), ...usagePages(deps), ...approvalsPages(deps), ...membersPages(deps)];
+  return [
+    ...projectsPages(deps),
+    ...keysPages(deps),
+    ...routerPages(deps),
+    ...webhooksPages(deps),
+    ...usagePages(deps),
+    ...requestsPages(deps),
+    ...endpointsPages(deps),
+    ...approvalsPages(deps),
+    ...membersPages(deps),
+  ];
+}
+
+/** The config's prices by endpoint id, for the Endpoints page (as the charging layer reads them at start). */
+export function endpointPrices(config: Config): (endpointId: string) => EndpointConfig['prices'] {
+  const prices = new Map(config.projects.flatMap((p) => p.endpoints.map((e) => [e.id, e.prices] as const)));
+  return (endpointId) => prices.get(endpointId);
 }
 
 export function dashboardAssetRoutes(): RouteDef[] {

@@ -15,7 +15,10 @@ import type { WebhookManager } from '../../core/webhooks/webhook-manager.js';
 import { GatewayError } from '../../errors.js';
 import type { RouteContext, RouteDef } from '../../http/server.js';
 import type { Catalog } from '../../store/catalog.js';
-import type { UsageReader } from '../../store/usage-reader.js';
+import type { EndpointConfig } from '../../config.js';
+import type { ModelAliasReader } from '../../core/store/router-store.js';
+import type { RequestRowsSource, UsageTotalsSource } from '../../core/store/usage-store.js';
+import type { PoolReport } from '../../upstream/upstream-pool.js';
 import { canWrite, type DashboardPrincipal, type ProjectRole } from '../principal.js';
 import { documentOf, type Notice, type ProjectFrame } from './layout.js';
 import { html } from './markup.js';
@@ -27,7 +30,15 @@ export interface PageDeps {
   readonly keys: KeyManagement;
   readonly router: RouterManagement;
   readonly webhooks: WebhookManager;
-  readonly usage: UsageReader;
+  /** The usage port (SQLite through its reader thread, or PostgreSQL): totals and the ledger's rows. */
+  readonly usage: UsageTotalsSource & RequestRowsSource;
+  /** A request's routing decision, its excerpt left out (router/decision-reads.ts). */
+  readonly decisions: { forRequest(projectId: string, requestId: string, from: number, to: number): Promise<Record<string, unknown> | null> };
+  /** Each endpoint's pool of servers and their health, as /readyz reports them. */
+  readonly upstreamReport: (projectId: string) => readonly PoolReport[];
+  /** An endpoint's configured prices (undefined: none). */
+  readonly pricesOf: (endpointId: string) => EndpointConfig['prices'];
+  readonly aliases: Pick<ModelAliasReader, 'list'>;
   /** Absent when the execution surface is not wired: the approvals page says so. */
   readonly approvals?: ApprovalDecisions;
   /** The names and arguments around each approval (app/approval-views.ts). */

@@ -3,7 +3,7 @@
 export const PROJECTS_PATH = '/dashboard/projects';
 export const STYLESHEET_PATH = '/dashboard/assets/dashboard.css';
 
-export const SECTIONS = ['overview', 'keys', 'router', 'webhooks', 'usage', 'approvals', 'members', 'playground'] as const;
+export const SECTIONS = ['overview', 'keys', 'router', 'webhooks', 'usage', 'requests', 'endpoints', 'approvals', 'members', 'playground'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export const SECTION_TITLES: Record<Section, string> = {
@@ -11,7 +11,9 @@ export const SECTION_TITLES: Record<Section, string> = {
   keys: 'API keys',
   router: 'Semantic router',
   webhooks: 'Webhooks',
-  usage: 'Usage',
+  usage: 'Usage and cost',
+  requests: 'Requests',
+  endpoints: 'Endpoints and models',
   approvals: 'Approvals',
   members: 'Members',
   playground: 'Playground',

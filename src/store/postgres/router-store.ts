@@ -140,6 +140,14 @@ export function createPgRouterStore(store: PgStore): RouterStore {
       );
       return rows.map(decisionOf);
     },
+    async decisionOf(projectId, requestId, from, to) {
+      const { rows } = await pool.query<DecisionRow>(
+        `SELECT request_id, project_id, workspace_id, created_at, route_reason, query_preview, detail FROM routing_decisions
+         WHERE project_id = $1 AND created_at >= $2 AND created_at <= $3 AND request_id = $4 ORDER BY seq LIMIT 1`,
+        [projectId, from, to, requestId],
+      );
+      return rows[0] ? decisionOf(rows[0]) : null;
+    },
     async decisionCounts(projectId, since) {
       const { rows } = await pool.query<{ route_reason: string; n: number }>(
         'SELECT route_reason, COUNT(*)::bigint AS n FROM routing_decisions WHERE project_id = $1 AND created_at >= $2 GROUP BY route_reason',

@@ -4,23 +4,27 @@
  * from, and the budget caps. A change of caps is announced on BUDGETS_TOPIC in its transaction, so every
  * replica reloads them (main.ts).
  *
- * Rows go in with one INSERT a batch over unnest()ed column arrays: 18 parameters whatever the batch size,
+ * Rows go in with one INSERT a batch over unnest()ed column arrays: 22 parameters whatever the batch size,
  * so the statement is prepared once per connection and never meets the 65,535-parameter limit.
  */
 import type { BudgetLevel } from '../../core/limits/budgets.js';
 import type { LedgerRow, UsageGroupBy, UsagePage, UsageQuery, UsageStore, UsageTotals } from '../../core/store/usage-store.js';
 import { DAY_MS } from '../../core/store/usage-store.js';
 import type { PgQueryable, PgStore } from './pg-store.js';
+import { ONE_REQUEST_SQL, pageOf, requestOf, requestsSql, type RequestRow } from '../usage-requests.js';
 import { budgetOf, spendOf, type BudgetRow, type SpendQueryRow } from '../usage-rows.js';
+
+const pgParam = (n: number): string => `$${n}`;
 
 export const BUDGETS_TOPIC = 'budgets';
 
 const INSERT_USAGE = `
   INSERT INTO usage_events (request_id, project_id, workspace_id, endpoint_id, key_id, route, prompt_tokens,
     completion_tokens, cached_tokens, reasoning_tokens, service_tier, tier_multiplier, status, usage_source, latency_ms, created_at,
-    model, cost_nanos)
+    model, cost_nanos, ttft_ms, error_code, upstream_server, retries)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
-    $9::bigint[], $10::bigint[], $11::text[], $12::float8[], $13::text[], $14::text[], $15::float8[], $16::bigint[], $17::text[], $18::bigint[])`;
+    $9::bigint[], $10::bigint[], $11::text[], $12::float8[], $13::text[], $14::text[], $15::float8[], $16::bigint[], $17::text[], $18::bigint[],
+    $19::float8[], $20::text[], $21::text[], $22::int[])`;
 
 /** Inserts rows in the caller's transaction (or as one statement). */
 export async function pgInsertUsage(db: PgQueryable, rows: readonly LedgerRow[]): Promise<void> {
@@ -34,6 +38,7 @@ export async function pgInsertUsage(db: PgQueryable, rows: readonly LedgerRow[])
       col((r) => r.route), col((r) => r.promptTokens), col((r) => r.completionTokens), col((r) => r.cachedTokens),
       col((r) => r.reasoningTokens), col((r) => r.serviceTier), col((r) => r.tierMultiplier), col((r) => r.status),
       col((r) => r.usageSource), col((r) => r.latencyMs), col((r) => r.createdAt), col((r) => r.model), col((r) => r.costNanos),
+      col((r) => r.ttftMs ?? null), col((r) => r.errorCode ?? null), col((r) => r.upstreamServer ?? null), col((r) => r.retries ?? null),
     ],
   });
 }
@@ -131,6 +136,15 @@ export function createPgUsageStore(store: PgStore): UsageStore {
   const { pool } = store;
   return {
     page: (q) => totalsPage(pool, q),
+    async requests(q) {
+      const { text, values } = requestsSql(q, pgParam);
+      const { rows } = await pool.query<RequestRow>(text, values);
+      return pageOf(rows, q.limit);
+    },
+    async request(projectId, id) {
+      const { rows } = await pool.query<RequestRow>(ONE_REQUEST_SQL(pgParam), [id, projectId]);
+      return rows[0] ? requestOf(rows[0]) : null;
+    },
     async listBudgets() {
       const { rows } = await pool.query<BudgetRow>('SELECT * FROM budgets ORDER BY project_id, level, target_id');
       return rows.map(budgetOf);

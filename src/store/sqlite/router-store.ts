@@ -45,6 +45,8 @@ export function createSqliteRouterStore(db: Db): RouterStore {
     'SELECT route_reason, COUNT(*) AS n FROM routing_decisions WHERE project_id = ? AND created_at >= ? GROUP BY route_reason',
   );
   const prune = db.prepare('DELETE FROM routing_decisions WHERE created_at < ?');
+  const oneDecision = db.prepare<[string, number, number, string], DecisionRow>(`
+    SELECT * FROM routing_decisions WHERE project_id = ? AND created_at >= ? AND created_at <= ? AND request_id = ? ORDER BY rowid LIMIT 1`);
 
   return {
     async routerStates() {
@@ -76,6 +78,10 @@ export function createSqliteRouterStore(db: Db): RouterStore {
     },
     async decisions(projectId, since, limit) {
       return listDecisions.all(projectId, since, limit).map(decisionOf);
+    },
+    async decisionOf(projectId, requestId, from, to) {
+      const row = oneDecision.get(projectId, from, to, requestId);
+      return row ? decisionOf(row) : null;
     },
     async decisionCounts(projectId, since) {
       return new Map(counts.all(projectId, since).map((r) => [r.route_reason, r.n]));

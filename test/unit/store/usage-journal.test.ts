@@ -26,6 +26,7 @@ function row(i: number): LedgerRow {
     route: 'chat', promptTokens: i, completionTokens: i + 1, cachedTokens: 0, reasoningTokens: i % 3 ? null : 2,
     serviceTier: 'default', tierMultiplier: 1, status: 'completed', usageSource: 'upstream', latencyMs: i + 0.5,
     createdAt: 1_700_000_000_000 + i, model: 'm', costNanos: i % 4 ? i * 10 : null,
+    ttftMs: i % 2 ? 12.5 : null, errorCode: i % 2 ? null : 'timeout', upstreamServer: 'http://127.0.0.1:9/v1', retries: i % 2,
   };
 }
 
@@ -63,6 +64,11 @@ describe('the usage journal', () => {
     expect(parseSegment(readFileSync(join(journal.dir, files[0] as string), 'utf8'))).toEqual([row(1), row(2)]);
     expect(journal.cut()).toBe(files[0]);
     expect(journal.cut()).toBeNull();
+  });
+
+  it('reads a line written before the request-detail columns with those columns null', () => {
+    const legacy = JSON.stringify(['chatcmpl-9', 'proj_1', null, 'ep-1', 'key_1', 'chat', 1, 2, 0, null, 'default', 1, 'completed', 'upstream', 1.5, 1_700_000_000_000, 'm', 10]);
+    expect(parseSegment(`${legacy}\n`)).toEqual([expect.objectContaining({ requestId: 'chatcmpl-9', costNanos: 10, ttftMs: null, errorCode: null, upstreamServer: null, retries: null })]);
   });
 
   it('leaves no segment and no marker behind once the writer has stored every batch', async () => {

@@ -14,6 +14,7 @@ import { pgMigrationFiles } from './007-files.js';
 import { pgMigrationBatches } from './008-batches.js';
 import { pgMigrationExec } from './009-exec.js';
 import { pgMigrationApprovalRequester } from './010-approval-requester.js';
+import { pgMigrationUsageRequestDetail } from './011-usage-request-detail.js';
 
 export interface PgMigration {
   readonly name: string;
@@ -31,4 +32,5 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { name: '008-batches', sql: pgMigrationBatches },
   { name: '009-exec', sql: pgMigrationExec },
   { name: '010-approval-requester', sql: pgMigrationApprovalRequester },
+  { name: '011-usage-request-detail', sql: pgMigrationUsageRequestDetail },
 ];
