@@ -82,7 +82,7 @@ export interface AttemptSpan {
   readonly tracestate: string | null;
   /** The upstream answered with this status (headers in; a streamed body may still be coming). */
   answered(status: number): void;
-  /** The attempt failed: `cause` is the operator's short cause (no body text), `errorType` a class. */
+  /** The attempt failed before an answer: `errorType` is its class (aborted, unreachable, an error code). Ends the span. */
   failed(errorType: string): void;
   /** Ends the span: once the answer was read whole, or its stream closed, or at the failure. */
   end(): void;
