@@ -28,6 +28,8 @@ export interface BenchConfigOptions {
   readonly metered?: { readonly requestsPerMinute: number; readonly tokensPerMinute: number; readonly quotaRequests: number };
   /** `coordination.redis_url`: the limiters count in Redis (issue 12) instead of in this process. */
   readonly redisUrl?: string;
+  /** The `tracing:` section (issue 34): spans exported to a sink collector. */
+  readonly tracing?: Readonly<Record<string, unknown>>;
 }
 
 export interface MeteredProject {
@@ -97,6 +99,7 @@ export function writeBenchConfig(options: BenchConfigOptions): BenchConfig {
     server: { host: '127.0.0.1', port: 0 },
     storage: { path: dbPath },
     ...(options.redisUrl ? { coordination: { redis_url: options.redisUrl, key_prefix: `bench-${randomBytes(4).toString('hex')}:` } } : {}),
+    ...(options.tracing ? { tracing: options.tracing } : {}),
     // The simulator is plain HTTP on loopback.
     security: { allow_private_targets: true, allow_http_targets: true },
     projects: [

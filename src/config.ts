@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { dashboardSchema } from './dashboard/auth/config-schema.js';
+import { tracingSchema } from './tracing/config-schema.js';
 import { KEY_VALUE_PATTERN } from './core/auth/key-token.js';
 import { ipOrCidrSchema } from './core/auth/ip-filter.js';
 import { allowedTargetProblem } from './core/net/address-policy.js';
@@ -385,6 +386,8 @@ export const configSchema = z
     exec: execSchema.prefault({}),
     batches: batchesSchema.prefault({}),
     dashboard: dashboardSchema.prefault({}),
+    /** OpenTelemetry traces over OTLP/HTTP; off by default (src/tracing). */
+    tracing: tracingSchema.prefault({}),
     projects: z.array(projectSchema).default([]),
   })
   .superRefine((c, ctx) => {

@@ -12,6 +12,7 @@ import { workersMetrics } from './metrics-workers.js';
 import { createHttpServer, type RouteDef } from './http/server.js';
 import { loadUws, UwsFallbackError } from './http/uws.js';
 import { accessLogOf } from './access-line.js';
+import { createTracing } from './tracing/request-tracer.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { createWorkerPool } from './pool/worker-pool.js';
@@ -447,6 +448,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         });
   if (metricsServer === null) implemented.push(...scrape);
   const accessLog = accessLogOf(logger);
+  // Null with tracing off (the default): then no request gets a trace.
+  const tracing = createTracing(config.tracing, { version: VERSION, instanceId: instances.id, headers: envValues(config.tracing.headers_env, 'tracing.headers_env') });
   const server = createHttpServer({
     uws,
     routes: [...implemented, ...notImplementedRoutes(services, implemented)],
@@ -464,6 +467,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     sharedPort: options.shared !== undefined,
     // New at every start and distinct per worker thread (each runs startGateway): docs/decisions.md.
     workerId: instances.id,
+    tracer: tracing?.tracer ?? null,
     onStart: (family) => metrics.requestStarted(family),
     logClientAddress: logger.isLevelEnabled('info'),
     // A management or dashboard request that needed PostgreSQL while it is down: 503, logged, not a bug.
@@ -488,6 +492,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       }
       // One line per request, with what operators search by; never a key value or prompt text.
       accessLog.write(done, endpoint?.model.id);
+      done.req.trace?.end(done, endpoint?.model.id);
     },
   });
   const host = options.host ?? config.server.host;
@@ -542,6 +547,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         await usageStore.close();
         await upstream.close();
         await mediaFetcher.close();
+        // The spans of the drained requests are exported before the process goes.
+        await tracing?.close();
         catalog.close();
         await pool.close();
         // Last: until its row is gone no sibling takes this instance's unfinished work.
@@ -556,6 +563,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return closing;
     },
   };
+}
+
+/** Values of a `{name: ENV_VAR}` map, read once at start: a named variable that is not set is a configuration error. */
+function envValues(names: Readonly<Record<string, string>>, field: string): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const [name, env] of Object.entries(names)) {
+    const value = process.env[env];
+    if (!value) throw new ConfigError(`${field}.${name}: the environment variable ${env} is not set (or empty)`);
+    values[name] = value;
+  }
+  return values;
 }
 
 /** The scrape token, read once at start: a named variable that is not set is a configuration error. */

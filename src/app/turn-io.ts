@@ -5,6 +5,7 @@
  * else (a batch line's synthetic request, the dashboard playground's relay, the Responses API's
  * translating reply). Types only: nothing is wrapped or copied per request.
  */
+import type { RequestTrace } from '../tracing/trace-port.js';
 
 /** The access-log fields a use case fills in as it learns them (src/http/request.ts RequestLog has them all). */
 export interface TurnLog {
@@ -34,6 +35,8 @@ export interface TurnCaller {
   readonly signal: AbortSignal;
   /** A plain callback on client abort: cheaper than an AbortSignal on the hot path. */
   onAbort(listener: () => void): void;
+  /** The request's trace when tracing is on (src/tracing); null or absent otherwise (stand-ins have none). */
+  readonly trace?: RequestTrace | null;
 }
 
 /** A request the semantic router routes: its decision row reads these too. */

@@ -9,6 +9,7 @@ import { bodyTooLarge as tooLarge, type BodyGate } from './body-gate.js';
 import { BodyStream } from './body-stream.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { copyChunk } from './uws.js';
+import type { RequestTrace } from '../tracing/trace-port.js';
 
 /** What the access log line says of a request, filled in by the steps that learn it. */
 export interface RequestLog {
@@ -47,6 +48,8 @@ export class IncomingRequest {
   readonly log: RequestLog = {};
   /** Where the request came from: the API, or the dashboard's own chat (its turns run as synthetic requests). */
   surface: 'api' | 'dashboard' = 'api';
+  /** The request's trace when tracing is on (src/tracing); null otherwise, and then no seam does more than check. */
+  trace: RequestTrace | null = null;
   #aborted = false;
   #controller: AbortController | null = null;
   #abortListeners: (() => void)[] | null = null;

@@ -13,6 +13,7 @@ import { Reply, WORKER_ID_HEADER } from './reply.js';
 import { createRouteTable, type RoutePattern } from './route-table.js';
 import { listenExclusive, type Uws } from './uws.js';
 import { registerWsRoutes, type WsRegistry, type WsRouteDef } from './ws.js';
+import type { RequestTracer } from '../tracing/trace-port.js';
 
 export interface RouteContext {
   readonly req: IncomingRequest;
@@ -114,6 +115,8 @@ export interface HttpServerOptions {
    * every response. Absent: the header is not sent (the metrics listener, tests of this layer).
    */
   readonly workerId?: string;
+  /** Starts each request's trace (src/tracing); absent or null with tracing off: one check per request. */
+  readonly tracer?: RequestTracer | null;
 }
 
 export interface HttpServer {
@@ -147,6 +150,7 @@ export function serveRoute(route: RouteDef, ctx: RouteContext): Promise<void> | 
 
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   const workerId = opts.workerId;
+  const tracer = opts.tracer ?? null;
   // The type makes `auth` required; this catches a route built around it (a cast, plain JavaScript).
   for (const r of opts.routes) {
     if (!r.auth) throw new Error(`route ${r.method} ${r.pattern} declares no authentication (RouteDef.auth)`);
@@ -211,6 +215,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     );
     inFlight += 1;
     opts.onStart?.(route.family);
+    // Ended by the composition root's onComplete, with the access line's fields (a stream: when it ends).
+    if (tracer !== null) req.trace = tracer.begin(req, match.kind === 'found' ? route : null);
     if (opts.logClientAddress) req.log.clientIp = req.clientIp;
 
     let early: GatewayError | null = null;

@@ -20,6 +20,7 @@ import { probeModels } from './models-probe.js';
 import { isServerFailureStatus } from './server-health.js';
 import { causeOf, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from './upstream-errors.js';
 import { EndpointPool, resolveServers, type PoolDeps, type PoolReport, type PoolServer, type UpstreamEndpoint } from './upstream-pool.js';
+import type { AttemptSpan, AttemptTarget, RequestTrace } from '../tracing/trace-port.js';
 
 export type { BufferedResponse } from './buffering-handler.js';
 export type { UpstreamEndpoint } from './upstream-pool.js';
@@ -40,6 +41,11 @@ export interface UpstreamCall {
   readonly bodyTimeoutMs: number;
   /** Put on the operator's log line of a failure, to find the request's own line. */
   readonly requestId?: string | undefined;
+  /**
+   * The client request's trace when tracing is on: each attempt is a child span, and the upstream request
+   * carries that span's `traceparent` (docs/decisions.md "Traces"). Null or absent: no span, no header.
+   */
+  readonly trace?: RequestTrace | null | undefined;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData;
@@ -201,9 +207,13 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   }
 
   /** The answer arrived: the server's health and outstanding count, and the log line of an error status. */
-  function answered<T extends Answer, C extends UpstreamCall>(pool: EndpointPool, server: PoolServer, call: C, sender: Sender<T, C>, res: T): T {
+  function answered<T extends Answer, C extends UpstreamCall>(pool: EndpointPool, server: PoolServer, call: C, sender: Sender<T, C>, res: T, span: AttemptSpan | null): T {
     sender.hold(res, pool, server);
     const status = res.statusCode;
+    if (span !== null) {
+      span.answered(status);
+      sender.settle(res, span);
+    }
     if (status < 400) {
       server.health.succeeded();
       return res;
@@ -254,26 +264,33 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   async function dispatch<T extends Answer, C extends UpstreamCall>(endpoint: UpstreamEndpoint, call: C, sender: Sender<T, C>): Promise<T> {
     const pool = poolFor(endpoint);
     const first = pool.pick(null) ?? (await afterProbe(pool, call));
-    const trace = call.signal instanceof UpstreamAbort ? call.signal : null;
-    if (trace) trace.server = first.url;
+    // The ledger's record of where the call went (the Requests page): two field writes, no allocation.
+    const noted = call.signal instanceof UpstreamAbort ? call.signal : null;
+    if (noted) noted.server = first.url;
+    // Tracing off: `trace` is null or absent, and no span is made.
+    const trace = call.trace;
+    let span = trace ? trace.attempt(attemptTarget(endpoint, first, call), 1) : null;
     let res: T;
     try {
-      res = await sender.send(originPool(first.origin), first, call);
+      res = await sender.send(originPool(first.origin), first, call, span);
     } catch (err) {
+      span?.failed(attemptErrorType(call, err));
       const { error, next } = failed(pool, first, call, err, true);
       if (next === null) throw error;
-      if (trace) {
-        trace.server = next.url;
-        trace.retries += 1;
+      if (noted) {
+        noted.server = next.url;
+        noted.retries += 1;
       }
+      span = trace ? trace.attempt(attemptTarget(endpoint, next, call), 2) : null;
       try {
-        res = await sender.send(originPool(next.origin), next, call);
+        res = await sender.send(originPool(next.origin), next, call, span);
       } catch (again) {
+        span?.failed(attemptErrorType(call, again));
         throw failed(pool, next, call, again, false).error;
       }
-      return answered(pool, next, call, sender, res);
+      return answered(pool, next, call, sender, res, span);
     }
-    return answered(pool, first, call, sender, res);
+    return answered(pool, first, call, sender, res, span);
   }
 
   async function afterProbe(pool: EndpointPool, call: UpstreamCall): Promise<PoolServer> {
@@ -310,42 +327,62 @@ interface Answer {
 
 /** How one kind of call is sent to a server, and how long its answer keeps that server busy. */
 interface Sender<T extends Answer, C extends UpstreamCall> {
-  send(origin: Pool, server: PoolServer, call: C): Promise<T>;
+  send(origin: Pool, server: PoolServer, call: C, span: AttemptSpan | null): Promise<T>;
   hold(res: T, pool: EndpointPool, server: PoolServer): void;
+  /** Ends an attempt's span once its answer is over (tracing on only). */
+  settle(res: T, span: AttemptSpan): void;
 }
 
 type ExchangeCall = UpstreamCall & { readonly body: Buffer; readonly signal: UpstreamAbort };
 
-function headersOf(server: PoolServer, call: UpstreamCall): Record<string, string> {
+function headersOf(server: PoolServer, call: UpstreamCall, span: AttemptSpan | null): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': call.contentType ?? 'application/json' };
   if (call.accept) headers.accept = call.accept;
   if (server.apiKey) headers.authorization = `Bearer ${server.apiKey}`;
+  // The trace goes on to the model server, under this attempt's span (W3C Trace Context).
+  if (span !== null) {
+    headers.traceparent = span.traceparent;
+    if (span.tracestate !== null) headers.tracestate = span.tracestate;
+  }
   return headers;
+}
+
+/** What an attempt's span names: the endpoint, the model sent upstream, the server's origin and the path. */
+function attemptTarget(endpoint: UpstreamEndpoint, server: PoolServer, call: UpstreamCall): AttemptTarget {
+  return { projectId: endpoint.projectId, slug: endpoint.slug, upstreamModel: endpoint.upstream.model, origin: server.origin, path: call.path };
+}
+
+/** A failed attempt's `error.type`: the abort (deadline or client), the refusal's code, or the transport's class. */
+function attemptErrorType(call: UpstreamCall, err: unknown): string {
+  if (call.signal.aborted) return 'aborted';
+  if (err instanceof GatewayError) return err.code;
+  return sentNothing(err) ? 'unreachable' : 'failed_after_send';
 }
 
 /** Streamed answers: undici's body stream; the server stays busy until that body is read or dropped. */
 const POST: Sender<UpstreamResponse, UpstreamCall> = {
-  send: (origin, server, call) =>
+  send: (origin, server, call, span) =>
     origin.request({
       method: 'POST',
       path: server.prefix + call.path,
-      headers: headersOf(server, call),
+      headers: headersOf(server, call, span),
       body: call.body,
       signal: call.signal,
       headersTimeout: call.headersTimeoutMs,
       bodyTimeout: call.bodyTimeoutMs,
     }),
   hold: (res, pool, server) => void res.body.once('close', () => pool.release(server)),
+  settle: (res, span) => void res.body.once('close', () => span.end()),
 };
 
 /** Whole answers, read by our own dispatch handler: the server is free once the answer is in. */
 const EXCHANGE: Sender<BufferedResponse, ExchangeCall> = {
-  send: (origin, server, call) =>
+  send: (origin, server, call, span) =>
     new Promise<BufferedResponse>((resolve, reject) => {
       const options: Dispatcher.DispatchOptions = {
         method: 'POST',
         path: server.prefix + call.path,
-        headers: headersOf(server, call),
+        headers: headersOf(server, call, span),
         body: call.body,
         headersTimeout: call.headersTimeoutMs,
         bodyTimeout: call.bodyTimeoutMs,
@@ -353,6 +390,7 @@ const EXCHANGE: Sender<BufferedResponse, ExchangeCall> = {
       origin.dispatch(options, new BufferingHandler(call.signal, resolve, reject));
     }),
   hold: (_res, pool, server) => pool.release(server),
+  settle: (_res, span) => span.end(),
 };
 
 function where(pool: EndpointPool, server: PoolServer | null): Record<string, string> {

@@ -31,6 +31,8 @@ const RULES: readonly Rule[] = [
   { layer: 'routes', forbidden: ['upstream', 'store'] },
   // Port implementations: below the use cases and every transport.
   { layer: 'store', forbidden: ['http', 'routes', 'app', 'dashboard', 'mcp'] },
+  // Tracing (issue 34): its port is imported by http, app and upstream, so it imports none of them.
+  { layer: 'tracing', forbidden: ['http', 'routes', 'app', 'store', 'upstream', 'pool', 'router', 'dashboard', 'mcp', 'exec', 'batches', 'workers', 'coordination', 'main', 'cli'] },
 ];
 
 /**

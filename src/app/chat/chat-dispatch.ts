@@ -117,6 +117,8 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       headersTimeoutMs: t.deadlines.requestMs + 1000,
       bodyTimeoutMs: t.deadlines.requestMs + 1000,
       requestId: t.req.requestId,
+      // The request's trace when tracing is on: the upstream attempt is a child span (src/tracing).
+      trace: t.req.trace,
     };
     // Below 400 only: an error status, a deadline or an unreachable server is thrown as the client's error.
     const res = await callUpstream(services.upstream, t.endpoint, call, t.stream);

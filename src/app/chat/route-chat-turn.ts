@@ -4,6 +4,7 @@
  * The turn itself is then served by chat-turn.ts, the same code as a direct request.
  */
 import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
+import { GatewayError } from '../../errors.js';
 import type { EndpointRecord } from '../../core/records.js';
 import { requestedSlo } from '../../core/routing/latency-window.js';
 import { queryPreview } from '../../core/routing/query.js';
@@ -12,6 +13,8 @@ import type { ChatRequest } from '../../schemas/chat-request.js';
 import { requireBudget } from '../endpoint-access.js';
 import type { RoutedExchange } from '../turn-io.js';
 import type { RouterChatServices, RouterWorkspace } from './router-chat-services.js';
+import type { Routed, RouteRequest } from '../../router/semantic-router.js';
+import type { RoutingSpan } from '../../tracing/trace-port.js';
 
 /**
  * The router's choice for one parsed turn: route, budget, the routed headers and the decision row. Shared
@@ -21,7 +24,7 @@ export async function routeChatTurn(services: RouterChatServices, ctx: RoutedExc
   const { req, reply } = ctx;
   const { workspaceId, namedBy } = workspace;
   const started = performance.now();
-  const { endpoint, decision } = await services.router.route({
+  const { endpoint, decision } = await traced(services, ctx.req, workspaceId, {
     projectId: auth.project.id,
     workspaceId,
     keyEndpointId: auth.key.endpointId,
@@ -57,4 +60,25 @@ export async function routeChatTurn(services: RouterChatServices, ctx: RoutedExc
     ),
   );
   return endpoint;
+}
+
+/**
+ * The router's call, as a child span of the request's trace when tracing is on (its choice, or its
+ * refusal). Not async itself: with tracing off the router's own promise is returned, nothing wrapped.
+ */
+function traced(services: RouterChatServices, req: RoutedExchange['req'], workspaceId: string | null, r: RouteRequest): Promise<Routed> {
+  const span = req.trace ? req.trace.routing() : null;
+  return span === null ? services.router.route(r) : routeInSpan(services, span, workspaceId, r);
+}
+
+async function routeInSpan(services: RouterChatServices, span: RoutingSpan, workspaceId: string | null, r: RouteRequest): Promise<Routed> {
+  try {
+    const routed = await services.router.route(r);
+    span.chose(routed.endpoint.slug, routed.endpoint.model.id, routed.decision.reason, workspaceId);
+    span.end();
+    return routed;
+  } catch (err) {
+    span.end(err instanceof GatewayError ? err.code : 'internal_error');
+    throw err;
+  }
 }
