@@ -244,7 +244,7 @@ describe('dashboard pages: usage and webhooks', () => {
     expect(page.status).toBe(200);
     expect(page.html).toContain('<svg');
     expect(page.html).toContain('Requests per endpoint');
-    expect(page.html).toMatch(/<title>chat: \d+<\/title>/);
+    expect(page.html).toMatch(/<title>Test chat \(chat\): \d+<\/title>/);
   });
 
   it('refuses a plain-http webhook URL with the API schema\'s words', async () => {

@@ -99,8 +99,10 @@ describe('request-level refusals on the multimodel route', () => {
 });
 
 describe('timeouts on the multimodel route', () => {
-  // Each dispatch is buffered: the simulator waits as long as its stream would take, past the free tier's deadline.
-  const slow = { sim: { tokens: 4, delay_ms: Math.ceil(FREE_TIER_TIMEOUTS.request_ms / 2) } };
+  // Each dispatch is buffered: the simulator waits as long as its stream would take, past the free tier's
+  // deadline by a whole deadline (the echoed answer is two events: 2 x request_ms). Half a deadline per event
+  // put the answer at the deadline itself, and on a loaded machine it sometimes won the race.
+  const slow = { sim: { tokens: 4, delay_ms: FREE_TIER_TIMEOUTS.request_ms } };
 
   it('answers 408 timeout when a buffered turn overruns the deadline', async () => {
     const res = await multimodel(SLOW_PROJECT, slowKey, ask(slow));

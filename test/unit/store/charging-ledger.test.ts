@@ -39,7 +39,7 @@ const pricing = (id: string): EndpointPricing | undefined => endpoints.get(id);
 
 describe('the charging ledger', () => {
   it('stores each row with its model and cost at the moment of the turn', () => {
-    expect(pricedRow(row('priced', 0.5), pricing)).toEqual({ ...row('priced', 0.5), model: 'acme/one', costNanos: 2_900_000 });
+    expect(pricedRow(row('priced', 0.5), pricing)).toEqual({ ...row('priced', 0.5), model: 'acme/one', costNanos: 2_900_000, ttftMs: null, errorCode: null, upstreamServer: null, retries: null });
     expect(pricedRow(row('free'), pricing)).toMatchObject({ model: 'acme/two', costNanos: null });
     expect(pricedRow(row('unknown'), pricing)).toMatchObject({ model: null, costNanos: null });
   });
