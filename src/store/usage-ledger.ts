@@ -7,15 +7,15 @@
  * file. A batch the writer could not store comes back and is sent again, whole, with its segment.
  */
 import { Packr } from 'msgpackr';
-import type { LedgerRow, UsageRow } from '../core/store/usage-store.js';
+import type { BilledRow, LedgerRow } from '../core/store/usage-store.js';
 import type { StoreWriter } from './store-writer.js';
 import type { UsageJournal } from './usage-journal.js';
 
-export type { LedgerRow, UsageRow } from '../core/store/usage-store.js';
+export type { BilledRow, LedgerRow, UsageRow } from '../core/store/usage-store.js';
 
-/** What routes record through: one row per turn. */
+/** What routes record through: one row per turn, made by app/usage-row.ts (the only maker of a BilledRow). */
 export interface UsageLedger {
-  record(row: UsageRow): void;
+  record(row: BilledRow): void;
   /** Hands every queued row to the writer and resolves once they are stored; then stops the writer. */
   close(): Promise<void>;
 }

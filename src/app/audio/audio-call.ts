@@ -9,7 +9,8 @@ import type { Deadlines } from '../../core/chat/deadlines.js';
 import type { EndpointRecord } from '../../core/records.js';
 import type { ByteSink, TurnCaller } from '../turn-io.js';
 import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
-import type { UpstreamResponse } from '../../upstream/upstream-client.js';
+import type { UpstreamAbort, UpstreamResponse } from '../../upstream/upstream-client.js';
+import { usageRow } from '../usage-row.js';
 import type { ChatServices, Outcome } from '../chat/chat-dispatch.js';
 
 export interface AudioCall {
@@ -109,26 +110,29 @@ export function headerText(value: string | string[] | undefined): string | undef
   return Array.isArray(value) ? value[0] : value;
 }
 
+/**
+ * `call`: the upstream call's signal (its server and retries go on the row); null for a realtime row,
+ * whose session owns no single call. `errorCode`: the client's error, where the caller has it.
+ */
 export function recordAudioUsage(
   services: ChatServices,
-  row: { requestId: string; endpoint: EndpointRecord; account: AudioAccount; route: string; outcome: Outcome; usage: AudioUsage | null; started: number },
+  row: { requestId: string; endpoint: EndpointRecord; account: AudioAccount; route: string; outcome: Outcome; usage: AudioUsage | null; started: number; call: UpstreamAbort | null; errorCode?: string | null },
 ): void {
-  services.usage.record({
-    requestId: row.requestId,
-    projectId: row.account.projectId,
-    workspaceId: row.account.workspaceId,
-    endpointId: row.endpoint.id,
-    keyId: row.account.keyId,
-    route: row.route,
-    promptTokens: row.usage?.promptTokens ?? 0,
-    completionTokens: row.usage?.completionTokens ?? 0,
-    cachedTokens: 0,
-    reasoningTokens: null,
-    serviceTier: 'default',
-    tierMultiplier: 1,
-    status: row.outcome,
-    usageSource: row.usage?.source ?? 'estimated',
-    latencyMs: performance.now() - row.started,
-    createdAt: services.now(),
-  });
+  services.usage.record(
+    usageRow({
+      requestId: row.requestId,
+      account: row.account,
+      endpointId: row.endpoint.id,
+      route: row.route,
+      lane: 'default',
+      multiplier: 1,
+      outcome: row.outcome,
+      usage: row.usage,
+      started: row.started,
+      createdAt: services.now(),
+      call: row.call,
+      ttftMs: null,
+      errorCode: row.errorCode ?? null,
+    }),
+  );
 }

@@ -43,8 +43,8 @@ export async function serveTranscription(services: ChatServices, ctx: ByteExchan
   const { req, reply } = ctx;
   const { endpoint, account } = admitted;
   const { response, deadline } = startAudioCall(services, req, endpoint, { path: `/audio/${route}`, body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
-  const record = (outcome: Outcome, usage: ReturnType<typeof transcriptionUsage> | null): void =>
-    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started });
+  const record = (outcome: Outcome, usage: ReturnType<typeof transcriptionUsage> | null, errorCode: string | null = null): void =>
+    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started, call: deadline, errorCode });
   let fileBytes = 0;
   try {
     // An upstream that refuses early (before reading the whole upload) answers before the upload ends:
@@ -60,7 +60,7 @@ export async function serveTranscription(services: ChatServices, ctx: ByteExchan
     deadline.abort();
     deadline.done();
     const e = err instanceof GatewayError && (err.status === 400 || err.status === 413) ? err : deadline.failure(err);
-    record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null, e.code);
     throw e;
   }
 }
@@ -73,8 +73,8 @@ export async function serveSpeech(services: ChatServices, ctx: ByteExchange, adm
   const forwarded = spliceTopLevel(raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...parsed, model: endpoint.upstream.model }));
   const sse = speech.stream_format === 'sse';
   const { response, deadline } = startAudioCall(services, req, endpoint, { path: '/audio/speech', body: forwarded, ...(sse ? { accept: 'text/event-stream' } : {}) }, deadlinesFor(endpoint.tier, services.timeouts, false));
-  const record = (outcome: Outcome, usage: ReturnType<typeof speechUsage> | null): void =>
-    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started });
+  const record = (outcome: Outcome, usage: ReturnType<typeof speechUsage> | null, errorCode: string | null = null): void =>
+    recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started, call: deadline, errorCode });
   try {
     const res = await response;
     req.log.upstreamMs = performance.now() - deadline.started;
@@ -83,7 +83,7 @@ export async function serveSpeech(services: ChatServices, ctx: ByteExchange, adm
   } catch (err) {
     deadline.done();
     const e = deadline.failure(err);
-    record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    record(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null, e.code);
     throw e;
   }
 }

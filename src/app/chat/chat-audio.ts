@@ -127,7 +127,7 @@ async function transcribeOne(services: ChatServices, turn: AudioTurn, endpoint: 
   );
   const call = startAudioCall(services, req, endpoint, { path: '/audio/transcriptions', body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
   const record = (outcome: Outcome, usage: ReturnType<typeof transcriptionUsage> | null): void =>
-    recordAudioUsage(services, { requestId: `${req.requestId}:${at}`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.deadline.started });
+    recordAudioUsage(services, { requestId: `${req.requestId}:${at}`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.deadline.started, call: call.deadline });
   try {
     const text = (await bodyOf(call, (res) => readCapped(res.body))).toString('utf8');
     let parsed: unknown;
@@ -222,7 +222,7 @@ async function speakOne(services: ChatServices, plan: SpeechPlan, turn: AudioTur
   const body = Buffer.from(JSON.stringify({ model: endpoint.upstream.model, input, voice: plan.voice, response_format: plan.responseFormat }));
   const call = startAudioCall(services, req, endpoint, { path: '/audio/speech', body }, deadlinesFor(endpoint.tier, services.timeouts, false));
   const record = (outcome: Outcome, usage: ReturnType<typeof speechUsage> | null): void =>
-    recordAudioUsage(services, { requestId: `${req.requestId}:choices[${choice}].message.audio`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.deadline.started });
+    recordAudioUsage(services, { requestId: `${req.requestId}:choices[${choice}].message.audio`, endpoint, account: turn.account, route: 'audio', outcome, usage, started: call.deadline.started, call: call.deadline });
   try {
     const audio = await bodyOf(call, (res) => readCapped(res.body, MAX_SPEECH_BYTES));
     record('completed', speechUsage(input, null));

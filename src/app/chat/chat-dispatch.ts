@@ -19,6 +19,7 @@ import type { MediaResolver } from './chat-media.js';
 import { streamTurn } from './chat-stream.js';
 import type { Services } from '../services.js';
 import type { TurnCaller, TurnSink } from '../turn-io.js';
+import { usageRow } from '../usage-row.js';
 
 export interface ChatServices extends Services {
   readonly upstream: UpstreamClient;
@@ -80,28 +81,23 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
     const u = usage ?? { promptTokens: outcome === 'completed' ? estimatePrompt(t) : 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' as const };
     t.req.log.promptTokens = u.promptTokens;
     t.req.log.completionTokens = u.completionTokens;
-    services.usage.record({
-      requestId: t.req.requestId,
-      projectId: t.account.projectId,
-      workspaceId: t.account.workspaceId,
-      endpointId: t.endpoint.id,
-      keyId: t.account.keyId,
-      route: t.route ?? 'chat',
-      promptTokens: u.promptTokens,
-      completionTokens: u.completionTokens,
-      cachedTokens: u.cachedTokens,
-      reasoningTokens: u.reasoningTokens,
-      serviceTier: t.turn.lane,
-      tierMultiplier: t.account.multiplier,
-      status: outcome,
-      usageSource: u.source,
-      latencyMs: performance.now() - started,
-      createdAt: services.now(),
-      ttftMs: t.req.log.ttftMs ?? null,
-      errorCode: outcome === 'error' || outcome === 'timeout' ? (errorCode ?? (outcome === 'timeout' ? 'timeout' : null)) : null,
-      upstreamServer: deadline.server,
-      retries: deadline.retries,
-    });
+    services.usage.record(
+      usageRow({
+        requestId: t.req.requestId,
+        account: t.account,
+        endpointId: t.endpoint.id,
+        route: t.route ?? 'chat',
+        lane: t.turn.lane,
+        multiplier: t.account.multiplier,
+        outcome,
+        usage: u,
+        started,
+        createdAt: services.now(),
+        call: deadline,
+        ttftMs: t.req.log.ttftMs,
+        errorCode,
+      }),
+    );
   };
 
   try {

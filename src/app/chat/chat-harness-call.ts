@@ -12,6 +12,7 @@ import type { EndpointRecord } from '../../core/records.js';
 import { GatewayError, toGatewayError } from '../../errors.js';
 import type { TurnCaller } from '../turn-io.js';
 import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
+import { usageRow } from '../usage-row.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
 
 type Json = Record<string, unknown>;
@@ -36,25 +37,25 @@ export async function exchangeOnce(services: ChatServices, c: HarnessCall, body:
   const deadline = new UpstreamDeadline(c.deadlines.requestMs, c.req, 'model', c.endpoint.tier, null);
   const started = deadline.started;
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
-  const charge = (status: Outcome, u: TurnUsage | null): void =>
-    services.usage.record({
-      requestId: label === null ? c.req.requestId : `${c.req.requestId}.${label}`,
-      projectId: c.account.projectId,
-      workspaceId: c.account.workspaceId,
-      endpointId: c.endpoint.id,
-      keyId: c.account.keyId,
-      route: c.route,
-      promptTokens: u?.promptTokens ?? 0,
-      completionTokens: u?.completionTokens ?? 0,
-      cachedTokens: u?.cachedTokens ?? 0,
-      reasoningTokens: u?.reasoningTokens ?? null,
-      serviceTier: c.turn.lane,
-      tierMultiplier: c.account.multiplier,
-      status,
-      usageSource: u?.source ?? 'estimated',
-      latencyMs: performance.now() - started,
-      createdAt: services.now(),
-    });
+  const charge = (outcome: Outcome, u: TurnUsage | null, errorCode: string | null): void =>
+    services.usage.record(
+      usageRow({
+        requestId: label === null ? c.req.requestId : `${c.req.requestId}.${label}`,
+        account: c.account,
+        endpointId: c.endpoint.id,
+        route: c.route,
+        lane: c.turn.lane,
+        multiplier: c.account.multiplier,
+        outcome,
+        usage: u,
+        started,
+        createdAt: services.now(),
+        call: deadline,
+        // Buffered: no first byte to time.
+        ttftMs: null,
+        errorCode,
+      }),
+    );
   try {
     const call = {
       path: '/chat/completions',
@@ -73,11 +74,11 @@ export async function exchangeOnce(services: ChatServices, c: HarnessCall, body:
       throw new GatewayError('internal_error', { message: 'The model server returned a response that is not JSON.' });
     }
     const { body: completion, usage } = normalizeCompletion(json, c.turn, services.now);
-    charge('completed', usage ?? { promptTokens: Math.ceil(bytes.length / 4), completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' });
+    charge('completed', usage ?? { promptTokens: Math.ceil(bytes.length / 4), completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' }, null);
     return { completion, usage };
   } catch (err) {
     const e = toGatewayError(err);
-    charge(c.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    charge(c.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null, e.code);
     throw e;
   } finally {
     deadline.done();

@@ -20,7 +20,9 @@ import { clientModeOf, decisionRecord } from '../../router/decision-row.js';
 import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
 import { requireBudget } from '../endpoint-access.js';
 import type { RouterChatServices, RouterWorkspace } from '../chat/router-chat-services.js';
+import type { Outcome } from '../chat/chat-dispatch.js';
 import type { RoutedExchange } from '../turn-io.js';
+import { usageRow, type RowUsage } from '../usage-row.js';
 
 /** Everything every dispatch of one multimodel turn shares. */
 export interface MultimodelTurn {
@@ -133,7 +135,8 @@ async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Js
   const deadline = new UpstreamDeadline(deadlines.requestMs, req, 'model', endpoint.tier, null);
   const started = deadline.started;
   let usage: Usage | null = null;
-  let outcome = 'error';
+  let outcome: Outcome = 'error';
+  let errorCode: string | null = null;
   try {
     const res = await callUpstream(
       services.upstream,
@@ -155,28 +158,44 @@ async function exchange(turn: MultimodelTurn, endpoint: EndpointRecord, body: Js
   } catch (err) {
     const e = toGatewayError(err);
     outcome = req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error';
+    errorCode = e.code;
     throw e;
   } finally {
     deadline.done();
-    services.usage.record({
-      requestId: req.requestId,
-      projectId: auth.project.id,
-      workspaceId: turn.workspace.workspaceId,
-      endpointId: endpoint.id,
-      keyId: auth.key.id,
-      route: 'router',
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? 0,
-      cachedTokens: usage?.prompt_tokens_details.cached_tokens ?? 0,
-      reasoningTokens: usage?.completion_tokens_details.reasoning_tokens ?? null,
-      serviceTier: turn.tier.lane,
-      tierMultiplier: turn.tier.multiplier,
-      status: outcome,
-      usageSource: 'upstream',
-      latencyMs: performance.now() - started,
-      createdAt: services.now(),
-    });
+    services.usage.record(
+      usageRow({
+        requestId: req.requestId,
+        account: { projectId: auth.project.id, workspaceId: turn.workspace.workspaceId, keyId: auth.key.id },
+        endpointId: endpoint.id,
+        route: 'router',
+        lane: turn.tier.lane,
+        multiplier: turn.tier.multiplier,
+        outcome,
+        usage: rowUsage(usage),
+        started,
+        createdAt: services.now(),
+        call: deadline,
+        ttftMs: null,
+        errorCode,
+      }),
+    );
   }
+}
+
+/**
+ * A dispatch's row usage: the answer's counts; a failed dispatch's row has none and has always been
+ * labelled `upstream` (kept as it was: issue 33 moves the row, it does not change it).
+ */
+const NOTHING_COUNTED: RowUsage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'upstream' };
+function rowUsage(usage: Usage | null): RowUsage {
+  if (usage === null) return NOTHING_COUNTED;
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    cachedTokens: usage.prompt_tokens_details.cached_tokens,
+    reasoningTokens: usage.completion_tokens_details.reasoning_tokens,
+    source: 'upstream',
+  };
 }
 
 function readAnswer(raw: Buffer, reasoningModel: boolean): { content: string; reasoning: string | null; logprobs: unknown; usage: Usage; finishReason: string } {

@@ -14,6 +14,7 @@ import { startAudioCall } from '../audio/audio-call.js';
 import type { ChatServices, Outcome } from '../chat/chat-dispatch.js';
 import type { EndpointAccess } from '../endpoint-access.js';
 import type { ByteExchange } from '../turn-io.js';
+import { usageRow } from '../usage-row.js';
 
 export interface PromptOnlyCall {
   /** The upstream path (`/embeddings`, `/rerank`, `/score`). */
@@ -32,25 +33,24 @@ export async function servePromptOnly(services: ChatServices, ctx: ByteExchange,
   const forwarded =
     spliceTopLevel(c.raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...c.parsed, model: endpoint.upstream.model }));
   const { response, deadline } = startAudioCall(services, req, endpoint, { path: c.path, body: forwarded }, deadlinesFor(endpoint.tier, services.timeouts, false));
-  const charge = (outcome: Outcome, usage: EmbeddingUsage | null): void => {
-    services.usage.record({
-      requestId: req.requestId,
-      projectId: auth.project.id,
-      workspaceId,
-      endpointId: endpoint.id,
-      keyId: auth.key.id,
-      route: c.route,
-      promptTokens: usage?.promptTokens ?? 0,
-      completionTokens: 0,
-      cachedTokens: 0,
-      reasoningTokens: null,
-      serviceTier: 'default',
-      tierMultiplier: 1,
-      status: outcome,
-      usageSource: usage?.source ?? 'estimated',
-      latencyMs: performance.now() - deadline.started,
-      createdAt: services.now(),
-    });
+  const charge = (outcome: Outcome, usage: EmbeddingUsage | null, errorCode: string | null): void => {
+    services.usage.record(
+      usageRow({
+        requestId: req.requestId,
+        account: { projectId: auth.project.id, workspaceId, keyId: auth.key.id },
+        endpointId: endpoint.id,
+        route: c.route,
+        lane: 'default',
+        multiplier: 1,
+        outcome,
+        usage,
+        started: deadline.started,
+        createdAt: services.now(),
+        call: deadline,
+        ttftMs: null,
+        errorCode,
+      }),
+    );
   };
   let answer: ClientEmbeddings;
   try {
@@ -63,11 +63,11 @@ export async function servePromptOnly(services: ChatServices, ctx: ByteExchange,
   } catch (err) {
     const e = err instanceof GatewayError ? err : deadline.failure(err);
     deadline.done();
-    charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null, e.code);
     if (req.aborted) return;
     throw e;
   }
   req.log.promptTokens = answer.usage.promptTokens;
-  charge('completed', answer.usage);
+  charge('completed', answer.usage, null);
   reply.send(200, answer.body, 'application/json');
 }

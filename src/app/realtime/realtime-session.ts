@@ -213,7 +213,7 @@ export class SessionIo {
   }
 
   recordSegment(itemId: string, outcome: Outcome, usage: AudioUsage | null, started: number): void {
-    recordAudioUsage(this.ctx.services, { requestId: itemId, endpoint: this.ctx.endpoint, account: this.ctx.account, route: 'realtime', outcome, usage, started });
+    recordAudioUsage(this.ctx.services, { requestId: itemId, endpoint: this.ctx.endpoint, account: this.ctx.account, route: 'realtime', outcome, usage, started, call: null });
   }
 
   /** Called once from the socket's close: the session's own row (no tokens; its duration and outcome). */
@@ -222,7 +222,7 @@ export class SessionIo {
     if (this.#recorded) return;
     this.#recorded = true;
     const outcome = this.#outcome ?? (code === 1000 || code === 1001 || code === 1005 ? 'completed' : 'aborted');
-    recordAudioUsage(this.ctx.services, { requestId: this.ctx.requestId, endpoint: this.ctx.endpoint, account: this.ctx.account, route: 'realtime', outcome, usage: null, started: this.#started });
+    recordAudioUsage(this.ctx.services, { requestId: this.ctx.requestId, endpoint: this.ctx.endpoint, account: this.ctx.account, route: 'realtime', outcome, usage: null, started: this.#started, call: null });
     this.ctx.services.logger.info(
       {
         request_id: this.ctx.requestId,

@@ -20,6 +20,7 @@ import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js'
 import type { UpstreamResponse } from '../../upstream/upstream-client.js';
 import type { ChatServices, Outcome } from '../chat/chat-dispatch.js';
 import type { ByteExchange } from '../turn-io.js';
+import { usageRow } from '../usage-row.js';
 
 export interface PassthroughTurn {
   readonly ctx: ByteExchange;
@@ -54,31 +55,30 @@ export async function passThroughResponse(services: ChatServices, t: Passthrough
   const started = deadline.started;
 
   let charged = false;
-  const charge = (outcome: Outcome, usage: TurnUsage | null): void => {
+  const charge = (outcome: Outcome, usage: TurnUsage | null, errorCode: string | null = null): void => {
     if (charged) return;
     charged = true;
     // No usage reported: the prompt at 4 bytes a token for a completed turn, as chat-dispatch.ts estimates.
     const u = usage ?? { promptTokens: outcome === 'completed' ? Math.ceil(t.raw.byteLength / 4) : 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' as const };
     req.log.promptTokens = u.promptTokens;
     req.log.completionTokens = u.completionTokens;
-    services.usage.record({
-      requestId: req.requestId,
-      projectId: t.auth.project.id,
-      workspaceId: t.workspaceId,
-      endpointId: t.endpoint.id,
-      keyId: t.auth.key.id,
-      route: t.route,
-      promptTokens: u.promptTokens,
-      completionTokens: u.completionTokens,
-      cachedTokens: u.cachedTokens,
-      reasoningTokens: u.reasoningTokens,
-      serviceTier: tier.lane,
-      tierMultiplier: tier.multiplier,
-      status: outcome,
-      usageSource: u.source,
-      latencyMs: performance.now() - started,
-      createdAt: services.now(),
-    });
+    services.usage.record(
+      usageRow({
+        requestId: req.requestId,
+        account: { projectId: t.auth.project.id, workspaceId: t.workspaceId, keyId: t.auth.key.id },
+        endpointId: t.endpoint.id,
+        route: t.route,
+        lane: tier.lane,
+        multiplier: tier.multiplier,
+        outcome,
+        usage: u,
+        started,
+        createdAt: services.now(),
+        call: deadline,
+        ttftMs: req.log.ttftMs,
+        errorCode,
+      }),
+    );
   };
 
   try {
@@ -107,7 +107,7 @@ export async function passThroughResponse(services: ChatServices, t: Passthrough
     await relay(t, res, deadline, deadlines.idleMs, () => deadline.timedOut, charge);
   } catch (err) {
     const e = toGatewayError(err);
-    charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null);
+    charge(req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null, e.code);
     if (!req.aborted) throw e;
   } finally {
     deadline.done();
@@ -115,7 +115,7 @@ export async function passThroughResponse(services: ChatServices, t: Passthrough
 }
 
 /** The upstream SSE written through as it arrives; a copy is decoded only to find the terminal event. */
-function relay(t: PassthroughTurn, res: UpstreamResponse, controller: UpstreamDeadline, idleMs: number, timedOut: () => boolean, charge: (o: Outcome, u: TurnUsage | null) => void): Promise<void> {
+function relay(t: PassthroughTurn, res: UpstreamResponse, controller: UpstreamDeadline, idleMs: number, timedOut: () => boolean, charge: (o: Outcome, u: TurnUsage | null, errorCode: string | null) => void): Promise<void> {
   const { req, reply } = t.ctx;
   const decoder = new SseDecoder();
   const utf8 = new StringDecoder('utf8');
@@ -137,7 +137,7 @@ function relay(t: PassthroughTurn, res: UpstreamResponse, controller: UpstreamDe
       ended = true;
       clearTimeout(idle);
       if (error && reply.open) reply.write(errorEvent(error, lastSequence));
-      charge(outcome, usage);
+      charge(outcome, usage, error?.code ?? null);
       reply.endStream();
       resolve();
     };

@@ -41,6 +41,15 @@ export interface UsageRow {
   readonly retries?: number | null;
 }
 
+declare const billed: unique symbol;
+
+/**
+ * A UsageRow made by app/usage-row.ts `usageRow`, the one constructor of the row (issue 33): the only
+ * kind the ledger records, so no use case assembles a row by hand. A type-only brand: the row carries
+ * nothing more at run time.
+ */
+export type BilledRow = UsageRow & { readonly [billed]: true };
+
 /**
  * A row as stored: what the charging layer (charging-ledger.ts) adds to the route's row from the config at
  * the moment of the turn.

@@ -8,7 +8,7 @@ import { RateLimiter } from '../../../src/core/limits/rate-limiter.js';
 import { turnPrices } from '../../../src/core/usage/cost.js';
 import type { EndpointPricing } from '../../../src/core/usage/pricing.js';
 import { chargingLedger, pricedRow } from '../../../src/store/charging-ledger.js';
-import type { LedgerRow, UsageRow } from '../../../src/store/usage-ledger.js';
+import type { BilledRow, LedgerRow, UsageRow } from '../../../src/store/usage-ledger.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -31,6 +31,9 @@ const row = (endpointId: string, tierMultiplier = 1): UsageRow => ({
   createdAt: T0,
 });
 
+// The store's own test: a row as app/usage-row.ts would make it (the brand is a type, nothing at run time).
+const billed = (r: UsageRow): BilledRow => r as BilledRow;
+
 const endpoints = new Map<string, EndpointPricing>([
   ['priced', { model: 'acme/one', prices: turnPrices({ input_per_million: 2, cached_input_per_million: 1, output_per_million: 8 }, null) }],
   ['free', { model: 'acme/two', prices: null }],
@@ -48,8 +51,8 @@ describe('the charging ledger', () => {
     const stored: LedgerRow[] = [];
     const budgets = new Budgets();
     const ledger = chargingLedger({ record: (r) => stored.push(r), close: async () => undefined }, new RateLimiter(), budgets, pricing);
-    ledger.record(row('priced'));
-    ledger.record(row('free'));
+    ledger.record(billed(row('priced')));
+    ledger.record(billed(row('free')));
     expect(stored.map((r) => r.costNanos)).toEqual([5_800_000, null]);
     expect(budgets.describe('workspace', 'proj_a', 'ws_01', T0)).toMatchObject({ spend: { total: 2600 }, spendNanos: { total: 5_800_000 } });
     expect(budgets.describe('endpoint', 'proj_a', 'free', T0)).toMatchObject({ spend: { total: 1300 }, spendNanos: { total: 0 } });
