@@ -7,7 +7,7 @@
  * figure is the median of the rounds' ratios.
  */
 import { median, runAlternating } from './limiter-cost.js';
-import type { Row, Scenario, Target } from './scenarios.js';
+import { runScenario, type Row, type Scenario, type Target } from './scenarios.js';
 
 export interface CpuRounds {
   readonly scenario: Scenario;
@@ -33,4 +33,18 @@ export function roundRatios(c: CpuRounds): { readonly ratios: readonly number[];
     return b.cpuUsPerReq && g !== null ? [g / b.cpuUsPerReq] : [];
   });
   return { ratios, median: median(ratios) };
+}
+
+/**
+ * Rounds over any number of targets, each round rotated and every other one reversed, so that each target
+ * runs first, last and in between alike (a busy minute lands on all of them). Rows by target label, one a round.
+ */
+export async function runRotatingRounds(targets: readonly Target[], scenario: Scenario, seconds: number, rounds: number, log: (msg: string) => void): Promise<Map<string, Row[]>> {
+  const rows = new Map<string, Row[]>(targets.map((t) => [t.label, []]));
+  for (let i = 0; i < rounds; i++) {
+    const rotated = targets.map((_, j) => targets[(i + j) % targets.length] as Target);
+    for (const t of i % 2 === 0 ? rotated : rotated.reverse()) rows.get(t.label)?.push(await runScenario(t, scenario, seconds));
+    log(`${scenario.label}, round ${i + 1}: ${targets.map((t) => `${t.label} ${rows.get(t.label)?.[i]?.cpuUsPerReq?.toFixed(1)} us`).join(', ')}`);
+  }
+  return rows;
 }

@@ -17,8 +17,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeBenchConfig } from './config.js';
 import { median } from './limiter-cost.js';
+import { runRotatingRounds } from './cpu-rounds.js';
 import { runLoad } from './load.js';
-import { runScenario, SMALL_BODY, type Row, type Scenario, type Target } from './scenarios.js';
+import { SMALL_BODY, type Scenario, type Target } from './scenarios.js';
 import { freePort, hasTaskset, onExitSync, pinSelf, runIfEntryPoint, startProc, startSimulator, stopAll } from './targets.js';
 
 const ROUNDS = Number(process.env.TRACING_ROUNDS ?? 5);
@@ -83,12 +84,7 @@ async function main(): Promise<void> {
   if (process.env.TRACING_STREAM === '1') scenarios.push({ id: 'stream-50', label: 'streaming 20 chunks, 50 conn', stream: true, connections: 50 });
   const out: string[] = [];
   for (const scenario of scenarios) {
-    const rows = new Map<string, Row[]>(targets.map((t) => [t.label, []]));
-    for (let i = 0; i < ROUNDS; i++) {
-      const rotated = targets.map((_, j) => targets[(i + j) % targets.length] as Target);
-      for (const t of i % 2 === 0 ? rotated : rotated.reverse()) rows.get(t.label)?.push(await runScenario(t, scenario, SECONDS));
-      log(`${scenario.label}, round ${i + 1}: ${targets.map((t) => `${t.label} ${rows.get(t.label)?.[i]?.cpuUsPerReq?.toFixed(1)} us`).join(', ')}`);
-    }
+    const rows = await runRotatingRounds(targets, scenario, SECONDS, ROUNDS, log);
     const cpu = (label: string): number[] => (rows.get(label) ?? []).map((r) => r.cpuUsPerReq ?? NaN);
     const off = cpu('tracing off');
     out.push(`${scenario.label}, ${ROUNDS} rounds of ${SECONDS} s:`);

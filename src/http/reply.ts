@@ -179,7 +179,7 @@ export class Reply {
     this.#answer(status, text, 'application/json', false);
   }
 
-  /** `contentType` may come from elsewhere (a model server's answer): checked as any header. */
+  /** `contentType` may come from elsewhere (a model server's answer): checked like every other header. */
   send(status: number, body: string | Buffer, contentType: string, closeConnection = false): void {
     checkedHeader('Content-Type', contentType);
     this.#answer(status, body, contentType, closeConnection);
