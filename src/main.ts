@@ -107,9 +107,10 @@ import { batchesRoutes } from './routes/batches.js';
 import { createBatchLineRunner } from './routes/batch-line-runner.js';
 import { createBatchSystem } from './batches/batch-system.js';
 import { batchFilesOf } from './batches/batch-files.js';
-import { createBatchesRepo } from './store/batches-repo.js';
-import { BATCH_LINES_TOPIC, createPgBatchesStore } from './store/postgres/batches-store.js';
-import { createSqliteBatchesStore } from './store/sqlite/batches-store.js';
+import { BATCH_LINES_TOPIC, createBatchesStore } from './store/batches/batches-store.js';
+import { createPostgresRunner } from './store/sql/postgres-runner.js';
+import { createSqliteRunner } from './store/sql/sqlite-runner.js';
+import { postgresTransactionEvents, sqliteTransactionEvents } from './store/sql/transaction-events.js';
 import { uploadsRoutes } from './routes/uploads.js';
 import { createPgFilesStore } from './store/postgres/files-store.js';
 import { createSqliteFilesStore } from './store/sqlite/files-store.js';
@@ -256,6 +257,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // an outbox on the same connection, so each stays in its state change's transaction.
   const busyDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
   const busyOutbox = webhooks.outboxOn(busyDb);
+  // The stores written once for both backends (issue 33) run their programs here, with their events.
+  const busySql = backend.pg
+    ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(backend.pg) }
+    : { runner: createSqliteRunner(busyDb), events: sqliteTransactionEvents(busyOutbox) };
   // Files and uploads (issue 14): bytes under the store's files/ folder, rows and file.* events in SQLite;
   // with PostgreSQL, rows, bytes and events there, shared by every replica.
   const files = backend.pg ? createPgFilesStore(backend.pg, clock.now) : createSqliteFilesStore(db, store.filesDir, webhooks.outbox, clock.now);
@@ -317,7 +322,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.
   // With PostgreSQL, batches and their lines are shared: every replica may claim a line (once), under its row in
   // the shared instance registry, and hears when another validated a batch (no wait for its minute sweep).
-  const batchesRepo = shared ? createPgBatchesStore(shared.pg, shared.instances.id) : createSqliteBatchesStore(createBatchesRepo(busyDb, busyOutbox, instances.id));
+  const batchesRepo = createBatchesStore({ ...busySql, owner: shared ? shared.instances.id : instances.id });
   const batchFiles = batchFilesOf(filesServices.files);
   const keysRepo = createKeysRepo(db);
   // A line runs under its key as stored now: PostgreSQL's are all in the catalog's memory.

@@ -3,7 +3,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { RequestCounts } from '../core/batches/batch-machine.js';
-import type { BatchRow, LineRow } from '../store/batches-repo.js';
+import type { BatchRow, LineRow } from '../core/store/batches-store.js';
 
 export const newBatchId = (): string => `batch_${randomBytes(12).toString('hex')}`;
 

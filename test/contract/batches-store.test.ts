@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll } from 'vitest';
 import type { EventOutbox } from '../../src/core/webhooks/outbox.js';
-import { createBatchesRepo } from '../../src/store/batches-repo.js';
+import { createBatchesStore } from '../../src/store/batches/batches-store.js';
 import { openDatabase } from '../../src/store/db.js';
-import { createPgBatchesStore } from '../../src/store/postgres/batches-store.js';
 import { openPostgres } from '../../src/store/postgres/pg-store.js';
-import { createSqliteBatchesStore } from '../../src/store/sqlite/batches-store.js';
+import { createPostgresRunner } from '../../src/store/sql/postgres-runner.js';
+import { createSqliteRunner } from '../../src/store/sql/sqlite-runner.js';
+import { postgresTransactionEvents, sqliteTransactionEvents } from '../../src/store/sql/transaction-events.js';
 import { freshDatabase, requirePostgres } from '../helpers/postgres.js';
 import { batchesStoreContract, OWNER } from './batches-store-contract.js';
 
@@ -25,7 +26,7 @@ batchesStoreContract('SQLite', async () => {
   // The events' own rows are the outbox's contract; here: which, in what order.
   const outbox: EventOutbox = { emit: (_p, type) => (emitted.push(type), 1), emitBudgetThreshold: () => 0 };
   return {
-    store: createSqliteBatchesStore(createBatchesRepo(db, outbox, OWNER)),
+    store: createBatchesStore({ runner: createSqliteRunner(db), events: sqliteTransactionEvents(outbox), owner: OWNER }),
     unregister: async () => void db.prepare('DELETE FROM gateway_instances WHERE id = ?').run(OWNER),
     events: async () => [...emitted],
     close: async () => {
@@ -48,7 +49,7 @@ batchesStoreContract('PostgreSQL', async () => {
     );
   }
   return {
-    store: createPgBatchesStore(pg, OWNER),
+    store: createBatchesStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg), owner: OWNER }),
     unregister: async () => void (await pg.pool.query('DELETE FROM gateway_instances WHERE id = $1', [OWNER])),
     events: async () => (await pg.pool.query<{ type: string }>('SELECT type FROM webhook_events ORDER BY seq')).rows.map((r) => r.type),
     close: async () => {

@@ -5,15 +5,17 @@ import { newBatchId } from '../../../src/batches/batch-object.js';
 import { parseBatchLine } from '../../../src/core/batches/batch-lines.js';
 import { createLogger } from '../../../src/log.js';
 import type { BatchLineJob, BatchLineResult, BatchLineRunner } from '../../../src/routes/batch-line-runner.js';
-import { createBatchesRepo, type BatchesRepo } from '../../../src/store/batches-repo.js';
-import { createSqliteBatchesStore } from '../../../src/store/sqlite/batches-store.js';
+import type { BatchesStore } from '../../../src/core/store/batches-store.js';
+import { createBatchesStore } from '../../../src/store/batches/batches-store.js';
+import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
+import { sqliteTransactionEvents } from '../../../src/store/sql/transaction-events.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
 import { createOutbox } from '../../../src/store/webhook-outbox.js';
 import { createWebhooksRepo } from '../../../src/store/webhooks-repo.js';
 
 let db: Db;
-let repo: BatchesRepo;
+let repo: BatchesStore;
 let system: BatchSystem | null;
 let now: number;
 const stored = new Map<string, { projectId: string; filename: string; purpose: string; content: string }>();
@@ -59,24 +61,24 @@ function input(lines: readonly string[]): string {
 
 const line = (customId: string, model = 'm') => JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body: { model, messages: [{ role: 'user', content: customId }] } });
 
-function create(fileId: string, expiresIn = 86_400_000): string {
+async function create(fileId: string, expiresIn = 86_400_000): Promise<string> {
   const id = newBatchId();
-  repo.insert({ id, project_id: 'proj_a', key_id: 'key_1', workspace_named: null, workspace_named_by: '', endpoint: '/v1/chat/completions', input_file_id: fileId, completion_window: '24h', metadata: null, created_at: now, expires_at: now + expiresIn });
+  await repo.insert({ id, project_id: 'proj_a', key_id: 'key_1', workspace_named: null, workspace_named_by: '', endpoint: '/v1/chat/completions', input_file_id: fileId, completion_window: '24h', metadata: null, created_at: now, expires_at: now + expiresIn });
   return id;
 }
 
 function start(runner: BatchLineRunner, concurrency = 4): BatchSystem {
-  system = createBatchSystem({ repo: createSqliteBatchesStore(repo), files, runner, concurrency, maxLines: 100, now: () => now, logger: createLogger('silent') });
+  system = createBatchSystem({ repo: repo, files, runner, concurrency, maxLines: 100, now: () => now, logger: createLogger('silent') });
   void system.start();
   return system;
 }
 
 async function until(id: string, statuses: string[]): Promise<void> {
   for (let i = 0; i < 500; i++) {
-    if (statuses.includes(repo.get(id)?.status ?? '')) return;
+    if (statuses.includes((await repo.get(id))?.status ?? '')) return;
     await new Promise((r) => setTimeout(r, 2));
   }
-  throw new Error(`batch ${id} stayed ${repo.get(id)?.status}`);
+  throw new Error(`batch ${id} stayed ${(await repo.get(id))?.status}`);
 }
 
 const fileLines = (id: string | null) => (id === null ? [] : (stored.get(id)?.content.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) ?? []));
@@ -92,7 +94,7 @@ beforeEach(() => {
     'whsec_x',
     20,
   );
-  repo = createBatchesRepo(db, createOutbox(db, { now: () => now }));
+  repo = createBatchesStore({ runner: createSqliteRunner(db), events: sqliteTransactionEvents(createOutbox(db, { now: () => now })), owner: null });
 });
 
 afterEach(async () => {
@@ -104,10 +106,10 @@ const eventTypes = () => (db.prepare('SELECT type, body FROM webhook_events').al
 describe('batches in the background', () => {
   it('runs every valid line once and writes answers to the output file, invalid lines and error answers to the error file', async () => {
     const runner = new EchoRunner();
-    const id = create(input([line('a'), '{broken', line('b'), line('c', 'missing'), line('a')]));
+    const id = await create(input([line('a'), '{broken', line('b'), line('c', 'missing'), line('a')]));
     start(runner).created(id);
     await until(id, ['completed']);
-    const row = repo.get(id);
+    const row = (await repo.get(id));
     expect(runner.calls.length).toBe(3);
     const output = fileLines(row?.output_file_id ?? null);
     expect(output.map((l) => [l.custom_id, (l.response as { body: unknown }).body])).toEqual([
@@ -121,41 +123,41 @@ describe('batches in the background', () => {
       ['c', 404],
       ['a', 'duplicate_custom_id'],
     ]);
-    expect(await system?.objectOf(repo.get(id)!)).toMatchObject({ object: 'batch', status: 'completed', request_counts: { total: 5, completed: 2, failed: 3 } });
+    expect(await system?.objectOf((await repo.get(id))!)).toMatchObject({ object: 'batch', status: 'completed', request_counts: { total: 5, completed: 2, failed: 3 } });
     expect(eventTypes()).toEqual([{ type: 'batch.completed', data: expect.objectContaining({ id, status: 'completed' }) }]);
   });
 
   it('fails a batch whose input file cannot be read, with a batch.failed event', async () => {
-    const id = create('file-nope');
+    const id = await create('file-nope');
     start(new EchoRunner()).created(id);
     await until(id, ['failed']);
-    expect(await system?.objectOf(repo.get(id)!)).toMatchObject({ status: 'failed', errors: { data: [{ code: 'invalid_file' }] } });
+    expect(await system?.objectOf((await repo.get(id))!)).toMatchObject({ status: 'failed', errors: { data: [{ code: 'invalid_file' }] } });
     expect(eventTypes().map((e) => e.type)).toEqual(['batch.failed']);
   });
 
   it('retries a line the limiters refused instead of failing it', async () => {
     const runner = new EchoRunner();
     runner.deferFirst = 3;
-    const id = create(input([line('a'), line('b')]));
+    const id = await create(input([line('a'), line('b')]));
     start(runner, 1).created(id);
     await until(id, ['completed']);
     expect(runner.calls.map((c) => JSON.parse(c.body.toString('utf8')).messages[0].content)).toEqual(['a', 'b']);
-    expect(await system?.objectOf(repo.get(id)!)).toMatchObject({ request_counts: { total: 2, completed: 2, failed: 0 } });
+    expect(await system?.objectOf((await repo.get(id))!)).toMatchObject({ request_counts: { total: 2, completed: 2, failed: 0 } });
   });
 
   it('resumes after a stop without running a line twice: a line in flight at the stop is failed "interrupted"', async () => {
-    const id = create(input([line('a'), line('b'), line('c')]));
+    const id = await create(input([line('a'), line('b'), line('c')]));
     const seen = new Set<string>();
-    repo.validated(id, [line('a'), line('b'), line('c')].map((t) => parseBatchLine(t, '/v1/chat/completions', seen)), now);
+    await repo.validated(id, [line('a'), line('b'), line('c')].map((t) => parseBatchLine(t, '/v1/chat/completions', seen)), now);
     // The previous process: line 0 answered, line 1 claimed (dispatched) when it died.
-    repo.claim(now);
-    repo.settle(id, 0, { kind: 'answered', statusCode: 200, requestId: 'chatcmpl-old', body: '{"echo":"a"}' });
-    repo.claim(now);
+    await repo.claim(now);
+    await repo.settle(id, 0, { kind: 'answered', statusCode: 200, requestId: 'chatcmpl-old', body: '{"echo":"a"}' });
+    await repo.claim(now);
     const runner = new EchoRunner();
     start(runner);
     await until(id, ['completed']);
     expect(runner.calls.map((c) => JSON.parse(c.body.toString('utf8')).messages[0].content)).toEqual(['c']);
-    const row = repo.get(id);
+    const row = (await repo.get(id));
     expect(fileLines(row?.output_file_id ?? null).map((l) => l.custom_id)).toEqual(['a', 'c']);
     expect(fileLines(row?.error_file_id ?? null)).toEqual([expect.objectContaining({ custom_id: 'b', response: null, error: { code: 'interrupted', message: INTERRUPTED, line: 2 } })]);
   });
@@ -164,18 +166,18 @@ describe('batches in the background', () => {
     const runner = new EchoRunner();
     let release = (): void => undefined;
     runner.hold = new Promise((r) => (release = r));
-    const id = create(input([line('a'), line('b'), line('c'), line('d')]));
+    const id = await create(input([line('a'), line('b'), line('c'), line('d')]));
     const s = start(runner, 1);
     s.created(id);
     await until(id, ['in_progress']);
     await new Promise((r) => setTimeout(r, 5));
     expect(await s.cancel(id)).toBe(true);
-    expect(repo.get(id)?.status).toBe('cancelling');
+    expect((await repo.get(id))?.status).toBe('cancelling');
     release();
     runner.hold = null;
     await until(id, ['cancelled']);
     expect(runner.calls.length).toBe(1);
-    expect(await system?.objectOf(repo.get(id)!)).toMatchObject({ status: 'cancelled', request_counts: { total: 4, completed: 1, failed: 0 } });
+    expect(await system?.objectOf((await repo.get(id))!)).toMatchObject({ status: 'cancelled', request_counts: { total: 4, completed: 1, failed: 0 } });
     expect(await s.cancel(id)).toBe(false);
     expect(eventTypes().map((e) => e.type)).toEqual(['batch.cancelled']);
   });
@@ -185,22 +187,22 @@ describe('batches in the background', () => {
     let release = (): void => undefined;
     const gate = new Promise<void>((r) => (release = r));
     const slowFiles: BatchFiles = { ...files, read: async (p, id) => (await gate, files.read(p, id)) };
-    const id = create(input([line('a')]));
-    system = createBatchSystem({ repo: createSqliteBatchesStore(repo), files: slowFiles, runner, concurrency: 2, maxLines: 100, now: () => now, logger: createLogger('silent') });
+    const id = await create(input([line('a')]));
+    system = createBatchSystem({ repo: repo, files: slowFiles, runner, concurrency: 2, maxLines: 100, now: () => now, logger: createLogger('silent') });
     void system.start();
     await new Promise((r) => setTimeout(r, 5));
     expect(await system.cancel(id)).toBe(true);
     release();
     await until(id, ['cancelled']);
     expect(runner.calls).toEqual([]);
-    expect(await system.objectOf(repo.get(id)!)).toMatchObject({ status: 'cancelled', request_counts: { total: 0, completed: 0, failed: 0 }, output_file_id: null, error_file_id: null });
+    expect(await system.objectOf((await repo.get(id))!)).toMatchObject({ status: 'cancelled', request_counts: { total: 0, completed: 0, failed: 0 }, output_file_id: null, error_file_id: null });
   });
 
   it('expires a batch whose window ran out: unrun lines go to the error file as batch_expired', async () => {
     const runner = new EchoRunner();
     let release = (): void => undefined;
     runner.hold = new Promise((r) => (release = r));
-    const id = create(input([line('a'), line('b')]), 1000);
+    const id = await create(input([line('a'), line('b')]), 1000);
     const s = start(runner, 1);
     s.created(id);
     await until(id, ['in_progress']);
@@ -208,7 +210,7 @@ describe('batches in the background', () => {
     release();
     runner.hold = null;
     await until(id, ['expired']);
-    const row = repo.get(id);
+    const row = (await repo.get(id));
     expect(fileLines(row?.error_file_id ?? null)).toEqual([expect.objectContaining({ custom_id: 'b', error: expect.objectContaining({ code: 'batch_expired' }) })]);
     expect(eventTypes()).toEqual([{ type: 'batch.failed', data: expect.objectContaining({ status: 'expired' }) }]);
   });

@@ -1,0 +1,79 @@
+/**
+ * A store operation written once for both backends (issue 33, "storage defined once"): a generator that
+ * yields its queries, built with Kysely for the backend's dialect, and receives each one's result. The
+ * runner of the backend drives it:
+ * - SQLite (sqlite-runner.ts) runs every step synchronously on better-sqlite3, so a write program is one
+ *   synchronous IMMEDIATE transaction, exactly as the hand-written repositories were: nothing else on the
+ *   connection can run between two of its statements.
+ * - PostgreSQL (postgres-runner.ts) awaits each step on one pooled connection, inside BEGIN/COMMIT.
+ * Why generators rather than async functions: an async program on SQLite would yield to the event loop
+ * between statements with the transaction open, and any other write on the same connection would land
+ * inside it. A generator hands control back only to its runner.
+ *
+ * Where the dialects must differ (locking clauses, upserts, change notices, webhook events), a program
+ * asks `sql.dialect`, or yields a `native` step: two small functions, one per backend, in one place.
+ */
+import type { Compilable, CompiledQuery, Kysely, QueryExecutorProvider, RawBuilder } from 'kysely';
+import type { Db } from '../db.js';
+import type { PgQueryable } from '../postgres/pg-store.js';
+
+export type SqlDialect = 'sqlite' | 'postgres';
+
+/** What a program is given: the query builder of its tables in the backend's dialect. */
+export interface Sql<Tables> {
+  readonly dialect: SqlDialect;
+  /** Compiles only; never executes (the runner does). */
+  readonly db: Kysely<Tables>;
+}
+
+/** The outcome of one query: its rows (SELECT, or RETURNING) and the rows it changed. */
+export interface QueryOutcome {
+  readonly rows: readonly unknown[];
+  readonly changes: number;
+}
+
+/** A step done by backend-specific code on the native connection, inside the program's transaction. */
+export interface NativeStep<R> {
+  readonly kind: 'native';
+  sqlite(db: Db): R;
+  postgres(client: PgQueryable): Promise<R>;
+}
+
+export type SqlStep = CompiledQuery | NativeStep<unknown>;
+
+/** A store operation: yields steps, gets back each one's result, returns R. */
+export type SqlProgram<R> = Generator<SqlStep, R, unknown>;
+
+const isNative = (step: SqlStep): step is NativeStep<unknown> => 'kind' in step && step.kind === 'native';
+export { isNative };
+
+/** A raw `sql` template as a query a program can yield (for what the builder cannot say). */
+export function rawQuery<R>(builder: RawBuilder<R>, db: QueryExecutorProvider): Compilable<R> {
+  return { compile: () => builder.compile(db) };
+}
+
+/** Every row the query returns. */
+export function* rows<R>(query: Compilable<R>): SqlProgram<R[]> {
+  const outcome = (yield query.compile()) as QueryOutcome;
+  return outcome.rows as R[];
+}
+
+/** The first row, or undefined. */
+export function* first<R>(query: Compilable<R>): SqlProgram<R | undefined> {
+  const outcome = (yield query.compile()) as QueryOutcome;
+  return outcome.rows[0] as R | undefined;
+}
+
+/** Runs a statement; returns how many rows it changed. */
+export function* run(query: Compilable<unknown>): SqlProgram<number> {
+  const outcome = (yield query.compile()) as QueryOutcome;
+  return outcome.changes;
+}
+
+/** Backend-specific code, inside the program's transaction (see NativeStep). */
+export function* native<R>(step: Omit<NativeStep<R>, 'kind'>): SqlProgram<R> {
+  return (yield { kind: 'native', sqlite: step.sqlite, postgres: step.postgres } as NativeStep<unknown>) as R;
+}
+
+/** SQLite has no boolean: an expression such as `count(...) > 0` reads back as 0 or 1 there. */
+export const truthy = (value: unknown): boolean => value === true || value === 1 || value === 1n;
