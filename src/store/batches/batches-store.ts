@@ -8,10 +8,10 @@ import { sql, type Kysely } from 'kysely';
 import { canMove } from '../../core/batches/batch-machine.js';
 import type { BatchesStore, BatchRow, LineCounts, LineRow } from '../../core/store/batches-store.js';
 import { sqlFor } from '../sql/sql-builder.js';
-import { first, rows, run, truthy, type SqlProgram } from '../sql/sql-program.js';
+import { first, prepared, rows, run, truthy, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import type { TransactionEvents } from '../sql/transaction-events.js';
-import { claimProgram } from './batches-claim.js';
+import { claimProgram, claimQueries } from './batches-claim.js';
 import { STATUS_COLUMN, type BatchesTables } from './batches-tables.js';
 
 /** The change notice that a batch was validated (PostgreSQL): every replica's scheduler claims at once. */
@@ -37,7 +37,8 @@ export function createBatchesStore({ runner, events, owner }: BatchesStoreDeps):
   const { db, dialect } = sqlFor<BatchesTables>(runner.dialect);
   const q = batchQueries(db);
   const lockRow = dialect === 'postgres';
-  const rowOf = (id: string, lock = false) => first(lock ? q.byId(id).forUpdate() : q.byId(id));
+  const rowOf = (id: string, lock = false) => first(lock ? q.byIdLocked(id) : q.byId(id));
+  const claim = claimQueries(db, dialect);
 
   function* validated(id: string, lines: Parameters<BatchesStore['validated']>[1], now: number): SqlProgram<boolean> {
     // The batch row's lock (PostgreSQL): a cancel, or another replica validating it, waits, then finds it moved.
@@ -83,19 +84,16 @@ export function createBatchesStore({ runner, events, owner }: BatchesStoreDeps):
     live: () => runner.read(rows(db.selectFrom('batches').selectAll().where('status', 'in', LIVE).orderBy('seq'))),
     activity: (id) => runner.read(activity(id)),
     counts: (id) => runner.read(countsOf(id)),
-    line: (id, idx) => runner.read(first(db.selectFrom('batch_lines').selectAll().where('batch_id', '=', id).where('idx', '=', idx))).then((row) => row ?? null),
+    line: (id, idx) => runner.read(first(q.line(id, idx))).then((row) => row ?? null),
     doneLines: (id) => runner.read(rows(db.selectFrom('batch_lines').selectAll().where('batch_id', '=', id).where('state', '=', DONE).orderBy('idx'))),
     validated: (id, lines, now) => runner.write(validated(id, lines, now)),
-    claim: (now) => runner.write(claimProgram(db, dialect, owner, now)),
+    claim: (now) => runner.write(claimProgram(claim, owner, now)),
     async settle(id, idx, outcome) {
-      const set =
-        outcome.kind === 'answered'
-          ? { state: 'done' as const, status_code: outcome.statusCode, request_id: outcome.requestId, response: outcome.body }
-          : { state: 'done' as const, error_code: outcome.code, error_message: outcome.message };
-      await runner.read(run(db.updateTable('batch_lines').set(set).where('batch_id', '=', id).where('idx', '=', idx)));
+      const settled = outcome.kind === 'answered' ? q.settleAnswered(id, idx, outcome.statusCode, outcome.requestId, outcome.body) : q.settleError(id, idx, outcome.code, outcome.message);
+      await runner.read(run(settled));
     },
     async defer(id, idx, notBefore) {
-      await runner.read(run(db.updateTable('batch_lines').set({ state: 'pending', not_before: notBefore }).where('batch_id', '=', id).where('idx', '=', idx)));
+      await runner.read(run(q.defer(id, idx, notBefore)));
     },
     interruptRunning: (message) =>
       runner.read(
@@ -116,14 +114,23 @@ export function createBatchesStore({ runner, events, owner }: BatchesStoreDeps):
   };
 }
 
-/** The reads more than one method builds. */
+/** The queries taken per line or per move, compiled once (sql-program.ts `prepared`). */
 function batchQueries(db: Kysely<BatchesTables>) {
   const isState = (state: typeof PENDING | typeof RUNNING) => sql<number>`coalesce(sum(case when state = ${state} then 1 else 0 end), 0)`;
+  const lineOf = (id: string, idx: number) => db.updateTable('batch_lines').where('batch_id', '=', id).where('idx', '=', idx);
   return {
-    byId: (id: string) => db.selectFrom('batches').selectAll().where('id', '=', id),
-    page: (projectId: string, beforeSeq: number, limit: number) =>
+    byId: prepared((id: string) => db.selectFrom('batches').selectAll().where('id', '=', id)),
+    byIdLocked: prepared((id: string) => db.selectFrom('batches').selectAll().where('id', '=', id).forUpdate()),
+    page: prepared((projectId: string, beforeSeq: number, limit: number) =>
       db.selectFrom('batches').selectAll().where('project_id', '=', projectId).where('seq', '<', beforeSeq).orderBy('seq', 'desc').limit(limit),
-    counts: (id: string) =>
+    ),
+    line: prepared((id: string, idx: number) => db.selectFrom('batch_lines').selectAll().where('batch_id', '=', id).where('idx', '=', idx)),
+    settleAnswered: prepared((id: string, idx: number, status: number, requestId: string, body: string) =>
+      lineOf(id, idx).set({ state: 'done', status_code: status, request_id: requestId, response: body }),
+    ),
+    settleError: prepared((id: string, idx: number, code: string, message: string) => lineOf(id, idx).set({ state: 'done', error_code: code, error_message: message })),
+    defer: prepared((id: string, idx: number, notBefore: number) => lineOf(id, idx).set({ state: 'pending', not_before: notBefore })),
+    counts: prepared((id: string) =>
       db
         .selectFrom('batch_lines')
         .select([
@@ -134,12 +141,13 @@ function batchQueries(db: Kysely<BatchesTables>) {
           isState(RUNNING).as('running'),
         ])
         .where('batch_id', '=', id),
-    activity: (id: string) =>
-      db
-        .selectNoFrom((eb) => [
-          eb.exists(eb.selectFrom('batch_lines').select(sql.lit(1).as('one')).where('batch_id', '=', id).where('state', '=', PENDING)).as('pending'),
-          eb.exists(eb.selectFrom('batch_lines').select(sql.lit(1).as('one')).where('batch_id', '=', id).where('state', '=', RUNNING)).as('running'),
-        ]),
+    ),
+    activity: prepared((id: string) =>
+      db.selectNoFrom((eb) => [
+        eb.exists(eb.selectFrom('batch_lines').select(sql.lit(1).as('one')).where('batch_id', '=', id).where('state', '=', PENDING)).as('pending'),
+        eb.exists(eb.selectFrom('batch_lines').select(sql.lit(1).as('one')).where('batch_id', '=', id).where('state', '=', RUNNING)).as('running'),
+      ]),
+    ),
   };
 }
 
