@@ -73,7 +73,7 @@ function compileWithSlots<A extends readonly unknown[], R>(build: (...args: A) =
   const slots = Array.from({ length: arity }, (_, i) => new Slot(i));
   const compiled = build(...(slots as unknown as A)).compile();
   const bound = new Set(compiled.parameters.filter((p): p is Slot => p instanceof Slot).map((p) => p.index));
-  if (bound.size !== arity) throw new Error(`a prepared query used ${arity - bound.size} of its ${arity} arguments other than as values: build it per call instead`);
+  if (bound.size !== arity) throw new Error(`${arity - bound.size} of a prepared query's ${arity} arguments did not reach it as values (they shaped the SQL instead): build that query per call`);
   return compiled;
 }
 
