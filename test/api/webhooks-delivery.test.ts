@@ -108,13 +108,15 @@ describe('event delivery', () => {
     const [a, b, c] = [await receiver(), await receiver(), await receiver()];
     await subscribe(a.url, ['conversation.created']);
     await subscribe(b.url, ['conversation.deleted', 'conversation.created']);
-    await subscribe(c.url, ['conversation.deleted']);
+    const onlyDeleted = await subscribe(c.url, ['conversation.deleted']);
     expect(await emit('conversation.created', { conversation_id: 'conv_1' })).toBe(2);
     const [[fromA], [fromB]] = [await a.waitFor(1), await b.waitFor(1)];
     expect(fromA?.body.id).toBe(fromB?.body.id);
     expect(fromA?.headers['x-webhook-id']).not.toBe(fromB?.headers['x-webhook-id']);
-    await new Promise((res) => setTimeout(res, 150));
-    expect(c.received).toHaveLength(0);
+    // The fan-out happens at emission: C got no delivery row, and the first event it does get is a later one.
+    expect(await deliveries(onlyDeleted.id)).toEqual([]);
+    expect(await emit('conversation.deleted', { conversation_id: 'conv_1' })).toBe(2);
+    expect((await c.waitFor(1)).map((d) => d.body.type)).toEqual(['conversation.deleted']);
   });
 
   it('queues nothing for an inactive endpoint or a reserved type', async () => {
@@ -126,7 +128,9 @@ describe('event delivery', () => {
     await call(`${hooks()}/${w.id}`, { key: suite.keys.full, method: 'PUT', body: { is_active: true } });
     expect(await emit('response.failed')).toBe(1);
     await r.waitFor(1);
-    await new Promise((res) => setTimeout(res, 150));
+    // Nothing else was queued for it: the one row is this delivery, settled.
+    const [only, ...others] = await deliveriesWhen(w.id, (list) => list.every((d) => d.status === 'delivered'));
+    expect({ type: only?.event_type, others: others.length }).toEqual({ type: 'response.failed', others: 0 });
     expect(r.received.map((d) => d.body.type)).toEqual(['response.failed']);
   });
 
