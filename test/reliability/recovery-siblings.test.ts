@@ -63,7 +63,7 @@ async function everyInstanceSweptSince(dbPath: string, since: number): Promise<v
 }
 
 describe('a third instance starting beside two live ones', () => {
-  it('leaves a live instance\'s dispatched invocation alone; once that instance is killed, a survivor fails it gateway_restarted', { timeout: 30_000 }, async () => {
+  it('leaves a live instance\'s dispatched invocation alone; once that instance is killed, a survivor fails it gateway_restarted', { timeout: 60_000 }, async () => {
     const keys = makeExecKeys();
     const config = execConfig(keys, { exec: { lease_ms: 1_800_000 } });
     const dir = tempDir();
@@ -91,7 +91,7 @@ describe('a third instance starting beside two live ones', () => {
     expect(failed.error?.code).toBe('gateway_restarted');
   });
 
-  it('leaves a live instance\'s running background response alone; once that instance is killed, a survivor fails it "interrupted"', { timeout: 30_000 }, async () => {
+  it('leaves a live instance\'s running background response alone; once that instance is killed, a survivor fails it "interrupted"', { timeout: 60_000 }, async () => {
     const keys = makeKeys();
     const config = testConfig(held.url, keys, { security: { allow_private_targets: true, allow_http_targets: true } });
     const dir = tempDir();
