@@ -119,7 +119,6 @@ export const ERROR_CATALOGUE = {
   // failed turn is charged no tokens, and a few quick retries are what clients already do with a 500.
   internal_error: { status: 500, type: SERVER, message: 'The server failed to handle the request.', retryable: true },
   // Not until a release ships the route: every retry of it is certain to fail again.
-  not_implemented: { status: 501, type: SERVER, message: 'This route is not implemented yet.', retryable: false },
   upstream_error: { status: 502, type: SERVER, message: 'The model server returned an error.', retryable: true },
   // The endpoint's status (provisioning, suspended, error) is the operator's to change, not a passing state.
   endpoint_unavailable: { status: 503, type: SERVER, message: 'The endpoint is not active.', retryable: false },

@@ -39,7 +39,6 @@ import { modelsApiRoutes } from './routes/models-api.js';
 import { slosRoutes } from './routes/slos.js';
 import { createPgRouterStore } from './store/postgres/router-store.js';
 import { createSqliteRouterStore } from './store/sqlite/router-store.js';
-import { notImplementedRoutes } from './routes/not-implemented.js';
 import { allowedTargetsWarnings } from './core/net/address-policy.js';
 import { metricsRoutes, opsRoutes, readyzRoute, TESTING_ENV, testClockRoutes, testingAllowed } from './routes/ops.js';
 import type { Services } from './app/services.js';
@@ -457,7 +456,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const tracing = createTracing(config.tracing, { version: VERSION, instanceId: instances.id, headers: envValues(config.tracing.headers_env, 'tracing.headers_env') });
   const server = createHttpServer({
     uws,
-    routes: [...implemented, ...notImplementedRoutes(services, implemented)],
+    routes: implemented,
     ws: {
       routes: [
         ...realtimeRoutes({ ...chatServices, realtimeSettings: realtimeSettingsFrom(new Map(config.projects.flatMap((p) => p.endpoints.map((e) => [e.id, e.realtime] as const)))) }),

@@ -224,7 +224,7 @@ export class Reply {
     if (!this.open) return;
     const e: GatewayError = toGatewayError(err);
     // Every error says whether a retry can help (errors.ts `retryable`): clients that obey it stop
-    // re-sending 501s and deadline overruns, which their status rules would retry.
+    // re-sending deadline overruns, which their status rules would retry.
     this.#headers.push(['x-should-retry', e.retryable ? 'true' : 'false']);
     let close = false;
     if (e.headers) {

@@ -7,7 +7,7 @@ import { isLoopbackAddress } from '../core/net/address-policy.js';
 import { notFoundMessage, type RouteDef } from '../http/server.js';
 import type { Services } from '../app/services.js';
 
-const advanceSchema = z.strictObject({ advance_ms: z.number().int().min(0) });
+const advanceSchema = z.strictObject({ advance_ms: z.number().int().min(0), freeze: z.boolean().optional() });
 
 /**
  * The environment variable that must be `1`, besides the config's `testing:` flag, for a test hook to exist
@@ -39,7 +39,7 @@ export function loopbackOnly(route: RouteDef): RouteDef {
  * SWITCHBOARD_TESTING=1 (main.ts leaves the clock the system's otherwise); loopback callers only.
  */
 export function testClockRoutes(clock: Clock): RouteDef[] {
-  const advance = clock.advance;
+  const { advance, freeze } = clock;
   if (!advance) return [];
   return [
     loopbackOnly({
@@ -49,7 +49,8 @@ export function testClockRoutes(clock: Clock): RouteDef[] {
       auth: { kind: 'public' },
       handle: async ({ req, reply }) => {
         const parsed = advanceSchema.safeParse(await req.json());
-        if (!parsed.success) throw new GatewayError('invalid_body', { param: 'advance_ms', message: 'Send {"advance_ms": <non-negative integer>}.' });
+        if (!parsed.success) throw new GatewayError('invalid_body', { param: 'advance_ms', message: 'Send {"advance_ms": <non-negative integer>, "freeze"?: <boolean>}.' });
+        if (parsed.data.freeze !== undefined) freeze?.(parsed.data.freeze);
         reply.json(200, { now: advance(parsed.data.advance_ms) });
       },
     }),

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { trackChild } from '../helpers/child-registry.js';
 
 const DEMO = join(process.cwd(), 'dist/src/demo.js');
 const DEMO_KEY = 'svc_test_demo0000000000000000000000000000000000';
@@ -29,7 +30,7 @@ afterEach(async () => {
 });
 
 function startDemo(): Demo {
-  const child = spawn(process.execPath, [DEMO], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = trackChild(spawn(process.execPath, [DEMO], { stdio: ['ignore', 'pipe', 'pipe'] }));
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

@@ -385,10 +385,14 @@ describe('Idempotency-Key', () => {
     expect(ids.size).toBe(1);
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 200)).toHaveLength(19);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(agent.dispatches.length - before).toBe(1);
-    const [id] = [...ids];
-    agent.result(id ?? '', 0);
+    const [id = ''] = [...ids];
+    await dispatchOf(id);
+    agent.result(id, 0);
+    // Dispatches go out in creation order: once a later invocation's is in, a second of this one would be too.
+    const later = await created({});
+    await dispatchOf(later.id);
+    agent.result(later.id, 0);
+    expect(agent.dispatches.slice(before).map((d) => d.invocation_id)).toEqual([id, later.id]);
   });
 
   it('answers the same key with another body 409 exec_idempotency_conflict, and the same body (keys in another order) 200', async () => {

@@ -16,8 +16,6 @@ describe('routing errors', () => {
     expect(res.headers.get('allow')).toBe('GET');
   });
 
-  // Every keyed family has landed (the multimodel route was the last, issue 16); the 501 of a pending
-  // route is unit-tested in test/unit/routes/not-implemented.test.ts.
   it('authenticates a routed family before reading its body', async () => {
     const url = `${suite.gw.url}/${PROJECT}/_semantic/router/v1/chat/completions/multimodel`;
     expectError(await call(url, { method: 'POST', body: {} }), 401, 'authentication_required');

@@ -16,7 +16,7 @@ import { openRaw, readResponse, requestHead } from '../helpers/raw-http.js';
 import { simSeq, waitForSim } from '../helpers/simulator-log.js';
 import { useGatewaySuite } from '../helpers/suite.js';
 
-/** A key that may call the execution routes, which are all still 501. */
+/** A key with the execution scope besides inference. */
 const execKey = mintTestKey('test');
 const CEILING = 3;
 

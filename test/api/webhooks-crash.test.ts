@@ -99,13 +99,15 @@ describe('kill -9 of the gateway', () => {
     // The lost attempt's outcome was never recorded, so it does not count.
     expect(done.map((d) => d.attempt_count)).toEqual([1, 1, 1, 1, 1]);
 
-    // Waiting for their first retry (due 60 s after the failure): not before, promptly after.
-    await new Promise((r) => setTimeout(r, 300));
+    // Waiting for their first retry (due 60 s after the failure): not before, promptly after. "Not before":
+    // an event emitted now, claimed after anything already due (oldest due first), has been delivered.
+    expect((await call(`${gw2.url}/__test/webhook-events`, { body: { project: PROJECT, type: 'exec.completed' } })).body).toEqual({ queued: 1 });
+    await holding.waitFor(11);
     expect(failing.received).toHaveLength(3);
     await advanceClock(gw2.url, 60_000);
     await failing.waitFor(6);
     const retried = await until(() => deliveries(gw2, retryHook), (list) => list.every((d) => d.status === 'delivered'));
     expect(retried.map((d) => d.attempt_count)).toEqual([2, 2, 2]);
-    expect(holding.received).toHaveLength(10);
+    expect(holding.received).toHaveLength(11);
   });
 });

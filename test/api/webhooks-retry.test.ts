@@ -1,9 +1,11 @@
 /**
  * The retry schedule against a real process with the controllable clock (SPEC Events 4, "Webhook
  * delivery" states): after a failure the next attempt is due 1 min, 5 min, 15 min, 1 h, 4 h later; the
- * sixth failure is permanent. Time is moved, never waited for; "not yet" is checked over several polls.
+ * sixth failure is permanent. Time is moved on a frozen clock, never waited for: "not yet" is checked
+ * once the dispatcher has worked an event emitted after the clock moved (the canary), which it claims
+ * after any due retry, oldest due first.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT } from '../helpers/configs.js';
 import { advanceClock, call } from '../helpers/http.js';
 import { useGatewaySuite } from '../helpers/suite.js';
@@ -21,6 +23,21 @@ afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
 });
 
+const CANARY_TYPE = 'batch.completed';
+let canary: Receiver;
+beforeAll(async () => {
+  await advanceClock(suite.gw.url, 0, true);
+  canary = await startReceiver();
+  receivers.push(canary);
+  const res = await call(`${suite.gw.url}/${PROJECT}/v1/webhooks`, { key: suite.keys.full, body: { url: canary.url, events: [CANARY_TYPE] } });
+  expect(res.status).toBe(201);
+});
+
+async function emit(type: string): Promise<void> {
+  const emitted = await call(`${suite.gw.url}/__test/webhook-events`, { body: { project: PROJECT, type } });
+  expect(emitted.body).toEqual({ queued: 1 });
+}
+
 type Delivery = { id: string; status: string; attempt_count: number; http_status: number | null; response_body: string | null };
 
 async function setUp(type: string): Promise<{ r: Receiver; webhookId: string }> {
@@ -28,8 +45,7 @@ async function setUp(type: string): Promise<{ r: Receiver; webhookId: string }> 
   receivers.push(r);
   const res = await call(`${suite.gw.url}/${PROJECT}/v1/webhooks`, { key: suite.keys.full, body: { url: r.url, events: [type] } });
   expect(res.status).toBe(201);
-  const emitted = await call(`${suite.gw.url}/__test/webhook-events`, { body: { project: PROJECT, type } });
-  expect(emitted.body).toEqual({ queued: 1 });
+  await emit(type);
   return { r, webhookId: (res.body as { id: string }).id };
 }
 
@@ -44,9 +60,11 @@ async function delivery(webhookId: string, check: (d: Delivery) => boolean): Pro
   }
 }
 
-/** Several dispatcher polls go by and the receiver still has `count` requests. */
+/** The canary, due now, has been delivered, and the receiver still has `count` requests: nothing else was due. */
 async function stillAt(r: Receiver, count: number): Promise<void> {
-  await new Promise((res) => setTimeout(res, POLL_MS * 6));
+  const seen = canary.received.length;
+  await emit(CANARY_TYPE);
+  await canary.waitFor(seen + 1);
   expect(r.received).toHaveLength(count);
 }
 

@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { trackChild } from './child-registry.js';
 import { CLI } from './processes.js';
 
 export interface CliRun {
@@ -14,7 +15,7 @@ export interface CliRun {
 
 /** `switchboard <args>` with `stdin` written to its standard input. */
 export function runCliWithStdin(args: readonly string[], stdin: string): Promise<CliRun> {
-  const proc = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = trackChild(spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }));
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

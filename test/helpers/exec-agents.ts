@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import WebSocket from 'ws';
+import { trackChild } from './child-registry.js';
 import { CLI } from './processes.js';
 
 export type AgentMessage = Record<string, unknown> & { type: string };
@@ -109,7 +110,7 @@ export interface AgentProcess {
 }
 
 export function startAgentProcess(args: string[], env: NodeJS.ProcessEnv = {}): AgentProcess {
-  const proc = spawn(process.execPath, [CLI, 'agent', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = trackChild(spawn(process.execPath, [CLI, 'agent', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   const stdout: string[] = [];
   const stderr: string[] = [];
   proc.stdout?.on('data', (d: Buffer) => stdout.push(d.toString()));

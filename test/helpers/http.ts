@@ -47,9 +47,9 @@ export function errorOf(res: JsonResponse): Record<string, unknown> {
   return body.error;
 }
 
-/** Moves a test gateway's clock forward (its config has testing.controllable_clock: true). */
-export async function advanceClock(gatewayUrl: string, ms: number): Promise<number> {
-  const res = await call(`${gatewayUrl}/__test/clock`, { body: { advance_ms: ms } });
+/** Moves a test gateway's clock forward (its config has testing.controllable_clock: true); `freeze` stops it (true) or lets it run (false). */
+export async function advanceClock(gatewayUrl: string, ms: number, freeze?: boolean): Promise<number> {
+  const res = await call(`${gatewayUrl}/__test/clock`, { body: freeze === undefined ? { advance_ms: ms } : { advance_ms: ms, freeze } });
   if (res.status !== 200) throw new Error(`cannot advance the clock: ${res.status} ${JSON.stringify(res.body)}`);
   return (res.body as { now: number }).now;
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { freePort as freePortOn } from '../../src/workers/free-port.js';
+import { trackChild } from './child-registry.js';
 
 export const CLI = join(process.cwd(), 'dist/src/cli.js');
 
@@ -53,7 +54,7 @@ export const TEST_SCRAPE_TOKEN = 'test-scrape-token-0123456789';
  * scrape token a config may name (`server.metrics.token_env: SWITCHBOARD_TEST_SCRAPE_TOKEN`).
  */
 function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string, nodeFlags: readonly string[] = []): Spawned {
-  const proc = spawn(process.execPath, [...nodeFlags, CLI, ...args], { env: { ...process.env, SWITCHBOARD_TESTING: '1', SWITCHBOARD_TEST_SCRAPE_TOKEN: TEST_SCRAPE_TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
+  const proc = trackChild(spawn(process.execPath, [...nodeFlags, CLI, ...args], { env: { ...process.env, SWITCHBOARD_TESTING: '1', SWITCHBOARD_TEST_SCRAPE_TOKEN: TEST_SCRAPE_TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd }));
   const stdout: string[] = [];
   const stderr: string[] = [];
   proc.stdout?.on('data', (d: Buffer) => stdout.push(d.toString()));

@@ -4,6 +4,7 @@
  * A missing binary is a loud failure: `.ci/run` installs redis-server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { trackChild } from './child-registry.js';
 import { freePort } from './processes.js';
 
 export interface RedisServer {
@@ -16,7 +17,7 @@ export interface RedisServer {
 
 function launch(port: number): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = trackChild(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] }));
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server on port ${port} not ready after 10 s:\n${out}`)), 10_000);
     proc.once('error', (err) => {

@@ -55,7 +55,7 @@ export function openUsageDb(path: string): UsageDb {
 
   return {
     rowsFor: (requestId) => byRequest.all(requestId),
-    async waitForRow(requestId, timeoutMs = 3000) {
+    async waitForRow(requestId, timeoutMs = 10_000) {
       const until = Date.now() + timeoutMs;
       for (;;) {
         const row = byRequest.get(requestId);
@@ -64,7 +64,7 @@ export function openUsageDb(path: string): UsageDb {
         await sleep(10);
       }
     },
-    async waitForCount(expected, timeoutMs = 3000) {
+    async waitForCount(expected, timeoutMs = 10_000) {
       const until = Date.now() + timeoutMs;
       for (;;) {
         const n = count();

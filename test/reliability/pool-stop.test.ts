@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { trackChild } from '../helpers/child-registry.js';
 import { tempDir } from '../helpers/processes.js';
 
 const dist = (path: string): string => pathToFileURL(join(process.cwd(), 'dist', path)).href;
@@ -25,7 +26,7 @@ function runChild(body: string): Promise<{ status: number | string; output: stri
   const script = join(tempDir(), 'child.mjs');
   writeFileSync(script, body);
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = trackChild(spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] }));
     let output = '';
     proc.stdout.on('data', (d: Buffer) => (output += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -8,6 +8,7 @@
  * SWITCHBOARD_INSTANCE_LEASE_MS, is what a loaded machine's stalled sibling is allowed).
  */
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig } from '../helpers/configs.js';
 import { eventually, execConfig, makeExecKeys, mintJoinKey, WS_DEFAULT } from '../helpers/exec-config.js';
@@ -17,8 +18,6 @@ import { call } from '../helpers/http.js';
 import { startGatewayProcess, tempDir, type GatewayProcess } from '../helpers/processes.js';
 
 const LEASE_ENV = { SWITCHBOARD_INSTANCE_LEASE_MS: '5000' };
-/** A beat and more of the shortened lease: any recovery a start or a sweep would run has run. */
-const SETTLE_MS = 2000;
 
 let held: HeldUpstream;
 let processes: GatewayProcess[] = [];
@@ -45,10 +44,26 @@ async function replicas(config: unknown, n: number, dbPath: string, dir: string)
   return started;
 }
 
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, SETTLE_MS));
+/**
+ * A start-up recovery runs before the instance listens; a later one only after a heartbeat's sweep judges
+ * an instance dead (and deletes its row). Waits until every instance on the store, the new one included,
+ * has beaten (and so swept) since `since`, and checks that none of the three was judged dead.
+ */
+async function everyInstanceSweptSince(dbPath: string, since: number): Promise<void> {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const rows = (): { id: string; heartbeat_at: number }[] => db.prepare<[], { id: string; heartbeat_at: number }>('SELECT id, heartbeat_at FROM gateway_instances').all();
+    const ids = rows().map((r) => r.id).sort();
+    expect(ids).toHaveLength(3);
+    await eventually(async () => rows().every((r) => r.heartbeat_at > since), 'a heartbeat of every instance');
+    expect(rows().map((r) => r.id).sort()).toEqual(ids);
+  } finally {
+    db.close();
+  }
+}
 
 describe('a third instance starting beside two live ones', () => {
-  it('leaves a live instance\'s dispatched invocation alone; once that instance is killed, a survivor fails it gateway_restarted', { timeout: 30_000 }, async () => {
+  it('leaves a live instance\'s dispatched invocation alone; once that instance is killed, a survivor fails it gateway_restarted', { timeout: 60_000 }, async () => {
     const keys = makeExecKeys();
     const config = execConfig(keys, { exec: { lease_ms: 1_800_000 } });
     const dir = tempDir();
@@ -64,7 +79,7 @@ describe('a third instance starting beside two live ones', () => {
       (await call(`${gw.url}/${PROJECT}/v1/exec/invocations/${id}`, { key: keys.exec })).body as { status: string; error: { code: string } | null };
 
     const [c] = (await replicas(config, 1, dbPath, dir)) as [GatewayProcess];
-    await settle();
+    await everyInstanceSweptSince(dbPath, Date.now());
     expect((await status(c)).status).toBe('dispatched');
     expect(c.stdout.join('')).not.toContain('gateway_restarted');
 
@@ -76,7 +91,7 @@ describe('a third instance starting beside two live ones', () => {
     expect(failed.error?.code).toBe('gateway_restarted');
   });
 
-  it('leaves a live instance\'s running background response alone; once that instance is killed, a survivor fails it "interrupted"', { timeout: 30_000 }, async () => {
+  it('leaves a live instance\'s running background response alone; once that instance is killed, a survivor fails it "interrupted"', { timeout: 60_000 }, async () => {
     const keys = makeKeys();
     const config = testConfig(held.url, keys, { security: { allow_private_targets: true, allow_http_targets: true } });
     const dir = tempDir();
@@ -95,7 +110,7 @@ describe('a third instance starting beside two live ones', () => {
     const heldB = await held.next();
 
     const [c] = (await replicas(config, 1, dbPath, dir)) as [GatewayProcess];
-    await settle();
+    await everyInstanceSweptSince(dbPath, Date.now());
     expect((await status(c, onA)).status).toBe('in_progress');
     expect((await status(c, onB)).status).toBe('in_progress');
 

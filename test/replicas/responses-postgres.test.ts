@@ -128,7 +128,7 @@ describe('two replicas sharing stored responses and conversations in PostgreSQL'
     expect(((await call(`${a.url}/${PROJECT}/v1/responses/${idOf(created)}`, { key: keys.full })).body as Json).status).toBe('cancelled');
   });
 
-  it('fails "interrupted", through a survivor, the background response a SIGKILLed replica was running', { timeout: 30_000 }, async () => {
+  it('fails "interrupted", through a survivor, the background response a SIGKILLed replica was running', { timeout: 60_000 }, async () => {
     const dir = tempDir();
     const victim = await startGatewayProcess(config, { dir, dbPath: `${dir}/c.db`, env: ENV });
     try {

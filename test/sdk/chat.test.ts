@@ -12,6 +12,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONTENT_TOKENS, DEFAULT_REASONING_TOKENS } from '../../src/simulator/chat-completion.js';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
@@ -64,9 +65,9 @@ describe('non-streaming completions through the openai client', () => {
     expect(choice?.finish_reason).toBe('stop');
     expect(choice?.message.role).toBe('assistant');
     expect(typeof choice?.message.content).toBe('string');
-    expect(choice?.message.content?.length).toBeGreaterThan(0);
-    expect(completion.usage?.total_tokens).toBeGreaterThan(0);
-    expect(completion.usage?.total_tokens).toBe((completion.usage?.prompt_tokens ?? 0) + (completion.usage?.completion_tokens ?? 0));
+    // The simulator's default answer: 16 one-token words; the prompt, ceil(26 bytes / 4) + 3 per message.
+    expect(choice?.message.content?.split(' ')).toHaveLength(DEFAULT_CONTENT_TOKENS);
+    expect(completion.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: DEFAULT_CONTENT_TOKENS, total_tokens: 10 + DEFAULT_CONTENT_TOKENS });
     expect(completion.service_tier).toBe('default');
     expect(completion.system_fingerprint).toBeNull();
     expect(choice?.message.refusal).toBeNull();
@@ -194,10 +195,10 @@ describe('reasoning through the reasoner endpoint', () => {
     const completion = await reasoner.chat.completions.create(ask('Think before answering'));
     const message = extras(completion.choices[0]?.message ?? {});
     expect(typeof message.reasoning_content).toBe('string');
-    expect((message.reasoning_content as string).length).toBeGreaterThan(0);
+    expect((message.reasoning_content as string).split(' ')).toHaveLength(DEFAULT_REASONING_TOKENS);
     expect(message.reasoning).toBe(message.reasoning_content);
-    expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
-    expect(completion.usage?.completion_tokens_details?.reasoning_tokens).toBeGreaterThan(0);
+    expect(completion.choices[0]?.message.content?.split(' ')).toHaveLength(DEFAULT_CONTENT_TOKENS);
+    expect(completion.usage?.completion_tokens_details?.reasoning_tokens).toBe(DEFAULT_REASONING_TOKENS);
   });
 
   it('maps reasoning_effort xhigh onto the model\'s highest level and reports x_adjusted_reasoning_effort high', async () => {

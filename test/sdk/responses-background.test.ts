@@ -8,6 +8,7 @@
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONTENT_TOKENS } from '../../src/simulator/chat-completion.js';
 import { makeKeys, PROJECT, testConfig, WS_C } from '../helpers/configs.js';
 import { completion, startHeldUpstream, type HeldUpstream } from '../helpers/held-upstream.js';
 import { call, type JsonResponse } from '../helpers/http.js';
@@ -88,8 +89,9 @@ describe('background responses', () => {
     expect(created.id).toMatch(/^resp_[0-9a-f]{24}$/);
     const done = await settled(created.id);
     expect(done).toMatchObject({ id: created.id, status: 'completed', background: true, error: null });
-    expect(done.output_text.length).toBeGreaterThan(0);
-    expect(done.usage?.output_tokens).toBeGreaterThan(0);
+    // The simulator's default answer: 16 one-token words.
+    expect(done.output_text.split(' ')).toHaveLength(DEFAULT_CONTENT_TOKENS);
+    expect(done.usage?.output_tokens).toBe(DEFAULT_CONTENT_TOKENS);
     // The same dispatch path as a foreground turn: one usage row, under the response's id.
     ledger ??= openUsageDb(suite.gw.dbPath);
     const row = await ledger.waitForRow(created.id);

@@ -7,6 +7,7 @@
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONTENT_TOKENS } from '../../src/simulator/chat-completion.js';
 import { makeKeys, PROJECT, testConfig, WS_C } from '../helpers/configs.js';
 import { call, type JsonResponse } from '../helpers/http.js';
 import { serveUntilExit, startGatewayProcess, startSimulatorProcess, tempDir, writeConfig } from '../helpers/processes.js';
@@ -61,7 +62,7 @@ describe('upstream.api: responses', () => {
     const before = await simSeq(suite.sim.url);
     const { data, response } = await project().responses.create({ model: 'model-resp', input: 'Say hello', instructions: 'Be brief.', max_output_tokens: 40 }).withResponse();
     expect(data).toMatchObject({ object: 'response', status: 'completed', model: 'sim-chat' });
-    expect(data.output_text.length).toBeGreaterThan(0);
+    expect(data.output_text.split(' ')).toHaveLength(DEFAULT_CONTENT_TOKENS);
     expect(await simSeq(suite.sim.url)).toBe(before + 1);
     const received = await lastSimRequest(suite.sim.url);
     expect(received.path).toBe('/v1/responses');

@@ -6,6 +6,7 @@
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CONTENT_TOKENS } from '../../src/simulator/chat-completion.js';
 import { PROJECT, WS_C } from '../helpers/configs.js';
 import { advanceClock, call, type JsonResponse } from '../helpers/http.js';
 import { lastSimRequest, simRequests, simSeq } from '../helpers/simulator-log.js';
@@ -59,11 +60,12 @@ describe('creating responses', () => {
     expect(response.status).toBe('completed');
     expect(response.model).toBe('model-chat');
     expect(response.metadata).toEqual({ team: 'a' });
-    expect(response.output_text.length).toBeGreaterThan(0);
+    // The simulator's default answer: 16 one-token words.
+    expect(response.output_text.split(' ')).toHaveLength(DEFAULT_CONTENT_TOKENS);
     const [message] = response.output;
     expect(message).toMatchObject({ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: response.output_text }] });
     expect(response.usage?.total_tokens).toBe((response.usage?.input_tokens ?? 0) + (response.usage?.output_tokens ?? 0));
-    expect(response.usage?.output_tokens).toBeGreaterThan(0);
+    expect(response.usage?.output_tokens).toBe(DEFAULT_CONTENT_TOKENS);
     // ONE upstream turn, with exactly the translated fields.
     expect(await simSeq(suite.sim.url)).toBe(before + 1);
     const body = await upstreamBody();
@@ -94,7 +96,7 @@ describe('creating responses', () => {
     for await (const event of stream) events.push(event);
     const types = events.map((e) => e.type);
     const deltas = types.filter((t) => t === 'response.output_text.delta').length;
-    expect(deltas).toBeGreaterThan(1);
+    expect(deltas).toBe(DEFAULT_CONTENT_TOKENS);
     expect(types).toEqual([
       'response.created',
       'response.in_progress',
@@ -112,7 +114,7 @@ describe('creating responses', () => {
     const text = events.flatMap((e) => (e.type === 'response.output_text.delta' ? [e.delta] : [])).join('');
     expect(completed.response.output_text ?? completed.response.output[0]).toBeTruthy();
     expect(completed.response.output[0]).toMatchObject({ type: 'message', content: [{ type: 'output_text', text }] });
-    expect(completed.response.usage?.output_tokens).toBeGreaterThan(0);
+    expect(completed.response.usage?.output_tokens).toBe(DEFAULT_CONTENT_TOKENS);
     // Stored: retrievable once the stream is read.
     const stored = await project().responses.retrieve(completed.response.id);
     expect(stored.output_text).toBe(text);
@@ -151,7 +153,7 @@ describe('function tools', () => {
       tools: [weather],
     });
     expect(second.status).toBe('completed');
-    expect(second.output_text.length).toBeGreaterThan(0);
+    expect(second.output_text).toMatch(/^Tool result received:/);
     const messages = (await upstreamBody()).messages as Record<string, unknown>[];
     expect(messages).toEqual([
       { role: 'user', content: 'Weather in Paris?' },

@@ -4,6 +4,7 @@
  */
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONTENT_TOKENS } from '../../src/simulator/chat-completion.js';
 import { useRouterSuite } from '../helpers/router-config.js';
 
 const suite = useRouterSuite();
@@ -31,8 +32,8 @@ describe('openai client on the semantic router', () => {
       text += chunk.choices[0]?.delta.content ?? '';
       usage = chunk.usage ?? usage;
     }
-    expect(text.length).toBeGreaterThan(0);
-    expect(usage?.completion_tokens).toBeGreaterThan(0);
+    expect(text.split(' ')).toHaveLength(DEFAULT_CONTENT_TOKENS);
+    expect(usage?.completion_tokens).toBe(DEFAULT_CONTENT_TOKENS);
   });
 
   it('surfaces router errors as typed API errors with the SPEC code', async () => {

@@ -68,10 +68,9 @@ describe('retry decisions (x-should-retry)', () => {
     expect(ERROR_CATALOGUE[code].retryable).toBe(retryable);
   });
 
-  // What a retry does, code by code (issue 21): clients retried 501s and 408s, each a new request or a new
-  // billed turn that could not succeed.
+  // What a retry does, code by code (issue 21): clients retried 408s, each a new billed turn that could
+  // not succeed.
   it.each<[ErrorCode, boolean, string]>([
-    ['not_implemented', false, 'stays unimplemented until a release ships the route'],
     ['timeout', false, 'is a new billed turn against the same fixed tier deadline'],
     ['endpoint_budget_exhausted', false, 'waits for the hour or day to roll over'],
     ['workspace_budget_exhausted', false, 'waits for the hour or day to roll over'],
@@ -94,7 +93,7 @@ describe('retry decisions (x-should-retry)', () => {
 
   it('carries the decision on each GatewayError, internal_error included for anything unknown', () => {
     expect(new GatewayError('rate_limit_exceeded').retryable).toBe(true);
-    expect(new GatewayError('not_implemented').retryable).toBe(false);
+    expect(new GatewayError('timeout').retryable).toBe(false);
     expect(toGatewayError(new Error('boom')).retryable).toBe(true);
   });
 });

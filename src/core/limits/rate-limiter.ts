@@ -30,7 +30,7 @@ export const TOKEN_RETRY_AFTER_SECONDS = 60;
 /** Families SPEC lists as control-plane; everything else that needs a key is inference traffic. */
 const CONTROL_PLANE = new Set(['management', 'webhooks', 'batches', 'conversations', 'files', 'uploads', 'slos']);
 
-/** Which counter a route draws from (route families as in routes/not-implemented.ts). */
+/** Which counter a route draws from, by the route's family (RouteDef.family). */
 export function limitClassOf(family: string, method: string, pattern: string): LimitClass {
   if (family === 'files' && ((method === 'POST' && pattern.endsWith('/v1/files')) || (method === 'GET' && pattern.endsWith('/content')))) {
     return 'files';

@@ -93,7 +93,7 @@ describe('the registry on one store', () => {
     const hung = createInstanceRegistry({ ...s, ...quiet, leaseMs: 60_000, where: elsewhere, now: () => clock });
     s.registries.push(hung);
     clock -= 1_000; // its beats stop moving: from now on it looks hung
-    await new Promise((r) => setTimeout(r, 800));
+    for (const until = Date.now() + 10_000; !sweeps.some((s) => s.includes(hung.id)) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
     expect(sweeps).toContainEqual([hung.id]);
     expect(watcher.isRegistered(hung.id)).toBe(false);
   });

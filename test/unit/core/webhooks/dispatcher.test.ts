@@ -160,10 +160,11 @@ describe('createDispatcher', () => {
   });
 
   it('leaves rows that are not yet due alone', async () => {
-    const store = memoryStore([pending(1, 'w1', { nextAttemptAt: 2_000_000 })]);
+    // Row 2, due now, is claimed oldest due first: once it is delivered, row 1 would have gone before it.
+    const store = memoryStore([pending(1, 'w1', { nextAttemptAt: 2_000_000 }), pending(2, 'w2')]);
     const { sent } = start(store);
-    await new Promise((r) => setTimeout(r, 30));
-    expect(sent).toHaveLength(0);
+    await until(() => store.rows[1]?.state === 'delivered');
+    expect(sent).toHaveLength(1);
     expect(store.rows[0]?.state).toBe('pending');
   });
 
