@@ -7,7 +7,7 @@
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { GatewayError } from '../errors.js';
-import { describe } from '../schemas/issues.js';
+import { describe } from '../core/describe-value.js';
 import type { Services } from '../app/services.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;

@@ -5,7 +5,7 @@
  * Order matters and follows SPEC 5: 401 (no usable key) before any 403, and a key never learns whether
  * another project or its endpoints exist (project_mismatch covers unknown projects too).
  */
-import type { Scope } from '../../config.js';
+import type { Scope } from './scopes.js';
 import { GatewayError } from '../../errors.js';
 import type { ApiKeyRecord, EndpointRecord, KeyCredential, ProjectRecord, WorkspaceRecord } from '../records.js';
 import { ipAllowed } from './ip-filter.js';
