@@ -113,6 +113,12 @@ export interface WorkspaceChoice {
   readonly endpoint?: EndpointRecord;
 }
 
+/** A key confined to workspaces (SPEC Authentication 10) may use only those; an unconfined key, any of its project's. */
+export function mayUseWorkspace(auth: AuthenticatedKey, workspaceId: string): boolean {
+  const allowed = auth.key.allowedWorkspaceIds;
+  return allowed === null || allowed.includes(workspaceId);
+}
+
 /**
  * SPEC Authentication 10. Returns the workspace the request runs in, or null for "the whole project"
  * (a key with no user and no list, in a project without a default workspace).
