@@ -90,7 +90,10 @@ import { createPgExecPresence } from './store/postgres/exec-presence.js';
 import { createSqliteExecAgentsStore } from './store/sqlite/exec-agents-store.js';
 import { managementExecRoutes } from './routes/management-exec.js';
 import { execAgentsConnectHttpRoutes, execAgentsConnectRoutes } from './routes/exec-agents-connect.js';
-import { approvalPolicies, createExecInvocations } from './exec/invocations/exec-invocations.js';
+import { approvalPolicies, createExecInvocations, type ExecInvocationsStorage } from './exec/invocations/exec-invocations.js';
+import { createPgExecInvocationsStore, EXEC_INVOCATIONS_TOPIC } from './store/postgres/exec-invocations-store.js';
+import { createSqliteExecInvocationsStore } from './store/sqlite/exec-invocations-store.js';
+import { createInvocationStore } from './store/sqlite/invocation-store.js';
 import { createChatToolRunner } from './exec/invocations/chat-tool-runner.js';
 import { execInvocationsRoutes } from './routes/exec-invocations.js';
 import { execApprovalsRoutes } from './routes/exec-approvals.js';
@@ -292,7 +295,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
-  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, argumentsValidator: schemas.validator, now: clock.now, logger, instances, shared });
+  const execStorage: ExecInvocationsStorage = shared
+    ? {
+        store: createPgExecInvocationsStore(shared.pg, { owner: shared.instances.id, now: clock.now }),
+        recoveryCue,
+        shared: { onChange: (listener) => shared.pg.onChange(EXEC_INVOCATIONS_TOPIC, listener) },
+      }
+    : { store: createSqliteExecInvocationsStore(createInvocationStore(busyDb, busyOutbox, instances.id)), recoveryCue, shared: null };
+  const execInvocations = createExecInvocations({ config, storage: execStorage, registry: agents.registry, argumentsValidator: schemas.validator, now: clock.now, logger });
   // Dashboard users and their roles (issue 22). With PostgreSQL, users and sessions are shared: a cookie
   // issued by one replica opens pages on every other. Approvals ask it who is an owner or admin.
   const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
