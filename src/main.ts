@@ -78,7 +78,13 @@ import { testEventRoutes } from './routes/test-events.js';
 import { createWebhookSystem } from './webhook-system.js';
 import { budgetAlertOf } from './core/webhooks/budget-alert.js';
 import { createRouterAdmin } from './router/router-admin.js';
-import { createRouterSystem } from './router/router-system.js';
+import { createRouterSystem, type RouterLocalStorage } from './router/router-system.js';
+import { createDecisionLog } from './store/decision-log.js';
+import { createDecisionsRepo } from './store/decisions-repo.js';
+import { createEmbeddingCache } from './store/embedding-cache.js';
+import { createModelAliasesRepo } from './store/model-aliases-repo.js';
+import { loadSecretBox, storedSealedValues } from './store/secret-box.js';
+import { createSlosRepo } from './store/slos-repo.js';
 import { openRouterState } from './router/router-state.js';
 import { managementSemanticRouterRoutes } from './routes/management-semantic-router.js';
 import { managementWorkspacesRoutes } from './routes/management-workspaces.js';
@@ -225,7 +231,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Router settings, rules, SLOs and model aliases: in memory from PostgreSQL when the store is shared.
   const routerState = await openRouterState(
     backend.pg ? createPgRouterStore(backend.pg) : createSqliteRouterStore(db),
-    backend.pg ? null : db,
+    backend.pg ? null : { slos: createSlosRepo(db), aliases: createModelAliasesRepo(db) },
     (err) => logger.error({ err }, 'router state could not be reloaded; serving the last read'),
   );
   const modelAliases = routerState.aliases;
@@ -321,7 +327,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     media: createMediaResolver(mediaFetcher, config.media),
     execTools,
   };
-  const routing = createRouterSystem({ config, db, dbPath, state: routerState, storeWriter, pool, upstream, catalog, now: clock.now, logger });
+  const routerBox = loadSecretBox(dbPath, storedSealedValues(db));
+  const routerLocal: RouterLocalStorage = {
+    embeddingCache: createEmbeddingCache(db),
+    box: routerBox,
+    usageByEndpoint: createDecisionsRepo(db, routerBox).usageByEndpoint,
+    decisionLog: (onError) => createDecisionLog(storeWriter, onError),
+  };
+  const routing = createRouterSystem({ config, local: routerLocal, state: routerState, storeWriter, pool, upstream, catalog, now: clock.now, logger });
   // Caches, budget charges and affinity kept right across workers or replicas (nothing with one process).
   attachBus(coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets, storedBudgetCaps: storedCaps });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.

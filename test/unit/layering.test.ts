@@ -122,13 +122,6 @@ const EXCEPTIONS: Readonly<Record<string, string>> = {
   'src/dashboard/playground/playground-turn.ts -> src/routes/semantic-router-chat.ts': USE_CASE_WORK,
   'src/agent/agent-manifest.ts -> src/config.ts': 'TODO',
   'src/dashboard/auth/dashboard-auth.ts -> src/store/secret-box.ts': 'TODO',
-  'src/router/profile-index.ts -> src/store/embedding-cache.ts': 'TODO',
-  'src/router/router-state.ts -> src/store/model-aliases-repo.ts': 'TODO',
-  'src/router/router-state.ts -> src/store/slos-repo.ts': 'TODO',
-  'src/router/router-system.ts -> src/store/decision-log.ts': 'TODO',
-  'src/router/router-system.ts -> src/store/decisions-repo.ts': 'TODO',
-  'src/router/router-system.ts -> src/store/embedding-cache.ts': 'TODO',
-  'src/router/router-system.ts -> src/store/secret-box.ts': 'TODO',
   'src/store/backend.ts -> src/config.ts': 'TODO',
 };
 
