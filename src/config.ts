@@ -11,6 +11,7 @@ import { dashboardSchema } from './config-dashboard.js';
 import { tracingSchema } from './config-tracing.js';
 import { KEY_VALUE_PATTERN } from './core/auth/key-token.js';
 import { SCOPES } from './core/auth/scopes.js';
+import { formatZodIssues } from './core/zod-issue-lines.js';
 import { ipOrCidrSchema } from './core/auth/ip-filter.js';
 import { allowedTargetProblem } from './core/net/address-policy.js';
 import { checkDerivableIds, withDerivedIds, type ProjectWithIds } from './config-ids.js';
@@ -448,19 +449,6 @@ export class ConfigError extends Error {
     super(message);
     this.name = 'ConfigError';
   }
-}
-
-/** `projects[0].endpoints[1].slug: must be ...` — one line per issue, the path first. */
-export function formatZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string {
-  return issues
-    .map((i) => {
-      const path = i.path.reduce<string>(
-        (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)),
-        prefix,
-      );
-      return `${path || '(root)'}: ${i.message}`;
-    })
-    .join('\n');
 }
 
 /**

@@ -80,7 +80,7 @@ const LAYERS: readonly (readonly [name: string, units: Readonly<Record<string, r
       'mcp/': ['core/', 'schemas/', 'exec/', 'app/'],
       'dashboard/': ['core/', 'schemas/', 'app/'],
       'webhook-system.ts': ['core/', 'store/', 'upstream/'],
-      'agent/': ['exec/'],
+      'agent/': ['core/', 'exec/'],
     },
   ],
   ['transport', { 'routes/': ['core/', 'config*.ts', 'schemas/', 'http/', 'app/', 'batches/', 'mcp/'] }],
@@ -120,7 +120,6 @@ const EXCEPTIONS: Readonly<Record<string, string>> = {
   'src/dashboard/playground/playground-turn.ts -> src/routes/chat-body.ts': USE_CASE_WORK,
   'src/dashboard/playground/playground-turn.ts -> src/routes/guard.ts': USE_CASE_WORK,
   'src/dashboard/playground/playground-turn.ts -> src/routes/semantic-router-chat.ts': USE_CASE_WORK,
-  'src/agent/agent-manifest.ts -> src/config.ts': 'TODO',
   'src/dashboard/auth/dashboard-auth.ts -> src/store/secret-box.ts': 'TODO',
   'src/store/backend.ts -> src/config.ts': 'TODO',
 };
