@@ -5,7 +5,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { z } from 'zod';
-import { formatZodIssues } from './config.js';
+import { formatZodIssues } from './core/zod-issue-lines.js';
 
 /** Bad flags or arguments: the CLI prints the message and the usage text, and exits 2. */
 export class UsageError extends Error {}

@@ -3,6 +3,7 @@
  * profile, budget, realtime settings and prices, and the names these schemas share with the rest of the file.
  */
 import { z } from 'zod';
+import { REASONING_LEVELS } from './core/chat/reasoning-levels.js';
 import { PER_MILLION_DECIMALS, PER_SECOND_DECIMALS, priceProblem } from './core/usage/cost.js';
 /** At most 40 characters, so minted key values stay under the 128-character cap of key parsing. */
 export const SLUG = /^[a-z0-9][a-z0-9-]{0,39}$/;
@@ -14,7 +15,6 @@ export const ENDPOINT_KINDS = ['chat', 'embedding', 'transcription', 'speech', '
 export const ENDPOINT_TIERS = ['free', 'cpu', 'gpu', 'self_hosted'] as const;
 export const ENDPOINT_STATUSES = ['active', 'provisioning', 'suspended', 'error'] as const;
 export const MODEL_CAPABILITIES = ['tools', 'structured_output', 'vision', 'audio_input', 'video_input'] as const;
-export const REASONING_LEVELS = ['minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 
 /**
  * Budgets per UTC hour, per UTC day, and all-time, in tokens (prompt + completion - cached) and in money

@@ -7,19 +7,22 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { dashboardSchema } from './dashboard/auth/config-schema.js';
-import { tracingSchema } from './tracing/config-schema.js';
+import { dashboardSchema } from './config-dashboard.js';
+import { tracingSchema } from './config-tracing.js';
 import { KEY_VALUE_PATTERN } from './core/auth/key-token.js';
+import { SCOPES } from './core/auth/scopes.js';
+import { formatZodIssues } from './core/zod-issue-lines.js';
 import { ipOrCidrSchema } from './core/auth/ip-filter.js';
 import { allowedTargetProblem } from './core/net/address-policy.js';
 import { checkDerivableIds, withDerivedIds, type ProjectWithIds } from './config-ids.js';
 import { budgetSchema, duplicates, endpointSchema, realtimeSchema, SLUG, workspaceRef } from './config-endpoint.js';
 
-export { ENDPOINT_KINDS, ENDPOINT_STATUSES, ENDPOINT_TIERS, MODEL_CAPABILITIES, REASONING_LEVELS } from './config-endpoint.js';
+export { ENDPOINT_KINDS, ENDPOINT_STATUSES, ENDPOINT_TIERS, MODEL_CAPABILITIES } from './config-endpoint.js';
+export { REASONING_LEVELS } from './core/chat/reasoning-levels.js';
+export { SCOPES, type Scope } from './core/auth/scopes.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 const PROJECT_ID = /^proj_[A-Za-z0-9]+$/;
-export const SCOPES = ['inference', 'management', 'execution', 'research'] as const;
 
 /** Strict ISO 8601 with a time and zone: Date.parse alone accepts text like "hello 1". */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -429,7 +432,6 @@ export type ProjectConfig = Config['projects'][number];
 export type EndpointConfig = ProjectConfig['endpoints'][number];
 export type ModelConfig = EndpointConfig['model'];
 export type KeyConfig = ProjectConfig['keys'][number];
-export type Scope = (typeof SCOPES)[number];
 export type TimeoutOverrides = Config['timeouts'];
 export type BudgetConfig = z.infer<typeof budgetSchema>;
 export type WebhooksConfig = Config['webhooks'];
@@ -447,19 +449,6 @@ export class ConfigError extends Error {
     super(message);
     this.name = 'ConfigError';
   }
-}
-
-/** `projects[0].endpoints[1].slug: must be ...` — one line per issue, the path first. */
-export function formatZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string {
-  return issues
-    .map((i) => {
-      const path = i.path.reduce<string>(
-        (acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)),
-        prefix,
-      );
-      return `${path || '(root)'}: ${i.message}`;
-    })
-    .join('\n');
 }
 
 /**

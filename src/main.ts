@@ -77,7 +77,13 @@ import { testEventRoutes } from './routes/test-events.js';
 import { createWebhookSystem } from './webhook-system.js';
 import { budgetAlertOf } from './core/webhooks/budget-alert.js';
 import { createRouterAdmin } from './router/router-admin.js';
-import { createRouterSystem } from './router/router-system.js';
+import { createRouterSystem, type RouterLocalStorage } from './router/router-system.js';
+import { createDecisionLog } from './store/decision-log.js';
+import { createDecisionsRepo } from './store/decisions-repo.js';
+import { createEmbeddingCache } from './store/embedding-cache.js';
+import { createModelAliasesRepo } from './store/model-aliases-repo.js';
+import { loadSecretBox, storedSealedValues } from './store/secret-box.js';
+import { createSlosRepo } from './store/slos-repo.js';
 import { openRouterState } from './router/router-state.js';
 import { managementSemanticRouterRoutes } from './routes/management-semantic-router.js';
 import { managementWorkspacesRoutes } from './routes/management-workspaces.js';
@@ -89,7 +95,10 @@ import { createPgExecPresence } from './store/postgres/exec-presence.js';
 import { createSqliteExecAgentsStore } from './store/sqlite/exec-agents-store.js';
 import { managementExecRoutes } from './routes/management-exec.js';
 import { execAgentsConnectHttpRoutes, execAgentsConnectRoutes } from './routes/exec-agents-connect.js';
-import { approvalPolicies, createExecInvocations } from './exec/invocations/exec-invocations.js';
+import { approvalPolicies, createExecInvocations, type ExecInvocationsStorage } from './exec/invocations/exec-invocations.js';
+import { createPgExecInvocationsStore, EXEC_INVOCATIONS_TOPIC } from './store/postgres/exec-invocations-store.js';
+import { createSqliteExecInvocationsStore } from './store/sqlite/exec-invocations-store.js';
+import { createInvocationStore } from './store/sqlite/invocation-store.js';
 import { createChatToolRunner } from './exec/invocations/chat-tool-runner.js';
 import { execInvocationsRoutes } from './routes/exec-invocations.js';
 import { execApprovalsRoutes } from './routes/exec-approvals.js';
@@ -222,7 +231,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Router settings, rules, SLOs and model aliases: in memory from PostgreSQL when the store is shared.
   const routerState = await openRouterState(
     backend.pg ? createPgRouterStore(backend.pg) : createSqliteRouterStore(db),
-    backend.pg ? null : db,
+    backend.pg ? null : { slos: createSlosRepo(db), aliases: createModelAliasesRepo(db) },
     (err) => logger.error({ err }, 'router state could not be reloaded; serving the last read'),
   );
   const modelAliases = routerState.aliases;
@@ -296,7 +305,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
-  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, argumentsValidator: schemas.validator, now: clock.now, logger, instances, shared });
+  const execStorage: ExecInvocationsStorage = shared
+    ? {
+        store: createPgExecInvocationsStore(shared.pg, { owner: shared.instances.id, now: clock.now }),
+        recoveryCue,
+        shared: { onChange: (listener) => shared.pg.onChange(EXEC_INVOCATIONS_TOPIC, listener) },
+      }
+    : { store: createSqliteExecInvocationsStore(createInvocationStore(busyDb, busyOutbox, instances.id)), recoveryCue, shared: null };
+  const execInvocations = createExecInvocations({ config, storage: execStorage, registry: agents.registry, argumentsValidator: schemas.validator, now: clock.now, logger });
   // Dashboard users and their roles (issue 22). With PostgreSQL, users and sessions are shared: a cookie
   // issued by one replica opens pages on every other. Approvals ask it who is an owner or admin.
   const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
@@ -315,7 +331,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     media: createMediaResolver(mediaFetcher, config.media),
     execTools,
   };
-  const routing = createRouterSystem({ config, db, dbPath, state: routerState, storeWriter, pool, upstream, catalog, now: clock.now, logger });
+  const routerBox = loadSecretBox(dbPath, storedSealedValues(db));
+  const routerLocal: RouterLocalStorage = {
+    embeddingCache: createEmbeddingCache(db),
+    box: routerBox,
+    usageByEndpoint: createDecisionsRepo(db, routerBox).usageByEndpoint,
+    decisionLog: (onError) => createDecisionLog(storeWriter, onError),
+  };
+  const routing = createRouterSystem({ config, local: routerLocal, state: routerState, storeWriter, pool, upstream, catalog, now: clock.now, logger });
   // Caches, budget charges and affinity kept right across workers or replicas (nothing with one process).
   attachBus(coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets, storedBudgetCaps: storedCaps });
   // Batches (issue 14): lines run through the live routes' handlers, at most batches.concurrency at once.

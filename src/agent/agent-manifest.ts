@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { formatZodIssues } from '../config.js';
+import { formatZodIssues } from '../core/zod-issue-lines.js';
 import type { ExecTool } from '../core/exec/agent-registry.js';
 import { checkEnroll } from '../exec/agents/manifest.js';
 import { placeholders } from './argv-template.js';

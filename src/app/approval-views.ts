@@ -5,7 +5,7 @@
  * this only reads around them, for the dashboard's approvals page.
  *
  * `decided_by` is a user id (`usr_`: a signed-in user, or the user owning the deciding key) or, for a key
- * with no user, the key's id (routes/exec-approvals.ts `keyDecider`): both are named here.
+ * with no user, the key's id (app/exec-views.ts `keyDecider`): both are named here.
  */
 import type { Approval } from '../core/exec/approval-machine.js';
 import type { Invocation } from '../core/exec/invocation-machine.js';

@@ -4,14 +4,18 @@
  * a client abort turns into an AbortSignal for upstream calls and pool tasks.
  */
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse } from 'uWebSockets.js';
+import { parseJsonBody } from '../json-body.js';
 import { GatewayError } from '../errors.js';
 import { bodyTooLarge as tooLarge, type BodyGate } from './body-gate.js';
 import { BodyStream } from './body-stream.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { copyChunk } from './uws.js';
 import type { RequestTrace } from '../tracing/trace-port.js';
 
+// Routes read a body they hold as a Buffer the way json() reads the request's.
+export { parseJsonBody };
+
 /** What the access log line says of a request, filled in by the steps that learn it. */
+
 export interface RequestLog {
   project?: string;
   endpoint?: string;
@@ -214,28 +218,6 @@ export class IncomingRequest {
   async json(): Promise<unknown> {
     return parseJsonBody(await this.body());
   }
-}
-
-/** A request body as JSON; 400 invalid_json when it is not. */
-export function parseJsonBody(buf: Buffer): unknown {
-  if (buf.length === 0) throw new GatewayError('invalid_json', { message: 'The request body is empty; send a JSON object.' });
-  if (nestsDeeperThan(buf)) {
-    throw new GatewayError('invalid_json', { message: `The request body nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep; flatten it.` });
-  }
-  // A client that compressed its body (Content-Encoding: gzip) would otherwise read binary in the message.
-  if (buf[0] === 0x1f && buf[1] === 0x8b) {
-    throw new GatewayError('invalid_json', { message: 'The request body is gzip-compressed; request bodies are read as sent (Content-Encoding is not supported): send the JSON uncompressed.' });
-  }
-  try {
-    return JSON.parse(buf.toString('utf8'));
-  } catch (err) {
-    // V8 quotes the start of the body in its message: control characters are escaped so the message stays text.
-    throw new GatewayError('invalid_json', { message: `The request body is not valid JSON: ${printable((err as Error).message)}` });
-  }
-}
-
-function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, (c) => (c === '\ufffd' ? '?' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
 /** Marks a body promise as handled: a request refused before reading its body must not warn of a rejection. */

@@ -11,7 +11,7 @@ import { catalogOf, type ToolListing } from '../core/exec/tool-catalog.js';
 import { requesterOf } from '../app/approval-decisions.js';
 import { GatewayError } from '../errors.js';
 import type { InvocationService } from '../exec/invocations/invocation-service.js';
-import { invocationWire } from '../routes/exec-invocations.js';
+import { invocationWire } from '../app/exec-views.js';
 import { settled } from '../exec/invocations/invocation-settled.js';
 import type { McpCallContext } from './mcp-call-context.js';
 import { jsonResult, refusalResult, unknownToolError } from './tool-results.js';

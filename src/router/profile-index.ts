@@ -15,7 +15,6 @@ import type { EndpointRecord } from '../core/records.js';
 import type { SimilarityPool } from '../pool/similarity-pool.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
 import type { EmbeddingCache } from '../store/embedding-cache.js';
-import { textHash } from '../store/embedding-cache.js';
 
 export interface IndexHandle {
   readonly key: string;
@@ -56,6 +55,11 @@ interface Entry {
   ready: (IndexHandle & { readonly signature: string }) | null;
   building: { readonly signature: string; readonly done: Promise<IndexHandle | null> } | null;
   failed: { readonly signature: string; readonly at: number } | null;
+}
+
+/** The embedding cache's key of a text. */
+function textHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 export function profileTexts(e: EndpointRecord): string[] {

@@ -9,9 +9,6 @@
  *   (`store.onChange`), and by the writer right after its write, so it reads its own write.
  */
 import type { EndpointSlo, ModelAliasReader, ProjectRouterState, RouterStore } from '../core/store/router-store.js';
-import type { Db } from '../store/db.js';
-import { createModelAliasesRepo } from '../store/model-aliases-repo.js';
-import { createSlosRepo } from '../store/slos-repo.js';
 import { createReloadingCache } from './reloading-cache.js';
 
 /** Read per routed turn; written by the management API and the dashboard (router-admin.ts). */
@@ -48,10 +45,16 @@ export interface RouterState {
   close(): void;
 }
 
+/** With SQLite, SLOs and aliases are read from the file the store is over (main.ts passes its repositories). */
+export interface EmbeddedRouterReads {
+  readonly slos: Pick<SloBook, 'list'>;
+  readonly aliases: ModelAliasReader;
+}
+
 const EMPTY: ProjectRouterState = { settings: {}, rules: [] };
 
-/** `embedded`: the SQLite file the store is over (SLOs and aliases read from it directly), null with PostgreSQL. */
-export async function openRouterState(store: RouterStore, embedded: Db | null, onError: (err: unknown) => void): Promise<RouterState> {
+/** `embedded`: the SQLite file's direct reads of SLOs and aliases; null with PostgreSQL, where they are cached. */
+export async function openRouterState(store: RouterStore, embedded: EmbeddedRouterReads | null, onError: (err: unknown) => void): Promise<RouterState> {
   const states = await createReloadingCache(() => store.routerStates(), onError);
   const settings: RouterSettingsCache = {
     get: (projectId) => states.current().get(projectId) ?? EMPTY,
@@ -63,8 +66,7 @@ export async function openRouterState(store: RouterStore, embedded: Db | null, o
     reload: states.reload,
   };
   if (embedded) {
-    const slosRepo = createSlosRepo(embedded);
-    const aliasesRepo = createModelAliasesRepo(embedded);
+    const { slos: slosRepo, aliases: aliasesRepo } = embedded;
     return {
       store,
       shared: false,

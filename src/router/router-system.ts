@@ -5,7 +5,8 @@
  * PostgreSQL) and its reads.
  * Called once from main.ts; start() warms the profile indexes and schedules pruning, close() drains.
  *
- * src/router is the router's I/O shell: it may import core, store, pool and upstream; routes import it.
+ * src/router is the router's I/O shell: it may import core, schemas, pool and upstream (its storage comes from
+ * main.ts: the router store, the SQLite file's repositories); app and routes import it.
  */
 import type { Config } from '../config.js';
 import { createAffinityMap, type AffinityMap } from '../core/routing/affinity-map.js';
@@ -15,12 +16,11 @@ import type { Logger } from '../log.js';
 import { createSimilarityPool } from '../pool/similarity-pool.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
 import type { Catalog } from '../store/catalog.js';
-import type { Db } from '../store/db.js';
-import { createDecisionLog, type DecisionLog } from '../store/decision-log.js';
+import type { DecisionLog } from '../store/decision-log.js';
+import type { DecisionsRepo } from '../store/decisions-repo.js';
+import type { EmbeddingCache } from '../store/embedding-cache.js';
+import type { SecretBox } from '../store/secret-box.js';
 import type { StoreWriter } from '../store/store-writer.js';
-import { createDecisionsRepo } from '../store/decisions-repo.js';
-import { createEmbeddingCache } from '../store/embedding-cache.js';
-import { loadSecretBox, storedSealedValues } from '../store/secret-box.js';
 import { embed } from '../upstream/embeddings.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import { createBatchedDecisionLog } from './decision-batcher.js';
@@ -52,10 +52,19 @@ export interface RouterSystem {
   close(): Promise<void>;
 }
 
+/** What the router keeps in the instance's own SQLite file whatever the store kind, opened by main.ts. */
+export interface RouterLocalStorage {
+  readonly embeddingCache: EmbeddingCache;
+  /** Seals the decision rows' texts at rest. */
+  readonly box: SecretBox;
+  readonly usageByEndpoint: DecisionsRepo['usageByEndpoint'];
+  /** The decision log on the store's writer thread (SQLite); not called with PostgreSQL. */
+  readonly decisionLog: (onError: (message: string) => void) => DecisionLog;
+}
+
 export interface RouterSystemDeps {
   readonly config: Config;
-  readonly db: Db;
-  readonly dbPath: string;
+  readonly local: RouterLocalStorage;
   /** Settings, rules, SLOs and aliases, and the router store (main.ts opens it before the routes need aliases). */
   readonly state: RouterState;
   /** The store's writer thread, shared with the usage ledger: decision rows are written there. */
@@ -80,7 +89,7 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
   const indexes = createProfileIndexes({
     pool: deps.pool,
     similarity,
-    cache: createEmbeddingCache(deps.db),
+    cache: deps.local.embeddingCache,
     embedTexts: (e, texts) =>
       embed(deps.upstream, e, texts, { model: e.upstream.model, timeoutMs: INDEXING_TIMEOUT_MS }),
     now: deps.now,
@@ -122,10 +131,10 @@ export function createRouterSystem(deps: RouterSystemDeps): RouterSystem {
     upstreamHealthy: (endpointId) => deps.upstream.healthy(endpointId),
     sloMisses: (projectId, endpointIds, requested) => slos.misses(projectId, endpointIds, requested),
   });
-  const box = loadSecretBox(deps.dbPath, storedSealedValues(deps.db));
+  const { box } = deps.local;
   const decisionError = (message: string): void => logger.error({ message }, 'routing decision rows could not be written');
-  const decisionLog = deps.state.shared ? createBatchedDecisionLog(store, box, decisionError) : createDecisionLog(deps.storeWriter, decisionError);
-  const decisions = createDecisionReads(store, box, createDecisionsRepo(deps.db, box).usageByEndpoint);
+  const decisionLog = deps.state.shared ? createBatchedDecisionLog(store, box, decisionError) : deps.local.decisionLog(decisionError);
+  const decisions = createDecisionReads(store, box, deps.local.usageByEndpoint);
   let pruneTimer: NodeJS.Timeout | null = null;
   const prune = (): void => void decisionLog.prune(deps.now() - DECISION_WINDOW_MS);
 

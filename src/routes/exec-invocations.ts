@@ -5,16 +5,15 @@
  */
 import { createHash } from 'node:crypto';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { iso } from '../core/exec/exec-events.js';
-import type { Invocation } from '../core/exec/invocation-machine.js';
 import { requesterOf } from '../app/approval-decisions.js';
+import { invocationWire, visibleInvocation } from '../app/exec-views.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import type { InvocationService } from '../exec/invocations/invocation-service.js';
 import { canonicalJson, parseCancelInvocation, parseCreateInvocation, parseIdempotencyKey, parseStatusFilter } from '../schemas/exec-invocations.js';
 import { parsePageQuery } from '../schemas/webhooks.js';
 import { followInvocation } from './exec-invocation-events.js';
-import { mayUseWorkspace, requireExecWorkspace } from './exec-workspace.js';
+import { requireExecWorkspace } from './exec-workspace.js';
 import { keyed } from './guard.js';
 import type { Services } from '../app/services.js';
 
@@ -22,41 +21,6 @@ export interface ExecServices extends Services {
   readonly exec: InvocationService;
   /** config `exec.default_timeout_ms`: an invocation's timeout when the request names none. */
   readonly execDefaultTimeoutMs: number;
-}
-
-const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
-
-export function invocationWire(inv: Invocation) {
-  return {
-    id: inv.id,
-    object: 'exec.invocation' as const,
-    project_id: inv.projectId,
-    workspace_id: inv.workspaceId,
-    tool_name: inv.toolName,
-    arguments: inv.arguments,
-    status: inv.status,
-    risk: inv.risk,
-    agent_id: inv.agentId,
-    approval_id: inv.approvalId,
-    timeout_ms: inv.timeoutMs,
-    exit_code: inv.exitCode,
-    duration_ms: inv.durationMs,
-    output: inv.output,
-    output_truncated: inv.outputTruncated,
-    error: inv.error,
-    created_at: iso(inv.createdAt),
-    dispatched_at: isoOrNull(inv.dispatchedAt),
-    completed_at: isoOrNull(inv.completedAt),
-  };
-}
-
-/** The invocation, if this key may see it: another project's, or another workspace's for a confined key, is 404. */
-export async function visibleInvocation(services: ExecServices, auth: AuthenticatedKey, id: string): Promise<Invocation> {
-  const inv = await services.exec.get(auth.project.id, id);
-  if (!mayUseWorkspace(auth, inv.workspaceId)) {
-    throw new GatewayError('invocation_not_found', { param: 'invocation_id', message: `No invocation ${id} in the workspaces this API key may use.` });
-  }
-  return inv;
 }
 
 export function execInvocationsRoutes(services: ExecServices): RouteDef[] {

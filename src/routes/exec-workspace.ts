@@ -5,9 +5,9 @@
  * 404 `workspace_not_found`; then a key confined to other workspaces gets 403
  * `workspace_not_allowed` (SPEC Authentication 10).
  */
-import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { mayUseWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import { GatewayError } from '../errors.js';
-import { describe } from '../schemas/issues.js';
+import { describe } from '../core/describe-value.js';
 import type { Services } from '../app/services.js';
 
 const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
@@ -30,9 +30,4 @@ export function requireExecWorkspace(value: unknown, auth: AuthenticatedKey, ser
   }
   if (!mayUseWorkspace(auth, value)) throw new GatewayError('workspace_not_allowed', { param, message: `The API key may not use workspace ${value}.` });
   return value;
-}
-
-export function mayUseWorkspace(auth: AuthenticatedKey, workspaceId: string): boolean {
-  const allowed = auth.key.allowedWorkspaceIds;
-  return allowed === null || allowed.includes(workspaceId);
 }

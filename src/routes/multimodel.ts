@@ -8,7 +8,7 @@ import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseChatRequest } from '../schemas/chat-request.js';
-import { describe } from '../schemas/issues.js';
+import { describe } from '../core/describe-value.js';
 import type { RouterChatServices } from '../app/chat/router-chat-services.js';
 import { serveMultimodelTurn, type MultimodelBody } from '../app/multimodel/multimodel-turn.js';
 import { keyed } from './guard.js';

@@ -21,7 +21,8 @@ import {
   positiveInteger,
   string,
 } from './fields.js';
-import { addIssue, describe, issueToGatewayError, needs } from './issues.js';
+import { describe } from '../core/describe-value.js';
+import { addIssue, issueToGatewayError, needs } from './issues.js';
 
 export const REASONING_EFFORTS = ['none', ...REASONING_LEVELS] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];

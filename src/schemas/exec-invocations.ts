@@ -8,9 +8,10 @@ import { z } from 'zod';
 import { APPROVAL_STATES, type ApprovalState } from '../core/exec/approval-machine.js';
 import { INVOCATION_STATUSES, type InvocationStatus } from '../core/exec/invocation-machine.js';
 import { GatewayError } from '../errors.js';
-import { parseJsonBody } from '../http/request.js';
+import { parseJsonBody } from '../json-body.js';
 import { integer } from './fields.js';
-import { describe, needs, parseStrictBody } from './issues.js';
+import { describe } from '../core/describe-value.js';
+import { needs, parseStrictBody } from './issues.js';
 
 /** docs/exec.md "Concepts": tool names. */
 export const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;

@@ -9,6 +9,7 @@
  * `params.got` (a better description of the offending value than the value at the issue's path).
  */
 import type { z } from 'zod';
+import { describe } from '../core/describe-value.js';
 import { ERROR_CATALOGUE, GatewayError, type ErrorCode } from '../errors.js';
 
 type Issue = z.core.$ZodIssue;
@@ -156,20 +157,6 @@ function valueAt(input: unknown, path: readonly PathSegment[]): unknown {
     value = (value as Record<PropertyKey, unknown>)[seg];
   }
   return value;
-}
-
-const MAX_ECHO = 40;
-
-/** Short enough to never echo a whole prompt or image back into an error message. */
-export function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (typeof value === 'string') {
-    return value.length > MAX_ECHO ? `${JSON.stringify(value.slice(0, MAX_ECHO))}... (${value.length} characters)` : JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `an array of ${value.length} item${value.length === 1 ? '' : 's'}`;
-  if (typeof value === 'object') return 'an object';
-  return String(value);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { parseJsonBody } from '../http/request.js';
+import { parseJsonBody } from '../json-body.js';
 import { needs, parseStrictBody } from './issues.js';
 
 export const MAX_JOIN_KEY_NAME = 128;

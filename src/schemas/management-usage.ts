@@ -6,8 +6,9 @@
  */
 import { z } from 'zod';
 import { GatewayError, type ErrorCode } from '../errors.js';
-import { DAY_MS, USAGE_GROUPS, type UsageGroupBy } from '../store/usage-totals.js';
-import { describe, requirementOf } from './issues.js';
+import { DAY_MS, USAGE_GROUPS, type UsageGroupBy } from '../core/store/usage-store.js';
+import { describe } from '../core/describe-value.js';
+import { requirementOf } from './issues.js';
 
 export const DEFAULT_USAGE_PAGE = 20;
 export const MAX_USAGE_PAGE = 100;

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { EVENT_TYPES, isEventType } from '../core/webhooks/event-types.js';
 import { GatewayError } from '../errors.js';
 import { absentIfNull, boolean, metadataField } from './fields.js';
-import { addIssue, describe, needs, parseStrictBody } from './issues.js';
+import { describe } from '../core/describe-value.js';
+import { addIssue, needs, parseStrictBody } from './issues.js';
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 512;

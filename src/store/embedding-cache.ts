@@ -1,20 +1,15 @@
 /**
- * Profile embeddings cached by SHA-256 of the text, per embedding model, so a restart (or a profile edit
+ * Profile embeddings cached by SHA-256 of the text (router/profile-index.ts hashes), per embedding model, so a restart (or a profile edit
  * that keeps most examples) re-embeds only what changed. Read and written only when a profile index is
  * (re)built, never per request. A cache, not shared state: with `storage.kind: postgres` it stays in each
  * instance's own SQLite file (a replica that lacks a vector embeds the text again).
  */
-import { createHash } from 'node:crypto';
 import { writeTransaction, type Db } from './db.js';
 
 export interface EmbeddingCache {
   /** Vectors found for the given texts' hashes; missing hashes are absent from the map. */
   getMany(modelKey: string, hashes: readonly string[]): Map<string, Float32Array>;
   putMany(modelKey: string, entries: readonly { hash: string; vector: Float32Array }[], now: number): void;
-}
-
-export function textHash(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 interface Row {

@@ -1,6 +1,6 @@
 /**
  * The execution surface's rows as both stores read them (SQLite: exec-agents-repo.ts and
- * exec/invocations/invocation-store.ts; PostgreSQL: postgres/exec-agents-store.ts and
+ * sqlite/invocation-store.ts; PostgreSQL: postgres/exec-agents-store.ts and
  * postgres/exec-invocations-store.ts): the same column names in both schemas, one mapping.
  */
 import type { AgentRecord, Manifest } from '../core/exec/agent-records.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll } from 'vitest';
-import { createInvocationStore } from '../../src/exec/invocations/invocation-store.js';
+import { createInvocationStore } from '../../src/store/sqlite/invocation-store.js';
 import { openDatabase } from '../../src/store/db.js';
 import { createPgExecInvocationsStore } from '../../src/store/postgres/exec-invocations-store.js';
 import { openPostgres } from '../../src/store/postgres/pg-store.js';

@@ -11,7 +11,7 @@ import { WebSocket } from 'undici';
 import { audioTokensForMs, fromUsageObject, textTokens } from '../../core/audio/audio-usage.js';
 import { pcm16DurationMs } from '../../core/audio/wav.js';
 import { isPromise } from '../../core/coordination/admission-port.js';
-import { parseClientEvent } from '../../core/realtime/events.js';
+import { parseClientEvent } from '../../schemas/realtime-events.js';
 import { GatewayError } from '../../errors.js';
 import { applyUpdate, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SegmentVerdict, type SessionState } from './realtime-session.js';
 import type { RealtimeSession, RealtimeSocket } from './realtime-socket.js';

@@ -9,7 +9,7 @@ import { multipartBody } from '../../core/audio/multipart.js';
 import { pcm16DurationMs, pcm16ToWav } from '../../core/audio/wav.js';
 import { deadlinesFor } from '../../core/chat/deadlines.js';
 import { isPromise } from '../../core/coordination/admission-port.js';
-import { newItemId, parseClientEvent, type ClientEvent, type Update } from '../../core/realtime/events.js';
+import { newItemId, parseClientEvent, type ClientEvent, type Update } from '../../schemas/realtime-events.js';
 import { PcmBuffer } from '../../core/realtime/pcm-buffer.js';
 import { EnergyVad } from '../../core/realtime/vad.js';
 import { GatewayError } from '../../errors.js';

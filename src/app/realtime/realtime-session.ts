@@ -13,7 +13,7 @@ import { budgetError } from '../../core/limits/budget-errors.js';
 import { refusalError } from '../../core/limits/limit-headers.js';
 import type { Admission } from '../../core/limits/rate-limiter.js';
 import { gaSessionFromBeta, sessionEventType, UPDATE_EVENT, type Dialect } from '../../core/realtime/dialect.js';
-import { errorEvent, serverEvent, type SessionUpdate, type TurnDetection, type Update } from '../../core/realtime/events.js';
+import { errorEvent, serverEvent, type SessionUpdate, type TurnDetection, type Update } from '../../schemas/realtime-events.js';
 import type { EndpointRecord } from '../../core/records.js';
 import { GatewayError } from '../../errors.js';
 import { recordAudioUsage, type AudioAccount } from '../audio/audio-call.js';

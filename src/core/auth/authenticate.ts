@@ -5,7 +5,7 @@
  * Order matters and follows SPEC 5: 401 (no usable key) before any 403, and a key never learns whether
  * another project or its endpoints exist (project_mismatch covers unknown projects too).
  */
-import type { Scope } from '../../config.js';
+import type { Scope } from './scopes.js';
 import { GatewayError } from '../../errors.js';
 import type { ApiKeyRecord, EndpointRecord, KeyCredential, ProjectRecord, WorkspaceRecord } from '../records.js';
 import { ipAllowed } from './ip-filter.js';
@@ -111,6 +111,12 @@ export interface WorkspaceChoice {
   readonly workspaceProject?: (workspaceId: string) => string | null;
   /** On direct routes: the endpoint must serve the workspace the request runs in. */
   readonly endpoint?: EndpointRecord;
+}
+
+/** A key confined to workspaces (SPEC Authentication 10) may use only those; an unconfined key, any of its project's. */
+export function mayUseWorkspace(auth: AuthenticatedKey, workspaceId: string): boolean {
+  const allowed = auth.key.allowedWorkspaceIds;
+  return allowed === null || allowed.includes(workspaceId);
 }
 
 /**

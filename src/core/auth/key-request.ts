@@ -3,7 +3,7 @@
  * the rules of SPEC "API key" and Authentication 10 checked against the project's records, then the record
  * and its one-time value. Pure apart from the random value and id; the callers store the result.
  */
-import type { Scope } from '../../config.js';
+import type { Scope } from './scopes.js';
 import type { ApiKeyRecord, EndpointRecord, ProjectRecord, WorkspaceRecord } from '../records.js';
 import { parseRange } from './ip-filter.js';
 import { hashKeyValue, keyPrefix, mintKeyValue, newKeyId } from './key-token.js';

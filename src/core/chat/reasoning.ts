@@ -21,9 +21,10 @@
  * - On a non-reasoning model every value of `reasoning_effort`, `none` included, is refused: SPEC
  *   refuses "the parameter".
  */
-import { REASONING_LEVELS, type ModelConfig } from '../../config.js';
+import type { ModelConfig } from '../../config.js';
 import { GatewayError } from '../../errors.js';
 import type { ReasoningEffort } from '../../schemas/chat-request.js';
+import { REASONING_LEVELS } from './reasoning-levels.js';
 
 type Level = (typeof REASONING_LEVELS)[number];
 

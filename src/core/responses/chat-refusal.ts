@@ -4,7 +4,7 @@
  * puts the refusal back in the terms of the request it did send (param and message), code unchanged.
  */
 import { GatewayError } from '../../errors.js';
-import { describe } from '../../schemas/issues.js';
+import { describe } from '../describe-value.js';
 
 /** Chat paths the translation writes -> the Responses field each came from; first match wins. */
 const RENAMES: readonly (readonly [RegExp, string])[] = [

@@ -1,7 +1,7 @@
 /**
  * The exec invocations aggregate's storage port (issue 12): invocations, their approvals and the
  * Idempotency-Key records (docs/exec.md "Invocations", "Approvals", "Durability"). SQLite
- * (store/sqlite/exec-invocations-store.ts over exec/invocations/invocation-store.ts) and PostgreSQL
+ * (store/sqlite/exec-invocations-store.ts over store/sqlite/invocation-store.ts) and PostgreSQL
  * (store/postgres/exec-invocations-store.ts) implement it; test/contract/exec-invocations-store-contract.ts
  * runs both.
  *

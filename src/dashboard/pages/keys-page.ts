@@ -6,7 +6,7 @@
  * the same refusal, in words, as it would over the API.
  */
 import type { ApiKeyWire } from '../../app/key-management.js';
-import { SCOPES } from '../../config.js';
+import { SCOPES } from '../../core/auth/scopes.js';
 import type { DashboardPrincipal } from '../principal.js';
 import { csrfField, projectDocument, when, type ProjectFrame } from './layout.js';
 import { html, type SafeHtml } from './markup.js';

@@ -1,5 +1,5 @@
 /** The projects overview (also where `/dashboard` leads) and each project's overview page. */
-import { DAY_MS } from '../../store/usage-totals.js';
+import { DAY_MS } from '../../core/store/usage-store.js';
 import { projectRoute, sendHtml, userPageRoute, type PageDef, type PageDeps } from './page-kit.js';
 import { PROJECTS_PATH } from './paths.js';
 import { renderProjectOverview, renderProjectsPage, type ProjectSummary } from './projects-page.js';

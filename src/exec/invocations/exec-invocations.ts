@@ -1,7 +1,7 @@
 /**
  * The invocations' half of the execution surface, assembled for the composition root (main.ts calls this
- * once): the store on the gateway's connection (the outbox writes events there, inside the same
- * transactions), the service, subscribed to the agent registry's reports, and its clock. Recovery runs
+ * once, with the store it chose: on SQLite the gateway's connection, where the outbox writes events inside
+ * the same transactions), the service, subscribed to the agent registry's reports, and its clock. Recovery runs
  * at start and whenever the instance registry finds a sibling dead: it fails only invocations whose
  * dispatching instance is gone (issue 12).
  */
@@ -10,16 +10,10 @@ import type { AgentRegistry } from '../../core/exec/agent-registry.js';
 import type { ArgumentsValidator } from '../../core/exec/tool-arguments.js';
 import type { ApprovalPolicy } from '../../core/exec/approval-machine.js';
 import { invocationIds } from '../../core/exec/invocation-ids.js';
-import type { EventOutbox } from '../../core/webhooks/outbox.js';
+import type { RecoveryCue } from '../../core/coordination/recovery-cue.js';
+import type { ExecInvocationsStore } from '../../core/store/exec-invocations-store.js';
 import type { Logger } from '../../log.js';
-import type { Db } from '../../store/db.js';
-import type { InstanceRegistry } from '../../store/instances-registry.js';
-import { createPgExecInvocationsStore, EXEC_INVOCATIONS_TOPIC } from '../../store/postgres/exec-invocations-store.js';
-import type { PgInstanceRegistry } from '../../store/postgres/instances-registry.js';
-import type { PgStore } from '../../store/postgres/pg-store.js';
-import { createSqliteExecInvocationsStore } from '../../store/sqlite/exec-invocations-store.js';
 import { ExecClock } from './exec-clock.js';
-import { createInvocationStore } from './invocation-store.js';
 import { InvocationService } from './invocation-service.js';
 
 /** Real time between the clock's polls: short, so a moved test clock shows its effect within a blink. */
@@ -36,21 +30,29 @@ export interface ExecInvocations {
   close(): void;
 }
 
+/**
+ * Where invocations are kept, chosen by the composition root (main.ts): this instance's SQLite file, or,
+ * with PostgreSQL, the shared database, where they are owned by this replica's id in its registry there.
+ */
+export interface ExecInvocationsStorage {
+  readonly store: ExecInvocationsStore;
+  /** The registry whose beats cue the recovery of what a gone instance left dispatched. */
+  readonly recoveryCue: RecoveryCue;
+  /**
+   * Shared storage: a dispatched invocation whose replica died is its agent going away (agent_offline),
+   * and another replica's commits are announced through `onChange`. Not shared: gateway_restarted.
+   */
+  readonly shared: { readonly onChange: (listener: () => void) => () => void } | null;
+}
+
 export interface ExecInvocationsOptions {
   readonly config: Config;
-  readonly db: Db;
-  readonly outbox: EventOutbox;
+  readonly storage: ExecInvocationsStorage;
   readonly registry: AgentRegistry;
   /** Invocation arguments checked off the event loop (src/pool/schema-pool.ts). */
   readonly argumentsValidator: ArgumentsValidator;
   readonly now: () => number;
   readonly logger: Logger;
-  readonly instances: InstanceRegistry;
-  /**
-   * PostgreSQL mode: invocations, approvals and their events in the shared database, owned by this
-   * replica's id in its registry there, recovered as that registry finds replicas dead; null: SQLite.
-   */
-  readonly shared: { readonly pg: PgStore; readonly instances: PgInstanceRegistry } | null;
 }
 
 /** Approval settings by project and workspace, from the config file; a workspace it does not list gets the defaults. */
@@ -71,10 +73,8 @@ export function approvalPolicies(config: Config): (projectId: string, workspaceI
 export const DEFAULT_POLICY: ApprovalPolicy = { approvalRequiredTools: [], chain: [{ target: 'operators', timeoutMs: 15 * 60 * 1000 }] };
 
 export function createExecInvocations(options: ExecInvocationsOptions): ExecInvocations {
-  const { config, db, outbox, registry, now, logger, instances, shared, argumentsValidator } = options;
-  const store = shared
-    ? createPgExecInvocationsStore(shared.pg, { owner: shared.instances.id, now })
-    : createSqliteExecInvocationsStore(createInvocationStore(db, outbox, instances.id));
+  const { config, registry, now, logger, argumentsValidator } = options;
+  const { store, recoveryCue, shared } = options.storage;
   const service = new InvocationService({
     store,
     registry,
@@ -111,8 +111,8 @@ export function createExecInvocations(options: ExecInvocationsOptions): ExecInvo
     service,
     start() {
       recover();
-      stopRecovering = (shared?.instances ?? instances).onSweep(recover);
-      if (shared) stopListening = shared.pg.onChange(EXEC_INVOCATIONS_TOPIC, onChange);
+      stopRecovering = recoveryCue.onSweep(recover);
+      if (shared) stopListening = shared.onChange(onChange);
       clock.start();
     },
     settled: () => service.settled(),

@@ -10,7 +10,7 @@
  *
  * Several instances share the store (issue 12), and any of them may apply a transition to any invocation
  * (a client's cancel, a clock's timeout, a queued retry), each from what it read a moment before. Every
- * commit is therefore guarded by the state the transition was computed from (invocation-store.ts), and
+ * commit is therefore guarded by the state the transition was computed from (store/sqlite/invocation-store.ts), and
  * whatever follows a commit (the send to the agent, telling readers) is done only by the instance whose
  * commit won: an event is written once, an invocation is dispatched to one agent. Only the instance that
  * dispatched an invocation holds its agent's socket, so when another instance ends it, `reconcile` (on

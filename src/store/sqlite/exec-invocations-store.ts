@@ -1,10 +1,10 @@
 /**
- * The exec invocations port on this instance's SQLite file: exec/invocations/invocation-store.ts
+ * The exec invocations port on this instance's SQLite file: invocation-store.ts
  * unchanged underneath (its guarded writes, its transactions, its outbox), behind promises. A claim's
  * send runs inside the synchronous write transaction, as before.
  */
 import type { ExecInvocationsStore } from '../../core/store/exec-invocations-store.js';
-import type { InvocationStore } from '../../exec/invocations/invocation-store.js';
+import type { InvocationStore } from './invocation-store.js';
 
 export function createSqliteExecInvocationsStore(store: InvocationStore): ExecInvocationsStore {
   return {

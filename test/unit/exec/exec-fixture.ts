@@ -8,7 +8,7 @@ import type { ApprovalPolicy } from '../../../src/core/exec/approval-machine.js'
 import { invocationIds } from '../../../src/core/exec/invocation-ids.js';
 import { inProcessValidator } from '../../../src/core/exec/schema-compiler.js';
 import type { ExecInvocationsStore } from '../../../src/core/store/exec-invocations-store.js';
-import { createInvocationStore, type InvocationStore } from '../../../src/exec/invocations/invocation-store.js';
+import { createInvocationStore, type InvocationStore } from '../../../src/store/sqlite/invocation-store.js';
 import { InvocationService } from '../../../src/exec/invocations/invocation-service.js';
 import { EVENT_TYPES } from '../../../src/core/webhooks/event-types.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';

@@ -26,7 +26,7 @@ const { parentPort, workerData } = require('node:worker_threads');
   const load = (path) => import(workerData.dist + path);
   const { openDatabase } = await load('src/store/db.js');
   const { createOutbox } = await load('src/store/webhook-outbox.js');
-  const { createInvocationStore } = await load('src/exec/invocations/invocation-store.js');
+  const { createInvocationStore } = await load('src/store/sqlite/invocation-store.js');
   const { InvocationService, DUE_BATCH } = await load('src/exec/invocations/invocation-service.js');
   const { createSqliteExecInvocationsStore } = await load('src/store/sqlite/exec-invocations-store.js');
   const { invocationIds } = await load('src/core/exec/invocation-ids.js');

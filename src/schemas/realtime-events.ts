@@ -5,10 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { GatewayError } from '../../errors.js';
-import { absentIfNull, integer, nonEmptyString, numberBetween, string } from '../../schemas/fields.js';
-import { issueToGatewayError, needs } from '../../schemas/issues.js';
-import { betaSessionFromGa, type Dialect } from './dialect.js';
+import { GatewayError } from '../errors.js';
+import { absentIfNull, integer, nonEmptyString, numberBetween, string } from './fields.js';
+import { issueToGatewayError, needs } from './issues.js';
+import { betaSessionFromGa, type Dialect } from '../core/realtime/dialect.js';
 
 const eventId = absentIfNull(string());
 

@@ -20,9 +20,9 @@ import type { ExecEvent } from '../../core/exec/exec-events.js';
 import { deadlineOf, type Invocation, type InvocationStatus } from '../../core/exec/invocation-machine.js';
 import type { Change, ClaimOutcome, CreateOutcome, IdempotencyRecord, Page, PageQuery } from '../../core/store/exec-invocations-store.js';
 import type { EventOutbox } from '../../core/webhooks/outbox.js';
-import { writeTransaction, type Db } from '../../store/db.js';
-import { toInvocation, toApproval, type InvocationRow, type ApprovalRow } from '../../store/exec-rows.js';
-import { toJson } from '../../store/json-column.js';
+import { writeTransaction, type Db } from '../db.js';
+import { toInvocation, toApproval, type InvocationRow, type ApprovalRow } from '../exec-rows.js';
+import { toJson } from '../json-column.js';
 
 export type { Change, ClaimOutcome, CreateOutcome, IdempotencyRecord, Page, PageQuery } from '../../core/store/exec-invocations-store.js';
 
