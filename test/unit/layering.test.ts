@@ -85,8 +85,24 @@ function violations(): string[] {
   return found.sort();
 }
 
+/** Files outside src/wiring/ that import it: the composition root's parts are for src/main.ts alone (src/wiring/README.md). */
+function wiringImporters(): string[] {
+  const found: string[] = [];
+  for (const file of sourceFiles(SRC)) {
+    const from = relative(SRC, file);
+    if (from === 'main.ts' || topOf(from) === 'wiring') continue;
+    const text = readFileSync(file, 'utf8').replace(/\{[^}]*\}/g, (block) => block.replace(/\s+/g, ' '));
+    for (const specifier of importsOf(text)) if (topOf(target(file, specifier)) === 'wiring') found.push(`${from} -> ${target(file, specifier)}`);
+  }
+  return found.sort();
+}
+
 describe('layering (ARCHITECTURE.md: dependencies point one way)', () => {
   const found = violations();
+
+  it('lets nothing but main.ts import the composition root\'s parts (src/wiring/)', () => {
+    expect(wiringImporters()).toEqual([]);
+  });
 
   it('finds no wrong-way import outside the known list', () => {
     expect(found.filter((v) => !(v in KNOWN))).toEqual([]);
