@@ -58,61 +58,10 @@ export function createMetrics(poolQueueSize: () => number, poolUtilization: () =
   const ttft = new PlainHistogram('switchboard_time_to_first_token_seconds', 'Time from the request to the first streamed byte, per endpoint and model.', ['project', 'endpoint', 'model'], LATENCY_BUCKETS);
   for (const h of [latency, upstream, endpointUpstream, ttft]) registry.registerMetric(h);
   // Per endpoint: plain numbers on the hot path, like the family counts above.
-  const endpointCounts = new Map<string, { labels: EndpointLabels; byStatus: Map<number, number> }>();
-  const tokenCounts = new Map<string, { labels: EndpointLabels; prompt: number; completion: number; cached: number }>();
-  new Counter({
-    name: 'switchboard_endpoint_requests_total',
-    help: 'Requests served by an endpoint, by status.',
-    labelNames: ['project', 'endpoint', 'model', 'status'] as const,
-    registers: [registry],
-    collect() {
-      for (const { labels, byStatus } of endpointCounts.values()) {
-        for (const [status, n] of byStatus) if (n > 0) this.inc({ ...labels, status: String(status) }, n);
-        byStatus.clear();
-      }
-    },
-  });
-  new Counter({
-    name: 'switchboard_tokens_total',
-    help: 'Tokens billed per endpoint and model, by kind (prompt, completion, cached prompt).',
-    labelNames: ['project', 'endpoint', 'model', 'kind'] as const,
-    registers: [registry],
-    collect() {
-      for (const t of tokenCounts.values()) {
-        if (t.prompt > 0) this.inc({ ...t.labels, kind: 'prompt' }, t.prompt);
-        if (t.completion > 0) this.inc({ ...t.labels, kind: 'completion' }, t.completion);
-        if (t.cached > 0) this.inc({ ...t.labels, kind: 'cached' }, t.cached);
-        t.prompt = t.completion = t.cached = 0;
-      }
-    },
-  });
-  new Gauge({
-    name: 'switchboard_requests_in_flight',
-    help: 'Requests being served.',
-    labelNames: ['family'] as const,
-    registers: [registry],
-    collect() {
-      for (const [family, n] of inFlightCounts) this.set({ family }, n);
-    },
-  });
-  new Gauge({
-    name: 'switchboard_pool_queue_depth',
-    help: 'Tasks waiting for a worker thread.',
-    registers: [registry],
-    collect() {
-      this.set(poolQueueSize());
-    },
-  });
-  new Gauge({
-    name: 'switchboard_pool_utilization',
-    help: 'Share of worker-thread time spent on tasks (0 to 1).',
-    // Under `serve --workers N` each worker has its pool: the process's share is their mean (metrics-workers.ts).
-    aggregator: 'average',
-    registers: [registry],
-    collect() {
-      this.set(poolUtilization());
-    },
-  });
+  const endpointCounts: EndpointCounts = new Map();
+  const tokenCounts: TokenCounts = new Map();
+  registerEndpointCounters(registry, endpointCounts, tokenCounts);
+  registerGauges(registry, inFlightCounts, poolQueueSize, poolUtilization);
 
   const upstreamErrors = new Counter({
     name: 'switchboard_upstream_errors_total',
@@ -164,6 +113,70 @@ export function createMetrics(poolQueueSize: () => number, poolUtilization: () =
       entry.cached += cached;
     },
   };
+}
+
+type EndpointCounts = Map<string, { labels: EndpointLabels; byStatus: Map<number, number> }>;
+type TokenCounts = Map<string, { labels: EndpointLabels; prompt: number; completion: number; cached: number }>;
+
+/** Per-endpoint requests and tokens, counted as plain numbers on the hot path and handed over at scrape time. */
+function registerEndpointCounters(registry: Registry, endpointCounts: EndpointCounts, tokenCounts: TokenCounts): void {
+  new Counter({
+    name: 'switchboard_endpoint_requests_total',
+    help: 'Requests served by an endpoint, by status.',
+    labelNames: ['project', 'endpoint', 'model', 'status'] as const,
+    registers: [registry],
+    collect() {
+      for (const { labels, byStatus } of endpointCounts.values()) {
+        for (const [status, n] of byStatus) if (n > 0) this.inc({ ...labels, status: String(status) }, n);
+        byStatus.clear();
+      }
+    },
+  });
+  new Counter({
+    name: 'switchboard_tokens_total',
+    help: 'Tokens billed per endpoint and model, by kind (prompt, completion, cached prompt).',
+    labelNames: ['project', 'endpoint', 'model', 'kind'] as const,
+    registers: [registry],
+    collect() {
+      for (const t of tokenCounts.values()) {
+        if (t.prompt > 0) this.inc({ ...t.labels, kind: 'prompt' }, t.prompt);
+        if (t.completion > 0) this.inc({ ...t.labels, kind: 'completion' }, t.completion);
+        if (t.cached > 0) this.inc({ ...t.labels, kind: 'cached' }, t.cached);
+        t.prompt = t.completion = t.cached = 0;
+      }
+    },
+  });
+}
+
+/** Requests in flight and the worker pool's queue and utilization, read at scrape time. */
+function registerGauges(registry: Registry, inFlightCounts: Map<string, number>, poolQueueSize: () => number, poolUtilization: () => number): void {
+  new Gauge({
+    name: 'switchboard_requests_in_flight',
+    help: 'Requests being served.',
+    labelNames: ['family'] as const,
+    registers: [registry],
+    collect() {
+      for (const [family, n] of inFlightCounts) this.set({ family }, n);
+    },
+  });
+  new Gauge({
+    name: 'switchboard_pool_queue_depth',
+    help: 'Tasks waiting for a worker thread.',
+    registers: [registry],
+    collect() {
+      this.set(poolQueueSize());
+    },
+  });
+  new Gauge({
+    name: 'switchboard_pool_utilization',
+    help: 'Share of worker-thread time spent on tasks (0 to 1).',
+    // Under `serve --workers N` each worker has its pool: the process's share is their mean (metrics-workers.ts).
+    aggregator: 'average',
+    registers: [registry],
+    collect() {
+      this.set(poolUtilization());
+    },
+  });
 }
 
 interface Series {

@@ -33,6 +33,16 @@ export interface BroadcastPresence extends ExecPresence {
   close(): void;
 }
 
+/** Calls each listener, from a copy: a listener may unsubscribe itself. */
+function notify(listeners: Iterable<() => void> | undefined): void {
+  for (const fn of [...(listeners ?? [])]) fn();
+}
+
+function subscribe(set: Set<() => void>, fn: () => void): () => void {
+  set.add(fn);
+  return () => void set.delete(fn);
+}
+
 /** `isRegistered`: the store's instance registry (a worker that died is not, once reaped). */
 export function createBroadcastPresence(channelName: string, instanceId: string, isRegistered: (id: string) => boolean): BroadcastPresence {
   const channel = new BroadcastChannel(channelName);
@@ -46,14 +56,6 @@ export function createBroadcastPresence(channelName: string, instanceId: string,
   const post = (message: PresenceMessage): void => {
     if (!closed) channel.postMessage(message);
   };
-  const notify = (listeners: Iterable<() => void> | undefined): void => {
-    for (const fn of [...(listeners ?? [])]) fn();
-  };
-  const subscribe = (set: Set<() => void>, fn: () => void): (() => void) => {
-    set.add(fn);
-    return () => void set.delete(fn);
-  };
-
   const receive = (m: PresenceMessage): void => {
     switch (m.kind) {
       case 'attach':

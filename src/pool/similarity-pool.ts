@@ -54,6 +54,22 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
+/** Settles the task a reply answers. */
+function settleReply(waiting: Map<number, Waiter>, w: Worker, reply: SimilarityReply): void {
+  const waiter = waiting.get(reply.id);
+  waiting.delete(reply.id);
+  // Held only while an answer is awaited: an idle thread does not keep the process alive.
+  if (waiting.size === 0) w.unref();
+  if (!waiter) return;
+  if (reply.ok) waiter.resolve(reply.value);
+  else waiter.reject(new Error(reply.message));
+}
+
+function failAll(waiting: Map<number, Waiter>, err: Error): void {
+  for (const w of waiting.values()) w.reject(err);
+  waiting.clear();
+}
+
 export function createSimilarityPool(options: { stopWaitMs?: number } = {}): SimilarityPool {
   let worker: Worker | null = null;
   let closed = false;
@@ -68,27 +84,14 @@ export function createSimilarityPool(options: { stopWaitMs?: number } = {}): Sim
   /** Small indexes as loaded into the thread, scanned here (by key; a search names the version it expects). */
   const small = new Map<string, Small>();
 
-  function failAll(err: Error): void {
-    for (const w of waiting.values()) w.reject(err);
-    waiting.clear();
-  }
-
   function thread(): Worker {
     if (worker) return worker;
     const w = new Worker(new URL('./similarity-thread.js', import.meta.url), { workerData: { cancel } });
-    w.on('message', (reply: SimilarityReply) => {
-      const waiter = waiting.get(reply.id);
-      waiting.delete(reply.id);
-      // Held only while an answer is awaited: an idle thread does not keep the process alive.
-      if (waiting.size === 0) w.unref();
-      if (!waiter) return;
-      if (reply.ok) waiter.resolve(reply.value);
-      else waiter.reject(new Error(reply.message));
-    });
-    w.on('error', (err) => failAll(err));
+    w.on('message', (reply: SimilarityReply) => settleReply(waiting, w, reply));
+    w.on('error', (err) => failAll(waiting, err));
     w.on('exit', (code) => {
       if (worker === w) worker = null;
-      failAll(new Error(`the similarity thread exited (${code})`));
+      failAll(waiting, new Error(`the similarity thread exited (${code})`));
     });
     w.unref();
     worker = w;
@@ -152,7 +155,7 @@ export function createSimilarityPool(options: { stopWaitMs?: number } = {}): Sim
         w.postMessage({ stop: true } satisfies SimilarityStop);
         if (!(await settlesWithin(exited, options.stopWaitMs ?? STOP_WAIT_MS))) await w.terminate();
       }
-      failAll(new Error('the similarity thread is closed'));
+      failAll(waiting, new Error('the similarity thread is closed'));
     },
   };
 }

@@ -83,24 +83,10 @@ export function createProfileIndexes(deps: ProfileIndexDeps): ProfileIndexes {
   let versions = 0;
 
   async function build(key: string, signature: string, endpoints: readonly EndpointRecord[], embedding: EndpointRecord): Promise<IndexHandle> {
-    const modelKey = `${embedding.id}:${embedding.upstream.model}`;
     const texts = endpoints.map(profileTexts);
     const hashes = texts.map((list) => list.map(textHash));
     const flat = hashes.flat();
-    const vectors = deps.cache.getMany(modelKey, [...new Set(flat)]);
-    const wanted = new Map<string, string>();
-    texts.flat().forEach((text, i) => {
-      const hash = flat[i] ?? '';
-      if (!vectors.has(hash)) wanted.set(hash, text);
-    });
-    const missing = [...wanted];
-    for (let i = 0; i < missing.length; i += EMBED_BATCH) {
-      const batch = missing.slice(i, i + EMBED_BATCH);
-      const embedded = await deps.embedTexts(embedding, batch.map(([, t]) => t));
-      const entriesOut = batch.map(([hash], j) => ({ hash, vector: embedded[j] as Float32Array }));
-      deps.cache.putMany(modelKey, entriesOut, deps.now());
-      for (const e of entriesOut) vectors.set(e.hash, e.vector);
-    }
+    const vectors = await profileVectors(deps, embedding, texts.flat(), flat);
     const dimensions = vectors.get(flat[0] ?? '')?.length ?? 0;
     const starts = new Int32Array(endpoints.length + 1);
     hashes.forEach((list, i) => (starts[i + 1] = (starts[i] ?? 0) + list.length));
@@ -169,6 +155,26 @@ export function createProfileIndexes(deps: ProfileIndexDeps): ProfileIndexes {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The vectors of the profile texts (by hash): from the cache, the missing ones embedded in batches and cached. */
+async function profileVectors(deps: ProfileIndexDeps, embedding: EndpointRecord, texts: readonly string[], hashes: readonly string[]): Promise<Map<string, Float32Array>> {
+  const modelKey = `${embedding.id}:${embedding.upstream.model}`;
+  const vectors = deps.cache.getMany(modelKey, [...new Set(hashes)]);
+  const wanted = new Map<string, string>();
+  texts.forEach((text, i) => {
+    const hash = hashes[i] ?? '';
+    if (!vectors.has(hash)) wanted.set(hash, text);
+  });
+  const missing = [...wanted];
+  for (let i = 0; i < missing.length; i += EMBED_BATCH) {
+    const batch = missing.slice(i, i + EMBED_BATCH);
+    const embedded = await deps.embedTexts(embedding, batch.map(([, t]) => t));
+    const entriesOut = batch.map(([hash], j) => ({ hash, vector: embedded[j] as Float32Array }));
+    deps.cache.putMany(modelKey, entriesOut, deps.now());
+    for (const e of entriesOut) vectors.set(e.hash, e.vector);
+  }
+  return vectors;
 }
 
 function signatureOf(endpoints: readonly EndpointRecord[], embedding: EndpointRecord): string {

@@ -118,36 +118,6 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
     return members;
   }
 
-  async function score(r: RouteRequest, plan: ClassifyPlan, embedding: EndpointRecord): Promise<Similarity> {
-    const key = `${r.projectId}/${r.workspaceId ?? '*'}`;
-    const handle = await withTimeout(deps.indexes.ensure(key, indexed(r.projectId, r.workspaceId), embedding), deps.indexWaitMs);
-    if (!handle) return null;
-    let query: Float32Array<ArrayBuffer>;
-    try {
-      query = await deps.embedQuery(embedding, plan.input.query.text, r.onAbort, r.requestId);
-    } catch {
-      return null;
-    }
-    if (handle.count === 0) return new Map();
-    if (query.length !== handle.dimensions) return null;
-    const eligible = new Int32Array(plan.eligible.length);
-    let n = 0;
-    for (const e of plan.eligible) {
-      const p = handle.positions.get(e.id);
-      if (p !== undefined) eligible[n++] = p;
-    }
-    // Positions are unique: when every indexed endpoint is eligible the search needs no filter.
-    const allowed = n === handle.endpointIds.length ? null : eligible.slice(0, n);
-    const incumbent = plan.incumbent ? handle.positions.get(plan.incumbent.id) : undefined;
-    // Not abortable: a search takes well under a millisecond.
-    const result = await deps.similarity.search({ key, version: handle.version, query, k: deps.searchK, allowed, exact: incumbent === undefined ? NO_POSITIONS : Int32Array.of(incumbent) });
-    if (!result.found) {
-      deps.indexes.invalidate(handle);
-      return null;
-    }
-    return scoresById(handle, result.endpoints, result.scores);
-  }
-
   return {
     settingsOf,
     embeddingEndpoint,
@@ -186,7 +156,7 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
       // is copied only when some endpoint misses (the common turn keeps its one shape, as elsewhere here).
       const misses = planned.kind === 'classify' && deps.sloMisses ? deps.sloMisses(r.projectId, planned.eligible.map((e) => e.id), r.slo ?? null) : null;
       const plan = planned.kind === 'classify' && misses !== null && misses.size > 0 ? { ...planned, input: { ...input, sloMisses: misses } } : planned;
-      const decision = plan.kind === 'decided' ? plan.decision : finishRoute(plan, await score(r, plan, embedding as EndpointRecord));
+      const decision = plan.kind === 'decided' ? plan.decision : finishRoute(plan, await score(deps, indexed(r.projectId, r.workspaceId), r, plan, embedding as EndpointRecord));
       if (decision.classified && conversation !== null) {
         deps.affinity.set(`${r.projectId}/${r.workspaceId ?? '*'}/${conversation}`, decision.endpointId, deps.now());
       }
@@ -204,6 +174,37 @@ export function createSemanticRouter(deps: SemanticRouterDeps): SemanticRouter {
       }
     },
   };
+}
+
+/** Similarity of the query to the eligible endpoints' profiles; null when the index or the query embedding is not to be had. */
+async function score(deps: SemanticRouterDeps, members: EndpointRecord[], r: RouteRequest, plan: ClassifyPlan, embedding: EndpointRecord): Promise<Similarity> {
+  const key = `${r.projectId}/${r.workspaceId ?? '*'}`;
+  const handle = await withTimeout(deps.indexes.ensure(key, members, embedding), deps.indexWaitMs);
+  if (!handle) return null;
+  let query: Float32Array<ArrayBuffer>;
+  try {
+    query = await deps.embedQuery(embedding, plan.input.query.text, r.onAbort, r.requestId);
+  } catch {
+    return null;
+  }
+  if (handle.count === 0) return new Map();
+  if (query.length !== handle.dimensions) return null;
+  const eligible = new Int32Array(plan.eligible.length);
+  let n = 0;
+  for (const e of plan.eligible) {
+    const p = handle.positions.get(e.id);
+    if (p !== undefined) eligible[n++] = p;
+  }
+  // Positions are unique: when every indexed endpoint is eligible the search needs no filter.
+  const allowed = n === handle.endpointIds.length ? null : eligible.slice(0, n);
+  const incumbent = plan.incumbent ? handle.positions.get(plan.incumbent.id) : undefined;
+  // Not abortable: a search takes well under a millisecond.
+  const result = await deps.similarity.search({ key, version: handle.version, query, k: deps.searchK, allowed, exact: incumbent === undefined ? NO_POSITIONS : Int32Array.of(incumbent) });
+  if (!result.found) {
+    deps.indexes.invalidate(handle);
+    return null;
+  }
+  return scoresById(handle, result.endpoints, result.scores);
 }
 
 /** Never written: sent (cloned, empty) when a search has no incumbent to score. */

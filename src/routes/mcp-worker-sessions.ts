@@ -68,6 +68,29 @@ export interface McpWorkerSessions {
   close(): void;
 }
 
+/** A server of this worker initialized as the client initialized the owner's. */
+async function openReplica(deps: McpWorkerSessionsDeps, ref: SessionRef, initialize: string, onClosed: (id: string) => void): Promise<Replica | null> {
+  const server = deps.createServer();
+  const transport: Transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => ref.id,
+    maxRequestBodySize: deps.maxBodyBytes,
+    onsessionclosed: onClosed,
+  });
+  await server.connect(transport);
+  const replay = new Request('http://localhost/mcp', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: initialize,
+  });
+  const res = await transport.handleRequest(replay);
+  await res.text();
+  if (res.status !== 200 || transport.sessionId !== ref.id) {
+    await server.close().catch(() => undefined);
+    return null;
+  }
+  return { ...ref, server, transport, lastUsedAt: deps.now() };
+}
+
 export function createMcpWorkerSessions(deps: McpWorkerSessionsDeps): McpWorkerSessions {
   const { rpc, sessions, now } = deps;
   /** By the owner: the `initialize` message of each session it created (gone with its transport). */
@@ -95,36 +118,13 @@ export function createMcpWorkerSessions(deps: McpWorkerSessionsDeps): McpWorkerS
     return true;
   });
 
-  /** A server of this worker initialized as the client initialized the owner's. */
-  async function open(ref: SessionRef, initialize: string): Promise<Replica | null> {
-    const server = deps.createServer();
-    const transport: Transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => ref.id,
-      maxRequestBodySize: deps.maxBodyBytes,
-      onsessionclosed: (id) => void replicas.delete(id),
-    });
-    await server.connect(transport);
-    const replay = new Request('http://localhost/mcp', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: initialize,
-    });
-    const res = await transport.handleRequest(replay);
-    await res.text();
-    if (res.status !== 200 || transport.sessionId !== ref.id) {
-      await server.close().catch(() => undefined);
-      return null;
-    }
-    return { ...ref, server, transport, lastUsedAt: now() };
-  }
-
   async function replicaOf(ref: SessionRef, initialize: string): Promise<Replica | null> {
     const held = replicas.get(ref.id);
     if (held && held.projectId === ref.projectId && held.keyId === ref.keyId) return held;
     // Two requests at once for a session new here: one replica.
     let pending = opening.get(ref.id);
     if (!pending) {
-      pending = open(ref, initialize).finally(() => opening.delete(ref.id));
+      pending = openReplica(deps, ref, initialize, (id) => void replicas.delete(id)).finally(() => opening.delete(ref.id));
       opening.set(ref.id, pending);
     }
     const r = await pending;

@@ -29,7 +29,7 @@ import { sendWebResponse, webRequestOf } from '../mcp/web-bridge.js';
 import type { ExecServices } from './exec-invocations.js';
 import { namedWorkspace, requireKey } from './guard.js';
 import type { WorkerRpc } from '../coordination/worker-rpc.js';
-import { createMcpWorkerSessions } from './mcp-worker-sessions.js';
+import { createMcpWorkerSessions, type McpWorkerSessions } from './mcp-worker-sessions.js';
 
 export interface McpServices extends ExecServices {
   /** The approvals' use cases, with their rule of who decides (the `exec.approval_*` tools). */
@@ -53,6 +53,36 @@ export interface McpRoutes {
 /** SDK convention for a session this server does not hold (JSON-RPC error -32001 with HTTP 404). */
 const SESSION_NOT_FOUND = JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found: initialize a new session.' }, id: null });
 
+/**
+ * A new session's transport (not yet stored) for a request without a session id, on a place reserved
+ * for it under the key's and the project's caps (429 past them); stored once `initialize` succeeded.
+ */
+async function newTransport(services: McpServices, sessions: McpSessions, deps: McpToolsDeps, workers: McpWorkerSessions | null, auth: AuthenticatedKey): Promise<{ transport: WebStandardStreamableHTTPServerTransport; place: Reservation }> {
+  const place = sessions.reserve(auth.project.id, auth.key.id);
+  const server = createMcpServer(deps);
+  const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: () => workers?.newSessionId() ?? randomUUID(),
+    // Our reader already capped the body (413 payload_too_large); the SDK's default of 4 MiB is lower.
+    maxRequestBodySize: services.maxBodyBytes,
+    // Stored only once `initialize` succeeded: a stray request without a session leaves nothing behind.
+    onsessioninitialized: (id) => {
+      place.commit(id, { server, transport, projectId: auth.project.id, keyId: auth.key.id, lastUsedAt: services.now(), inFlight: 0 });
+    },
+    onsessionclosed: (id) => sessions.forget(id),
+  });
+  await server.connect(transport);
+  return { transport, place };
+}
+
+/** One more unit of the key's request class for a batch's further request (request-screen.ts). */
+const admitOne = (services: McpServices, ctx: RouteContext, auth: AuthenticatedKey) => async (): Promise<GatewayError | null> => {
+  const { route } = ctx;
+  const admission = await services.limits.admit(auth.project, auth.key, limitClassOf(route.family, route.method, route.pattern), services.now());
+  // Replacing the headers of the admissions before: they report the allowance left after the last unit.
+  writeRateLimitHeaders(admission.view, (name, value) => ctx.reply.replaceHeader(name, value));
+  return admission.refusal ? refusalError(admission.refusal) : null;
+};
+
 export function mcpRoutes(services: McpServices): McpRoutes {
   const sessions = new McpSessions(services.now, { ...DEFAULT_SESSION_LIMITS, ...services.mcpSessionLimits });
   const sweep = setInterval(() => sessions.sweep(), 60_000);
@@ -69,43 +99,13 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     : null;
 
   /**
-   * A new session's transport (not yet stored) for a request without a session id, on a place reserved
-   * for it under the key's and the project's caps (429 past them); stored once `initialize` succeeded.
-   */
-  async function newTransport(auth: AuthenticatedKey): Promise<{ transport: WebStandardStreamableHTTPServerTransport; place: Reservation }> {
-    const place = sessions.reserve(auth.project.id, auth.key.id);
-    const server = createMcpServer(deps);
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => workers?.newSessionId() ?? randomUUID(),
-      // Our reader already capped the body (413 payload_too_large); the SDK's default of 4 MiB is lower.
-      maxRequestBodySize: services.maxBodyBytes,
-      // Stored only once `initialize` succeeded: a stray request without a session leaves nothing behind.
-      onsessioninitialized: (id) => {
-        place.commit(id, { server, transport, projectId: auth.project.id, keyId: auth.key.id, lastUsedAt: services.now(), inFlight: 0 });
-      },
-      onsessionclosed: (id) => sessions.forget(id),
-    });
-    await server.connect(transport);
-    return { transport, place };
-  }
-
-  /** One more unit of the key's request class for a batch's further request (request-screen.ts). */
-  const admitOne = (ctx: RouteContext, auth: AuthenticatedKey) => async (): Promise<GatewayError | null> => {
-    const { route } = ctx;
-    const admission = await services.limits.admit(auth.project, auth.key, limitClassOf(route.family, route.method, route.pattern), services.now());
-    // Replacing the headers of the admissions before: they report the allowance left after the last unit.
-    writeRateLimitHeaders(admission.view, (name, value) => ctx.reply.replaceHeader(name, value));
-    return admission.refusal ? refusalError(admission.refusal) : null;
-  };
-
-  /**
    * A session's request: its batch charged and its tools/call params checked first (request-screen.ts).
    * `session` is null for another worker's session served here on a replica (its owner counts its use).
    */
   async function onSession(ctx: RouteContext, auth: AuthenticatedKey, transport: WebStandardStreamableHTTPServerTransport, session: McpSession | null, call: McpCallContext, body: Buffer | null): Promise<void> {
     const { req, reply } = ctx;
     const parsed = req.method === 'POST' && body ? parsedJson(body) : undefined;
-    const screened = parsed === undefined ? null : await screenMessages(parsed, admitOne(ctx, auth));
+    const screened = parsed === undefined ? null : await screenMessages(parsed, admitOne(services, ctx, auth));
     const answered = screened?.answered ?? [];
     if (session) session.inFlight += 1;
     try {
@@ -141,7 +141,7 @@ export function mcpRoutes(services: McpServices): McpRoutes {
       await onSession(ctx, auth, transport, session, call, body);
       return;
     }
-    const { transport, place } = await newTransport(auth);
+    const { transport, place } = await newTransport(services, sessions, deps, workers, auth);
     try {
       const res = await transport.handleRequest(webRequestOf(req, body), { authInfo: call.toAuthInfo() });
       workers?.initialized(transport, body);

@@ -85,11 +85,21 @@ const LAYERS: readonly (readonly [name: string, units: Readonly<Record<string, r
   ],
   ['transport', { 'routes/': ['core/', 'config*.ts', 'schemas/', 'http/', 'app/', 'batches/', 'mcp/'] }],
   [
+    'composition parts',
+    {
+      // The composition root's modules, one per subsystem (src/wiring/README.md): only main.ts imports them.
+      'wiring/': [
+        'core/', 'config*.ts', 'store/', 'upstream/', 'pool/', 'coordination/', 'tracing/', 'http/', 'log.ts', 'router/', 'exec/',
+        'access-line.ts', 'metrics-workers.ts', 'app/', 'batches/', 'mcp/', 'dashboard/', 'webhook-system.ts', 'routes/',
+      ],
+    },
+  ],
+  [
     'composition',
     {
       'main.ts': [
         'core/', 'config*.ts', 'store/', 'upstream/', 'pool/', 'coordination/', 'tracing/', 'http/', 'log.ts', 'router/', 'exec/',
-        'access-line.ts', 'metrics-workers.ts', 'app/', 'batches/', 'mcp/', 'dashboard/', 'webhook-system.ts', 'routes/',
+        'access-line.ts', 'metrics-workers.ts', 'app/', 'batches/', 'mcp/', 'dashboard/', 'webhook-system.ts', 'routes/', 'wiring/',
       ],
     },
   ],
@@ -222,9 +232,21 @@ function cycleOf(graph: ReadonlyMap<string, ReadonlySet<string>>): string | unde
   return undefined;
 }
 
+/** Imports of src/wiring/ (type-only ones too) from anywhere but main.ts: the composition root's parts are for it alone (src/wiring/README.md). */
+function wiringImporters(): string[] {
+  return edges()
+    .filter((e) => e.toUnit === 'wiring/' && e.fromUnit !== 'main.ts')
+    .map((e) => `${e.from} -> ${e.to}`)
+    .sort();
+}
+
 describe('layering (ARCHITECTURE.md: dependencies point one way)', () => {
   const all = edges();
   const wrongWay = all.filter((e) => !e.typeOnly && !mayImport.get(e.fromUnit)?.has(e.toUnit)).map((e) => `${e.from} -> ${e.to}`);
+
+  it('lets nothing but main.ts import the composition root\'s parts (src/wiring/)', () => {
+    expect(wiringImporters()).toEqual([]);
+  });
 
   it('puts every folder and top-level file of src/ in the table, and lists no unit that does not exist', () => {
     const present = new Set([...readdirSync(SRC, { withFileTypes: true }).map((e) => unitOf(`src/${e.name}${e.isDirectory() ? '/' : ''}`)), '../workers/']);

@@ -50,6 +50,23 @@ export interface BatchScheduler {
   close(): Promise<void>;
 }
 
+/** Runs a claimed line, then its follow-up; a failure of either is reported, never thrown. */
+function runLine(ports: SchedulerPorts, line: ClaimedLine): Promise<void> {
+  return ports
+    .run(line)
+    .catch((err: unknown) => {
+      ports.onError(err);
+      return { kind: 'settled' } as const;
+    })
+    .then(() => {
+      try {
+        ports.afterLine(line);
+      } catch (err) {
+        ports.onError(err);
+      }
+    });
+}
+
 export function createBatchScheduler(ports: SchedulerPorts): BatchScheduler {
   let inFlight = 0;
   let closed = false;
@@ -115,24 +132,11 @@ export function createBatchScheduler(ports: SchedulerPorts): BatchScheduler {
 
   const start = (line: ClaimedLine): void => {
     inFlight++;
-    ports
-      .run(line)
-      .catch((err: unknown) => {
-        ports.onError(err);
-        return { kind: 'settled' } as const;
-      })
-      .then(() => {
-        try {
-          ports.afterLine(line);
-        } catch (err) {
-          ports.onError(err);
-        }
-      })
-      .finally(() => {
-        inFlight--;
-        if (closed) return settleIdle();
-        fill();
-      });
+    void runLine(ports, line).finally(() => {
+      inFlight--;
+      if (closed) return settleIdle();
+      fill();
+    });
   };
 
   return {

@@ -29,9 +29,10 @@
  */
 import type { AttemptOutcome, DeliveryResult, DueDelivery, WebhookAttempt } from './delivery.js';
 import { resultOf, SECRET_UNREADABLE } from './delivery-outcome.js';
+import { ResultWriter } from './result-writer.js';
+import { messageOf, onAnswer, type StoreAnswer } from './store-answer.js';
 
-/** A store's answer: at once (SQLite) or after a round trip (PostgreSQL). */
-export type StoreAnswer<T> = T | Promise<T>;
+export type { StoreAnswer } from './store-answer.js';
 
 export interface DispatchStore {
   /** Puts rows whose claimant is gone (or whose claim lease ran out) back to `pending`; returns how many. */
@@ -48,15 +49,6 @@ export interface DispatchStore {
   /** Writes outcomes of rows this instance still holds; others are someone else's now, and skipped. */
   recordResults(results: readonly DeliveryResult[], now: number): StoreAnswer<void>;
 }
-
-/** `then` at once for a synchronous answer (which may throw to the caller), after the round trip otherwise. */
-function onAnswer<T>(answer: StoreAnswer<T>, then: (value: T) => void, failed: (err: unknown) => void): Promise<void> | null {
-  if (answer instanceof Promise) return answer.then(then).catch(failed);
-  then(answer);
-  return null;
-}
-
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export interface DispatcherDeps {
   readonly store: DispatchStore;
@@ -105,111 +97,153 @@ export interface Dispatcher {
   close(waitMs: number): Promise<void>;
 }
 
-const FLUSH_MAX = 128;
-
 interface Ready {
   readonly row: DueDelivery;
   readonly attempt: WebhookAttempt;
 }
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
-  const shareCap = deps.perWebhookInFlight;
-  const claimCap = shareCap * 2;
-  const claimedBy = new Map<string, number>();
-  const sendingBy = new Map<string, number>();
-  const ready = new Map<string, Ready[]>();
-  let claimed = 0;
-  let sending = 0;
-  let results: DeliveryResult[] = [];
-  let flushTimer: NodeJS.Timeout | null = null;
-  let pollTimer: NodeJS.Timeout | null = null;
-  let tickQueued = false;
-  const refills = new Set<string>();
-  let refillQueued = false;
-  let closed = false;
-  let stopped = false;
-  let idle: (() => void) | null = null;
+  return new DeliveryDispatcher(deps);
+}
+
+const bump = (m: Map<string, number>, id: string, by: number): number => {
+  const n = (m.get(id) ?? 0) + by;
+  if (n <= 0) m.delete(id);
+  else m.set(id, n);
+  return n;
+};
+
+/**
+ * The state is counts of claims and open requests, overall and per endpoint (`claimCap` claimed and
+ * `shareCap` sending per endpoint at most), signed attempts waiting for a slot, and the one claim in flight.
+ */
+class DeliveryDispatcher implements Dispatcher {
+  readonly #deps: DispatcherDeps;
+  readonly #shareCap: number;
+  readonly #claimCap: number;
+  readonly #results: ResultWriter;
+  readonly #claimedBy = new Map<string, number>();
+  readonly #sendingBy = new Map<string, number>();
+  readonly #ready = new Map<string, Ready[]>();
+  #claimed = 0;
+  #sending = 0;
+  #pollTimer: NodeJS.Timeout | null = null;
+  #tickQueued = false;
+  readonly #refills = new Set<string>();
+  #refillQueued = false;
+  #closed = false;
+  #idle: (() => void) | null = null;
   /** An asynchronous claim in flight, and whether a tick was asked for meanwhile. */
-  let claiming: Promise<void> | null = null;
-  let tickAgain = false;
-  /** The last asynchronous outcome write, awaited by close. */
-  let recording: Promise<void> | null = null;
-  const report = (event: DispatcherEvent): void => deps.onEvent?.(event);
-  const bump = (m: Map<string, number>, id: string, by: number): number => {
-    const n = (m.get(id) ?? 0) + by;
-    if (n <= 0) m.delete(id);
-    else m.set(id, n);
-    return n;
+  #claiming: Promise<void> | null = null;
+  #tickAgain = false;
+
+  constructor(deps: DispatcherDeps) {
+    this.#deps = deps;
+    this.#shareCap = deps.perWebhookInFlight;
+    this.#claimCap = this.#shareCap * 2;
+    this.#results = new ResultWriter({ recordResults: (results, now) => deps.store.recordResults(results, now), now: () => deps.now(), flushMs: deps.flushMs ?? 10, reportError: (message) => this.#report({ kind: 'error', message }) });
+  }
+
+  start(): void {
+    onAnswer(
+      this.#deps.store.releaseAbandoned(),
+      (resumed) => {
+        if (resumed > 0) this.#report({ kind: 'resumed', count: resumed });
+      },
+      (err) => this.#report({ kind: 'error', message: `resuming deliveries left in flight failed: ${messageOf(err)}` }),
+    );
+    this.#pollTimer = setInterval(this.wake, this.#deps.pollMs);
+    this.#pollTimer.unref();
+    this.wake();
+  }
+
+  readonly wake = (): void => {
+    if (this.#tickQueued || this.#closed) return;
+    this.#tickQueued = true;
+    setImmediate(this.#tick);
   };
 
-  function flush(): void {
-    if (flushTimer) clearTimeout(flushTimer);
-    flushTimer = null;
-    if (results.length === 0) return;
-    const batch = results;
-    results = [];
-    const failed = (err: unknown): void => {
-      // Rows stay `sending` in the store; keep the outcomes and try again shortly.
-      results = [...batch, ...results];
-      report({ kind: 'error', message: `recording delivery outcomes failed: ${messageOf(err)}` });
-      if (flushTimer) clearTimeout(flushTimer);
-      flushTimer = stopped ? null : setTimeout(flush, 1000);
+  keepClaims(): void {
+    if (this.#results.stopped) return;
+    const failed = (err: unknown): void => this.#report({ kind: 'error', message: `keeping delivery claims failed: ${messageOf(err)}` });
+    const released = (count: number): void => {
+      if (count > 0) {
+        this.#report({ kind: 'resumed', count });
+        this.wake();
+      }
     };
     try {
-      const written = onAnswer(deps.store.recordResults(batch, deps.now()), () => undefined, failed);
-      if (written) recording = Promise.all([recording, written]).then(() => undefined);
+      onAnswer(this.#deps.store.renewClaims(), () => void onAnswer(this.#deps.store.releaseAbandoned(), released, failed), failed);
     } catch (err) {
       failed(err);
     }
+  }
+
+  get inFlight(): number {
+    return this.#claimed;
+  }
+
+  async close(waitMs: number): Promise<void> {
+    this.#closed = true;
+    if (this.#pollTimer) clearInterval(this.#pollTimer);
+    await this.#claiming;
+    // Signed but never sent: back to pending now, rather than at the next start.
+    for (const queue of this.#ready.values()) this.#giveBack(queue.splice(0).map((r) => r.row));
+    if (this.#claimed > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, waitMs);
+        this.#idle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await this.#results.close();
+  }
+
+  #report(event: DispatcherEvent): void {
+    this.#deps.onEvent?.(event);
   }
 
   /**
    * Asks the store for rows to claim and hands them to `then`. A synchronous store's error reaches the
    * caller's catch; an asynchronous claim blocks the next one until it settles.
    */
-  function claimWith<T>(answer: StoreAnswer<T>, then: (value: T) => void, failure: string): void {
-    const pending = onAnswer(answer, then, (err) => report({ kind: 'error', message: `${failure}: ${messageOf(err)}` }));
+  #claimWith<T>(answer: StoreAnswer<T>, then: (value: T) => void, failure: string): void {
+    const pending = onAnswer(answer, then, (err) => this.#report({ kind: 'error', message: `${failure}: ${messageOf(err)}` }));
     if (!pending) return;
-    claiming = pending.finally(() => {
-      claiming = null;
-      if (tickAgain) {
-        tickAgain = false;
-        wake();
+    this.#claiming = pending.finally(() => {
+      this.#claiming = null;
+      if (this.#tickAgain) {
+        this.#tickAgain = false;
+        this.wake();
       }
-      if (refills.size > 0 && !refillQueued) {
-        refillQueued = true;
-        setImmediate(runRefills);
+      if (this.#refills.size > 0 && !this.#refillQueued) {
+        this.#refillQueued = true;
+        setImmediate(this.#runRefills);
       }
     });
   }
 
-  function queueResult(result: DeliveryResult): void {
-    // After close the store may be gone: the row stays `sending` and is attempted again at the next start.
-    if (stopped) return;
-    results.push(result);
-    if (results.length >= FLUSH_MAX) flush();
-    else flushTimer ??= setTimeout(flush, deps.flushMs ?? 10);
-  }
-
   /** A claimed row is done (settled or given back): frees its claim; refills its endpoint when half free. */
-  function unclaim(row: DueDelivery, refill: boolean): void {
-    claimed -= 1;
-    const n = bump(claimedBy, row.webhookId, -1);
-    if (claimed === 0) idle?.();
-    if (refill && !closed && claimCap - n >= shareCap) queueRefill(row.webhookId);
+  #unclaim(row: DueDelivery, refill: boolean): void {
+    this.#claimed -= 1;
+    const n = bump(this.#claimedBy, row.webhookId, -1);
+    if (this.#claimed === 0) this.#idle?.();
+    if (refill && !this.#closed && this.#claimCap - n >= this.#shareCap) this.#queueRefill(row.webhookId);
   }
 
   /** Claimed rows that will not be attempted now go back to `pending`, their attempt not counted. */
-  function giveBack(rows: readonly DueDelivery[]): void {
+  #giveBack(rows: readonly DueDelivery[]): void {
     for (const r of rows) {
-      queueResult({ seq: r.seq, kind: 'released' });
-      unclaim(r, false);
+      this.#results.queue({ seq: r.seq, kind: 'released' });
+      this.#unclaim(r, false);
     }
   }
 
-  function settle(row: DueDelivery, outcome: AttemptOutcome): void {
-    const result = resultOf(row, outcome, deps.now(), deps.retryScheduleMs);
-    report({
+  #settle(row: DueDelivery, outcome: AttemptOutcome): void {
+    const result = resultOf(row, outcome, this.#deps.now(), this.#deps.retryScheduleMs);
+    this.#report({
       kind: 'attempt',
       deliveryId: row.id,
       webhookId: row.webhookId,
@@ -219,195 +253,138 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       error: outcome.errorMessage,
       state: 'state' in result ? result.state : 'released',
     });
-    if (result.state === 'failed') report({ kind: 'failed_permanently', deliveryId: row.id, webhookId: row.webhookId, error: outcome.errorMessage });
-    queueResult(result);
+    if (result.state === 'failed') this.#report({ kind: 'failed_permanently', deliveryId: row.id, webhookId: row.webhookId, error: outcome.errorMessage });
+    this.#results.queue(result);
   }
 
   /** Starts the endpoint's signed attempts while it and the whole dispatcher have open slots. */
-  function pump(webhookId: string): void {
-    const queue = ready.get(webhookId);
-    while (!closed && queue && queue.length > 0 && sending < deps.maxInFlight && (sendingBy.get(webhookId) ?? 0) < shareCap) {
+  #pump(webhookId: string): void {
+    const queue = this.#ready.get(webhookId);
+    while (!this.#closed && queue && queue.length > 0 && this.#sending < this.#deps.maxInFlight && (this.#sendingBy.get(webhookId) ?? 0) < this.#shareCap) {
       const { row, attempt } = queue.shift() as Ready;
-      sending += 1;
-      bump(sendingBy, webhookId, 1);
-      void deps
+      this.#sending += 1;
+      bump(this.#sendingBy, webhookId, 1);
+      void this.#deps
         .send(attempt)
         .catch((err: unknown): AttemptOutcome => ({ ok: false, httpStatus: null, responseBody: null, errorMessage: String(err) }))
-        .then((outcome) => {
-          sending -= 1;
-          bump(sendingBy, webhookId, -1);
-          settle(row, outcome);
-          unclaim(row, true);
-          pump(webhookId);
-          // A slot freed overall: endpoints held back by the global cap go next.
-          for (const [id, q] of ready) if (q.length > 0 && id !== webhookId) pump(id);
-        });
+        .then((outcome) => this.#sent(row, outcome));
     }
-    if (queue && queue.length === 0) ready.delete(webhookId);
+    if (queue && queue.length === 0) this.#ready.delete(webhookId);
   }
 
-  async function startAttempts(rows: readonly DueDelivery[], timestamp: number): Promise<void> {
+  #sent(row: DueDelivery, outcome: AttemptOutcome): void {
+    const { webhookId } = row;
+    this.#sending -= 1;
+    bump(this.#sendingBy, webhookId, -1);
+    this.#settle(row, outcome);
+    this.#unclaim(row, true);
+    this.#pump(webhookId);
+    // A slot freed overall: endpoints held back by the global cap go next.
+    for (const [id, q] of this.#ready) if (q.length > 0 && id !== webhookId) this.#pump(id);
+  }
+
+  async #startAttempts(rows: readonly DueDelivery[], timestamp: number): Promise<void> {
     const signable = rows.filter((r) => r.secret !== null);
     let signatures: string[];
     try {
-      signatures = await deps.sign(signable.map((r) => ({ secret: r.secret ?? '', timestamp, body: r.body })));
+      signatures = await this.#deps.sign(signable.map((r) => ({ secret: r.secret ?? '', timestamp, body: r.body })));
     } catch (err) {
-      report({ kind: 'error', message: `signing failed; deliveries go back to the queue: ${(err as Error).message}` });
+      this.#report({ kind: 'error', message: `signing failed; deliveries go back to the queue: ${(err as Error).message}` });
       // No refill: the next poll retries, so a broken pool does not spin.
-      giveBack(rows);
+      this.#giveBack(rows);
       return;
     }
-    if (closed) {
-      giveBack(rows);
+    if (this.#closed) {
+      this.#giveBack(rows);
       return;
     }
     let i = 0;
     const touched = new Set<string>();
     for (const row of rows) {
       if (row.secret === null) {
-        settle(row, SECRET_UNREADABLE);
-        unclaim(row, true);
+        this.#settle(row, SECRET_UNREADABLE);
+        this.#unclaim(row, true);
         continue;
       }
       const attempt: WebhookAttempt = { url: row.url, deliveryId: row.id, timestamp, signature: signatures[i++] ?? '', body: row.body };
-      const queue = ready.get(row.webhookId) ?? [];
+      const queue = this.#ready.get(row.webhookId) ?? [];
       queue.push({ row, attempt });
-      ready.set(row.webhookId, queue);
+      this.#ready.set(row.webhookId, queue);
       touched.add(row.webhookId);
     }
-    for (const id of touched) pump(id);
+    for (const id of touched) this.#pump(id);
   }
 
   /** Takes the claims of rows the store marked `sending`, then signs them (off the loop) and queues them to send. */
-  function claim(rows: readonly DueDelivery[], now: number): void {
+  #claim(rows: readonly DueDelivery[], now: number): void {
     if (rows.length === 0) return;
-    claimed += rows.length;
-    for (const r of rows) bump(claimedBy, r.webhookId, 1);
-    void startAttempts(rows, Math.floor(now / 1000));
+    this.#claimed += rows.length;
+    for (const r of rows) bump(this.#claimedBy, r.webhookId, 1);
+    void this.#startAttempts(rows, Math.floor(now / 1000));
   }
 
   /** Up to `free` rows without exceeding any endpoint's claim cap. */
-  function pick(rows: readonly DueDelivery[], free: number): DueDelivery[] {
+  #pick(rows: readonly DueDelivery[], free: number): DueDelivery[] {
     const picked: DueDelivery[] = [];
-    const counts = new Map(claimedBy);
+    const counts = new Map(this.#claimedBy);
     for (const row of rows) {
       if (picked.length >= free) break;
       const n = counts.get(row.webhookId) ?? 0;
-      if (n >= claimCap) continue;
+      if (n >= this.#claimCap) continue;
       counts.set(row.webhookId, n + 1);
       picked.push(row);
     }
     return picked;
   }
 
-  function tick(): void {
-    tickQueued = false;
-    if (claiming) {
-      tickAgain = true;
+  readonly #tick = (): void => {
+    this.#tickQueued = false;
+    if (this.#claiming) {
+      this.#tickAgain = true;
       return;
     }
-    const free = deps.maxInFlight * 2 - claimed;
-    if (closed || free <= 0) return;
+    const free = this.#deps.maxInFlight * 2 - this.#claimed;
+    if (this.#closed || free <= 0) return;
     try {
-      const now = deps.now();
+      const now = this.#deps.now();
       const limit = Math.min(free * 2, 1000);
-      const skip = [...claimedBy].filter(([, n]) => n >= claimCap).map(([id]) => id);
-      claimWith(
-        deps.store.claimDue(now, limit, skip, (candidates) => pick(candidates, free)),
+      const skip = [...this.#claimedBy].filter(([, n]) => n >= this.#claimCap).map(([id]) => id);
+      this.#claimWith(
+        this.#deps.store.claimDue(now, limit, skip, (candidates) => this.#pick(candidates, free)),
         ({ claimed: rows, seen }) => {
-          claim(rows, now);
+          this.#claim(rows, now);
           // Everything seen was taken and there may be more: look again (capacity permitting).
-          if (rows.length > 0 && rows.length === seen && seen === limit) wake();
+          if (rows.length > 0 && rows.length === seen && seen === limit) this.wake();
         },
         'dispatch tick failed',
       );
     } catch (err) {
-      report({ kind: 'error', message: `dispatch tick failed: ${(err as Error).message}` });
+      this.#report({ kind: 'error', message: `dispatch tick failed: ${(err as Error).message}` });
     }
+  };
+
+  #queueRefill(webhookId: string): void {
+    this.#refills.add(webhookId);
+    if (this.#refillQueued) return;
+    this.#refillQueued = true;
+    setImmediate(this.#runRefills);
   }
 
-  function queueRefill(webhookId: string): void {
-    refills.add(webhookId);
-    if (refillQueued) return;
-    refillQueued = true;
-    setImmediate(runRefills);
-  }
-
-  function runRefills(): void {
-    refillQueued = false;
+  readonly #runRefills = (): void => {
+    this.#refillQueued = false;
     // Resumed when the claim in flight settles.
-    if (claiming) return;
-    for (const id of [...refills]) {
-      if (claiming) break;
-      refills.delete(id);
-      const free = Math.min(deps.maxInFlight * 2 - claimed, claimCap - (claimedBy.get(id) ?? 0));
-      if (closed || free <= 0) continue;
+    if (this.#claiming) return;
+    for (const id of [...this.#refills]) {
+      if (this.#claiming) break;
+      this.#refills.delete(id);
+      const free = Math.min(this.#deps.maxInFlight * 2 - this.#claimed, this.#claimCap - (this.#claimedBy.get(id) ?? 0));
+      if (this.#closed || free <= 0) continue;
       try {
-        const now = deps.now();
-        claimWith(deps.store.claimDueFor(id, now, free), (rows) => claim(rows, now), 'dispatch refill failed');
+        const now = this.#deps.now();
+        this.#claimWith(this.#deps.store.claimDueFor(id, now, free), (rows) => this.#claim(rows, now), 'dispatch refill failed');
       } catch (err) {
-        report({ kind: 'error', message: `dispatch refill failed: ${(err as Error).message}` });
+        this.#report({ kind: 'error', message: `dispatch refill failed: ${(err as Error).message}` });
       }
     }
-  }
-
-  function wake(): void {
-    if (tickQueued || closed) return;
-    tickQueued = true;
-    setImmediate(tick);
-  }
-
-  return {
-    start() {
-      onAnswer(
-        deps.store.releaseAbandoned(),
-        (resumed) => {
-          if (resumed > 0) report({ kind: 'resumed', count: resumed });
-        },
-        (err) => report({ kind: 'error', message: `resuming deliveries left in flight failed: ${messageOf(err)}` }),
-      );
-      pollTimer = setInterval(wake, deps.pollMs);
-      pollTimer.unref();
-      wake();
-    },
-    wake,
-    keepClaims() {
-      if (stopped) return;
-      const failed = (err: unknown): void => report({ kind: 'error', message: `keeping delivery claims failed: ${messageOf(err)}` });
-      const released = (count: number): void => {
-        if (count > 0) {
-          report({ kind: 'resumed', count });
-          wake();
-        }
-      };
-      try {
-        onAnswer(deps.store.renewClaims(), () => void onAnswer(deps.store.releaseAbandoned(), released, failed), failed);
-      } catch (err) {
-        failed(err);
-      }
-    },
-    get inFlight() {
-      return claimed;
-    },
-    async close(waitMs) {
-      closed = true;
-      if (pollTimer) clearInterval(pollTimer);
-      await claiming;
-      // Signed but never sent: back to pending now, rather than at the next start.
-      for (const queue of ready.values()) giveBack(queue.splice(0).map((r) => r.row));
-      if (claimed > 0) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, waitMs);
-          idle = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
-      flush();
-      stopped = true;
-      if (flushTimer) clearTimeout(flushTimer);
-      await recording;
-    },
   };
 }

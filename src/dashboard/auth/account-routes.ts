@@ -18,9 +18,18 @@ import { newPasswordHash, UserAdminError } from './user-admin.js';
 /** Associated data of an enrolment in flight: a sealed secret only opens for this user's enrolment. */
 const enrolmentOf = (userId: string): string => `totp-enrolment:${userId}`;
 
-export function accountRoutes(deps: AuthDeps): RouteDef[] {
-  const { users, guard } = deps;
+/** The account page, shown after each action with what is stored now. */
+interface AccountPageKit {
+  show(ctx: RouteContext, who: SignedIn, status: number, extra?: Partial<AccountView>): Promise<void>;
+  fail(ctx: RouteContext, who: SignedIn, status: number, text: string): Promise<void>;
+  /** The same user, a new session id (a privilege change); the page is then shown for the new session. */
+  renew(ctx: RouteContext, who: SignedIn): Promise<SignedIn>;
+  /** Re-read after a change, so the page shows what is stored. */
+  fresh(who: SignedIn): Promise<SignedIn>;
+}
 
+function accountPageKit(deps: AuthDeps): AccountPageKit {
+  const { users } = deps;
   const view = async (who: SignedIn, extra: Partial<AccountView> = {}): Promise<AccountView> => {
     const [sessions, identities, unusedBackupCodes] = await Promise.all([
       deps.sessions.list(who.user.id),
@@ -32,19 +41,72 @@ export function accountRoutes(deps: AuthDeps): RouteDef[] {
   const show = async (ctx: RouteContext, who: SignedIn, status: number, extra: Partial<AccountView> = {}): Promise<void> =>
     sendPage(ctx, deps, status, accountPage(await view(who, extra)));
   const fail = (ctx: RouteContext, who: SignedIn, status: number, text: string): Promise<void> => show(ctx, who, status, { notice: { kind: 'error', text } });
-  /** The same user, a new session id (a privilege change); the page is then shown for the new session. */
   const renew = async (ctx: RouteContext, who: SignedIn): Promise<SignedIn> => {
     const session = await deps.sessions.start({ userId: who.user.id, stage: 'full', ...clientOf(ctx), nextPath: null, replacing: who.session.id });
     setSessionCookie(ctx, deps.cookies, session);
     return { session, user: who.user, principal: { ...who.principal, csrfToken: session.csrfToken } };
   };
-  /** Re-read after a change, so the page shows what is stored. */
   const fresh = async (who: SignedIn): Promise<SignedIn> => ({ ...who, user: (await users.byId(who.user.id)) ?? who.user });
 
+  return { show, fail, renew, fresh };
+}
+
+export function accountRoutes(deps: AuthDeps): RouteDef[] {
+  const { users, guard } = deps;
+  const kit = accountPageKit(deps);
+  const { show, fail } = kit;
   const route = guard.sessionRoute;
   return [
     route('GET', ACCOUNT_PATH, (ctx, who) => show(ctx, who, 200)),
+    ...twoFactorRoutes(deps, kit),
 
+    route('POST', `${ACCOUNT_PATH}/sessions/revoke`, async (ctx, who) => {
+      const target = (await readForm(ctx)).get('session') ?? '';
+      if (!(await deps.sessions.revoke(who.user.id, target))) return fail(ctx, who, 404, 'No such session (it may have ended already).');
+      if (target === who.session.record.idHash) {
+        setSessionCookie(ctx, deps.cookies, null);
+        return redirect(ctx, deps, `${LOGIN_PATH}?signed_out=1`);
+      }
+      await show(ctx, who, 200, { notice: { kind: 'ok', text: 'The session is ended.' } });
+    }),
+
+    route('POST', `${ACCOUNT_PATH}/password`, async (ctx, who) => {
+      const form = await readForm(ctx);
+      if (!who.user.passwordHash || !(await verifyPassword(form.get('current') ?? '', who.user.passwordHash))) {
+        return fail(ctx, who, 403, 'The current password is wrong.');
+      }
+      let hash: string;
+      try {
+        hash = await newPasswordHash(form.get('password') ?? '');
+      } catch (err) {
+        if (err instanceof UserAdminError) return fail(ctx, who, 400, `The new password ${err.message}.`);
+        throw err;
+      }
+      await users.setPassword(who.user.id, hash, deps.now());
+      setSessionCookie(ctx, deps.cookies, null);
+      redirect(ctx, deps, `${LOGIN_PATH}?password_changed=1`);
+    }),
+
+    route('POST', `${ACCOUNT_PATH}/identities/:provider/connect`, async (ctx, who) => {
+      const provider = deps.providers.find((p) => p.id === ctx.req.params.provider);
+      if (!provider) return fail(ctx, who, 404, 'No such sign-in provider.');
+      if ((await users.identitiesOf(who.user.id)).some((i) => i.providerId === provider.id)) return fail(ctx, who, 409, `${provider.name ?? provider.id} is already connected.`);
+      await startOidcFlow(ctx, deps, provider, { connectUserId: who.user.id, next: ACCOUNT_PATH });
+    }),
+
+    route('POST', `${ACCOUNT_PATH}/identities/:provider/disconnect`, async (ctx, who) => {
+      const id = ctx.req.params.provider ?? '';
+      if (!(await users.unlinkIdentity(who.user.id, id))) return fail(ctx, who, 404, 'That provider is not connected.');
+      await show(ctx, who, 200, { notice: { kind: 'ok', text: `${id} is disconnected: it no longer signs you in.` } });
+    }),
+  ];
+}
+
+/** Two-factor sign-in: set-up, enabling, new backup codes, disabling. */
+function twoFactorRoutes(deps: AuthDeps, { show, fail, renew, fresh }: AccountPageKit): RouteDef[] {
+  const { users } = deps;
+  const route = deps.guard.sessionRoute;
+  return [
     route('GET', `${ACCOUNT_PATH}/totp/setup`, async (ctx, who) => {
       if (who.user.totpSealed !== null) return redirect(ctx, deps, ACCOUNT_PATH);
       const secret = newTotpSecret();
@@ -87,46 +149,6 @@ export function accountRoutes(deps: AuthDeps): RouteDef[] {
       if (verdict !== 'ok') return fail(ctx, who, verdict.status, verdict.message);
       await users.setTotp(who.user.id, null, deps.now());
       await show(ctx, await fresh(await renew(ctx, who)), 200, { notice: { kind: 'ok', text: 'Two-factor sign-in is off; its secret and every backup code are deleted.' } });
-    }),
-
-    route('POST', `${ACCOUNT_PATH}/sessions/revoke`, async (ctx, who) => {
-      const target = (await readForm(ctx)).get('session') ?? '';
-      if (!(await deps.sessions.revoke(who.user.id, target))) return fail(ctx, who, 404, 'No such session (it may have ended already).');
-      if (target === who.session.record.idHash) {
-        setSessionCookie(ctx, deps.cookies, null);
-        return redirect(ctx, deps, `${LOGIN_PATH}?signed_out=1`);
-      }
-      await show(ctx, who, 200, { notice: { kind: 'ok', text: 'The session is ended.' } });
-    }),
-
-    route('POST', `${ACCOUNT_PATH}/password`, async (ctx, who) => {
-      const form = await readForm(ctx);
-      if (!who.user.passwordHash || !(await verifyPassword(form.get('current') ?? '', who.user.passwordHash))) {
-        return fail(ctx, who, 403, 'The current password is wrong.');
-      }
-      let hash: string;
-      try {
-        hash = await newPasswordHash(form.get('password') ?? '');
-      } catch (err) {
-        if (err instanceof UserAdminError) return fail(ctx, who, 400, `The new password ${err.message}.`);
-        throw err;
-      }
-      await users.setPassword(who.user.id, hash, deps.now());
-      setSessionCookie(ctx, deps.cookies, null);
-      redirect(ctx, deps, `${LOGIN_PATH}?password_changed=1`);
-    }),
-
-    route('POST', `${ACCOUNT_PATH}/identities/:provider/connect`, async (ctx, who) => {
-      const provider = deps.providers.find((p) => p.id === ctx.req.params.provider);
-      if (!provider) return fail(ctx, who, 404, 'No such sign-in provider.');
-      if ((await users.identitiesOf(who.user.id)).some((i) => i.providerId === provider.id)) return fail(ctx, who, 409, `${provider.name ?? provider.id} is already connected.`);
-      await startOidcFlow(ctx, deps, provider, { connectUserId: who.user.id, next: ACCOUNT_PATH });
-    }),
-
-    route('POST', `${ACCOUNT_PATH}/identities/:provider/disconnect`, async (ctx, who) => {
-      const id = ctx.req.params.provider ?? '';
-      if (!(await users.unlinkIdentity(who.user.id, id))) return fail(ctx, who, 404, 'That provider is not connected.');
-      await show(ctx, who, 200, { notice: { kind: 'ok', text: `${id} is disconnected: it no longer signs you in.` } });
     }),
   ];
 }

@@ -3,12 +3,12 @@
  * table, run by the server before the handler), with the scope SPEC Authentication 2 gives its surface.
  * Regression guarded: a keyed route that forgot its declaration would serve anonymous callers.
  *
- * The list is built as main.ts builds it, from the same route factories, each given a stand-in for its
+ * The list is built as main.ts (through src/wiring/) builds it, from the same route factories, each given a stand-in for its
  * services (a factory only keeps them for its handlers, which never run here). So that a family added to
- * main.ts cannot escape the walk, the test reads main.ts and fails on a factory it does not know.
+ * main.ts cannot escape the walk, the test reads main.ts and src/wiring/ and fails on a factory it does not know.
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RouteDef } from '../../../src/http/server.js';
 import { audioRoutes } from '../../../src/routes/audio.js';
@@ -125,15 +125,20 @@ function scopeOf(pattern: string): string {
   return 'inference';
 }
 
+/** Called by the composition root but not factories of /{project} routes: WebSocket routes and the root's own lists (src/wiring/). */
+const COMPOSED = ['realtimeRoutes', 'execAgentsConnectRoutes', 'gatewayRoutes', 'dashboardRoutes'];
+
 const implemented = Object.values(FACTORIES).flatMap((build) => build());
 const routes = implemented;
 const name = (r: RouteDef): string => `${r.method} ${r.pattern}`;
 
 describe('route authentication declarations', () => {
   it('walks every route factory main.ts calls', () => {
-    const main = readFileSync(resolve(import.meta.dirname, '../../../src/main.ts'), 'utf8');
-    const called = new Set([...main.matchAll(/\b(\w+Routes|createResponsesSystem|createDashboardAuth|dashboardPages)\(/g)].map((m) => m[1] ?? ''));
-    const unknown = [...called].filter((f) => !(f in FACTORIES) && !OUTSIDE_PROJECT_PATHS.has(f) && !['realtimeRoutes', 'execAgentsConnectRoutes'].includes(f));
+    const src = resolve(import.meta.dirname, '../../../src');
+    const wiring = readdirSync(join(src, 'wiring')).filter((f) => f.endsWith('.ts'));
+    const root = [join(src, 'main.ts'), ...wiring.map((f) => join(src, 'wiring', f))].map((f) => readFileSync(f, 'utf8')).join('\n');
+    const called = new Set([...root.matchAll(/\b(\w+Routes|createResponsesSystem|createDashboardAuth|dashboardPages)\(/g)].map((m) => m[1] ?? ''));
+    const unknown = [...called].filter((f) => !(f in FACTORIES) && !OUTSIDE_PROJECT_PATHS.has(f) && !COMPOSED.includes(f));
     expect(unknown).toEqual([]);
     expect(routes.length).toBeGreaterThan(100);
   });
