@@ -104,7 +104,7 @@ import { createSqliteResponsesStore } from './store/sqlite/responses-store.js';
 import { createPgResponsesStore } from './store/postgres/responses-store.js';
 import { filesRoutes } from './routes/files.js';
 import { batchesRoutes } from './routes/batches.js';
-import { createBatchLineRunner } from './routes/batch-line-runner.js';
+import { createBatchLineRunner } from './app/batches/batch-line-runner.js';
 import { createBatchSystem } from './batches/batch-system.js';
 import { batchFilesOf } from './batches/batch-files.js';
 import { createBatchesRepo } from './store/batches-repo.js';

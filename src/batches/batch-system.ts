@@ -12,7 +12,7 @@ import { eventOf, type BatchStatus, type RequestCounts } from '../core/batches/b
 import { createBatchScheduler, type BatchScheduler, type ClaimedLine, type LineRun } from '../core/batches/batch-scheduler.js';
 import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import type { Logger } from '../log.js';
-import type { BatchLineRunner } from '../routes/batch-line-runner.js';
+import type { BatchLineRunner } from '../app/batches/batch-line-runner.js';
 import type { BatchesStore, BatchEvent, BatchRow, LineOutcome } from '../core/store/batches-store.js';
 import { batchObject, isSuccess, resultLine } from './batch-object.js';
 

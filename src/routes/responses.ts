@@ -25,7 +25,7 @@ import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
 import { parseResponseRequest, type ResponseRequest } from '../schemas/responses-request.js';
 import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import type { ResponseRecord, StoredConversations, StoredResponses } from '../core/store/responses-store.js';
-import { assertServesChat } from './chat-completions.js';
+import { assertServesChat } from '../app/chat/chat-completion.js';
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { serveChatTurn } from '../app/chat/chat-turn.js';
 import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
