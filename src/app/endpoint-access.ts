@@ -3,14 +3,14 @@
  * budget step every such request takes before anything reaches a model: shared by the routes and the use
  * cases that pick their endpoint themselves (multimodel steps).
  */
-import type { AuthenticatedKey } from '../core/auth/authenticate.js';
+import { authorizeEndpoint, resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import { budgetError } from '../core/limits/budget-errors.js';
 import { NO_ALIASES, resolveModel, type EndpointKind, type ModelAliases } from '../core/models/resolve-model.js';
 import type { EndpointRecord } from '../core/records.js';
 import { withArticle } from '../core/article.js';
 import { GatewayError } from '../errors.js';
 import type { Services } from './services.js';
-import type { TurnSink } from './turn-io.js';
+import type { TurnLog, TurnSink } from './turn-io.js';
 
 export interface EndpointAccess {
   readonly endpoint: EndpointRecord;
@@ -71,4 +71,19 @@ export function modelAccess(services: Services, auth: AuthenticatedKey, wanted: 
  */
 export function wrongEndpointKind(endpoint: EndpointRecord, needs: string, param: string | null = null): GatewayError {
   return new GatewayError('invalid_request', { param, message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; ${needs}.` });
+}
+
+/** Direct requests: the endpoint named by slug, reachable by this key in the named workspace. */
+export function endpointAccess(services: Services, auth: AuthenticatedKey, slug: string, choice: WorkspaceChoice, log: TurnLog): EndpointAccess {
+  const endpoint = services.catalog.endpoint(auth.project.id, slug);
+  if (!endpoint) {
+    throw new GatewayError('endpoint_not_found', { message: `Project ${auth.project.id} has no endpoint ${JSON.stringify(slug)}.` });
+  }
+  log.endpoint = endpoint.slug;
+  authorizeEndpoint(auth.key, endpoint);
+  const { named, namedBy } = choice;
+  // Named fields, not a spread: V8 gave the spread copy a hidden class of its own on every request (a
+  // new map per request, read through megamorphic lookups; seen with --log-ic).
+  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject, endpoint });
+  return { endpoint, workspaceId };
 }

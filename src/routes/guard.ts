@@ -9,7 +9,7 @@ import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { RouteAuth, RouteContext, RouteDef } from '../http/server.js';
-import { modelAccess, type EndpointAccess, type ModelWanted } from '../app/endpoint-access.js';
+import { endpointAccess, modelAccess, type EndpointAccess, type ModelWanted } from '../app/endpoint-access.js';
 
 export { wrongEndpointKind } from '../app/endpoint-access.js';
 import { admitKey } from '../app/key-admission.js';
@@ -71,18 +71,7 @@ export function namedWorkspace(req: IncomingRequest): { named: string | null; na
 
 /** Direct routes: the endpoint named by slug, reachable by this key in the request's workspace. */
 export function requireEndpoint(req: IncomingRequest, services: Services, auth: AuthenticatedKey): EndpointAccess {
-  const slug = req.params.endpoint ?? '';
-  const endpoint = services.catalog.endpoint(auth.project.id, slug);
-  if (!endpoint) {
-    throw new GatewayError('endpoint_not_found', { message: `Project ${auth.project.id} has no endpoint ${JSON.stringify(slug)}.` });
-  }
-  req.log.endpoint = endpoint.slug;
-  authorizeEndpoint(auth.key, endpoint);
-  const { named, namedBy } = namedWorkspace(req);
-  // Named fields, not a spread: V8 gave the spread copy a hidden class of its own on every request (a
-  // new map per request, read through megamorphic lookups; seen with --log-ic).
-  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject, endpoint });
-  return { endpoint, workspaceId };
+  return endpointAccess(services, auth, req.params.endpoint ?? '', namedWorkspace(req), req.log);
 }
 
 /**

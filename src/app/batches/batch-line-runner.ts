@@ -23,7 +23,7 @@ import { DetachedCaller } from '../detached-caller.js';
 import type { WorkspaceChoice } from '../endpoint-access.js';
 import { admitKey } from '../key-admission.js';
 import { embeddingsBodyFrom, serveEmbeddingsByModel } from '../prompt-only/embeddings-call.js';
-import { RecordedAnswer } from './recorded-answer.js';
+import { RecordedAnswer } from '../recorded-answer.js';
 
 export interface BatchLineJob {
   readonly projectId: string;

@@ -1,12 +1,15 @@
 /**
- * The sink of a turn whose answer is kept, not sent (a batch line): the status and the body a client
- * would have received, byte for byte, with the error envelope rendered as src/http/reply.ts renders it.
+ * The sink of a turn whose answer is kept, not sent (a batch line; the headers of a playground turn): the
+ * status, headers and body a client would have received, byte for byte, with the error envelope rendered
+ * as src/http/reply.ts renders it.
  */
-import { toGatewayError } from '../../errors.js';
-import type { ByteSink } from '../turn-io.js';
+import { toGatewayError } from '../errors.js';
+import type { ByteSink } from './turn-io.js';
 
 export class RecordedAnswer implements ByteSink {
   status = 0;
+  /** In the order set (names as given). */
+  readonly headers: [string, string][] = [];
   readonly #chunks: Buffer[] = [];
   #answered = false;
   #streaming = false;
@@ -20,7 +23,9 @@ export class RecordedAnswer implements ByteSink {
     return Buffer.concat(this.#chunks).toString('utf8');
   }
 
-  setHeader(): void {}
+  setHeader(name: string, value: string): void {
+    this.headers.push([name, value]);
+  }
 
   json(status: number, body: unknown): void {
     this.send(status, JSON.stringify(body));
