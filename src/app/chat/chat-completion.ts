@@ -11,7 +11,7 @@ import { parseChatRequest } from '../../schemas/chat-request.js';
 import { modelAccess, requireBudget, wrongEndpointKind, type EndpointAccess, type WorkspaceChoice } from '../endpoint-access.js';
 import type { TurnExchange } from '../turn-io.js';
 import type { ChatServices } from './chat-dispatch.js';
-import { serveChatTurn, type ChatBody, type ChatTurnInput } from './chat-turn.js';
+import { serveChatTurn, type ChatBody } from './chat-turn.js';
 
 export function assertServesChat(endpoint: EndpointRecord): void {
   if (endpoint.kind !== 'chat') {
@@ -37,13 +37,10 @@ export function admitChat(services: ChatServices, ctx: TurnExchange, auth: Authe
   requireBudget(ctx, services, auth, access);
 }
 
-/** What a turn takes besides its body, endpoint and route: the surface's harness default, a translating reply. */
-type TurnOptions = Pick<ChatTurnInput, 'reply' | 'surfaceDefault'>;
-
 /** `/{project}/v1/chat/completions` (issue 20): the endpoint the body's `model` names in the workspace chosen. */
-export async function serveChatByModel(services: ChatServices, ctx: TurnExchange, auth: AuthenticatedKey, body: ChatBody, choice: WorkspaceChoice, options: TurnOptions = {}): Promise<void> {
+export async function serveChatByModel(services: ChatServices, ctx: TurnExchange, auth: AuthenticatedKey, body: ChatBody, choice: WorkspaceChoice): Promise<void> {
   const access = modelAccess(services, auth, { model: body.chat.model, kind: 'chat', route: '/v1/chat/completions' }, choice);
   ctx.req.log.endpoint = access.endpoint.slug;
   admitChat(services, ctx, auth, access);
-  await serveChatTurn(services, { ctx, auth, endpoint: access.endpoint, workspaceId: access.workspaceId, ...body, route: 'chat', ...options });
+  await serveChatTurn(services, { ctx, auth, endpoint: access.endpoint, workspaceId: access.workspaceId, ...body, route: 'chat' });
 }
