@@ -12,8 +12,6 @@ import { admitChat, serveChatByModel } from '../app/chat/chat-completion.js';
 import { parseChatBody } from './chat-body.js';
 import { keyed, namedWorkspace, requireEndpoint } from './guard.js';
 
-export { assertServesChat } from '../app/chat/chat-completion.js';
-
 export function chatCompletionsRoutes(services: ChatServices): RouteDef[] {
   return [
     keyed(services, 'inference', {
