@@ -2,8 +2,8 @@
  * What a use case sees of the client: the request it serves (`TurnCaller`) and where its answer goes
  * (`TurnSink`). Declared here, narrow, so that src/app never imports src/http: the server's
  * IncomingRequest and Reply satisfy them structurally, as do the stand-ins that run a turn for someone
- * else (a batch line's synthetic request, the dashboard playground's relay, the Responses API's
- * translating reply). Types only: nothing is wrapped or copied per request.
+ * else (detached-caller.ts and recorded-answer.ts for batch lines, background responses and the
+ * playground; the playground's relay, the Responses API's translating reply). Types only: nothing is wrapped or copied per request.
  */
 import type { RequestTrace } from '../tracing/trace-port.js';
 
@@ -41,7 +41,7 @@ export interface TurnCaller {
 
 /** A request the semantic router routes: its decision row reads these too. */
 export interface RoutedCaller extends TurnCaller {
-  /** The API, or the dashboard's own chat (its turns run as synthetic requests). */
+  /** The API, or the dashboard's own chat (its turns run on a DetachedCaller). */
   readonly surface: 'api' | 'dashboard';
   readonly clientIp: string;
   header(name: string): string | undefined;

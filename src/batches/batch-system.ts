@@ -12,7 +12,7 @@ import { eventOf, type BatchStatus, type RequestCounts } from '../core/batches/b
 import { createBatchScheduler, type BatchScheduler, type ClaimedLine, type LineRun } from '../core/batches/batch-scheduler.js';
 import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import type { Logger } from '../log.js';
-import type { BatchLineRunner } from '../routes/batch-line-runner.js';
+import type { BatchLineRunner } from '../app/batches/batch-line-runner.js';
 import type { BatchesStore, BatchEvent, BatchRow, LineOutcome } from '../core/store/batches-store.js';
 import { batchObject, isSuccess, resultLine } from './batch-object.js';
 
@@ -65,147 +65,160 @@ async function interruptAbandoned(repo: BatchesStore, logger: Logger): Promise<v
   }
 }
 
-export function createBatchSystem(o: BatchSystemOptions) {
-  const { repo } = o;
-  const busy = new Set<string>();
-  let sweepTimer: NodeJS.Timeout | null = null;
-  let stopRecovering: (() => void) | null = null;
+function eventFor(row: BatchRow, counts: RequestCounts): BatchEvent | null {
+  const type = eventOf(row.status);
+  return type ? { type, data: batchObject(row, counts) } : null;
+}
+const withEvent = { event: eventFor };
 
-  let stopListening: (() => void) | null = null;
-
-  const eventFor = (row: BatchRow, counts: RequestCounts): BatchEvent | null => {
-    const type = eventOf(row.status);
-    return type ? { type, data: batchObject(row, counts) } : null;
-  };
-  const withEvent = { event: eventFor };
-
-  /**
-   * A claimed line is running under this live instance: unless it is read and its outcome recorded, it
-   * stays so and its batch never ends. A store that does not answer (PostgreSQL down) is asked again for
-   * a while; both calls are idempotent.
-   */
-  async function persistently<T>(claimed: ClaimedLine, what: string, fn: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await fn();
-      } catch (err) {
-        const wait = SETTLE_RETRY_MS[attempt];
-        if (wait === undefined) throw err;
-        o.logger.warn({ err, batch: claimed.batchId, line: claimed.index }, `batches: ${what} failed; retrying`);
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
-  }
-
-  async function runLine(claimed: ClaimedLine): Promise<LineRun> {
-    const [batch, line] = await persistently(claimed, 'reading a claimed line', () => Promise.all([repo.get(claimed.batchId), repo.line(claimed.batchId, claimed.index)]));
-    if (!batch || !line || line.body === null) return { kind: 'settled' };
-    let outcome: LineOutcome;
+/**
+ * A claimed line is running under this live instance: unless it is read and its outcome recorded, it
+ * stays so and its batch never ends. A store that does not answer (PostgreSQL down) is asked again for
+ * a while; both calls are idempotent.
+ */
+async function persistently<T>(logger: Logger, claimed: ClaimedLine, what: string, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
     try {
-      const result = await o.runner.run({
-        projectId: batch.project_id,
-        keyId: batch.key_id,
-        workspaceNamed: batch.workspace_named,
-        workspaceNamedBy: batch.workspace_named_by,
-        url: batch.endpoint as BatchEndpoint,
-        body: Buffer.from(line.body),
-      });
-      if (result.kind === 'deferred') {
-        await repo.defer(claimed.batchId, claimed.index, o.now() + result.retryAfterMs);
-        return { kind: 'deferred', retryAfterMs: result.retryAfterMs };
-      }
-      outcome = { kind: 'answered', statusCode: result.statusCode, requestId: result.requestId, body: result.body };
+      return await fn();
     } catch (err) {
-      o.logger.error({ err, batch: claimed.batchId, line: claimed.index }, 'batch line failed');
-      outcome = { kind: 'error', code: 'internal_error', message: 'The gateway failed to run this line.' };
+      const wait = SETTLE_RETRY_MS[attempt];
+      if (wait === undefined) throw err;
+      logger.warn({ err, batch: claimed.batchId, line: claimed.index }, `batches: ${what} failed; retrying`);
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
-    await persistently(claimed, 'recording a line', () => repo.settle(claimed.batchId, claimed.index, outcome));
-    return { kind: 'settled' };
   }
+}
 
-  const scheduler: BatchScheduler = createBatchScheduler({
-    concurrency: o.concurrency,
-    claim: () => repo.claim(o.now()),
-    run: runLine,
-    afterLine: (line) => void advance(line.batchId),
-    onError: (err) => o.logger.error({ err }, 'batch scheduler error'),
-    setTimer: (fn, ms) => setTimeout(fn, ms).unref(),
-    clearTimer: (h) => clearTimeout(h as NodeJS.Timeout),
-  });
-
-  /** Validates a batch: its lines stored (invalid ones already answered), or the batch failed. */
-  async function validate(row: BatchRow): Promise<void> {
-    const file = await o.files.read(row.project_id, row.input_file_id).catch(() => null);
-    const fail = async (code: string, message: string): Promise<void> => {
-      await repo.setErrors(row.id, { object: 'list', data: [{ code, message, param: 'input_file_id', line: null }] });
-      await repo.move(row.id, ['validating'], 'failed', o.now(), withEvent);
-    };
-    if (!file) return fail('invalid_file', `The input file ${row.input_file_id} could not be read.`);
-    if (file.purpose !== 'batch') return fail('invalid_file', `The input file ${row.input_file_id} has purpose ${file.purpose}, not batch.`);
-    const texts = splitJsonl(file.content);
-    if (texts.length === 0) return fail('empty_file', 'The input file has no lines.');
-    if (texts.length > o.maxLines) return fail('too_many_requests', `The input file has ${texts.length} lines; a batch may hold ${o.maxLines}.`);
-    const seen = new Set<string>();
-    const lines = texts.map((t) => parseBatchLine(t, row.endpoint as BatchEndpoint, seen));
-    // Cancelled while the file was read (or validated by another replica): nothing stored here.
-    if (await repo.validated(row.id, lines, o.now())) o.linesReady?.announce();
+/** Runs one claimed line through the line runner and records its outcome (or hands it back to wait). */
+async function runLine(o: BatchSystemOptions, claimed: ClaimedLine): Promise<LineRun> {
+  const { repo } = o;
+  const [batch, line] = await persistently(o.logger, claimed, 'reading a claimed line', () => Promise.all([repo.get(claimed.batchId), repo.line(claimed.batchId, claimed.index)]));
+  if (!batch || !line || line.body === null) return { kind: 'settled' };
+  let outcome: LineOutcome;
+  try {
+    const result = await o.runner.run({
+      projectId: batch.project_id,
+      keyId: batch.key_id,
+      workspaceNamed: batch.workspace_named,
+      workspaceNamedBy: batch.workspace_named_by,
+      url: batch.endpoint as BatchEndpoint,
+      body: Buffer.from(line.body),
+    });
+    if (result.kind === 'deferred') {
+      await repo.defer(claimed.batchId, claimed.index, o.now() + result.retryAfterMs);
+      return { kind: 'deferred', retryAfterMs: result.retryAfterMs };
+    }
+    outcome = { kind: 'answered', statusCode: result.statusCode, requestId: result.requestId, body: result.body };
+  } catch (err) {
+    o.logger.error({ err, batch: claimed.batchId, line: claimed.index }, 'batch line failed');
+    outcome = { kind: 'error', code: 'internal_error', message: 'The gateway failed to run this line.' };
   }
+  await persistently(o.logger, claimed, 'recording a line', () => repo.settle(claimed.batchId, claimed.index, outcome));
+  return { kind: 'settled' };
+}
 
-  /** Moves a batch on when its lines allow: validation, expiry, finalization, a cancel's end. */
-  async function advance(id: string): Promise<void> {
+/** Validates a batch: its lines stored (invalid ones already answered), or the batch failed. */
+async function validate(o: BatchSystemOptions, row: BatchRow): Promise<void> {
+  const { repo } = o;
+  const file = await o.files.read(row.project_id, row.input_file_id).catch(() => null);
+  const fail = async (code: string, message: string): Promise<void> => {
+    await repo.setErrors(row.id, { object: 'list', data: [{ code, message, param: 'input_file_id', line: null }] });
+    await repo.move(row.id, ['validating'], 'failed', o.now(), withEvent);
+  };
+  if (!file) return fail('invalid_file', `The input file ${row.input_file_id} could not be read.`);
+  if (file.purpose !== 'batch') return fail('invalid_file', `The input file ${row.input_file_id} has purpose ${file.purpose}, not batch.`);
+  const texts = splitJsonl(file.content);
+  if (texts.length === 0) return fail('empty_file', 'The input file has no lines.');
+  if (texts.length > o.maxLines) return fail('too_many_requests', `The input file has ${texts.length} lines; a batch may hold ${o.maxLines}.`);
+  const seen = new Set<string>();
+  const lines = texts.map((t) => parseBatchLine(t, row.endpoint as BatchEndpoint, seen));
+  // Cancelled while the file was read (or validated by another replica): nothing stored here.
+  if (await repo.validated(row.id, lines, o.now())) o.linesReady?.announce();
+}
+
+/**
+ * Writes the output and error files (only those with lines), then attaches them with the terminal state
+ * and its event in one transaction. Replicas may finalize one batch at once (each one's sweep resumes a
+ * batch left finalizing): the first move wins, and a loser deletes the files it wrote.
+ */
+async function finalize(o: BatchSystemOptions, id: string, to: 'completed' | 'expired' | 'cancelled'): Promise<void> {
+  const { repo } = o;
+  const row = await repo.get(id);
+  if (!row) return;
+  const done = await repo.doneLines(id);
+  const ok = done.filter(isSuccess).map((l) => resultLine(id, l));
+  const bad = done.filter((l) => !isSuccess(l)).map((l) => resultLine(id, l));
+  const write = (lines: string[], name: string): Promise<string | null> =>
+    lines.length === 0 ? Promise.resolve(null) : o.files.create(row.project_id, `${id}_${name}.jsonl`, 'batch_output', Buffer.from(`${lines.join('\n')}\n`));
+  const outputId = await write(ok, 'output');
+  const errorId = await write(bad, 'error');
+  const from: BatchStatus[] = to === 'cancelled' ? ['cancelling'] : ['finalizing'];
+  if (await repo.move(id, from, to, o.now(), { ...withEvent, files: { output: outputId, error: errorId } })) return;
+  for (const fileId of [outputId, errorId]) if (fileId !== null) await o.files.delete(row.project_id, fileId);
+}
+
+/** Moves a batch on from its lines' state, once the validation (if any) is done: expiry, finalization, a cancel's end. */
+async function settleBatch(o: BatchSystemOptions, row: BatchRow): Promise<void> {
+  const { repo } = o;
+  const id = row.id;
+  const lines = await repo.activity(id);
+  if (row.status === 'in_progress') {
+    const expired = row.expires_at <= o.now();
+    if (!expired && lines.pending) return;
+    if (lines.running) return;
+    if (expired) await repo.expirePending(id, 'The batch expired before this line was run.');
+    // Another replica that ran one of the last lines may move it first: it then finalizes.
+    if (await repo.move(id, ['in_progress'], 'finalizing', o.now())) await finalize(o, id, expired ? 'expired' : 'completed');
+  } else if (row.status === 'finalizing') {
+    // Stopped while finalizing: expiry left its mark on the lines it failed.
+    await finalize(o, id, (await repo.doneLines(id)).some((l) => l.error_code === EXPIRED_CODE) ? 'expired' : 'completed');
+  } else if (row.status === 'cancelling' && !lines.running) {
+    await finalize(o, id, 'cancelled');
+  }
+}
+
+/** Moves a batch on when its lines allow (one move per batch at a time): validation, then settleBatch. */
+function createAdvance(o: BatchSystemOptions, wake: () => void): (id: string) => Promise<void> {
+  const busy = new Set<string>();
+  return async (id) => {
     if (busy.has(id)) return;
     busy.add(id);
     try {
-      let row = await repo.get(id);
+      let row = await o.repo.get(id);
       if (!row) return;
       if (row.status === 'validating') {
-        await validate(row);
-        scheduler.wake();
+        await validate(o, row);
+        wake();
         // On at once from what validation left: a batch whose every line was invalid has nothing to run
         // and completes now (not at the next minute's sweep); one cancelled while the file was read ends.
-        row = await repo.get(id);
+        row = await o.repo.get(id);
         if (!row) return;
       }
-      const lines = await repo.activity(id);
-      if (row.status === 'in_progress') {
-        const expired = row.expires_at <= o.now();
-        if (!expired && lines.pending) return;
-        if (lines.running) return;
-        if (expired) await repo.expirePending(id, 'The batch expired before this line was run.');
-        // Another replica that ran one of the last lines may move it first: it then finalizes.
-        if (await repo.move(id, ['in_progress'], 'finalizing', o.now())) await finalize(id, expired ? 'expired' : 'completed');
-      } else if (row.status === 'finalizing') {
-        // Stopped while finalizing: expiry left its mark on the lines it failed.
-        await finalize(id, (await repo.doneLines(id)).some((l) => l.error_code === EXPIRED_CODE) ? 'expired' : 'completed');
-      } else if (row.status === 'cancelling' && !lines.running) {
-        await finalize(id, 'cancelled');
-      }
+      await settleBatch(o, row);
     } catch (err) {
       o.logger.error({ err, batch: id }, 'batch could not move on; retried at the next sweep');
     } finally {
       busy.delete(id);
     }
-  }
+  };
+}
 
-  /**
-   * Writes the output and error files (only those with lines), then attaches them with the terminal state
-   * and its event in one transaction. Replicas may finalize one batch at once (each one's sweep resumes a
-   * batch left finalizing): the first move wins, and a loser deletes the files it wrote.
-   */
-  async function finalize(id: string, to: 'completed' | 'expired' | 'cancelled'): Promise<void> {
-    const row = await repo.get(id);
-    if (!row) return;
-    const done = await repo.doneLines(id);
-    const ok = done.filter(isSuccess).map((l) => resultLine(id, l));
-    const bad = done.filter((l) => !isSuccess(l)).map((l) => resultLine(id, l));
-    const write = (lines: string[], name: string): Promise<string | null> =>
-      lines.length === 0 ? Promise.resolve(null) : o.files.create(row.project_id, `${id}_${name}.jsonl`, 'batch_output', Buffer.from(`${lines.join('\n')}\n`));
-    const outputId = await write(ok, 'output');
-    const errorId = await write(bad, 'error');
-    const from: BatchStatus[] = to === 'cancelled' ? ['cancelling'] : ['finalizing'];
-    if (await repo.move(id, from, to, o.now(), { ...withEvent, files: { output: outputId, error: errorId } })) return;
-    for (const fileId of [outputId, errorId]) if (fileId !== null) await o.files.delete(row.project_id, fileId);
-  }
+export function createBatchSystem(o: BatchSystemOptions) {
+  const { repo } = o;
+  let sweepTimer: NodeJS.Timeout | null = null;
+  let stopRecovering: (() => void) | null = null;
+  let stopListening: (() => void) | null = null;
+  const advance = createAdvance(o, () => scheduler.wake());
+
+  const scheduler: BatchScheduler = createBatchScheduler({
+    concurrency: o.concurrency,
+    claim: () => repo.claim(o.now()),
+    run: (claimed) => runLine(o, claimed),
+    afterLine: (line) => void advance(line.batchId),
+    onError: (err) => o.logger.error({ err }, 'batch scheduler error'),
+    setTimer: (fn, ms) => setTimeout(fn, ms).unref(),
+    clearTimer: (h) => clearTimeout(h as NodeJS.Timeout),
+  });
 
   /** Every live batch, once: what start resumes and what the minute sweep catches (expiry). */
   async function sweep(): Promise<void> {

@@ -4,16 +4,15 @@
  */
 import type { Scope } from '../config.js';
 import { authenticateKey, authorizeEndpoint, resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
-import { isPromise } from '../core/coordination/admission-port.js';
-import { refusalError, writeRateLimitHeaders } from '../core/limits/limit-headers.js';
-import { limitClassOf, type Admission } from '../core/limits/rate-limiter.js';
-import { NO_ALIASES, resolveModel, type EndpointKind, type ModelAliases } from '../core/models/resolve-model.js';
+import { limitClassOf } from '../core/limits/rate-limiter.js';
 import type { EndpointRecord } from '../core/records.js';
-import { withArticle } from '../core/article.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { RouteAuth, RouteContext, RouteDef } from '../http/server.js';
-import type { EndpointAccess } from '../app/endpoint-access.js';
+import { endpointAccess, modelAccess, type EndpointAccess, type ModelWanted } from '../app/endpoint-access.js';
+
+export { wrongEndpointKind } from '../app/endpoint-access.js';
+import { admitKey } from '../app/key-admission.js';
 import type { Services } from '../app/services.js';
 
 /** SPEC Limits: management request bodies (RouteDef.bodyLimit of control-plane routes). */
@@ -47,15 +46,7 @@ export function requireKey(ctx: RouteContext, services: Services, scope: Scope):
   );
   req.log.project = auth.project.id;
   req.log.keyId = auth.key.id;
-  const admission = services.limits.admit(auth.project, auth.key, limitClassOf(route.family, route.method, route.pattern), now);
-  if (isPromise(admission)) return admission.then((decided) => admitted(ctx, auth, decided));
-  return admitted(ctx, auth, admission);
-}
-
-function admitted(ctx: RouteContext, auth: AuthenticatedKey, admission: Admission): AuthenticatedKey {
-  writeRateLimitHeaders(admission.view, (name, value) => ctx.reply.setHeader(name, value));
-  if (admission.refusal) throw refusalError(admission.refusal);
-  return auth;
+  return admitKey(services, ctx.reply, auth, limitClassOf(route.family, route.method, route.pattern), now);
 }
 
 /** The declaration of a route that needs an API key with `scope`: the server runs `requireKey` for it. */
@@ -79,57 +70,16 @@ export function namedWorkspace(req: IncomingRequest): { named: string | null; na
 }
 
 /** Direct routes: the endpoint named by slug, reachable by this key in the request's workspace. */
-/**
- * 400 for an endpoint of the wrong kind for the route: `Endpoint <slug> is an <kind> endpoint; <what the
- * route needs>.` One sentence shape for every route that serves one kind.
- */
-export function wrongEndpointKind(endpoint: EndpointRecord, needs: string, param: string | null = null): GatewayError {
-  return new GatewayError('invalid_request', { param, message: `Endpoint ${endpoint.slug} is ${withArticle(endpoint.kind)} endpoint; ${needs}.` });
-}
-
 export function requireEndpoint(req: IncomingRequest, services: Services, auth: AuthenticatedKey): EndpointAccess {
-  const slug = req.params.endpoint ?? '';
-  const endpoint = services.catalog.endpoint(auth.project.id, slug);
-  if (!endpoint) {
-    throw new GatewayError('endpoint_not_found', { message: `Project ${auth.project.id} has no endpoint ${JSON.stringify(slug)}.` });
-  }
-  req.log.endpoint = endpoint.slug;
-  authorizeEndpoint(auth.key, endpoint);
-  const { named, namedBy } = namedWorkspace(req);
-  // Named fields, not a spread: V8 gave the spread copy a hidden class of its own on every request (a
-  // new map per request, read through megamorphic lookups; seen with --log-ic).
-  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject, endpoint });
-  return { endpoint, workspaceId };
-}
-
-export interface ModelWanted {
-  /** The body's `model`. */
-  readonly model: string;
-  /** The endpoint kind the route serves. */
-  readonly kind: EndpointKind;
-  /** The public path after `/{project}`, for messages. */
-  readonly route: string;
-}
-
-/** The Models API's aliases (store/model-aliases-repo.ts) as the resolver's table. */
-function aliasTable(services: Services): ModelAliases {
-  const repo = services.modelAliases;
-  return repo ? { modelIdOf: (projectId, alias) => repo.get(projectId, alias)?.target ?? null } : NO_ALIASES;
+  return endpointAccess(services, auth, req.params.endpoint ?? '', namedWorkspace(req), req.log);
 }
 
 /**
  * Model-addressed routes (`/{project}/v1/...`): the endpoint the body's `model` names, among those this key
- * reaches in the request's workspace (core/models/resolve-model.ts has the order and the tie-breaks), a
- * project alias (the Models API) standing for its target model id.
+ * reaches in the request's workspace (app/endpoint-access.ts modelAccess).
  */
 export function requireModel(req: IncomingRequest, services: Services, auth: AuthenticatedKey, wanted: ModelWanted): EndpointAccess {
-  const { named, namedBy } = namedWorkspace(req);
-  const projectId = auth.project.id;
-  const access = resolveModel(
-    auth,
-    { model: wanted.model, kind: wanted.kind, route: wanted.route, named, namedBy },
-    { endpoints: services.catalog.endpoints(projectId), workspaces: services.catalog.workspaces(projectId), workspaceProject: services.catalog.workspaceProject, aliases: aliasTable(services) },
-  );
+  const access = modelAccess(services, auth, wanted, namedWorkspace(req));
   req.log.endpoint = access.endpoint.slug;
   return access;
 }

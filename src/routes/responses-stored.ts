@@ -10,7 +10,8 @@ import type { IncomingRequest } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { keyed } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
-import { followRun, KEPT_STREAMS, type BackgroundResponses } from './responses-background.js';
+import { KEPT_STREAMS, type BackgroundResponses } from '../app/responses/background-responses.js';
+import { followRun } from './responses-follow.js';
 import type { ResponsesServices } from './responses.js';
 
 async function storedResponse(ctx: RouteContext, services: ResponsesServices, auth: AuthenticatedKey): Promise<StoredResponse> {

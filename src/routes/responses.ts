@@ -7,31 +7,32 @@
  * A request becomes ONE chat turn (core/responses/translate.ts) served by the chat path itself
  * (chat-turn.ts serveChatTurn: validation, capabilities, context window, dispatch, usage ledger); the
  * answer comes back through ResponsesReply, which writes the Response object or its streaming events.
- * `background: true` answers at once and runs that same turn in the gateway (responses-background.ts); an
+ * `background: true` answers at once and runs that same turn in the gateway (app/responses/background-responses.ts); an
  * endpoint whose servers speak the Responses API (`upstream.api: responses`) gets the client's body passed
  * through instead of translated (responses-passthrough.ts).
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { EndpointRecord } from '../core/records.js';
 import { canonicalItems, type Item } from '../core/responses/input-items.js';
-import { asResponsesRefusal } from '../core/responses/chat-refusal.js';
+import { asResponsesRefusal, type ResponsesOrigin } from '../core/responses/chat-refusal.js';
 import { chatToolsOf } from '../core/responses/tools.js';
 import { chatBodyOf, responseObject, type ResponseHeader, type ResponseStatus } from '../core/responses/translate.js';
 import { GatewayError } from '../errors.js';
 import { parseJsonBody, type IncomingRequest } from '../http/request.js';
 import { newRequestId } from '../http/request-id.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
-import { parseChatRequest } from '../schemas/chat-request.js';
+import { parseChatRequest, type ChatRequest } from '../schemas/chat-request.js';
 import { parseResponseRequest, type ResponseRequest } from '../schemas/responses-request.js';
 import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import type { ResponseRecord, StoredConversations, StoredResponses } from '../core/store/responses-store.js';
-import { assertServesChat } from './chat-completions.js';
+import { assertServesChat } from '../app/chat/chat-completion.js';
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { serveChatTurn } from '../app/chat/chat-turn.js';
 import { requireBudget, type EndpointAccess } from '../app/endpoint-access.js';
 import { keyed, requireEndpoint, requireModel } from './guard.js';
 import { reaches } from './item-list.js';
-import { createBackgroundResponses, followRun, type BackgroundResponses } from './responses-background.js';
+import { createBackgroundResponses, type BackgroundJob, type BackgroundResponses } from '../app/responses/background-responses.js';
+import { followRun } from './responses-follow.js';
 import { passThroughResponse } from '../app/responses/responses-passthrough.js';
 import { ResponsesReply, type FinishResponse } from '../app/responses/responses-reply.js';
 import { storedResponseRoutes } from './responses-stored.js';
@@ -136,7 +137,15 @@ function checkBackground(request: ResponseRequest, zdr: boolean): void {
   }
 }
 
-async function createResponse(services: ResponsesServices & RouterChatServices, background: BackgroundResponses, ctx: RouteContext, auth: AuthenticatedKey, how: 'slug' | 'model' | 'router'): Promise<void> {
+/** Where the response runs, and the body read for it. */
+interface Placed {
+  readonly placement: Placement;
+  readonly body: { raw: Buffer; parsed: Record<string, unknown> };
+  readonly workspaceId: string | null;
+  readonly zdr: boolean;
+}
+
+async function place(services: ResponsesServices & RouterChatServices, ctx: RouteContext, auth: AuthenticatedKey, how: 'slug' | 'model' | 'router'): Promise<Placed> {
   const { req } = ctx;
   let placement: Placement | null = how === 'slug' ? { kind: 'direct', access: requireEndpoint(req, services, auth) } : null;
   const body = await readBody(req);
@@ -151,58 +160,58 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
     requireBudget(ctx, services, auth, placement.access);
   }
   const workspaceId = placement.kind === 'direct' ? placement.access.workspaceId : placement.workspace.workspaceId;
-  const zdr = zeroDataRetention(services, auth, workspaceId);
-  if (placement.kind === 'direct' && passesThrough(placement.access.endpoint)) {
-    checkPassthrough(body.parsed, zdr);
-    return passThroughResponse(services, { ctx, auth, endpoint: placement.access.endpoint, workspaceId, raw: body.raw, parsed: body.parsed, route: 'chat' });
-  }
-  const request = parseResponseRequest(body.parsed);
-  if (zdr && request.store === true) throw new GatewayError('retention_not_permitted', { param: 'store' });
-  checkBackground(request, zdr);
-  const context = await contextOf(services, auth, request, zdr);
+  return { placement, body, workspaceId, zdr: zeroDataRetention(services, auth, workspaceId) };
+}
+
+/** The request as one chat turn (core/responses/translate.ts), with the stored context it continues. */
+interface Translated {
+  readonly request: ResponseRequest;
+  readonly context: Context;
+  readonly input: Item[];
+  readonly chatBody: Record<string, unknown>;
+  readonly chat: ChatRequest;
+  readonly origin: ResponsesOrigin;
+}
+
+async function translate(services: ResponsesServices, auth: AuthenticatedKey, placed: Placed): Promise<Translated> {
+  const request = parseResponseRequest(placed.body.parsed);
+  if (placed.zdr && request.store === true) throw new GatewayError('retention_not_permitted', { param: 'store' });
+  checkBackground(request, placed.zdr);
+  const context = await contextOf(services, auth, request, placed.zdr);
   const input = canonicalItems(request.input ?? [], 'input', newRequestId);
   const chatBody = chatBodyOf(request, context.items, input);
-  // Refusals of the translated turn name chat fields: put them back in the request's terms.
   const origin = { input: request.input, hasInstructions: Boolean(request.instructions) };
-  const inResponsesTerms = (err: unknown): never => {
-    throw asResponsesRefusal(err, origin);
-  };
-  let chat: ReturnType<typeof parseChatRequest>;
   try {
-    chat = parseChatRequest(chatBody);
+    return { request, context, input, chatBody, chat: parseChatRequest(chatBody), origin };
   } catch (err) {
-    return inResponsesTerms(err);
+    // Refusals of the translated turn name chat fields: put them back in the request's terms.
+    throw asResponsesRefusal(err, origin);
   }
-  let endpoint: EndpointRecord;
-  if (placement.kind === 'direct') endpoint = placement.access.endpoint;
-  else endpoint = await routeChatTurn(services, ctx, auth, placement.workspace, chat).catch(inResponsesTerms);
-  if (passesThrough(endpoint)) {
-    // The router chose a server that speaks the Responses API: it gets the client's own body.
-    checkPassthrough(body.parsed, zdr);
-    return passThroughResponse(services, { ctx, auth, endpoint, workspaceId, raw: body.raw, parsed: body.parsed, route: 'router' });
-  }
+}
 
-  // OpenAI stores by default; a ZDR workspace never does (an explicit true was refused above).
-  const store = request.store ?? !zdr;
+/** The Response's header, and what storing its outcome takes (the row, the conversation's new items). */
+function ledgerOf(services: ResponsesServices, ctx: RouteContext, auth: AuthenticatedKey, placed: Placed, t: Translated) {
+  // OpenAI stores by default; a ZDR workspace never does (an explicit true was refused in translate).
+  const store = t.request.store ?? !placed.zdr;
+  const conversationId = t.context.conversationId;
   const header: ResponseHeader = {
-    id: req.requestId,
+    id: ctx.req.requestId,
     createdAt: Math.floor(services.now() / 1000),
-    model: request.model,
-    request,
+    model: t.request.model,
+    request: t.request,
     store,
-    conversationId: context.conversationId,
-    background: request.background === true,
-    namespaces: chatToolsOf(request.tools ?? []).namespaces,
+    conversationId,
+    background: t.request.background === true,
+    namespaces: chatToolsOf(t.request.tools ?? []).namespaces,
   };
-  const conversationId = context.conversationId;
   const record = (status: ResponseStatus, responseBody: Record<string, unknown>): ResponseRecord => ({
     id: header.id,
     projectId: auth.project.id,
-    workspaceId,
-    previousResponseId: request.previous_response_id ?? null,
+    workspaceId: placed.workspaceId,
+    previousResponseId: t.request.previous_response_id ?? null,
     conversationId,
     status,
-    input,
+    input: t.input,
     body: responseBody,
     createdAt: header.createdAt,
   });
@@ -214,51 +223,71 @@ async function createResponse(services: ResponsesServices & RouterChatServices, 
       failed,
       background: header.background,
       store: store ? record(state.status, responseBody) : null,
-      conversation: conversationId !== null && !failed ? { id: conversationId, items: [...input, ...state.output], createdAt: header.createdAt } : null,
+      conversation: conversationId !== null && !failed ? { id: conversationId, items: [...t.input, ...state.output], createdAt: header.createdAt } : null,
     });
   };
+  return { header, record, finish };
+}
+
+async function createResponse(services: ResponsesServices & RouterChatServices, background: BackgroundResponses, ctx: RouteContext, auth: AuthenticatedKey, how: 'slug' | 'model' | 'router'): Promise<void> {
+  const placed = await place(services, ctx, auth, how);
+  const { placement, body, workspaceId, zdr } = placed;
+  if (placement.kind === 'direct' && passesThrough(placement.access.endpoint)) {
+    checkPassthrough(body.parsed, zdr);
+    return passThroughResponse(services, { ctx, auth, endpoint: placement.access.endpoint, workspaceId, raw: body.raw, parsed: body.parsed, route: 'chat' });
+  }
+  const t = await translate(services, auth, placed);
+  const endpoint = placement.kind === 'direct' ? placement.access.endpoint : await routeChatTurn(services, ctx, auth, placement.workspace, t.chat).catch((err: unknown) => Promise.reject(asResponsesRefusal(err, t.origin)));
+  if (passesThrough(endpoint)) {
+    // The router chose a server that speaks the Responses API: it gets the client's own body.
+    checkPassthrough(body.parsed, zdr);
+    return passThroughResponse(services, { ctx, auth, endpoint, workspaceId, raw: body.raw, parsed: body.parsed, route: 'router' });
+  }
+  const ledger = ledgerOf(services, ctx, auth, placed, t);
   const route = how === 'router' ? 'router' : 'chat';
-  if (header.background) {
-    const snapshot = (status: ResponseStatus) => responseObject(header, { status, output: [], usage: null, error: null });
-    const queued = snapshot('queued');
-    await services.responses.queue(record('queued', queued));
-    const run = background.launch({
-      ctx,
-      id: header.id,
-      auth,
-      endpoint,
-      workspaceId,
-      chatBody,
-      chat,
-      route,
-      streamed: request.stream === true,
-      origin,
-      reply: (sink) => new ResponsesReply(sink, header, newRequestId, finish),
-      started: () => services.responses.transition(auth.project.id, header.id, 'in_progress', snapshot('in_progress')),
+  const turn = { auth, endpoint, workspaceId, chatBody: t.chatBody, chat: t.chat, route, origin: t.origin } as const;
+  if (ledger.header.background) {
+    const snapshot = (status: ResponseStatus) => responseObject(ledger.header, { status, output: [], usage: null, error: null });
+    const queued = ledger.record('queued', snapshot('queued'));
+    const run = await background.start({
+      ...turn,
+      headers: ctx.req.headers,
+      queued,
+      inProgress: snapshot('in_progress'),
+      streamed: t.request.stream === true,
+      reply: (sink) => new ResponsesReply(sink, ledger.header, newRequestId, ledger.finish),
     });
-    if (request.stream) return followRun(run, req, ctx.reply, -1);
-    ctx.reply.json(200, queued);
+    if (t.request.stream) return followRun(run, ctx.req, ctx.reply, -1);
+    ctx.reply.json(200, queued.body);
     return;
   }
-  const reply = new ResponsesReply(ctx.reply, header, newRequestId, finish);
-  const raw = Buffer.from(JSON.stringify(chatBody));
+  await serveForeground(services, ctx, turn, new ResponsesReply(ctx.reply, ledger.header, newRequestId, ledger.finish));
+}
+
+type ForegroundTurn = Pick<BackgroundJob, 'auth' | 'endpoint' | 'workspaceId' | 'chatBody' | 'chat' | 'route' | 'origin'>;
+
+async function serveForeground(services: ResponsesServices, ctx: RouteContext, turn: ForegroundTurn, reply: ResponsesReply): Promise<void> {
+  const raw = Buffer.from(JSON.stringify(turn.chatBody));
+  const { auth } = turn;
   try {
-    await serveChatTurn(services, { ctx, auth, endpoint, workspaceId, raw, parsed: chatBody, chat, route, reply }).catch(inResponsesTerms);
+    await serveChatTurn(services, { ctx, auth, endpoint: turn.endpoint, workspaceId: turn.workspaceId, raw, parsed: turn.chatBody, chat: turn.chat, route: turn.route, reply }).catch((err: unknown) => {
+      throw asResponsesRefusal(err, turn.origin);
+    });
     // The answer goes out once its row is committed (responses-reply.ts): the request ends after both.
     await reply.settled();
   } finally {
     // Refused before or by the model (the client gets the error envelope), or a stream the client left:
     // no Response reached its end, and subscribers get response.failed.
-    if (!reply.finished) await services.responses.finish({ projectId: auth.project.id, responseId: header.id, failed: true, background: false, store: null, conversation: null });
+    if (!reply.finished) await services.responses.finish({ projectId: auth.project.id, responseId: ctx.req.requestId, failed: true, background: false, store: null, conversation: null });
   }
 }
 
 /**
  * The routes, and the background turns' stop (main.ts calls `close` after the HTTP drain). `instances`
- * cues the recovery of turns a stopped sibling instance left running (routes/responses-background.ts).
+ * cues the recovery of turns a stopped sibling instance left running (app/responses/background-recovery.ts).
  */
 export async function createResponsesSystem(services: ResponsesServices & RouterChatServices, instances: RecoveryCue): Promise<{ routes: RouteDef[]; close(): Promise<void> }> {
-  const background = createBackgroundResponses(services, services.responses, services.logger, instances);
+  const background = createBackgroundResponses(services, instances);
   // What a stopped instance left running is failed before this one serves (a retrieve then reads it failed).
   await background.recovered;
   return { routes: responsesRoutes(services, background), close: () => background.close() };

@@ -7,9 +7,9 @@
  * The workspace resolution (`routerWorkspace`) is shared with the other routes of the router base URL
  * (models.ts, embeddings.ts), which make it a complete OpenAI base URL (issue 21).
  */
-import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
+import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { RouteDef, RouteContext } from '../http/server.js';
-import type { RouterChatServices, RouterWorkspace } from '../app/chat/router-chat-services.js';
+import { routerWorkspaceOf, type RouterChatServices, type RouterWorkspace } from '../app/chat/router-chat-services.js';
 import { serveChatTurn } from '../app/chat/chat-turn.js';
 import { routeChatTurn } from '../app/chat/route-chat-turn.js';
 import { parseChatBody } from './chat-body.js';
@@ -21,9 +21,7 @@ import type { Services } from '../app/services.js';
  * or an embedding made with the same URL, key and headers as a turn sees the turn's workspace.
  */
 export function routerWorkspace(ctx: RouteContext, services: Services, auth: AuthenticatedKey): RouterWorkspace {
-  const { named, namedBy } = namedWorkspace(ctx.req);
-  const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject });
-  return { workspaceId, namedBy, confined: named !== null || auth.key.allowedWorkspaceIds !== null };
+  return routerWorkspaceOf(services, auth, namedWorkspace(ctx.req));
 }
 
 async function routedTurn(services: RouterChatServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {

@@ -2,7 +2,7 @@
  * The tracing port (src/tracing/README.md): what the seams of a request see of its trace. Types only, no
  * OpenTelemetry import: the HTTP server starts a request's trace, the routed turn and the upstream client
  * add child spans to it, the composition root ends it. A request without a trace (tracing off, or a
- * synthetic request: a batch line, the playground's relay) has `trace` null or absent, and no seam does
+ * detached caller: a batch line, a background response, a playground turn) has `trace` null or absent, and no seam does
  * more than check that.
  *
  * Nothing here takes prompt or answer text: every attribute is an identifier, a count, a status or a code

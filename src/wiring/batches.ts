@@ -11,7 +11,7 @@ import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import type { FilesStore } from '../core/store/files-store.js';
 import type { Logger } from '../log.js';
 import type { BatchServices } from '../routes/batches.js';
-import { createBatchLineRunner } from '../routes/batch-line-runner.js';
+import { createBatchLineRunner } from '../app/batches/batch-line-runner.js';
 import { createKeysRepo } from '../store/keys-repo.js';
 import { BATCH_LINES_TOPIC, createBatchesStore } from '../store/batches/batches-store.js';
 import type { BusyStore, StoreParts } from './store.js';

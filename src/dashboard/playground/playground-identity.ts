@@ -5,7 +5,7 @@
  * reads, checked on this very request), the project's request and token limiters count it, and the usage
  * row carries the user's id (`usr_...`) where an API turn carries its key's id.
  *
- * How it gets in, as batch lines do (routes/batch-line-runner.ts): each turn carries a one-off bearer value
+ * How it gets in: each turn carries a one-off bearer value
  * that exists only in this process's memory for the turn's lifetime, resolved by a catalog wrapper that only
  * the playground's turns see. No key row is written and nothing outside this process can present the value.
  */

@@ -1,28 +1,30 @@
 /**
  * `POST /dashboard/projects/{project}/playground/turn` (docs/decisions.md "Dashboard playground"): one turn
- * of the page's conversation, run by the API's own use cases, never a copy of them: the key step
- * (`requireKey`: authentication, the project's request and token limiters), the endpoint or the router
- * (`requireEndpoint` / `routerWorkspace` + `routeChatTurn`: workspace rules, decision row), the budget, and
- * `serveChatTurn` (validation, harness, the upstream turn, the usage row), with the surface default of the
- * service's own chat: the harness on (SPEC Passthrough 2). The request they see is a synthetic one
- * (http/synthetic-request.ts) carrying the chat body and headers an API client would have sent, under the
+ * of the page's conversation, run by the API's own use cases in src/app, never a copy of them: the key step
+ * (authentication, then `admitKey`: the project's request and token limiters), the endpoint or the router
+ * (`endpointAccess` / `routerWorkspaceOf` + `routeChatTurn`: workspace rules, decision row), the budget
+ * (`admitChat`), and `serveChatTurn` (validation, harness, the upstream turn, the usage row), with the
+ * surface default of the service's own chat: the harness on (SPEC Passthrough 2). The caller they see
+ * (app/detached-caller.ts) carries the chat body and headers an API client would have sent, under the
  * signed-in user's identity (playground-identity.ts); the answer streams to the page (turn-relay.ts).
  *
  * Refusals before the stream are the API's envelopes with the API's status (429 with its Retry-After and
  * RateLimit headers, 403 workspace_not_allowed ...); another project's playground is 404 like its page.
  */
+import { authenticateKey, type AuthenticatedKey } from '../../core/auth/authenticate.js';
 import { FEATURE_HEADERS, resolveHarness, type HarnessFeature } from '../../core/chat/header-flags.js';
+import { limitClassOf } from '../../core/limits/rate-limiter.js';
 import { GatewayError } from '../../errors.js';
-import { createSyntheticRequest } from '../../http/synthetic-request.js';
-import type { RouteContext, RouteDef } from '../../http/server.js';
-import { assertServesChat } from '../../routes/chat-completions.js';
-import { serveChatTurn } from '../../app/chat/chat-turn.js';
-import { parseChatBody } from '../../routes/chat-body.js';
-import { requireBudget } from '../../app/endpoint-access.js';
-import { requireEndpoint, requireKey } from '../../routes/guard.js';
-import type { RouterChatServices } from '../../app/chat/router-chat-services.js';
+import { newRequestId } from '../../request-id.js';
+import type { RouteContext } from '../../http/server.js';
+import { admitChat, chatBodyFrom } from '../../app/chat/chat-completion.js';
+import { serveChatTurn, type ChatBody } from '../../app/chat/chat-turn.js';
+import { DetachedCaller } from '../../app/detached-caller.js';
+import { endpointAccess, type WorkspaceChoice } from '../../app/endpoint-access.js';
+import { admitKey } from '../../app/key-admission.js';
+import { RecordedAnswer } from '../../app/recorded-answer.js';
+import { routerWorkspaceOf, type RouterChatServices } from '../../app/chat/router-chat-services.js';
 import { routeChatTurn } from '../../app/chat/route-chat-turn.js';
-import { routerWorkspace } from '../../routes/semantic-router-chat.js';
 import type { DecisionLog, DecisionRecord } from '../../store/decision-log.js';
 import type { PageDef, PageParams } from '../pages/page-kit.js';
 import { PROJECTS_PATH } from '../pages/paths.js';
@@ -31,10 +33,9 @@ import { createTurnCredentials, playgroundKey, type TurnCredentials } from './pl
 import { createTurnRelay, type TurnRelay } from './turn-relay.js';
 import { chatBodyOf, chatHeadersOf, parsePlaygroundTurn, type PlaygroundTurn } from './turn-request.js';
 
-/** The API routes whose steps a playground turn runs: their family and pattern pick the limiter class. */
-const TURN_AUTH = { kind: 'in-handler', credential: 'API key with the inference scope', why: 'runTurn calls requireKey on the synthetic request' } as const;
-const DIRECT_ROUTE: RouteDef = { method: 'POST', pattern: '/:project/:endpoint/v1/chat/completions', family: 'chat', idPrefix: 'chatcmpl-', auth: TURN_AUTH, handle: () => undefined };
-const ROUTER_ROUTE: RouteDef = { method: 'POST', pattern: '/:project/_semantic/router/v1/chat/completions', family: 'router', idPrefix: 'chatcmpl-', auth: TURN_AUTH, handle: () => undefined };
+/** The limiter classes of the API routes a playground turn stands for (direct and routed chat). */
+const DIRECT_CLASS = limitClassOf('chat', 'POST', '/:project/:endpoint/v1/chat/completions');
+const ROUTER_CLASS = limitClassOf('router', 'POST', '/:project/_semantic/router/v1/chat/completions');
 /** The `model` a routed turn sends: the router ignores it and the answer's chunks echo it back. */
 export const ROUTED_MODEL = 'playground-router';
 
@@ -78,19 +79,14 @@ export function playgroundTurnRoute(deps: PlaygroundTurnDeps): PageDef {
       throw new GatewayError('not_found', { message: 'There is no such project in your projects.' });
     }
     const turn = parsePlaygroundTurn(await ctx.req.json());
-    const endpointSlug = turn.target.kind === 'endpoint' ? turn.target.endpoint : null;
-    const model = endpointSlug === null ? ROUTED_MODEL : (services.catalog.endpoint(projectId, endpointSlug)?.model.id ?? endpointSlug);
     const { bearer, release } = credentials.issue(playgroundKey(principal, projectId, services.now()));
-    const route = endpointSlug === null ? ROUTER_ROUTE : DIRECT_ROUTE;
+    // The turn's caller: the chat body and headers an API client would have sent, under the user's stand-in
+    // key; decision rows say where it came from and whose address it was.
     const headers = { ...chatHeadersOf(turn), authorization: `Bearer ${bearer}`, 'user-agent': ctx.req.header('user-agent') ?? 'switchboard-playground' };
-    const synthetic = createSyntheticRequest({ method: 'POST', path: `/${projectId}/playground`, headers, body: Buffer.from(JSON.stringify(chatBodyOf(turn, model))), idPrefix: 'chatcmpl-' });
-    synthetic.req.params = endpointSlug === null ? { project: projectId } : { project: projectId, endpoint: endpointSlug };
-    // Decision rows say where the turn came from and whose address it was (not the stand-in's loopback).
-    synthetic.req.surface = 'dashboard';
-    synthetic.req.actFor(ctx.req.clientIp);
-    const requestId = synthetic.req.requestId;
+    const inner = { req: new DetachedCaller({ requestId: newRequestId('chatcmpl-'), headers, surface: 'dashboard', clientIp: ctx.req.clientIp }), reply: new RecordedAnswer() };
+    const requestId = inner.req.requestId;
     // The page closing its request stops the turn, upstream call included, as an API client's abort does.
-    ctx.req.onAbort(() => synthetic.abort());
+    ctx.req.onAbort(() => inner.req.abort());
     let ranOn: { slug: string; model: string } | null = null;
     decisions.set(requestId, null);
     const relay = createTurnRelay(
@@ -99,16 +95,15 @@ export function playgroundTurnRoute(deps: PlaygroundTurnDeps): PageDef {
         requestId,
         target: turn.target.kind,
         workspace: turn.workspace ?? null,
-        enabled: enabledFeatures(synthetic.req.headers),
-        headers: () => synthetic.reply.pendingHeaders.filter(([name]) => name !== 'X-Request-ID'),
+        enabled: enabledFeatures(inner.req.headers),
+        headers: () => inner.reply.headers,
         decision: () => decisions.get(requestId) ?? null,
         endpoint: () => ranOn,
       },
-      () => !synthetic.req.aborted,
+      () => !inner.req.aborted,
     );
-    const inner: RouteContext = { req: synthetic.req, reply: synthetic.reply, route, draining: ctx.draining };
     try {
-      await runTurn(inner, turn, relay, (e) => (ranOn = { slug: e.slug, model: e.model.id }));
+      await runTurn(inner, projectId, turn, relay, (e) => (ranOn = { slug: e.slug, model: e.model.id }));
     } catch (err) {
       if (relay.started) return relay.fail(err);
       relay.forwardHeaders();
@@ -117,31 +112,56 @@ export function playgroundTurnRoute(deps: PlaygroundTurnDeps): PageDef {
       release();
       decisions.delete(requestId);
       // The access log and endpoint metrics see the turn (project, endpoint, user, tokens, latencies); the
-      // client address is the page's already (actFor above).
-      const { clientIp: _same, ...turnLog } = synthetic.req.log;
-      Object.assign(ctx.req.log, turnLog);
+      // client address is the page's already.
+      Object.assign(ctx.req.log, inner.req.log);
     }
   }
 
-  async function runTurn(inner: RouteContext, turn: PlaygroundTurn, reply: TurnRelay, ranOn: (e: { slug: string; model: { id: string } }) => void): Promise<void> {
-    // Called here: the playground route itself is a session route; its turn runs the key step on the
-    // synthetic request that carries the user's stand-in key.
-    const auth = await requireKey(inner, services, 'inference');
+  /** The API's key step for the stand-in key: authentication, then the limiters of the route the turn stands for. */
+  function admit(inner: Inner, projectId: string, routed: boolean): AuthenticatedKey | Promise<AuthenticatedKey> {
+    const now = services.now();
+    const check = { authorization: inner.req.header('authorization'), clientIp: () => inner.req.clientIp, projectRef: projectId, scope: 'inference' as const, now };
+    const auth = authenticateKey(check, services.catalog, services.catalog.project);
+    inner.req.log.project = auth.project.id;
+    inner.req.log.keyId = auth.key.id;
+    return admitKey(services, inner.reply, auth, routed ? ROUTER_CLASS : DIRECT_CLASS, now);
+  }
+
+  async function runTurn(inner: Inner, projectId: string, turn: PlaygroundTurn, reply: TurnRelay, ranOn: (e: { slug: string; model: { id: string } }) => void): Promise<void> {
+    const auth = await admit(inner, projectId, turn.target.kind !== 'endpoint');
+    const choice = workspaceChoice(inner.req);
     if (turn.target.kind === 'endpoint') {
-      const access = requireEndpoint(inner.req, services, auth);
-      assertServesChat(access.endpoint);
-      requireBudget(inner, services, auth, access);
-      const body = await parseChatBody(inner.req);
+      const access = endpointAccess(services, auth, turn.target.endpoint, choice, inner.req.log);
+      admitChat(services, inner, auth, access);
+      const body = bodyOf(turn, access.endpoint.model.id);
       ranOn(access.endpoint);
       await serveChatTurn(services, { ctx: inner, auth, endpoint: access.endpoint, workspaceId: access.workspaceId, ...body, route: 'chat', reply, surfaceDefault: true });
       return;
     }
-    const workspace = routerWorkspace(inner, services, auth);
-    const body = await parseChatBody(inner.req);
+    const workspace = routerWorkspaceOf(services, auth, choice);
+    const body = bodyOf(turn, ROUTED_MODEL);
     const endpoint = await routeChatTurn(services, inner, auth, workspace, body.chat);
     ranOn(endpoint);
     await serveChatTurn(services, { ctx: inner, auth, endpoint, workspaceId: workspace.workspaceId, ...body, route: 'router', reply, surfaceDefault: true });
   }
+}
+
+/** The turn's request and where its headers are kept (the relay forwards them to the page). */
+interface Inner {
+  readonly req: DetachedCaller;
+  readonly reply: RecordedAnswer;
+}
+
+/** The workspace the turn names (turn-request.ts chatHeadersOf puts it in X-Workspace-Id, as a client would). */
+function workspaceChoice(req: DetachedCaller): WorkspaceChoice {
+  const named = req.header('x-workspace-id');
+  return named === undefined ? { named: null, namedBy: '' } : { named: named.trim(), namedBy: 'X-Workspace-Id' };
+}
+
+/** The chat body an API client would have sent, validated as the API validates one. */
+function bodyOf(turn: PlaygroundTurn, model: string): ChatBody {
+  const raw = Buffer.from(JSON.stringify(chatBodyOf(turn, model)));
+  return chatBodyFrom(raw, JSON.parse(raw.toString('utf8')));
 }
 
 /**

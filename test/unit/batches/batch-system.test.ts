@@ -4,7 +4,7 @@ import { createBatchSystem, INTERRUPTED, type BatchFiles, type BatchSystem } fro
 import { newBatchId } from '../../../src/batches/batch-object.js';
 import { parseBatchLine } from '../../../src/core/batches/batch-lines.js';
 import { createLogger } from '../../../src/log.js';
-import type { BatchLineJob, BatchLineResult, BatchLineRunner } from '../../../src/routes/batch-line-runner.js';
+import type { BatchLineJob, BatchLineResult, BatchLineRunner } from '../../../src/app/batches/batch-line-runner.js';
 import type { BatchesStore } from '../../../src/core/store/batches-store.js';
 import { createBatchesStore } from '../../../src/store/batches/batches-store.js';
 import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
