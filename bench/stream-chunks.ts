@@ -6,9 +6,12 @@
  * round's cells together; the figures are medians over rounds.
  *
  *   node dist/bench/stream-chunks.js [--seconds 5] [--rounds 5] [--connections 50] [--delay-ms 0]
+ *     [--log-level info] [--other-dist <dist dir of another build>]
  *
  * --delay-ms 0: the simulator writes a whole stream at once, so its chunks reach the proxy in one or two
  * reads; --delay-ms 1 spaces them, one read and one client write per chunk, as from a real model.
+ * --log-level: the gateway's (info, as `serve` runs by default). --other-dist adds that build's gateway as a
+ * third cell (same config and level), for a before/after in the same rounds.
  */
 import { parseArgs } from 'node:util';
 import { BENCH_MODEL, writeBenchConfig } from './config.js';
@@ -42,7 +45,10 @@ async function cpuPerStream(cell: Cell, tokens: number, connections: number, sec
 }
 
 export async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, rounds: { type: 'string' }, connections: { type: 'string' }, 'delay-ms': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { seconds: { type: 'string' }, rounds: { type: 'string' }, connections: { type: 'string' }, 'delay-ms': { type: 'string' }, 'log-level': { type: 'string' }, 'other-dist': { type: 'string' } },
+  });
+  const logLevel = values['log-level'] ?? 'info';
   const delayMs = Number(values['delay-ms'] ?? 0);
   const seconds = Number(values.seconds ?? 5);
   const rounds = Number(values.rounds ?? 5);
@@ -52,17 +58,24 @@ export async function main(): Promise<void> {
   const sim = await startSimulator(bench.dir, bench.pinned ? 0 : null);
   const bare = await startBareProxy(bench.dir, core, sim.url);
   const cfg = writeBenchConfig({ upstreamUrl: sim.url, dir: bench.dir });
-  const gw = await startGateway(bench.dir, core, { name: 'gateway', config: cfg.file, db: cfg.dbPath, logLevel: 'warn' });
+  const gw = await startGateway(bench.dir, core, { name: 'gateway', config: cfg.file, db: cfg.dbPath, logLevel });
   const auth = { authorization: `Bearer ${cfg.key}` };
   const cells: Cell[] = [
     { name: 'bare proxy', url: `${new URL(bare.url).origin}${cfg.chatPath}`, headers: auth, pid: bare.pid },
     { name: 'gateway', url: `${new URL(gw.url).origin}${cfg.chatPath}`, headers: auth, pid: gw.pid },
   ];
+  const otherDist = values['other-dist'];
+  if (otherDist) {
+    const ocfg = writeBenchConfig({ upstreamUrl: sim.url, dir: bench.dir, name: 'other' });
+    const other = await startGateway(bench.dir, core, { name: 'other build', config: ocfg.file, db: ocfg.dbPath, logLevel, dist: otherDist });
+    cells.push({ name: 'other build', url: `${new URL(other.url).origin}${ocfg.chatPath}`, headers: { authorization: `Bearer ${ocfg.key}` }, pid: other.pid });
+  }
   for (const c of cells) for (const n of [SHORT, LONG]) await cpuPerStream(c, n, connections, 1, delayMs); // warm-up
   const per: Record<string, { short: number[]; long: number[]; chunk: number[] }> = {};
   for (const c of cells) per[c.name] = { short: [], long: [], chunk: [] };
   for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? cells : [...cells].reverse();
+    const rotated = cells.map((_, j) => cells[(r + j) % cells.length] as Cell);
+    const order = r % 2 === 0 ? rotated : rotated.reverse();
     for (const c of order) {
       const s = await cpuPerStream(c, SHORT, connections, seconds, delayMs);
       const l = await cpuPerStream(c, LONG, connections, seconds, delayMs);
@@ -78,10 +91,15 @@ export async function main(): Promise<void> {
     const p = per[c.name]!;
     process.stdout.write(`${c.name} (median of ${rounds}): ${f(median(p.short))} us/${SHORT}-chunk stream, ${f(median(p.long))} us/${LONG}-chunk stream, ${f(median(p.chunk))} us/chunk\n`);
   }
-  const gwChunk = median(per.gateway!.chunk);
-  const bareChunk = median(per['bare proxy']!.chunk);
-  if (gwChunk !== null && bareChunk !== null) process.stdout.write(`per-chunk cost added over the bare proxy: ${(gwChunk - bareChunk).toFixed(2)} us\n`);
-  process.stdout.write(`${connections} connections, ${seconds} s per cell, ${delayMs} ms between chunks; load ${bench.loadLine()}; pinned: ${bench.pinned}\n`);
+  // Added cost per round (each round's cells ran back to back), then the median over rounds.
+  const base = per['bare proxy']!;
+  for (const c of cells.slice(1)) {
+    const p = per[c.name]!;
+    const added = (k: 'chunk'): string => f(median(p[k].map((v, i) => v - (base[k][i] ?? Number.NaN))));
+    const ratio = f(median(p.short.map((v, i) => v / (base.short[i] ?? Number.NaN))));
+    process.stdout.write(`${c.name} over the bare proxy (median of rounds): ${added('chunk')} us/chunk added; ${SHORT}-chunk stream ${ratio}x the CPU\n`);
+  }
+  process.stdout.write(`${connections} connections, ${seconds} s per cell, ${delayMs} ms between chunks, gateway at ${logLevel}; load ${bench.loadLine()}; pinned: ${bench.pinned}\n`);
   await stopAll();
 }
 

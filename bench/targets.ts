@@ -184,13 +184,14 @@ async function healthy(url: string): Promise<boolean> {
 export async function startGateway(
   logDir: string,
   core: number | null,
-  opts: { name: string; config: string; db: string; logLevel: string },
+  /** `dist`: another build's dist/ directory (a before/after comparison in one run); default this one. */
+  opts: { name: string; config: string; db: string; logLevel: string; dist?: string },
 ): Promise<Proc> {
   const port = await freePort();
   const fallbackUrl = `http://127.0.0.1:${port}`;
   return startProc({
     name: opts.name,
-    args: [join(distDir, 'src/cli.js'), 'serve', '--config', opts.config, '--port', String(port), '--db', opts.db],
+    args: [join(opts.dist ?? distDir, 'src/cli.js'), 'serve', '--config', opts.config, '--port', String(port), '--db', opts.db],
     core,
     logDir,
     // The bench configs' `testing:` hooks (webhook-drain's event injection) need it too.
