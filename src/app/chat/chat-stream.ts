@@ -4,11 +4,11 @@
  * brings coalesced into one corked write (BASELINE: per-chunk corks cost 2.5x).
  *
  * What a read costs is what a streamed turn adds over a bare proxy (issue 35: a model sends one chunk per
- * read), so a read makes no closure, promise or event object: ASCII bytes decode without the UTF-8
- * decoder, the SSE decoder hands over slices of the read, a fast-path chunk is one string, and the idle
- * deadline reads a timestamp when its timer fires instead of being re-armed on every read.
+ * read), so a read makes no closure, promise or event object: a read ending on a character boundary
+ * decodes without the UTF-8 decoder, the SSE decoder hands over slices of the read, a fast-path chunk
+ * is one string, and the idle deadline reads a timestamp when its timer fires instead of being re-armed
+ * on every read.
  */
-import { isAscii } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
 import { ChunkNormalizer } from '../../core/chat/chunk-normalizer.js';
 import { ChunkRestamper } from '../../core/chat/chunk-restamp.js';
@@ -59,7 +59,7 @@ class TurnStream {
   #failed = false;
   #ended = false;
   #timedOutIdle = false;
-  /** performance.now() of the last upstream read: the idle timer checks it when it fires. */
+  /** performance.now() of the last upstream read (monotonic, unlike Date.now()): the idle timer checks it when it fires. */
   #lastRead = performance.now();
   #idle: NodeJS.Timeout | null = null;
   // Bound once per turn: the per-read path passes these, and makes no closure of its own.
@@ -106,9 +106,13 @@ class TurnStream {
     if (log.firstTokenMs === undefined && this.#normalizer.tokenChunks > 0) log.firstTokenMs = performance.now() - this.#t.req.startedAt;
   }
 
-  /** ASCII bytes are their own text (one copy, no decoder state); other reads keep a split character for the next. */
+  /**
+   * A read that ends on an ASCII byte (a model's reads end with an event's blank line) ends on a character
+   * boundary, and decodes on its own; one that ends inside a character goes through the UTF-8 decoder, which
+   * keeps the split character for the next read, and every read after it does too.
+   */
   #text(buf: Buffer): string {
-    if (this.#utf8 === null && isAscii(buf)) return buf.toString('latin1');
+    if (this.#utf8 === null && (buf[buf.length - 1] ?? 0x80) < 0x80) return buf.toString();
     return (this.#utf8 ??= new StringDecoder('utf8')).write(buf);
   }
 
