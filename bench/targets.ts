@@ -116,7 +116,7 @@ export interface StartOptions {
   readonly logDir: string;
   /** Extracts the listening URL from the log text, or returns null while not ready. */
   readonly ready: (text: string) => string | null | Promise<string | null>;
-  /** Default 60 s: on the shared 2-core machine at load 20 a gateway took over 15 s to start. */
+  /** Default 120 s: on the shared 2-core machine at load 20-30 a gateway took over 60 s to start. */
   readonly timeoutMs?: number;
 }
 
@@ -131,7 +131,7 @@ export async function startProc(options: StartOptions): Promise<Proc> {
   const child = spawn(cmd!, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...options.env } });
   closeSync(fd);
   live.add(child);
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   for (;;) {
     const text = readFileSync(logFile, 'utf8');
     const url = await options.ready(text);
