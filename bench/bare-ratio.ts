@@ -7,12 +7,11 @@
  * --other-dist: that build's gateway as a third side (same config, info logs), for before/after.
  */
 import { parseArgs } from 'node:util';
-import { writeBenchConfig } from './config.js';
 import { runRotatingRounds } from './cpu-rounds.js';
 import { median } from './limiter-cost.js';
 import { runLoad } from './load.js';
 import { SMALL_BODY, STREAM_BODY, STREAM_HEADERS, type Row, type Scenario, type Target } from './scenarios.js';
-import { runIfEntryPoint, standaloneBench, startBareProxy, startGateway, startSimulator, stopAll, type Proc } from './targets.js';
+import { runIfEntryPoint, standaloneBench, startComparedSides, stopAll, type BenchSide } from './targets.js';
 
 const SCENARIOS: readonly Scenario[] = [
   { id: 'json-50', label: 'non-streaming, 50 conn', stream: false, connections: 50 },
@@ -23,10 +22,6 @@ const SCENARIOS: readonly Scenario[] = [
 
 const log = (msg: string): void => void process.stderr.write(`bare-ratio bench: ${msg}\n`);
 const f = (v: number | null | undefined, d = 2): string => (v === null || v === undefined || Number.isNaN(v) ? '-' : v.toFixed(d));
-
-function target(key: Target['key'], label: string, proc: Proc, path: string, headers: Record<string, string>, cpuOf: string): Target {
-  return { key, label, url: `${new URL(proc.url).origin}${path}`, headers, cpuPid: proc.pid, cpuOf };
-}
 
 /** Per side: median CPU/req, median ratio to the bare proxy's round, and (1 connection) the median p99. */
 function summarize(scenario: Scenario, targets: readonly Target[], rows: Map<string, Row[]>): string[] {
@@ -50,19 +45,10 @@ export async function main(): Promise<void> {
   const rounds = Number(values.rounds ?? 7);
   const seconds = Number(values.seconds ?? 4);
   const bench = standaloneBench('switchboard-bare-ratio-');
-  const core = bench.pinned ? 1 : null;
-  const sim = await startSimulator(bench.dir, bench.pinned ? 0 : null);
-  const bareProc = await startBareProxy(bench.dir, core, sim.url);
-  const cfg = writeBenchConfig({ upstreamUrl: sim.url, dir: bench.dir });
-  const auth = { authorization: `Bearer ${cfg.key}` };
-  const gw = await startGateway(bench.dir, core, { name: 'gateway', config: cfg.file, db: cfg.dbPath, logLevel: 'info' });
-  const targets: Target[] = [target('bare', 'bare proxy', bareProc, cfg.chatPath, auth, 'bare proxy'), target('gateway-info', 'gateway (info logs)', gw, cfg.chatPath, auth, 'gateway')];
-  const otherDist = values['other-dist'];
-  if (otherDist) {
-    const ocfg = writeBenchConfig({ upstreamUrl: sim.url, dir: bench.dir, name: 'other' });
-    const other = await startGateway(bench.dir, core, { name: 'other build', config: ocfg.file, db: ocfg.dbPath, logLevel: 'info', dist: otherDist });
-    targets.push(target('gateway-info', 'other build (info logs)', other, ocfg.chatPath, { authorization: `Bearer ${ocfg.key}` }, 'gateway'));
-  }
+  const sides = await startComparedSides(bench, 'info', values['other-dist']);
+  const side = (key: Target['key'], label: string, s: BenchSide, cpuOf: string): Target => ({ key, label, url: s.chatUrl, headers: s.headers, cpuPid: s.proc.pid, cpuOf });
+  const targets: Target[] = [side('bare', 'bare proxy', sides.bare, 'bare proxy'), side('gateway-info', 'gateway (info logs)', sides.gateway, 'gateway')];
+  if (sides.other) targets.push(side('gateway-info', 'other build (info logs)', sides.other, 'gateway'));
   for (const t of targets) {
     await runLoad({ url: t.url, connections: 50, seconds: 1, headers: t.headers, body: SMALL_BODY });
     await runLoad({ url: t.url, connections: 50, seconds: 1, headers: { ...t.headers, ...STREAM_HEADERS }, body: STREAM_BODY });

@@ -14,11 +14,11 @@
  * third cell (same config and level), for a before/after in the same rounds.
  */
 import { parseArgs } from 'node:util';
-import { BENCH_MODEL, writeBenchConfig } from './config.js';
+import { BENCH_MODEL } from './config.js';
 import { startCpuMeter } from './cpu.js';
 import { median } from './limiter-cost.js';
 import { runLoad } from './load.js';
-import { standaloneBench, runIfEntryPoint, startBareProxy, startGateway, startSimulator, stopAll } from './targets.js';
+import { standaloneBench, runIfEntryPoint, startComparedSides, stopAll, type BenchSide } from './targets.js';
 
 const SHORT = 20;
 const LONG = 200;
@@ -54,22 +54,10 @@ export async function main(): Promise<void> {
   const rounds = Number(values.rounds ?? 5);
   const connections = Number(values.connections ?? 50);
   const bench = standaloneBench('switchboard-stream-chunks-');
-  const core = bench.pinned ? 1 : null;
-  const sim = await startSimulator(bench.dir, bench.pinned ? 0 : null);
-  const bare = await startBareProxy(bench.dir, core, sim.url);
-  const cfg = writeBenchConfig({ upstreamUrl: sim.url, dir: bench.dir });
-  const gw = await startGateway(bench.dir, core, { name: 'gateway', config: cfg.file, db: cfg.dbPath, logLevel });
-  const auth = { authorization: `Bearer ${cfg.key}` };
-  const cells: Cell[] = [
-    { name: 'bare proxy', url: `${new URL(bare.url).origin}${cfg.chatPath}`, headers: auth, pid: bare.pid },
-    { name: 'gateway', url: `${new URL(gw.url).origin}${cfg.chatPath}`, headers: auth, pid: gw.pid },
-  ];
-  const otherDist = values['other-dist'];
-  if (otherDist) {
-    const ocfg = writeBenchConfig({ upstreamUrl: sim.url, dir: bench.dir, name: 'other' });
-    const other = await startGateway(bench.dir, core, { name: 'other build', config: ocfg.file, db: ocfg.dbPath, logLevel, dist: otherDist });
-    cells.push({ name: 'other build', url: `${new URL(other.url).origin}${ocfg.chatPath}`, headers: { authorization: `Bearer ${ocfg.key}` }, pid: other.pid });
-  }
+  const sides = await startComparedSides(bench, logLevel, values['other-dist']);
+  const cell = (name: string, side: BenchSide): Cell => ({ name, url: side.chatUrl, headers: side.headers, pid: side.proc.pid });
+  const cells: Cell[] = [cell('bare proxy', sides.bare), cell('gateway', sides.gateway)];
+  if (sides.other) cells.push(cell('other build', sides.other));
   for (const c of cells) for (const n of [SHORT, LONG]) await cpuPerStream(c, n, connections, 1, delayMs); // warm-up
   const per: Record<string, { short: number[]; long: number[]; chunk: number[] }> = {};
   for (const c of cells) per[c.name] = { short: [], long: [], chunk: [] };

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { freePort as freePortOn } from '../src/workers/free-port.js';
+import { CHAT_PATH, writeBenchConfig } from './config.js';
 
 export interface Proc {
   readonly name: string;
@@ -226,3 +227,29 @@ export function runIfEntryPoint(moduleUrl: string, label: string, main: () => Pr
     },
   );
 }
+
+/** A gateway on the bench config, serving the chat route: its chat URL, key header and pid. */
+export interface BenchSide {
+  readonly proc: Proc;
+  readonly chatUrl: string;
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * The sides the per-request benches compare (issue 35): the simulator, the bare proxy and this build's
+ * gateway, proxies pinned to core 1; with `otherDist`, that build's gateway too (same config shape and level).
+ */
+export async function startComparedSides(bench: StandaloneBench, logLevel: string, otherDist?: string): Promise<{ bare: BenchSide; gateway: BenchSide; other: BenchSide | null }> {
+  const core = bench.pinned ? 1 : null;
+  const sim = await startSimulator(bench.dir, bench.pinned ? 0 : null);
+  const gatewaySide = async (name: string, stem: string, dist?: string): Promise<BenchSide> => {
+    const cfg = writeBenchConfig({ upstreamUrl: sim.url, dir: bench.dir, name: stem });
+    const proc = await startGateway(bench.dir, core, { name, config: cfg.file, db: cfg.dbPath, logLevel, ...(dist ? { dist } : {}) });
+    return { proc, chatUrl: `${new URL(proc.url).origin}${cfg.chatPath}`, headers: { authorization: `Bearer ${cfg.key}` } };
+  };
+  const bareProc = await startBareProxy(bench.dir, core, sim.url);
+  const gateway = await gatewaySide('gateway', 'gateway');
+  const bare = { proc: bareProc, chatUrl: `${new URL(bareProc.url).origin}${CHAT_PATH}`, headers: gateway.headers };
+  return { bare, gateway, other: otherDist ? await gatewaySide('other build', 'other', otherDist) : null };
+}
+
