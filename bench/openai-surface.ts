@@ -14,6 +14,8 @@
  *      load without it, in alternating rounds of the same run (a "without" round lasts as long as the
  *      last batch took).
  *   npm run build && node dist/bench/openai-surface.js     (BENCH_QUICK=1: fewer and shorter rounds)
+ * SURFACE_ROUTES=stream (or json): part 1 for that kind of turn only, printed, RESULTS.md left as it is
+ * (a quick before/after of the Responses stream, issue 35); SURFACE_ROUNDS overrides the round count.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -31,7 +33,7 @@ import { writeResultsSection } from './sections.js';
 import { runIfEntryPoint, standaloneBench, startGateway, startSimulator, stopAll } from './targets.js';
 
 const quick = process.env.BENCH_QUICK === '1';
-const ROUNDS = quick ? 3 : 5;
+const ROUNDS = Number(process.env.SURFACE_ROUNDS ?? (quick ? 3 : 5));
 const ROUND_SECONDS = quick ? 2 : 4;
 const CONNECTIONS = 50;
 const BATCH_LINES = Number(process.env.BENCH_BATCH_LINES ?? (quick ? 500 : 2000));
@@ -393,6 +395,17 @@ async function main(): Promise<void> {
     const gw = await startGateway(dir, pinned ? 1 : null, { name: 'gateway-surface', config: cfg.file, db: cfg.db, logLevel: 'warn' });
     const origin = new URL(gw.url).origin;
     const overheads: Overhead[] = [];
+    const only = process.env.SURFACE_ROUTES;
+    if (only === 'stream' || only === 'json') {
+      const o = await routeOverhead(origin, cfg.key, gw.pid, only === 'stream');
+      const cpu = (i: number): number[] => (o.runs[i] ?? []).map((r) => r.cpuUsPerReq ?? Number.NaN);
+      for (const [i, side] of o.sides.entries()) {
+        const ratios = cpu(i).map((c, r) => c / (cpu(0)[r] ?? Number.NaN));
+        log(`${side.label}: CPU/req median ${median(cpu(i))?.toFixed(1)} us; vs chat median ${median(ratios)?.toFixed(2)}x (${ratios.map((x) => x.toFixed(2)).join(', ')}); probe ${JSON.stringify(o.probes[i])}`);
+      }
+      log(`load ${loadLine()}`);
+      return;
+    }
     for (const stream of [false, true]) overheads.push(await routeOverhead(origin, cfg.key, gw.pid, stream));
     const beside = await batchBesideLive(origin, cfg.key, gw.pid);
     const load = loadLine();

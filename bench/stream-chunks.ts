@@ -6,16 +6,19 @@
  * round's cells together; the figures are medians over rounds.
  *
  *   node dist/bench/stream-chunks.js [--seconds 5] [--rounds 5] [--connections 50] [--delay-ms 0]
+ *     [--log-level info] [--other-dist <dist dir of another build>]
  *
  * --delay-ms 0: the simulator writes a whole stream at once, so its chunks reach the proxy in one or two
  * reads; --delay-ms 1 spaces them, one read and one client write per chunk, as from a real model.
+ * --log-level: the gateway's (info, as `serve` runs by default). --other-dist adds that build's gateway as a
+ * third cell (same config and level), for a before/after in the same rounds.
  */
 import { parseArgs } from 'node:util';
-import { BENCH_MODEL, writeBenchConfig } from './config.js';
+import { BENCH_MODEL } from './config.js';
 import { startCpuMeter } from './cpu.js';
 import { median } from './limiter-cost.js';
 import { runLoad } from './load.js';
-import { standaloneBench, runIfEntryPoint, startBareProxy, startGateway, startSimulator, stopAll } from './targets.js';
+import { standaloneBench, runIfEntryPoint, startComparedSides, stopAll, type BenchSide } from './targets.js';
 
 const SHORT = 20;
 const LONG = 200;
@@ -42,27 +45,25 @@ async function cpuPerStream(cell: Cell, tokens: number, connections: number, sec
 }
 
 export async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, rounds: { type: 'string' }, connections: { type: 'string' }, 'delay-ms': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { seconds: { type: 'string' }, rounds: { type: 'string' }, connections: { type: 'string' }, 'delay-ms': { type: 'string' }, 'log-level': { type: 'string' }, 'other-dist': { type: 'string' } },
+  });
+  const logLevel = values['log-level'] ?? 'info';
   const delayMs = Number(values['delay-ms'] ?? 0);
   const seconds = Number(values.seconds ?? 5);
   const rounds = Number(values.rounds ?? 5);
   const connections = Number(values.connections ?? 50);
   const bench = standaloneBench('switchboard-stream-chunks-');
-  const core = bench.pinned ? 1 : null;
-  const sim = await startSimulator(bench.dir, bench.pinned ? 0 : null);
-  const bare = await startBareProxy(bench.dir, core, sim.url);
-  const cfg = writeBenchConfig({ upstreamUrl: sim.url, dir: bench.dir });
-  const gw = await startGateway(bench.dir, core, { name: 'gateway', config: cfg.file, db: cfg.dbPath, logLevel: 'warn' });
-  const auth = { authorization: `Bearer ${cfg.key}` };
-  const cells: Cell[] = [
-    { name: 'bare proxy', url: `${new URL(bare.url).origin}${cfg.chatPath}`, headers: auth, pid: bare.pid },
-    { name: 'gateway', url: `${new URL(gw.url).origin}${cfg.chatPath}`, headers: auth, pid: gw.pid },
-  ];
+  const sides = await startComparedSides(bench, logLevel, values['other-dist']);
+  const cell = (name: string, side: BenchSide): Cell => ({ name, url: side.chatUrl, headers: side.headers, pid: side.proc.pid });
+  const cells: Cell[] = [cell('bare proxy', sides.bare), cell('gateway', sides.gateway)];
+  if (sides.other) cells.push(cell('other build', sides.other));
   for (const c of cells) for (const n of [SHORT, LONG]) await cpuPerStream(c, n, connections, 1, delayMs); // warm-up
   const per: Record<string, { short: number[]; long: number[]; chunk: number[] }> = {};
   for (const c of cells) per[c.name] = { short: [], long: [], chunk: [] };
   for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? cells : [...cells].reverse();
+    const rotated = cells.map((_, j) => cells[(r + j) % cells.length] as Cell);
+    const order = r % 2 === 0 ? rotated : rotated.reverse();
     for (const c of order) {
       const s = await cpuPerStream(c, SHORT, connections, seconds, delayMs);
       const l = await cpuPerStream(c, LONG, connections, seconds, delayMs);
@@ -78,10 +79,15 @@ export async function main(): Promise<void> {
     const p = per[c.name]!;
     process.stdout.write(`${c.name} (median of ${rounds}): ${f(median(p.short))} us/${SHORT}-chunk stream, ${f(median(p.long))} us/${LONG}-chunk stream, ${f(median(p.chunk))} us/chunk\n`);
   }
-  const gwChunk = median(per.gateway!.chunk);
-  const bareChunk = median(per['bare proxy']!.chunk);
-  if (gwChunk !== null && bareChunk !== null) process.stdout.write(`per-chunk cost added over the bare proxy: ${(gwChunk - bareChunk).toFixed(2)} us\n`);
-  process.stdout.write(`${connections} connections, ${seconds} s per cell, ${delayMs} ms between chunks; load ${bench.loadLine()}; pinned: ${bench.pinned}\n`);
+  // Added cost per round (each round's cells ran back to back), then the median over rounds.
+  const base = per['bare proxy']!;
+  for (const c of cells.slice(1)) {
+    const p = per[c.name]!;
+    const added = (k: 'chunk'): string => f(median(p[k].map((v, i) => v - (base[k][i] ?? Number.NaN))));
+    const ratio = f(median(p.short.map((v, i) => v / (base.short[i] ?? Number.NaN))));
+    process.stdout.write(`${c.name} over the bare proxy (median of rounds): ${added('chunk')} us/chunk added; ${SHORT}-chunk stream ${ratio}x the CPU\n`);
+  }
+  process.stdout.write(`${connections} connections, ${seconds} s per cell, ${delayMs} ms between chunks, gateway at ${logLevel}; load ${bench.loadLine()}; pinned: ${bench.pinned}\n`);
   await stopAll();
 }
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { freePort as freePortOn } from '../src/workers/free-port.js';
+import { CHAT_PATH, writeBenchConfig } from './config.js';
 
 export interface Proc {
   readonly name: string;
@@ -116,6 +117,7 @@ export interface StartOptions {
   readonly logDir: string;
   /** Extracts the listening URL from the log text, or returns null while not ready. */
   readonly ready: (text: string) => string | null | Promise<string | null>;
+  /** Default 120 s: on the shared 2-core machine at load 20-30 a gateway took over 60 s to start. */
   readonly timeoutMs?: number;
 }
 
@@ -130,7 +132,7 @@ export async function startProc(options: StartOptions): Promise<Proc> {
   const child = spawn(cmd!, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...options.env } });
   closeSync(fd);
   live.add(child);
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   for (;;) {
     const text = readFileSync(logFile, 'utf8');
     const url = await options.ready(text);
@@ -184,13 +186,14 @@ async function healthy(url: string): Promise<boolean> {
 export async function startGateway(
   logDir: string,
   core: number | null,
-  opts: { name: string; config: string; db: string; logLevel: string },
+  /** `dist`: another build's dist/ directory (a before/after comparison in one run); default this one. */
+  opts: { name: string; config: string; db: string; logLevel: string; dist?: string },
 ): Promise<Proc> {
   const port = await freePort();
   const fallbackUrl = `http://127.0.0.1:${port}`;
   return startProc({
     name: opts.name,
-    args: [join(distDir, 'src/cli.js'), 'serve', '--config', opts.config, '--port', String(port), '--db', opts.db],
+    args: [join(opts.dist ?? distDir, 'src/cli.js'), 'serve', '--config', opts.config, '--port', String(port), '--db', opts.db],
     core,
     logDir,
     // The bench configs' `testing:` hooks (webhook-drain's event injection) need it too.
@@ -224,3 +227,29 @@ export function runIfEntryPoint(moduleUrl: string, label: string, main: () => Pr
     },
   );
 }
+
+/** A gateway on the bench config, serving the chat route: its chat URL, key header and pid. */
+export interface BenchSide {
+  readonly proc: Proc;
+  readonly chatUrl: string;
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * The sides the per-request benches compare (issue 35): the simulator, the bare proxy and this build's
+ * gateway, proxies pinned to core 1; with `otherDist`, that build's gateway too (same config shape and level).
+ */
+export async function startComparedSides(bench: StandaloneBench, logLevel: string, otherDist?: string): Promise<{ bare: BenchSide; gateway: BenchSide; other: BenchSide | null }> {
+  const core = bench.pinned ? 1 : null;
+  const sim = await startSimulator(bench.dir, bench.pinned ? 0 : null);
+  const gatewaySide = async (name: string, stem: string, dist?: string): Promise<BenchSide> => {
+    const cfg = writeBenchConfig({ upstreamUrl: sim.url, dir: bench.dir, name: stem });
+    const proc = await startGateway(bench.dir, core, { name, config: cfg.file, db: cfg.dbPath, logLevel, ...(dist ? { dist } : {}) });
+    return { proc, chatUrl: `${new URL(proc.url).origin}${cfg.chatPath}`, headers: { authorization: `Bearer ${cfg.key}` } };
+  };
+  const bareProc = await startBareProxy(bench.dir, core, sim.url);
+  const gateway = await gatewaySide('gateway', 'gateway');
+  const bare = { proc: bareProc, chatUrl: `${new URL(bareProc.url).origin}${CHAT_PATH}`, headers: gateway.headers };
+  return { bare, gateway, other: otherDist ? await gatewaySide('other build', 'other', otherDist) : null };
+}
+

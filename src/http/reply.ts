@@ -82,6 +82,10 @@ export class Reply {
   /** beginStream ran: the head is committed, and goes out with the stream's first bytes (#streamType). */
   #streamType: string | null = null;
   #gate: BodyGate | null = null;
+  /** What write() hands its corked callback, and what uWS answered. */
+  #chunk: string | Buffer = '';
+  #wrote = true;
+  #corkedWrite: (() => void) | null = null;
   status = 0;
 
   readonly #drain: DrainState;
@@ -255,12 +259,16 @@ export class Reply {
   /** Writes a chunk of a streamed response; false when the socket buffer is full (wait for onWritable). */
   write(chunk: string | Buffer): boolean {
     if (!this.open) return false;
-    let ok = true;
-    this.#res.cork(() => {
-      this.#writeStreamHead();
-      ok = this.#res.write(chunk);
-    });
-    return ok;
+    this.#chunk = chunk;
+    // One corked callback per streamed reply, made at its first write, not a closure per write (issue 35).
+    this.#res.cork((this.#corkedWrite ??= () => this.#writeCorked()));
+    this.#chunk = '';
+    return this.#wrote;
+  }
+
+  #writeCorked(): void {
+    this.#writeStreamHead();
+    this.#wrote = this.#res.write(this.#chunk);
   }
 
   onWritable(handler: () => void): void {

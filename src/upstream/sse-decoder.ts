@@ -14,20 +14,48 @@ export class SseDecoder {
 
   /** Feeds a chunk; returns the events it completed. */
   push(chunk: string): SseEvent[] {
+    const events: SseEvent[] = [];
+    this.#scan(chunk, null, events);
+    return events;
+  }
+
+  /**
+   * Feeds a chunk and hands the data of each event it completed to `onData`, in order. No event objects,
+   * no array and no closure: a streamed chat turn calls this once per upstream read (issue 35).
+   */
+  pushData(chunk: string, onData: (data: string) => void): void {
+    this.#scan(chunk, onData, null);
+  }
+
+  /** Each complete event block to `onData` or into `events`; keeps the incomplete rest. */
+  #scan(chunk: string, onData: ((data: string) => void) | null, events: SseEvent[] | null): void {
     const buffer = this.#buffer + chunk;
     // Model servers send \n\n; only a stream that contains \r pays for the CRLF search.
     const crlf = buffer.includes('\r');
-    const events: SseEvent[] = [];
     let pos = 0;
     for (;;) {
-      const end = crlf ? findEventEnd(buffer, pos) : lfEnd(buffer, pos);
-      if (end === null) break;
-      const event = parseBlock(buffer.slice(pos, end.index));
-      if (event) events.push(event);
-      pos = end.index + end.length;
+      let index: number;
+      let length = 2;
+      if (crlf) {
+        const end = findEventEnd(buffer, pos);
+        if (end === null) break;
+        ({ index, length } = end);
+      } else {
+        index = buffer.indexOf('\n\n', pos);
+        if (index === -1) break;
+      }
+      // The common case, a single `data: ` line: its data is a slice of the read, nothing else is made.
+      if (onData !== null && buffer.startsWith('data: ', pos) && buffer.indexOf('\n', pos) === index) onData(buffer.slice(pos + 6, index));
+      else {
+        const event = parseBlock(buffer.slice(pos, index));
+        if (event !== null) {
+          if (events !== null) events.push(event);
+          else onData?.(event.data);
+        }
+      }
+      pos = index + length;
     }
     this.#buffer = pos === 0 ? buffer : buffer.slice(pos);
-    return events;
   }
 
   /** What is left when the stream ends without a final blank line. */
@@ -37,11 +65,6 @@ export class SseDecoder {
     const event = rest.trim() ? parseBlock(rest) : null;
     return event ? [event] : [];
   }
-}
-
-function lfEnd(buffer: string, from: number): { index: number; length: number } | null {
-  const index = buffer.indexOf('\n\n', from);
-  return index === -1 ? null : { index, length: 2 };
 }
 
 function findEventEnd(buffer: string, from: number): { index: number; length: number } | null {

@@ -122,7 +122,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       const completing = bufferedTurn(services, t, res.body, charge);
       if (completing) await completing;
     } else {
-      await streamTurn(t, res, deadline, () => deadline.timedOut, charge, () => estimatePrompt(t));
+      await streamTurn(t, res, deadline, () => deadline.timedOut, { charge, promptEstimate: () => estimatePrompt(t) });
     }
   } catch (err) {
     const e = toGatewayError(err);

@@ -2,10 +2,16 @@
  * A streamed turn: upstream SSE decoded incrementally, each chunk re-stamped on the fast path or fully
  * normalized, written as it arrives with uWS backpressure respected, and everything one upstream read
  * brings coalesced into one corked write (BASELINE: per-chunk corks cost 2.5x).
+ *
+ * What a read costs is what a streamed turn adds over a bare proxy (issue 35: a model sends one chunk per
+ * read), so a read makes no closure, promise or event object: a read ending on a character boundary
+ * decodes without the UTF-8 decoder, the SSE decoder hands over slices of the read, a fast-path chunk
+ * is one string, and the idle deadline reads a timestamp when its timer fires instead of being re-armed
+ * on every read.
  */
 import { StringDecoder } from 'node:string_decoder';
 import { ChunkNormalizer } from '../../core/chat/chunk-normalizer.js';
-import { createRestamper } from '../../core/chat/chunk-restamp.js';
+import { ChunkRestamper } from '../../core/chat/chunk-restamp.js';
 import type { TurnUsage } from '../../core/chat/turn-context.js';
 import { GatewayError } from '../../errors.js';
 import { SseDecoder } from '../../upstream/sse-decoder.js';
@@ -24,73 +30,114 @@ export function timeoutEvent(message: string): string {
   return `event: error\ndata: ${JSON.stringify({ error: { message, type: 'timeout_error', code: 'timeout', param: null } })}\n\n`;
 }
 
-export function streamTurn(
-  t: TurnRequest,
-  res: UpstreamResponse,
-  controller: UpstreamAbort,
-  timedOut: () => boolean,
-  charge: (o: Outcome, u: TurnUsage | null) => void,
-  /** Only called when the stream brought no usage chunk: the estimate walks every message. */
-  promptEstimate: () => number,
-): Promise<void> {
-  const { reply } = t;
-  const normalizer = new ChunkNormalizer(t.turn);
-  const restamp = createRestamper(t.turn);
-  const decoder = new SseDecoder();
-  const utf8 = new StringDecoder('utf8');
-  let sawDone = false;
-  let failed = false;
-  let timedOutIdle = false;
-  let pending = '';
-  let flushScheduled = false;
+/** How a stream's turn is charged, and its prompt estimate (only called when the stream brought no usage chunk). */
+export interface StreamAccounting {
+  readonly charge: (o: Outcome, u: TurnUsage | null) => void;
+  readonly promptEstimate: () => number;
+}
 
-  reply.setHeader('Cache-Control', 'no-cache');
-  reply.beginStream(200, 'text/event-stream');
+export function streamTurn(t: TurnRequest, res: UpstreamResponse, controller: UpstreamAbort, timedOut: () => boolean, accounting: StreamAccounting): Promise<void> {
+  return new Promise<void>((resolve) => new TurnStream(t, res, controller, timedOut, accounting, resolve).start());
+}
 
-  let ended = false;
-  const noteFirstByte = (): void => {
-    if (t.req.log.ttftMs === undefined) t.req.log.ttftMs = performance.now() - t.req.startedAt;
-  };
-  const flush = (): void => {
-    flushScheduled = false;
-    if (!pending) return;
-    const out = pending;
-    pending = '';
-    // After the end (or the client's abort) nothing may touch the response: uWS has let go of it.
-    if (!reply.open) return;
-    noteFirstByte();
-    if (!reply.write(out)) {
-      res.body.pause();
-      reply.onWritable(() => res.body.resume());
-    }
-  };
-  // What one read of the upstream socket brings goes out in one write, after the microtasks of that read:
-  // no later than the bytes arrived (time to first token is what streaming clients feel), and when the
-  // upstream's end came in the same read (its 'end' is a nextTick, which runs before them), the head, the
-  // chunks and the end leave in a single write (four before: a syscall each, and four packets to parse).
-  const send = (text: string): void => {
-    pending += text;
-    if (!flushScheduled) {
-      flushScheduled = true;
-      queueMicrotask(flush);
-    }
-  };
-  const sendJson = (chunk: Record<string, unknown>): void => send(`data: ${JSON.stringify(chunk)}\n\n`);
+class TurnStream {
+  readonly #t: TurnRequest;
+  readonly #res: UpstreamResponse;
+  readonly #controller: UpstreamAbort;
+  readonly #timedOut: () => boolean;
+  readonly #accounting: StreamAccounting;
+  readonly #resolve: () => void;
+  readonly #normalizer: ChunkNormalizer;
+  readonly #restamper: ChunkRestamper;
+  readonly #decoder = new SseDecoder();
+  /** Made at the first read that is not plain ASCII; from then on every read goes through it. */
+  #utf8: StringDecoder | null = null;
+  /** What the current upstream read brought, for one write once its microtasks are done. */
+  #pending = '';
+  #flushScheduled = false;
+  #sawDone = false;
+  #failed = false;
+  #ended = false;
+  #timedOutIdle = false;
+  /** performance.now() of the last upstream read (monotonic, unlike Date.now()): the idle timer checks it when it fires. */
+  #lastRead = performance.now();
+  #idle: NodeJS.Timeout | null = null;
+  // Bound once per turn: the per-read path passes these, and makes no closure of its own.
+  readonly #flush = (): void => this.#flushPending();
+  readonly #onData = (data: string): void => this.#handle(data);
+  readonly #onIdle = (): void => this.#idleCheck();
+  readonly #resume = (): void => void this.#res.body.resume();
 
-  const idle = setTimeout(() => {
-    timedOutIdle = true;
-    controller.abort();
-  }, t.deadlines.idleMs);
+  constructor(t: TurnRequest, res: UpstreamResponse, controller: UpstreamAbort, timedOut: () => boolean, accounting: StreamAccounting, resolve: () => void) {
+    this.#t = t;
+    this.#res = res;
+    this.#controller = controller;
+    this.#timedOut = timedOut;
+    this.#accounting = accounting;
+    this.#resolve = resolve;
+    this.#normalizer = new ChunkNormalizer(t.turn);
+    this.#restamper = new ChunkRestamper(t.turn);
+  }
 
-  const handle = (data: string): void => {
-    if (data === '[DONE]') {
-      sawDone = true;
+  start(): void {
+    const { reply } = this.#t;
+    reply.setHeader('Cache-Control', 'no-cache');
+    reply.beginStream(200, 'text/event-stream');
+    this.#idle = setTimeout(this.#onIdle, this.#t.deadlines.idleMs);
+    // A graceful stop's deadline ends the stream the way SPEC ends a mid-stream error, billed for what was
+    // delivered, instead of cutting it after an ordinary chunk (clients could not tell it from a fault).
+    reply.onDrainDeadline(() => {
+      this.#flushNormalizer();
+      this.#send(errorFrame(new GatewayError('service_draining', { message: 'The server is shutting down; the stream was ended before the model finished. Retry the request.' })) + DONE);
+      this.#finish('drained');
+      this.#controller.abort();
+    });
+    const body = this.#res.body;
+    body.on('data', (buf: Buffer) => this.#read(buf));
+    body.on('end', () => this.#upstreamEnded());
+    body.on('error', () => this.#upstreamFailed());
+  }
+
+  #read(buf: Buffer): void {
+    if (this.#ended) return;
+    this.#lastRead = performance.now();
+    this.#decoder.pushData(this.#text(buf), this.#onData);
+    const log = this.#t.req.log;
+    if (log.firstTokenMs === undefined && this.#normalizer.tokenChunks > 0) log.firstTokenMs = performance.now() - this.#t.req.startedAt;
+  }
+
+  /**
+   * A read that ends on an ASCII byte (a model's reads end with an event's blank line) ends on a character
+   * boundary, and decodes on its own; one that ends inside a character goes through the UTF-8 decoder, which
+   * keeps the split character for the next read, and every read after it does too.
+   */
+  #text(buf: Buffer): string {
+    if (this.#utf8 === null && (buf[buf.length - 1] ?? 0x80) < 0x80) return buf.toString();
+    return (this.#utf8 ??= new StringDecoder('utf8')).write(buf);
+  }
+
+  /** The idle deadline: the model sent nothing for idleMs since its last read, or the timer waits out the rest. */
+  #idleCheck(): void {
+    const idleMs = this.#t.deadlines.idleMs;
+    const left = this.#lastRead + idleMs - performance.now();
+    if (left >= 1) {
+      this.#idle = setTimeout(this.#onIdle, Math.ceil(left));
       return;
     }
-    const fast = restamp(data);
-    if (fast) {
-      normalizer.countRestamped(fast.hasContent);
-      send(`data: ${fast.chunk}\n\n`);
+    this.#timedOutIdle = true;
+    this.#controller.abort();
+  }
+
+  #handle(data: string): void {
+    if (this.#failed) return;
+    if (data === '[DONE]') {
+      this.#sawDone = true;
+      return;
+    }
+    const frame = this.#restamper.frame(data);
+    if (frame !== null) {
+      this.#normalizer.countRestamped(this.#restamper.hadContent);
+      this.#send(frame);
       return;
     }
     let chunk: Record<string, unknown>;
@@ -100,71 +147,100 @@ export function streamTurn(
       return;
     }
     if (chunk.error) {
-      failed = true;
+      this.#failed = true;
       const code = (chunk.error as { code?: unknown }).code;
-      send(errorFrame(mapUpstreamError(typeof code === 'number' ? code : 500, data, null)) + DONE);
+      this.#send(errorFrame(mapUpstreamError(typeof code === 'number' ? code : 500, data, null)) + DONE);
       return;
     }
-    const normalized = normalizer.normalize(chunk);
-    if (normalized) sendJson(normalized);
-  };
+    const normalized = this.#normalizer.normalize(chunk);
+    if (normalized) this.#sendJson(normalized);
+  }
 
-  return new Promise<void>((resolve) => {
-    const finish = (outcome: Outcome): void => {
-      if (ended) return;
-      ended = true;
-      clearTimeout(idle);
-      // Charged before the stream's end is handed to the socket (see chat-dispatch.ts bufferedTurn).
-      const usage = normalizer.usage ?? normalizer.estimatedUsage(promptEstimate());
-      const last = pending;
-      pending = '';
-      // Noted before the charge: a fast stream's first bytes may all go out here, and its row records the time.
-      if (last && reply.open) noteFirstByte();
-      charge(outcome, usage);
-      reply.endStream(last || undefined);
-      // The latency measurements the router's objectives are judged on (issue 14; main.ts feeds them on).
-      const firstTokenMs = t.req.log.firstTokenMs;
-      if (outcome === 'completed' && firstTokenMs !== undefined && usage.completionTokens >= 2) {
-        t.req.log.tpotMs = (performance.now() - t.req.startedAt - firstTokenMs) / (usage.completionTokens - 1);
-      }
-      resolve();
-    };
-    // A graceful stop's deadline ends the stream the way SPEC ends a mid-stream error, billed for what was
-    // delivered, instead of cutting it after an ordinary chunk (clients could not tell it from a fault).
-    reply.onDrainDeadline(() => {
-      for (const chunk of normalizer.flush()) sendJson(chunk);
-      send(errorFrame(new GatewayError('service_draining', { message: 'The server is shutting down; the stream was ended before the model finished. Retry the request.' })) + DONE);
-      finish('drained');
-      controller.abort();
-    });
-    res.body.on('data', (buf: Buffer) => {
-      if (ended) return;
-      idle.refresh();
-      for (const event of decoder.push(utf8.write(buf))) if (!failed) handle(event.data);
-      if (t.req.log.firstTokenMs === undefined && normalizer.tokenChunks > 0) t.req.log.firstTokenMs = performance.now() - t.req.startedAt;
-    });
-    res.body.on('end', () => {
-      if (ended) return;
-      for (const event of decoder.push(utf8.end()).concat(decoder.flush())) if (!failed) handle(event.data);
-      for (const chunk of normalizer.flush()) sendJson(chunk);
-      if (failed) return finish('error');
-      if (!sawDone) {
-        send(errorFrame(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' })) + DONE);
-        return finish('error');
-      }
-      send(DONE);
-      finish('completed');
-    });
-    res.body.on('error', () => {
-      if (ended) return;
-      if (t.req.aborted) return finish('aborted');
-      if (timedOut() || timedOutIdle) {
-        const which = timedOutIdle ? `sent nothing for ${t.deadlines.idleMs / 1000} s` : `did not finish within ${t.deadlines.requestMs / 1000} s`;
-        send(timeoutEvent(`The model ${which}.`));
-        return finish('timeout');
-      }
-      send(errorFrame(new GatewayError('internal_error', { message: 'The connection to the model server failed mid-stream.' })) + DONE);
-      finish('error');
-    });
-  });
+  // What one read of the upstream socket brings goes out in one write, after the microtasks of that read:
+  // no later than the bytes arrived (time to first token is what streaming clients feel), and when the
+  // upstream's end came in the same read (its 'end' is a nextTick, which runs before them), the head, the
+  // chunks and the end leave in a single write (four before: a syscall each, and four packets to parse).
+  #send(text: string): void {
+    this.#pending += text;
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(this.#flush);
+    }
+  }
+
+  #sendJson(chunk: Record<string, unknown>): void {
+    this.#send(`data: ${JSON.stringify(chunk)}\n\n`);
+  }
+
+  #flushNormalizer(): void {
+    for (const chunk of this.#normalizer.flush()) this.#sendJson(chunk);
+  }
+
+  #flushPending(): void {
+    this.#flushScheduled = false;
+    const out = this.#pending;
+    if (!out) return;
+    this.#pending = '';
+    const { reply } = this.#t;
+    // After the end (or the client's abort) nothing may touch the response: uWS has let go of it.
+    if (!reply.open) return;
+    this.#noteFirstByte();
+    if (!reply.write(out)) {
+      this.#res.body.pause();
+      reply.onWritable(this.#resume);
+    }
+  }
+
+  #noteFirstByte(): void {
+    const { req } = this.#t;
+    if (req.log.ttftMs === undefined) req.log.ttftMs = performance.now() - req.startedAt;
+  }
+
+  #upstreamEnded(): void {
+    if (this.#ended) return;
+    this.#decoder.pushData(this.#utf8?.end() ?? '', this.#onData);
+    for (const event of this.#decoder.flush()) this.#handle(event.data);
+    this.#flushNormalizer();
+    if (this.#failed) return this.#finish('error');
+    if (!this.#sawDone) {
+      this.#send(errorFrame(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' })) + DONE);
+      return this.#finish('error');
+    }
+    this.#send(DONE);
+    this.#finish('completed');
+  }
+
+  #upstreamFailed(): void {
+    if (this.#ended) return;
+    const t = this.#t;
+    if (t.req.aborted) return this.#finish('aborted');
+    if (this.#timedOut() || this.#timedOutIdle) {
+      const which = this.#timedOutIdle ? `sent nothing for ${t.deadlines.idleMs / 1000} s` : `did not finish within ${t.deadlines.requestMs / 1000} s`;
+      this.#send(timeoutEvent(`The model ${which}.`));
+      return this.#finish('timeout');
+    }
+    this.#send(errorFrame(new GatewayError('internal_error', { message: 'The connection to the model server failed mid-stream.' })) + DONE);
+    this.#finish('error');
+  }
+
+  #finish(outcome: Outcome): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#idle !== null) clearTimeout(this.#idle);
+    const { req, reply } = this.#t;
+    // Charged before the stream's end is handed to the socket (see chat-dispatch.ts bufferedTurn).
+    const usage = this.#normalizer.usage ?? this.#normalizer.estimatedUsage(this.#accounting.promptEstimate());
+    const last = this.#pending;
+    this.#pending = '';
+    // Noted before the charge: a fast stream's first bytes may all go out here, and its row records the time.
+    if (last && reply.open) this.#noteFirstByte();
+    this.#accounting.charge(outcome, usage);
+    reply.endStream(last || undefined);
+    // The latency measurements the router's objectives are judged on (issue 14; main.ts feeds them on).
+    const firstTokenMs = req.log.firstTokenMs;
+    if (outcome === 'completed' && firstTokenMs !== undefined && usage.completionTokens >= 2) {
+      req.log.tpotMs = (performance.now() - req.startedAt - firstTokenMs) / (usage.completionTokens - 1);
+    }
+    this.#resolve();
+  }
 }

@@ -90,14 +90,7 @@ async function serveTurn(services: ChatServices, input: ChatTurnInput): Promise<
     const serverOwnedTools = harness.fanoutNudge && exec?.on && services.execTools && exec.workspaceId !== null ? services.execTools.offer(auth.project.id, exec.workspaceId).size : 0;
     work = await shapeRequest(services, { flags: harness, req, endpoint, projectId: auth.project.id, workspaceId, serverOwnedTools, acted }, work);
   }
-  const workspace = workspaceId ? services.catalog.workspaces(auth.project.id).get(workspaceId) : undefined;
-  checkCapabilities(work.chat, {
-    model: endpoint.model,
-    zeroDataRetention: workspace?.zeroDataRetention ?? false,
-    projectHasSpeechEndpoint: projectAudioEndpoint(services, auth.project.id, 'speech') !== undefined,
-    videoInputEnabled: services.features.video_input,
-    audioInputEnabled: services.features.audio_input,
-  });
+  checkTurnCapabilities(services, input, work.chat);
   const audio: AudioTurn = { req, account: { projectId: auth.project.id, workspaceId, keyId: auth.key.id } };
   const speech = planSpeech(services, audio.account, chat);
   const reasoning = resolveReasoning(chat, endpoint.model);
@@ -121,16 +114,7 @@ async function serveTurn(services: ChatServices, input: ChatTurnInput): Promise<
   // The gateway produces the audio output itself: the model is asked for text (docs/decisions.md).
   const source = speech ? withoutAudioOutput(media.body) : media.body;
   const body = buildUpstreamBody(source.raw, source.parsed, { upstreamModel: endpoint.upstream.model, clamp: verdict.clamp, adjustedEffort });
-  const turn: TurnContext = {
-    requestId: req.requestId,
-    clientModel: chat.model,
-    lane: tier.lane,
-    reasoningModel: endpoint.model.reasoning !== 'none',
-    excludeReasoning: reasoning.exclude,
-    splitInlineThink: harness.reasoningNormalization,
-    adjustedEffort,
-    streamUsage: chat.stream_options?.include_usage === true,
-  };
+  const turn = turnContextOf(input, tier.lane, reasoning.exclude, harness.reasoningNormalization, adjustedEffort);
   const deadlines = deadlinesFor(endpoint.tier, services.timeouts, chat.reasoning_effort !== undefined && chat.reasoning_effort !== null);
   // The answer-side features need the whole answer first: such turns are served buffered (chat-harness-answer.ts).
   const repair = harness.any && exec?.on !== true && repairsAnswers(harness, media.chat);
@@ -182,6 +166,34 @@ async function serveTurn(services: ChatServices, input: ChatTurnInput): Promise<
     route: input.route,
     complete: speech ? (completion) => speakAnswers(services, speech, audio, completion) : undefined,
   });
+}
+
+/** SPEC capability checks against the endpoint's model, the workspace's retention rule and the features on. */
+function checkTurnCapabilities(services: ChatServices, input: ChatTurnInput, chat: ChatRequest): void {
+  const { auth, endpoint, workspaceId } = input;
+  const workspace = workspaceId ? services.catalog.workspaces(auth.project.id).get(workspaceId) : undefined;
+  checkCapabilities(chat, {
+    model: endpoint.model,
+    zeroDataRetention: workspace?.zeroDataRetention ?? false,
+    projectHasSpeechEndpoint: projectAudioEndpoint(services, auth.project.id, 'speech') !== undefined,
+    videoInputEnabled: services.features.video_input,
+    audioInputEnabled: services.features.audio_input,
+  });
+}
+
+/** What the answer's chunks and completion are stamped with. */
+function turnContextOf(input: ChatTurnInput, lane: TurnContext['lane'], excludeReasoning: boolean, splitInlineThink: boolean, adjustedEffort: TurnContext['adjustedEffort']): TurnContext {
+  const { chat } = input;
+  return {
+    requestId: input.ctx.req.requestId,
+    clientModel: chat.model,
+    lane,
+    reasoningModel: input.endpoint.model.reasoning !== 'none',
+    excludeReasoning,
+    splitInlineThink,
+    adjustedEffort,
+    streamUsage: chat.stream_options?.include_usage === true,
+  };
 }
 
 interface ResolvedParts {

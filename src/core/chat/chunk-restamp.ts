@@ -29,16 +29,52 @@ export interface Restamped {
 
 export type Restamper = (data: string) => Restamped | null;
 
-export function createRestamper(ctx: TurnContext): Restamper {
-  if (ctx.splitInlineThink) return () => null;
-  const head = `{"id":${JSON.stringify(ctx.requestId)},"object":"chat.completion.chunk","created":`;
-  const adjusted = ctx.adjustedEffort === null ? '' : `,"x_adjusted_reasoning_effort":${JSON.stringify(ctx.adjustedEffort)}`;
-  const tail = `,"model":${JSON.stringify(ctx.clientModel)},"service_tier":${JSON.stringify(ctx.lane)}${adjusted},`;
-  return (data) => {
+/**
+ * One turn's re-stamper. `frame` gives the SSE frame the streamed turn sends (`data: <chunk>\n\n`) as one
+ * string and reports content through `hadContent`, so a chunk on the fast path makes no object but its
+ * match (issue 35: per-chunk garbage was the largest share of a streamed turn's added cost).
+ */
+export class ChunkRestamper {
+  readonly #ctx: TurnContext;
+  readonly #head: string;
+  readonly #framedHead: string;
+  readonly #tail: string;
+  /** Whether the last chunk re-stamped delivered content text (for the usage estimate). */
+  hadContent = false;
+
+  constructor(ctx: TurnContext) {
+    this.#ctx = ctx;
+    this.#head = `{"id":${JSON.stringify(ctx.requestId)},"object":"chat.completion.chunk","created":`;
+    this.#framedHead = `data: ${this.#head}`;
+    const adjusted = ctx.adjustedEffort === null ? '' : `,"x_adjusted_reasoning_effort":${JSON.stringify(ctx.adjustedEffort)}`;
+    this.#tail = `,"model":${JSON.stringify(ctx.clientModel)},"service_tier":${JSON.stringify(ctx.lane)}${adjusted},`;
+  }
+
+  /** The chunk re-stamped, or null when it takes the full path. */
+  restamp(data: string): string | null {
+    return this.#build(data, this.#head, '}');
+  }
+
+  /** The chunk re-stamped as its SSE frame, or null when it takes the full path. */
+  frame(data: string): string | null {
+    return this.#build(data, this.#framedHead, '}\n\n');
+  }
+
+  #build(data: string, head: string, end: string): string | null {
+    if (this.#ctx.splitInlineThink) return null;
     const match = COMMON_CHUNK.exec(data);
     if (!match) return null;
+    this.hadContent = (match[3] ?? '') !== '';
     // `"usage":null` only where the client asked for usage (SPEC `stream_options`: otherwise no usage field).
-    const usage = ctx.streamUsage ? (match[4] ?? '') : '';
-    return { chunk: head + (match[1] ?? '0') + tail + (match[2] ?? '') + usage + '}', hasContent: (match[3] ?? '') !== '' };
+    const usage = this.#ctx.streamUsage ? (match[4] ?? '') : '';
+    return head + (match[1] ?? '0') + this.#tail + (match[2] ?? '') + usage + end;
+  }
+}
+
+export function createRestamper(ctx: TurnContext): Restamper {
+  const restamper = new ChunkRestamper(ctx);
+  return (data) => {
+    const chunk = restamper.restamp(data);
+    return chunk === null ? null : { chunk, hasContent: restamper.hadContent };
   };
 }

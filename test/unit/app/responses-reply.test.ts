@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ResponseState } from '../../../src/core/responses/translate.js';
-import { ResponsesReply, type FinishResponse } from '../../../src/app/responses/responses-reply.js';
+import { frame, ResponsesReply, type FinishResponse } from '../../../src/app/responses/responses-reply.js';
 import type { TurnSink } from '../../../src/app/turn-io.js';
 import { parseResponseRequest } from '../../../src/schemas/responses-request.js';
 
@@ -26,7 +26,11 @@ function sink(): Sink {
       return true;
     },
     onWritable: () => undefined,
-    endStream: () => void log.push('end'),
+    // As the route's reply does: the stream's last bytes (the terminal event) go out with its end.
+    endStream: (last?: string) => {
+      for (const m of (last ?? '').matchAll(/^event: (\S+)$/gm)) log.push(m[1] ?? '');
+      log.push('end');
+    },
     onDrainDeadline: () => undefined,
   };
 }
@@ -105,5 +109,16 @@ describe('ResponsesReply and the store', () => {
     await expect(streamReply.settled()).rejects.toThrow('store down');
     expect(streamed.log).not.toContain('response.completed');
     expect(streamed.log.at(-1)).toBe('end');
+  });
+});
+
+describe('the output_text.delta frame, written by hand', () => {
+  it.each([
+    ['plain text', ' word7', []],
+    ['quotes, backslashes, controls and non-ASCII', 'caf\u00e9 "q" \\ \t\u0001 \u2028 \ud83d\ude00', []],
+    ['token logprobs', 'x', [{ token: 'x', logprob: -0.25, bytes: [120], top_logprobs: [] }]],
+  ])('is the bytes JSON.stringify makes of the event: %s', (_label, delta, logprobs) => {
+    const event = { type: 'response.output_text.delta', sequence_number: 12, item_id: 'msg_0a1b"c', output_index: 1, content_index: 0, delta, logprobs };
+    expect(frame(event)).toBe(`event: response.output_text.delta\ndata: ${JSON.stringify(event)}\n\n`);
   });
 });
