@@ -20,8 +20,6 @@ const MAX_LINES = 100;
  */
 const KNOWN: Readonly<Record<string, string>> = {
   'agent/agent-client.ts:startAgentClient': 'not split yet (issue 33 part 3)',
-  'app/chat/chat-stream.ts:streamTurn': 'the hot-path performance work splits it (issue 35)',
-  'app/chat/chat-turn.ts:serveTurn': 'the hot-path performance work splits it (issue 35)',
   'exec/agents/local-agent-registry.ts:createLocalAgentRegistry': 'not split yet (issue 33 part 3)',
   'exec/agents/shared-agent-registry.ts:createSharedAgentRegistry': 'not split yet (issue 33 part 3)',
   'store/sqlite/invocation-store.ts:createInvocationStore': 'the storage rewrite splits it (issue 33, storage work)',
