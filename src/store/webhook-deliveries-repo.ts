@@ -1,6 +1,6 @@
 /**
- * Delivery records: the dispatcher's SQL (claim due rows, keep and give back claims, record outcomes) and
- * the deliveries listing. The dispatcher may run this on its own connection opened with synchronous=NORMAL:
+ * Delivery records: the dispatcher's SQL (claim due rows, keep and give back claims, record outcomes; the
+ * deliveries listing and redelivery are webhooks/webhook-endpoints-store.ts). The dispatcher may run this on its own connection opened with synchronous=NORMAL:
  * in WAL mode such a commit survives a process crash; a power loss can roll back the last outcomes, and
  * those deliveries are then sent again, which at-least-once allows. Every call is one short statement or
  * transaction.
@@ -20,10 +20,10 @@
  *     WHERE seq = ANY($picked) RETURNING seq;
  */
 import type { DispatchStore } from '../core/webhooks/dispatcher.js';
-import type { DeliveryRecord, DeliveryResult, DueDelivery, Page } from '../core/webhooks/delivery.js';
+import type { DeliveryResult, DueDelivery } from '../core/webhooks/delivery.js';
 import { writeTransaction, type Db } from './db.js';
 import type { SecretBox } from './secret-box.js';
-import { dueDeliveryReader, toDelivery, type DeliveryRow, type DueRow } from './webhook-rows.js';
+import { dueDeliveryReader, type DueRow } from './webhook-rows.js';
 
 /** Who claims: this instance (store/instances-registry.ts) and how long a claim holds without renewal. */
 export interface Claimant {
@@ -132,37 +132,4 @@ export function createDeliveriesRepo(db: Db, box: SecretBox, claimant: Claimant)
     claimDueFor: (webhookId, now, limit) => claimDueFor(webhookId, now, limit),
     recordResults: (results, now) => recordAll(results, now),
   };
-}
-
-export type DeliveriesList = (webhookId: string, limit: number, after: string | null) => Page<DeliveryRecord> | null;
-
-/** Newest first; `after` is a delivery id of the previous page. null when `after` names no delivery of the webhook. */
-export function createDeliveriesList(db: Db): DeliveriesList {
-  const columns = 'seq, id, webhook_id, event_type, state, attempt_count, http_status, response_body, created_at';
-  const cursor = db.prepare<[string, string], { seq: number }>('SELECT seq FROM webhook_deliveries WHERE webhook_id = ? AND id = ?');
-  const page = db.prepare<[string, number, number], DeliveryRow>(
-    `SELECT ${columns} FROM webhook_deliveries WHERE webhook_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-  );
-  return (webhookId, limit, after) => {
-    let before = Number.MAX_SAFE_INTEGER;
-    if (after !== null) {
-      const row = cursor.get(webhookId, after);
-      if (!row) return null;
-      before = row.seq;
-    }
-    const rows = page.all(webhookId, before, limit + 1);
-    return { items: rows.slice(0, limit).map(toDelivery), hasMore: rows.length > limit };
-  };
-}
-
-/**
- * Puts a delivery of the endpoint back in the queue, due at `now`; one in flight keeps its claim. false
- * when the endpoint has no such delivery.
- */
-export function createRedeliver(db: Db): (webhookId: string, deliveryId: string, now: number) => boolean {
-  const requeue = db.prepare(`
-    UPDATE webhook_deliveries SET state = CASE WHEN state = 'sending' THEN state ELSE 'pending' END,
-      next_attempt_at = CASE WHEN state = 'sending' THEN next_attempt_at ELSE @now END, updated_at = @now
-    WHERE webhook_id = @webhookId AND id = @deliveryId`);
-  return (webhookId, deliveryId, now) => requeue.run({ webhookId, deliveryId, now }).changes > 0;
 }

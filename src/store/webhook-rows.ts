@@ -1,21 +1,9 @@
 /**
- * The delivery rows both webhook stores read (SQLite: webhook-deliveries-repo.ts, PostgreSQL:
+ * The due delivery rows both dispatcher stores read (SQLite: webhook-deliveries-repo.ts, PostgreSQL:
  * postgres/webhooks-store.ts), their columns named alike in both schemas, and what the dispatcher gets of them.
  */
-import type { DeliveryRecord, DeliveryState, DueDelivery } from '../core/webhooks/delivery.js';
+import type { DueDelivery } from '../core/webhooks/delivery.js';
 import type { SecretBox } from './secret-box.js';
-
-export interface DeliveryRow {
-  seq: number;
-  id: string;
-  webhook_id: string;
-  event_type: string;
-  state: DeliveryState;
-  attempt_count: number;
-  http_status: number | null;
-  response_body: string | null;
-  created_at: number;
-}
 
 /** A due delivery with what sending it needs: its endpoint's URL and sealed secret, its event's body. */
 export interface DueRow {
@@ -27,17 +15,6 @@ export interface DueRow {
   secret_sealed: string;
   body: string;
 }
-
-export const toDelivery = (r: DeliveryRow): DeliveryRecord => ({
-  id: r.id,
-  webhookId: r.webhook_id,
-  eventType: r.event_type,
-  state: r.state,
-  attemptCount: r.attempt_count,
-  httpStatus: r.http_status,
-  responseBody: r.response_body,
-  createdAt: r.created_at,
-});
 
 const OPENED_SECRETS_MAX = 10_000;
 

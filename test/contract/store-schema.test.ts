@@ -23,6 +23,8 @@ const TYPES: Record<ColumnKind, { sqlite: readonly string[]; postgres: readonly 
   text: { sqlite: ['text'], postgres: ['text'] },
   boolean: { sqlite: ['integer'], postgres: ['boolean'] },
   blob: { sqlite: ['blob'], postgres: ['bytea'] },
+  text_array: { sqlite: ['text'], postgres: ['text[]'] },
+  json: { sqlite: ['text'], postgres: ['jsonb'] },
 };
 
 function sqliteColumns(db: Db, table: string): Map<string, LiveColumn> {
@@ -32,8 +34,10 @@ function sqliteColumns(db: Db, table: string): Map<string, LiveColumn> {
 }
 
 async function postgresColumns(pg: PgStore, table: string): Promise<Map<string, LiveColumn>> {
+  // An array's data_type is only 'ARRAY': its element type is in udt_name ('_text' for text[]).
   const { rows } = await pg.pool.query<{ column_name: string; data_type: string; is_nullable: string }>(
-    "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1",
+    `SELECT column_name, CASE WHEN data_type = 'ARRAY' THEN ltrim(udt_name, '_') || '[]' ELSE data_type END AS data_type, is_nullable
+     FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
     [table],
   );
   return new Map(rows.map((c) => [c.column_name, { type: c.data_type.toLowerCase(), nullable: c.is_nullable === 'YES' }]));
@@ -76,8 +80,8 @@ describe('tables declared once, as both backends migrate them', () => {
     await database?.drop();
   });
 
-  it('declares at least the batches tables (the list cannot silently be empty)', () => {
-    expect(tables.map(([name]) => name)).toEqual(expect.arrayContaining(['batches', 'batch_lines']));
+  it('declares at least the batches and webhook tables (the list cannot silently be empty)', () => {
+    expect(tables.map(([name]) => name)).toEqual(expect.arrayContaining(['batches', 'batch_lines', 'webhook_endpoints', 'webhook_deliveries']));
   });
 
   it.each(tables)('%s matches on SQLite', (name, declared) => {

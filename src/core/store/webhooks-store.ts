@@ -1,7 +1,8 @@
 /**
  * The webhooks aggregate's storage port (issue 12): endpoints, the event outbox, the delivery queue and
  * the retention of history. SQLite (store/sqlite/webhooks-store.ts) and PostgreSQL
- * (store/postgres/webhooks-store.ts) implement it; test/contract/webhooks-store-contract.ts runs both.
+ * (store/postgres/webhooks-store.ts) implement it, the endpoints once for both
+ * (store/webhooks/webhook-endpoints-store.ts); test/contract/webhooks-store-contract.ts runs both.
  *
  * Nothing here is on the request path: the management routes and the dispatcher await it. Emitters whose
  * state lives in an instance's SQLite file keep the synchronous outbox of core/webhooks/outbox.ts; with

@@ -1,5 +1,6 @@
 /**
- * The webhooks port on PostgreSQL (tables: migrations/003-webhooks.ts). Replicas share the queue: a due
+ * The webhooks port on PostgreSQL (tables: migrations/003-webhooks.ts); its endpoints are the programs
+ * written once for both backends (webhooks/webhook-endpoints-store.ts). Replicas share the queue: a due
  * delivery is claimed by one of them with `FOR UPDATE OF d SKIP LOCKED` (a replica claiming at the same
  * moment skips the rows locked by the other instead of waiting for them), marked `sending` with the
  * claimant's lease in the same transaction. Claims of replicas that left `gateway_instances`, or whose
@@ -10,33 +11,19 @@ import type {
   DeliveryClaimant,
   OutboxEvent,
   WebhookDeliveryQueue,
-  WebhookEndpointsStore,
   WebhookRetentionResult,
   WebhooksStore,
 } from '../../core/store/webhooks-store.js';
-import type { DeliveryResult, DueDelivery, WebhookEndpointRecord } from '../../core/webhooks/delivery.js';
+import type { DeliveryResult, DueDelivery } from '../../core/webhooks/delivery.js';
 import { envelopeBody } from '../../core/webhooks/envelope.js';
 import { isDeliverable, type EventType } from '../../core/webhooks/event-types.js';
 import { webhookIds } from '../../core/webhooks/ids.js';
 import type { SealedValue, SecretBox } from '../secret-box.js';
-import { dueDeliveryReader, toDelivery, type DeliveryRow, type DueRow } from '../webhook-rows.js';
+import { createPostgresRunner } from '../sql/postgres-runner.js';
+import { dueDeliveryReader, type DueRow } from '../webhook-rows.js';
+import { createWebhookEndpointsStore } from '../webhooks/webhook-endpoints-store.js';
 import type { PgStore } from './pg-store.js';
 
-interface EndpointRow {
-  seq: number;
-  id: string;
-  project_id: string;
-  url: string;
-  description: string | null;
-  events: string[];
-  is_active: boolean;
-  metadata: Record<string, string>;
-  created_at: number;
-  updated_at: number;
-}
-
-const ENDPOINT_COLUMNS = 'seq, id, project_id, url, description, events, is_active, metadata, created_at, updated_at';
-const DELIVERY_COLUMNS = 'seq, id, webhook_id, event_type, state, attempt_count, http_status, response_body, created_at';
 const PRUNE_BATCH = 500;
 
 /** The change notice of new due deliveries: every replica's dispatcher looks at once instead of at its next poll. */
@@ -48,22 +35,10 @@ export async function newestSealedEndpoint(pool: pg.Pool): Promise<SealedValue[]
   return rows;
 }
 
-const toRecord = (r: EndpointRow): WebhookEndpointRecord => ({
-  id: r.id,
-  projectId: r.project_id,
-  url: r.url,
-  description: r.description,
-  events: r.events,
-  isActive: r.is_active,
-  metadata: r.metadata,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
 export function createPgWebhooksStore(store: PgStore, box: SecretBox): WebhooksStore {
   const { pool } = store;
   return {
-    endpoints: pgEndpoints(store, box),
+    endpoints: createWebhookEndpointsStore({ runner: createPostgresRunner(store), box }),
     deliveryQueue: (claimant) => pgDeliveryQueue(store, box, claimant),
     async appendEvents(events) {
       if (events.length === 0) return 0;
@@ -146,112 +121,6 @@ async function appendEvents(client: pg.PoolClient, events: readonly OutboxEvent[
     [events.map((e) => e.id)],
   );
   return rows[0]?.n ?? 0;
-}
-
-function pgEndpoints(store: PgStore, box: SecretBox): WebhookEndpointsStore {
-  const { pool } = store;
-  const byId = async (db: pg.Pool | pg.PoolClient, projectId: string, id: string, lock = ''): Promise<EndpointRow | null> =>
-    (await db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE project_id = $1 AND id = $2 ${lock}`, [projectId, id])).rows[0] ?? null;
-
-  return {
-    insertCapped: (record, secret, max) =>
-      store.transaction(async (client) => {
-        // One creator per project at a time: the count and the insert hold together across replicas.
-        await client.query(`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1))`, [record.projectId]);
-        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE project_id = $1', [record.projectId]);
-        if ((rows[0]?.n ?? 0) >= max) return false;
-        await client.query(
-          `INSERT INTO webhook_endpoints (id, project_id, url, description, secret_sealed, events, is_active, metadata, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, true, $7, $8, $8)`,
-          [record.id, record.projectId, record.url, record.description, box.seal(secret, record.id), [...record.events], JSON.stringify(record.metadata), record.createdAt],
-        );
-        return true;
-      }),
-    async get(projectId, id) {
-      const row = await byId(pool, projectId, id);
-      return row ? toRecord(row) : null;
-    },
-    async secret(projectId, id) {
-      const { rows } = await pool.query<{ secret_sealed: string }>('SELECT secret_sealed FROM webhook_endpoints WHERE project_id = $1 AND id = $2', [projectId, id]);
-      const row = rows[0];
-      if (!row) return null;
-      try {
-        return box.open(row.secret_sealed, id);
-      } catch {
-        return null;
-      }
-    },
-    async list(projectId, limit, after) {
-      let before = Number.MAX_SAFE_INTEGER;
-      if (after !== null) {
-        const cursor = await byId(pool, projectId, after);
-        if (!cursor) return null;
-        before = cursor.seq;
-      }
-      const { rows } = await pool.query<EndpointRow>(
-        `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE project_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
-        [projectId, before, limit + 1],
-      );
-      return { items: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
-    },
-    update: (projectId, id, patch, now) =>
-      store.transaction(async (client) => {
-        const row = await byId(client, projectId, id, 'FOR UPDATE');
-        if (!row) return null;
-        const current = toRecord(row);
-        const next: WebhookEndpointRecord = {
-          ...current,
-          url: patch.url ?? current.url,
-          events: patch.events ?? current.events,
-          description: patch.description === undefined ? current.description : patch.description,
-          isActive: patch.isActive ?? current.isActive,
-          metadata: patch.metadata ?? current.metadata,
-          updatedAt: now,
-        };
-        await client.query(
-          `UPDATE webhook_endpoints SET url = $3, description = $4, events = $5, is_active = $6, metadata = $7, updated_at = $8
-           WHERE project_id = $1 AND id = $2`,
-          [projectId, id, next.url, next.description, [...next.events], next.isActive, JSON.stringify(next.metadata), now],
-        );
-        return next;
-      }),
-    delete: (projectId, id) =>
-      store.transaction(async (client) => {
-        if (!(await byId(client, projectId, id, 'FOR UPDATE'))) return false;
-        // Events only this endpoint's deliveries referenced go with them.
-        await client.query(
-          `DELETE FROM webhook_events e WHERE e.id IN (SELECT DISTINCT event_id FROM webhook_deliveries WHERE webhook_id = $1)
-             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.event_id = e.id AND o.webhook_id <> $1)`,
-          [id],
-        );
-        await client.query('DELETE FROM webhook_deliveries WHERE webhook_id = $1', [id]);
-        await client.query('DELETE FROM webhook_endpoints WHERE project_id = $1 AND id = $2', [projectId, id]);
-        return true;
-      }),
-    async deliveries(webhookId, limit, after) {
-      let before = Number.MAX_SAFE_INTEGER;
-      if (after !== null) {
-        const { rows } = await pool.query<{ seq: number }>('SELECT seq FROM webhook_deliveries WHERE webhook_id = $1 AND id = $2', [webhookId, after]);
-        const cursor = rows[0];
-        if (!cursor) return null;
-        before = cursor.seq;
-      }
-      const { rows } = await pool.query<DeliveryRow>(
-        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
-        [webhookId, before, limit + 1],
-      );
-      return { items: rows.slice(0, limit).map(toDelivery), hasMore: rows.length > limit };
-    },
-    async redeliver(webhookId, deliveryId, now) {
-      const { rows } = await pool.query<{ state: string }>(
-        `UPDATE webhook_deliveries SET state = CASE WHEN state = 'sending' THEN state ELSE 'pending' END,
-           next_attempt_at = CASE WHEN state = 'sending' THEN next_attempt_at ELSE $3 END, updated_at = $3
-         WHERE webhook_id = $1 AND id = $2 RETURNING state`,
-        [webhookId, deliveryId, now],
-      );
-      return rows.length > 0;
-    },
-  };
 }
 
 function pgDeliveryQueue(store: PgStore, box: SecretBox, claimant: DeliveryClaimant): WebhookDeliveryQueue {

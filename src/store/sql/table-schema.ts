@@ -6,12 +6,14 @@
  *
  * Kinds are the storage classes both dialects share: `integer` (SQLite INTEGER; PostgreSQL integer or
  * bigint: times in milliseconds, counts, micro-dollars, all below 2^53), `text`, `real`, `boolean`
- * (SQLite 0/1, PostgreSQL boolean), `blob`, and `text_array` (PostgreSQL text[] where SQLite keeps JSON
- * text: declared per dialect with `perDialect`).
+ * (SQLite 0/1, PostgreSQL boolean), `blob`; and two kinds each dialect stores its own way, `text_array`
+ * (PostgreSQL text[], SQLite JSON text) and `json` (PostgreSQL jsonb, SQLite JSON text), whose values a
+ * program writes and reads only through `storedIn` below: the one place that difference is spelled out.
  */
 import type { Generated } from 'kysely';
+import type { SqlDialect } from './sql-program.js';
 
-export type ColumnKind = 'integer' | 'text' | 'real' | 'boolean' | 'blob';
+export type ColumnKind = 'integer' | 'text' | 'real' | 'boolean' | 'blob' | 'text_array' | 'json';
 
 export interface Column<T, G extends boolean = false> {
   readonly kind: ColumnKind;
@@ -29,6 +31,27 @@ export const real = (): Column<number> => column('real');
 export const text = <T extends string = string>(): Column<T> => column<T>('text');
 export const boolean = (): Column<boolean> => column('boolean');
 export const blob = (): Column<Buffer> => column('blob');
+
+declare const storedValue: unique symbol;
+/** A `text_array` or `json` value in its dialect's stored form: made and read only by `storedIn`. */
+export type Stored<T> = { readonly [storedValue]: T };
+
+export const textArray = <T extends string = string>(): Column<Stored<T[]>> => column('text_array');
+export const json = <T>(): Column<Stored<T>> => column('json');
+
+/**
+ * The stored forms of `text_array` and `json` values. PostgreSQL binds a JS array as text[] and parses
+ * text[] and jsonb when reading; a json value is bound as its text (pg would bind an array as text[]).
+ * SQLite keeps both as JSON text.
+ */
+export function storedIn(dialect: SqlDialect) {
+  const as = <T>(value: unknown): Stored<T> => value as Stored<T>;
+  return {
+    textArray: <T extends string>(value: readonly T[]): Stored<T[]> => as<T[]>(dialect === 'postgres' ? [...value] : JSON.stringify(value)),
+    json: <T>(value: T): Stored<T> => as<T>(JSON.stringify(value)),
+    read: <T>(value: Stored<T>): T => (dialect === 'postgres' ? (value as unknown as T) : (JSON.parse(value as unknown as string) as T)),
+  };
+}
 
 export const nullable = <T>(c: Column<T>): Column<T | null> => ({ ...c, nullable: true });
 /** A column the database fills when an insert omits it (INTEGER PRIMARY KEY / BIGSERIAL, a DEFAULT). */

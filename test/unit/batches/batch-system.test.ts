@@ -12,7 +12,7 @@ import { sqliteTransactionEvents } from '../../../src/store/sql/transaction-even
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
 import { createOutbox } from '../../../src/store/webhook-outbox.js';
-import { createWebhooksRepo } from '../../../src/store/webhooks-repo.js';
+import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 
 let db: Db;
 let repo: BatchesStore;
@@ -89,11 +89,11 @@ beforeEach(() => {
   system = null;
   db = openDatabase(':memory:');
   db.prepare("INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES ('proj_a', 'u-a', 'a', 'A', 'paid', 0, 0, 0, 0)").run();
-  createWebhooksRepo(db, createSecretBox(randomBytes(32))).insertCapped(
+  createSqliteRunner(db).writeSync(webhookEndpointPrograms('sqlite', createSecretBox(randomBytes(32))).insertCapped(
     { id: 'w1', projectId: 'proj_a', url: 'https://93.184.216.34/', description: null, events: ['batch.completed', 'batch.failed', 'batch.cancelled'], isActive: true, metadata: {}, createdAt: 1, updatedAt: 1 },
     'whsec_x',
     20,
-  );
+  ));
   repo = createBatchesStore({ runner: createSqliteRunner(db), events: sqliteTransactionEvents(createOutbox(db, { now: () => now })), owner: null });
 });
 

@@ -15,7 +15,8 @@ import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
 import { createSqliteExecInvocationsStore } from '../../../src/store/sqlite/exec-invocations-store.js';
 import { createOutbox } from '../../../src/store/webhook-outbox.js';
-import { createWebhooksRepo } from '../../../src/store/webhooks-repo.js';
+import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
+import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 
 export const PROJECT = 'proj_a';
 export const WS = 'ws_0a';
@@ -85,8 +86,8 @@ export function execFixture(options: { policy?: ApprovalPolicy; capBytes?: numbe
   if (!db.prepare('SELECT 1 FROM projects WHERE id = ?').get(PROJECT)) {
     db.prepare(`INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES (?, 'u-a', 'a', 'A', 'paid', 0, 0, 0, 0)`).run(PROJECT);
     const all = Object.keys(EVENT_TYPES).filter((t) => t.startsWith('exec.'));
-    const repo = createWebhooksRepo(db, createSecretBox(randomBytes(32)));
-    repo.insertCapped({ id: 'wh_1', projectId: PROJECT, url: 'https://93.184.216.34/', description: null, events: all, isActive: true, metadata: {}, createdAt: 1, updatedAt: 1 }, 'whsec_x', 20);
+    const endpoints = webhookEndpointPrograms('sqlite', createSecretBox(randomBytes(32)));
+    createSqliteRunner(db).writeSync(endpoints.insertCapped({ id: 'wh_1', projectId: PROJECT, url: 'https://93.184.216.34/', description: null, events: all, isActive: true, metadata: {}, createdAt: 1, updatedAt: 1 }, 'whsec_x', 20));
   }
   let clock = T0;
   const now = (): number => clock;

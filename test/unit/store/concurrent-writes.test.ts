@@ -22,9 +22,10 @@ import { createEmbeddingCache } from '../../../src/store/embedding-cache.js';
 import { createKeysRepo } from '../../../src/store/keys-repo.js';
 import { createRouterSettingsRepo } from '../../../src/store/router-settings-repo.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
+import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
 import { createDeliveriesRepo } from '../../../src/store/webhook-deliveries-repo.js';
 import { createOutbox } from '../../../src/store/webhook-outbox.js';
-import { createWebhooksRepo } from '../../../src/store/webhooks-repo.js';
+import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 import { createWorkspaceRoutingRepo } from '../../../src/store/workspace-routing-repo.js';
 import { makeKeys, PROJECT, testConfig, WS_B, WS_C } from '../../helpers/configs.js';
 
@@ -84,6 +85,7 @@ async function besideAnotherWriter<T>(write: () => T): Promise<T> {
 }
 
 const box = createSecretBox(randomBytes(32));
+const endpoints = webhookEndpointPrograms('sqlite', box);
 let serial = 0;
 function webhook(): WebhookEndpointRecord {
   serial += 1;
@@ -92,7 +94,7 @@ function webhook(): WebhookEndpointRecord {
 }
 function storedWebhook(): string {
   const record = webhook();
-  createWebhooksRepo(db, box).insertCapped(record, 'whsec_x', 20);
+  createSqliteRunner(db).writeSync(endpoints.insertCapped(record, 'whsec_x', 20));
   return record.id;
 }
 const keyRecord = (id: string) => ({
@@ -116,20 +118,20 @@ const keyRecord = (id: string) => ({
 describe('a write while another connection holds the write lock', () => {
   it('waits for the lock and inserts a webhook endpoint under the cap (a count, then the insert)', async () => {
     const record = webhook();
-    expect(await besideAnotherWriter(() => createWebhooksRepo(db, box).insertCapped(record, 'whsec_x', 20))).toBe(true);
-    expect(createWebhooksRepo(db, box).get(PROJECT, record.id)).not.toBeNull();
+    expect(await besideAnotherWriter(() => createSqliteRunner(db).writeSync(endpoints.insertCapped(record, 'whsec_x', 20)))).toBe(true);
+    expect(createSqliteRunner(db).readSync(endpoints.get(PROJECT, record.id))).not.toBeNull();
   });
 
   it('waits for the lock and updates a webhook endpoint (the row, then the update)', async () => {
     const id = storedWebhook();
-    const updated = await besideAnotherWriter(() => createWebhooksRepo(db, box).update(PROJECT, id, { description: 'changed' }, 99));
+    const updated = await besideAnotherWriter(() => createSqliteRunner(db).writeSync(endpoints.update(PROJECT, id, { description: 'changed' }, 99)));
     expect(updated?.description).toBe('changed');
   });
 
   it('waits for the lock and deletes a webhook endpoint with its deliveries (the row, then the deletes)', async () => {
     const id = storedWebhook();
-    expect(await besideAnotherWriter(() => createWebhooksRepo(db, box).delete(PROJECT, id))).toBe(true);
-    expect(createWebhooksRepo(db, box).get(PROJECT, id)).toBeNull();
+    expect(await besideAnotherWriter(() => createSqliteRunner(db).writeSync(endpoints.delete(PROJECT, id)))).toBe(true);
+    expect(createSqliteRunner(db).readSync(endpoints.get(PROJECT, id))).toBeNull();
   });
 
   it('waits for the lock and syncs the config file', async () => {

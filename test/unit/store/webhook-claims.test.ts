@@ -14,7 +14,8 @@ import { createInstanceRegistry, type InstanceRegistry } from '../../../src/stor
 import { createSecretBox } from '../../../src/store/secret-box.js';
 import { createDeliveriesRepo, type SqliteDispatchStore } from '../../../src/store/webhook-deliveries-repo.js';
 import { createOutbox } from '../../../src/store/webhook-outbox.js';
-import { createWebhooksRepo } from '../../../src/store/webhooks-repo.js';
+import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
+import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 
 const LEASE = 15_000;
 const DUE = 1_000;
@@ -31,7 +32,7 @@ beforeEach(() => {
   db = openDatabase(dbPath);
   db.prepare("INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES ('proj_a', 'u-a', 'a', 'A', 'paid', 0, 0, 0, 0)").run();
   const box = createSecretBox(randomBytes(32));
-  createWebhooksRepo(db, box).insertCapped({ id: 'w1', projectId: 'proj_a', url: 'https://93.184.216.34/', description: null, events: ['exec.completed'], isActive: true, metadata: {}, createdAt: 1, updatedAt: 1 }, 'whsec_x', 20);
+  createSqliteRunner(db).writeSync(webhookEndpointPrograms('sqlite', box).insertCapped({ id: 'w1', projectId: 'proj_a', url: 'https://93.184.216.34/', description: null, events: ['exec.completed'], isActive: true, metadata: {}, createdAt: 1, updatedAt: 1 }, 'whsec_x', 20));
   createOutbox(db, { now: () => DUE }).emitMany('proj_a', 'exec.completed', Array.from({ length: 10 }, (_, n) => ({ n })));
   registries = [];
   wall = Date.now();

@@ -4,17 +4,19 @@ import type { WebhookEndpointRecord } from '../../../src/core/webhooks/delivery.
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
 import { createOutbox, type StoreOutbox } from '../../../src/store/webhook-outbox.js';
-import { createWebhooksRepo } from '../../../src/store/webhooks-repo.js';
+import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
+import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 
 let db: Db;
 let outbox: StoreOutbox;
 let wakes = 0;
 
 function endpoint(id: string, events: string[], isActive = true, projectId = 'proj_a'): void {
-  const repo = createWebhooksRepo(db, createSecretBox(randomBytes(32)));
+  const runner = createSqliteRunner(db);
+  const endpoints = webhookEndpointPrograms('sqlite', createSecretBox(randomBytes(32)));
   const record: WebhookEndpointRecord = { id, projectId, url: 'https://93.184.216.34/', description: null, events, isActive: true, metadata: {}, createdAt: 1, updatedAt: 1 };
-  repo.insertCapped(record, 'whsec_x', 20);
-  if (!isActive) repo.update(projectId, id, { isActive: false }, 2);
+  runner.writeSync(endpoints.insertCapped(record, 'whsec_x', 20));
+  if (!isActive) runner.writeSync(endpoints.update(projectId, id, { isActive: false }, 2));
 }
 
 const deliveries = () => db.prepare('SELECT webhook_id, event_id, event_type, state, attempt_count, next_attempt_at FROM webhook_deliveries ORDER BY webhook_id').all() as Record<string, unknown>[];
