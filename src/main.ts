@@ -297,7 +297,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   // Invocations and approvals (docs/exec.md): dispatch through `agents.registry`, which reports back to it.
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
-  const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, argumentsValidator: schemas.validator, now: clock.now, logger, instances, shared });
+  const execInvocations = createExecInvocations({ config, sql: busySql, registry: agents.registry, argumentsValidator: schemas.validator, now: clock.now, logger, instances, shared });
   // Dashboard users and their roles (issue 22). With PostgreSQL, users and sessions are shared: a cookie
   // issued by one replica opens pages on every other. Approvals ask it who is an owner or admin.
   const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);

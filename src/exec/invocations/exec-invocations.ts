@@ -10,16 +10,12 @@ import type { AgentRegistry } from '../../core/exec/agent-registry.js';
 import type { ArgumentsValidator } from '../../core/exec/tool-arguments.js';
 import type { ApprovalPolicy } from '../../core/exec/approval-machine.js';
 import { invocationIds } from '../../core/exec/invocation-ids.js';
-import type { EventOutbox } from '../../core/webhooks/outbox.js';
 import type { Logger } from '../../log.js';
-import type { Db } from '../../store/db.js';
 import type { InstanceRegistry } from '../../store/instances-registry.js';
-import { createPgExecInvocationsStore, EXEC_INVOCATIONS_TOPIC } from '../../store/postgres/exec-invocations-store.js';
+import { createExecInvocationsStore, EXEC_INVOCATIONS_TOPIC, type ExecInvocationsStoreDeps } from '../../store/exec-invocations/exec-invocations-store.js';
 import type { PgInstanceRegistry } from '../../store/postgres/instances-registry.js';
 import type { PgStore } from '../../store/postgres/pg-store.js';
-import { createSqliteExecInvocationsStore } from '../../store/sqlite/exec-invocations-store.js';
 import { ExecClock } from './exec-clock.js';
-import { createInvocationStore } from './invocation-store.js';
 import { InvocationService } from './invocation-service.js';
 
 /** Real time between the clock's polls: short, so a moved test clock shows its effect within a blink. */
@@ -38,8 +34,8 @@ export interface ExecInvocations {
 
 export interface ExecInvocationsOptions {
   readonly config: Config;
-  readonly db: Db;
-  readonly outbox: EventOutbox;
+  /** The store's backend: its runner and the outbox its events go to, inside the same transactions. */
+  readonly sql: Pick<ExecInvocationsStoreDeps, 'runner' | 'events'>;
   readonly registry: AgentRegistry;
   /** Invocation arguments checked off the event loop (src/pool/schema-pool.ts). */
   readonly argumentsValidator: ArgumentsValidator;
@@ -71,10 +67,8 @@ export function approvalPolicies(config: Config): (projectId: string, workspaceI
 export const DEFAULT_POLICY: ApprovalPolicy = { approvalRequiredTools: [], chain: [{ target: 'operators', timeoutMs: 15 * 60 * 1000 }] };
 
 export function createExecInvocations(options: ExecInvocationsOptions): ExecInvocations {
-  const { config, db, outbox, registry, now, logger, instances, shared, argumentsValidator } = options;
-  const store = shared
-    ? createPgExecInvocationsStore(shared.pg, { owner: shared.instances.id, now })
-    : createSqliteExecInvocationsStore(createInvocationStore(db, outbox, instances.id));
+  const { config, registry, now, logger, instances, shared, argumentsValidator } = options;
+  const store = createExecInvocationsStore({ ...options.sql, owner: shared ? shared.instances.id : instances.id, now });
   const service = new InvocationService({
     store,
     registry,
