@@ -14,9 +14,7 @@ import { createAgentsSystem, type AgentsSystem } from '../exec/agents/agents-sys
 import { createChatToolRunner } from '../exec/invocations/chat-tool-runner.js';
 import { approvalPolicies, createExecInvocations, type ExecInvocations, type ExecInvocationsStorage } from '../exec/invocations/exec-invocations.js';
 import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
-import { createPgExecInvocationsStore, EXEC_INVOCATIONS_TOPIC } from '../store/postgres/exec-invocations-store.js';
-import { createSqliteExecInvocationsStore } from '../store/sqlite/exec-invocations-store.js';
-import { createInvocationStore } from '../store/sqlite/invocation-store.js';
+import { createExecInvocationsStore, EXEC_INVOCATIONS_TOPIC } from '../store/exec-invocations/exec-invocations-store.js';
 import type { Logger } from '../log.js';
 import { createSchemaPool, type SchemaPool } from '../pool/schema-pool.js';
 import type { ExecServices } from '../routes/exec-invocations.js';
@@ -74,13 +72,11 @@ export function wireExec({ config, services, storage, busy, limits, shared, work
     throttles: limits.coordination.throttles,
   });
   // With PostgreSQL, invocations and approvals are shared by the replicas (migration 009-exec).
-  const invocationStorage: ExecInvocationsStorage = shared
-    ? {
-        store: createPgExecInvocationsStore(shared.pg, { owner: shared.instances.id, now: services.now }),
-        recoveryCue,
-        shared: { onChange: (listener) => shared.pg.onChange(EXEC_INVOCATIONS_TOPIC, listener) },
-      }
-    : { store: createSqliteExecInvocationsStore(createInvocationStore(busyDb, busyOutbox, instances.id)), recoveryCue, shared: null };
+  const invocationStorage: ExecInvocationsStorage = {
+    store: createExecInvocationsStore({ ...busy.busySql, owner: shared ? shared.instances.id : instances.id, now: services.now }),
+    recoveryCue,
+    shared: shared ? { onChange: (listener) => shared.pg.onChange(EXEC_INVOCATIONS_TOPIC, listener) } : null,
+  };
   const execInvocations = createExecInvocations({ config, storage: invocationStorage, registry: agents.registry, argumentsValidator: schemas.validator, now: services.now, logger });
   const approvals = createApprovalDecisions(execInvocations.service, roleOf);
   const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms, approvals };

@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll } from 'vitest';
-import { createInvocationStore } from '../../src/store/sqlite/invocation-store.js';
 import { openDatabase } from '../../src/store/db.js';
-import { createPgExecInvocationsStore } from '../../src/store/postgres/exec-invocations-store.js';
+import { createExecInvocationsStore } from '../../src/store/exec-invocations/exec-invocations-store.js';
 import { openPostgres } from '../../src/store/postgres/pg-store.js';
-import { createSqliteExecInvocationsStore } from '../../src/store/sqlite/exec-invocations-store.js';
+import { createPostgresRunner } from '../../src/store/sql/postgres-runner.js';
+import { createSqliteRunner } from '../../src/store/sql/sqlite-runner.js';
+import { postgresTransactionEvents, sqliteTransactionEvents } from '../../src/store/sql/transaction-events.js';
 import { freshDatabase, requirePostgres } from '../helpers/postgres.js';
 import { recordingOutbox } from './recording-outbox.js';
 import { EXEC_EVENT_TYPES, execInvocationsStoreContract, OWNER } from './exec-invocations-store-contract.js';
@@ -21,7 +22,7 @@ execInvocationsStoreContract('SQLite', async () => {
   db.prepare("INSERT INTO gateway_instances (id, pid, thread_id, host, pid_scope, started_at, heartbeat_at) VALUES (?, 1, 0, 'h', '', 0, 0)").run(OWNER);
   const outbox = recordingOutbox(db);
   return {
-    store: createSqliteExecInvocationsStore(createInvocationStore(db, outbox, OWNER)),
+    store: createExecInvocationsStore({ runner: createSqliteRunner(db), events: sqliteTransactionEvents(outbox), owner: OWNER, now: () => 1_700_000_000_000 }),
     unregister: async () => void db.prepare('DELETE FROM gateway_instances WHERE id = ?').run(OWNER),
     events: async () => outbox.types(),
     close: async () => {
@@ -41,7 +42,7 @@ execInvocationsStoreContract('PostgreSQL', async () => {
     [EXEC_EVENT_TYPES],
   );
   return {
-    store: createPgExecInvocationsStore(pg, { owner: OWNER, now: () => 1_700_000_000_000 }),
+    store: createExecInvocationsStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg), owner: OWNER, now: () => 1_700_000_000_000 }),
     unregister: async () => void (await pg.pool.query('DELETE FROM gateway_instances WHERE id = $1', [OWNER])),
     events: async () => (await pg.pool.query<{ type: string }>('SELECT type FROM webhook_events ORDER BY seq')).rows.map((r) => r.type),
     close: async () => {

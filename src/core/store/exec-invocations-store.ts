@@ -1,9 +1,8 @@
 /**
  * The exec invocations aggregate's storage port (issue 12): invocations, their approvals and the
- * Idempotency-Key records (docs/exec.md "Invocations", "Approvals", "Durability"). SQLite
- * (store/sqlite/exec-invocations-store.ts over store/sqlite/invocation-store.ts) and PostgreSQL
- * (store/postgres/exec-invocations-store.ts) implement it; test/contract/exec-invocations-store-contract.ts
- * runs both.
+ * Idempotency-Key records (docs/exec.md "Invocations", "Approvals", "Durability").
+ * store/exec-invocations/exec-invocations-store.ts implements it once for SQLite and PostgreSQL;
+ * test/contract/exec-invocations-store-contract.ts runs it on both.
  *
  * Several replicas act on the same rows, each on what it read a moment before, so every state change is
  * guarded by the state it was computed from (an invocation's status; an approval's state and stage):

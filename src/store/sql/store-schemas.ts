@@ -4,9 +4,13 @@
  */
 import { BATCHES_SCHEMA } from '../batches/batches-tables.js';
 import { WEBHOOKS_SCHEMA } from '../webhooks/webhooks-tables.js';
+import { CATALOG_SCHEMA } from '../catalog/catalog-tables.js';
+import { EXEC_INVOCATIONS_SCHEMA } from '../exec-invocations/exec-invocations-tables.js';
 import type { SchemaDef } from './table-schema.js';
 
 export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
   batches: BATCHES_SCHEMA,
   webhooks: WEBHOOKS_SCHEMA,
+  catalog: CATALOG_SCHEMA,
+  execInvocations: EXEC_INVOCATIONS_SCHEMA,
 };

@@ -40,6 +40,14 @@ export function createWebhookEndpointsStore({ runner, box }: WebhookEndpointsSto
 
 /** The port's programs, for a runner's `read`/`write` or, on SQLite, `readSync`/`writeSync` (tests, CLI). */
 export function webhookEndpointPrograms(dialect: SqlDialect, box: SecretBox): Programs {
+  const c = endpointContext(dialect, box);
+  return { ...endpointWrites(c), ...endpointReads(c) };
+}
+
+type EndpointContext = ReturnType<typeof endpointContext>;
+
+/** What the programs share: the builder, the prepared reads, the dialect's column codec and row mapping. */
+function endpointContext(dialect: SqlDialect, box: SecretBox) {
   const { db } = sqlFor<WebhooksTables>(dialect);
   const q = endpointQueries(db);
   const stored = storedIn(dialect);
@@ -57,7 +65,10 @@ export function webhookEndpointPrograms(dialect: SqlDialect, box: SecretBox): Pr
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   });
+  return { dialect, box, db, q, stored, lockRow, rowOf, toRecord };
+}
 
+function endpointWrites({ dialect, box, db, stored, rowOf, toRecord }: EndpointContext): Pick<Programs, 'insertCapped' | 'update' | 'delete' | 'redeliver'> {
   function* insertCapped(record: WebhookEndpointRecord, secret: string, max: number): SqlProgram<boolean> {
     // One creator per project at a time, so the count and the insert hold together across replicas: on
     // PostgreSQL an advisory lock (before the first endpoint there is no row to lock).
@@ -120,6 +131,26 @@ export function webhookEndpointPrograms(dialect: SqlDialect, box: SecretBox): Pr
     return true;
   }
 
+  function* redeliver(webhookId: string, deliveryId: string, now: number): SqlProgram<boolean> {
+    // An attempt in flight keeps its claim and due time: its outcome decides what follows.
+    const changed = yield* run(
+      db
+        .updateTable('webhook_deliveries')
+        .set({
+          state: sql`case when state = 'sending' then state else 'pending' end`,
+          next_attempt_at: sql`case when state = 'sending' then next_attempt_at else ${now} end`,
+          updated_at: now,
+        })
+        .where('webhook_id', '=', webhookId)
+        .where('id', '=', deliveryId),
+    );
+    return changed > 0;
+  }
+
+  return { insertCapped, update, delete: remove, redeliver };
+}
+
+function endpointReads({ box, q, rowOf, toRecord }: EndpointContext): Pick<Programs, 'get' | 'secret' | 'list' | 'deliveries'> {
   function* secretOf(projectId: string, id: string): SqlProgram<string | null> {
     const row = yield* first(q.sealed(projectId, id));
     if (!row) return null;
@@ -145,34 +176,14 @@ export function webhookEndpointPrograms(dialect: SqlDialect, box: SecretBox): Pr
     return { items: found.slice(0, limit).map(toDelivery), hasMore: found.length > limit };
   }
 
-  function* redeliver(webhookId: string, deliveryId: string, now: number): SqlProgram<boolean> {
-    // An attempt in flight keeps its claim and due time: its outcome decides what follows.
-    const changed = yield* run(
-      db
-        .updateTable('webhook_deliveries')
-        .set({
-          state: sql`case when state = 'sending' then state else 'pending' end`,
-          next_attempt_at: sql`case when state = 'sending' then next_attempt_at else ${now} end`,
-          updated_at: now,
-        })
-        .where('webhook_id', '=', webhookId)
-        .where('id', '=', deliveryId),
-    );
-    return changed > 0;
-  }
-
   return {
-    insertCapped,
     get: function* (projectId, id) {
       const row = yield* rowOf(projectId, id);
       return row ? toRecord(row) : null;
     },
     secret: secretOf,
     list,
-    update,
-    delete: remove,
     deliveries,
-    redeliver,
   };
 }
 

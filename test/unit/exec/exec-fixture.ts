@@ -8,14 +8,14 @@ import type { ApprovalPolicy } from '../../../src/core/exec/approval-machine.js'
 import { invocationIds } from '../../../src/core/exec/invocation-ids.js';
 import { inProcessValidator } from '../../../src/core/exec/schema-compiler.js';
 import type { ExecInvocationsStore } from '../../../src/core/store/exec-invocations-store.js';
-import { createInvocationStore, type InvocationStore } from '../../../src/store/sqlite/invocation-store.js';
 import { InvocationService } from '../../../src/exec/invocations/invocation-service.js';
 import { EVENT_TYPES } from '../../../src/core/webhooks/event-types.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
-import { createSqliteExecInvocationsStore } from '../../../src/store/sqlite/exec-invocations-store.js';
-import { createOutbox } from '../../../src/store/webhook-outbox.js';
+import { createExecInvocationsStore } from '../../../src/store/exec-invocations/exec-invocations-store.js';
 import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
+import { sqliteTransactionEvents } from '../../../src/store/sql/transaction-events.js';
+import { createOutbox } from '../../../src/store/webhook-outbox.js';
 import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 
 export const PROJECT = 'proj_a';
@@ -67,9 +67,7 @@ export class FakeRegistry implements AgentRegistry {
 
 export interface Fixture {
   readonly db: Db;
-  /** The synchronous store underneath, for direct reads. */
-  readonly store: InvocationStore;
-  /** The port the service uses (store/sqlite/exec-invocations-store.ts over `store`); tests may wrap its methods. */
+  /** The port the service uses (store/exec-invocations/exec-invocations-store.ts on SQLite); tests may wrap its methods. */
   readonly port: ExecInvocationsStore;
   readonly registry: FakeRegistry;
   readonly service: InvocationService;
@@ -91,8 +89,7 @@ export function execFixture(options: { policy?: ApprovalPolicy; capBytes?: numbe
   }
   let clock = T0;
   const now = (): number => clock;
-  const store = createInvocationStore(db, createOutbox(db, { now }), options.owner ?? null);
-  const port = createSqliteExecInvocationsStore(store);
+  const port = createExecInvocationsStore({ runner: createSqliteRunner(db), events: sqliteTransactionEvents(createOutbox(db, { now })), owner: options.owner ?? null, now });
   const registry = new FakeRegistry();
   const service = new InvocationService({
     store: port,
@@ -106,7 +103,6 @@ export function execFixture(options: { policy?: ApprovalPolicy; capBytes?: numbe
   registry.subscribe(service);
   return {
     db,
-    store,
     port,
     registry,
     service,

@@ -88,7 +88,7 @@ describe('the queued -> dispatched claim', () => {
     expect(b.registry.sent).toEqual([]);
     expect(b.registry.cancelled).toEqual([]);
     expect(types(a)).toEqual(['exec.dispatched']);
-    expect(a.store.invocation(id)).toMatchObject({ status: 'dispatched', agentId: 'agt_a' });
+    expect(await a.port.invocation(id)).toMatchObject({ status: 'dispatched', agentId: 'agt_a' });
     expect(ownerOf(a, id)).toBe('inst_a');
   });
 
@@ -97,10 +97,10 @@ describe('the queued -> dispatched claim', () => {
     const id = await queuedOnA(a);
     a.registry.refuse = true;
     await a.service.retryQueued();
-    expect(a.store.invocation(id)?.status).toBe('queued');
+    expect((await a.port.invocation(id))?.status).toBe('queued');
     expect(types(a)).toEqual([]);
     await b.service.retryQueued();
-    expect(b.store.invocation(id)).toMatchObject({ status: 'dispatched', agentId: 'agt_b' });
+    expect(await b.port.invocation(id)).toMatchObject({ status: 'dispatched', agentId: 'agt_b' });
     expect(ownerOf(b, id)).toBe('inst_b');
     expect(types(b)).toEqual(['exec.dispatched']);
   });
@@ -128,7 +128,7 @@ describe('timeouts applied by two clocks', () => {
     await b.service.expireDue();
     await a.service.expireDue();
     expect(types(a).filter((t) => t !== 'exec.dispatched')).toEqual(['exec.timeout']);
-    expect(a.store.invocation(id)).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
+    expect(await a.port.invocation(id)).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
   });
 
   it('stops the agent when a sibling times out an invocation this instance dispatched, and tells its readers', async () => {
@@ -156,7 +156,7 @@ describe('timeouts applied by two clocks', () => {
     afterRead(a, 'invocation', () => b.service.expireDue());
     await a.registry.reports?.result('agt_a', invocation.id, { exitCode: 0, output: 'done', error: null });
     expect(types(a)).toEqual(['exec.dispatched', 'exec.timeout']);
-    expect(a.store.invocation(invocation.id)).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
+    expect(await a.port.invocation(invocation.id)).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
     // The agent has finished: nothing to stop.
     await a.service.reconcile();
     expect(a.registry.cancelled).toEqual([]);
@@ -184,7 +184,7 @@ describe('cancels and approvals across instances', () => {
     const id = await queuedOnA(a);
     afterRead(b, 'invocation', () => a.service.retryQueued());
     expect(await b.service.cancel(PROJECT, id)).toMatchObject({ status: 'cancelled', agentId: 'agt_a' });
-    expect(a.store.invocation(id)?.status).toBe('cancelled');
+    expect((await a.port.invocation(id))?.status).toBe('cancelled');
     await a.service.reconcile();
     expect(a.registry.cancelled).toEqual([{ agentId: 'agt_a', invocationId: id }]);
   });
@@ -199,7 +199,7 @@ describe('cancels and approvals across instances', () => {
     await b.service.lapseDue();
     await a.service.lapseDue();
     expect(types(a)).toEqual(['exec.approval_requested', 'exec.approval_escalated']);
-    expect(a.store.approval(invocation.approvalId ?? '')).toMatchObject({ state: 'pending', stage: 1 });
+    expect(await a.port.approval(invocation.approvalId ?? '')).toMatchObject({ state: 'pending', stage: 1 });
   });
 
   it('accepts an approval once when it is accepted on both instances at the same moment: the second is 409 approval_not_pending', async () => {
@@ -215,7 +215,7 @@ describe('cancels and approvals across instances', () => {
     }
     expect(refused instanceof GatewayError && refused.code).toBe('approval_not_pending');
     expect(types(a)).toEqual(['exec.approval_requested', 'exec.approved', 'exec.dispatched']);
-    expect(a.store.approval(approvalId)).toMatchObject({ state: 'accepted', decidedBy: 'key_a' });
+    expect(await a.port.approval(approvalId)).toMatchObject({ state: 'accepted', decidedBy: 'key_a' });
     expect(b.registry.sent).toEqual([]);
   });
 });

@@ -38,7 +38,7 @@ describe('creating invocations', () => {
     expect(invocation.id).toMatch(/^inv_[0-9a-f]{24}$/);
     expect(f.registry.sent).toEqual([{ agentId: 'agt_1', message: { invocationId: invocation.id, toolName: 'echo', arguments: { text: 'hi' }, timeoutMs: 5000 } }]);
     expect(f.events().map(([t]) => t)).toEqual(['exec.dispatched']);
-    expect(f.store.invocation(invocation.id)?.status).toBe('dispatched');
+    expect((await f.port.invocation(invocation.id))?.status).toBe('dispatched');
   });
 
   it('picks the least busy candidate (the registry orders them)', async () => {
@@ -68,7 +68,7 @@ describe('creating invocations', () => {
     expect(invocation.status).toBe('queued');
     f.registry.refuse = false;
     await f.registry.reports?.online('agt_1');
-    expect(f.store.invocation(invocation.id)?.status).toBe('dispatched');
+    expect((await f.port.invocation(invocation.id))?.status).toBe('dispatched');
   });
 });
 
@@ -105,11 +105,11 @@ describe('Idempotency-Key', () => {
     const b = { ...a, id: 'inv_bbbbbbbbbbbbbbbbbbbbbbbb' };
     const c = { ...a, id: 'inv_cccccccccccccccccccccccc' };
     const key = { key: 'race', bodyHash: 'same', expiresAt: f.now() + 1000 };
-    expect(f.store.create(b, null, [], key, f.now()).kind).toBe('created');
-    const second = f.store.create(c, null, [], key, f.now());
+    expect((await f.port.create(b, null, [], key, f.now())).kind).toBe('created');
+    const second = await f.port.create(c, null, [], key, f.now());
     expect(second.kind === 'replayed' && second.invocation.id).toBe(b.id);
-    expect(f.store.create(c, null, [], { ...key, bodyHash: 'other' }, f.now()).kind).toBe('conflict');
-    expect(f.store.invocation(c.id)).toBeNull();
+    expect((await f.port.create(c, null, [], { ...key, bodyHash: 'other' }, f.now())).kind).toBe('conflict');
+    expect(await f.port.invocation(c.id)).toBeNull();
   });
 });
 
@@ -241,13 +241,13 @@ describe('approvals', () => {
     const { invocation } = await f.service.create(request({ toolName: 'rm', timeoutMs: 10 }));
     f.advance(1000);
     await f.service.lapseDue();
-    expect(f.store.approval(invocation.approvalId ?? '')).toMatchObject({ state: 'pending', stage: 1 });
+    expect(await f.port.approval(invocation.approvalId ?? '')).toMatchObject({ state: 'pending', stage: 1 });
     // The invocation's own timeout does not run while it waits for the approval.
     await f.service.expireDue();
     expect((await f.service.get(PROJECT, invocation.id)).status).toBe('pending_approval');
     f.advance(2000);
     await f.service.lapseDue();
-    expect(f.store.approval(invocation.approvalId ?? '')?.state).toBe('expired');
+    expect((await f.port.approval(invocation.approvalId ?? ''))?.state).toBe('expired');
     expect(await f.service.get(PROJECT, invocation.id)).toMatchObject({ status: 'failed', error: { code: 'approval_expired' } });
     expect(f.events().map(([t]) => t)).toEqual(['exec.approval_requested', 'exec.approval_escalated', 'exec.approval_timed_out', 'exec.failed']);
     expect(f.events()[1]?.[1]).toMatchObject({ stage: 2, target: 'leads' });
@@ -267,7 +267,7 @@ describe('cancel', () => {
     const f = withAgent();
     const { invocation } = await f.service.create(request({ toolName: 'rm' }));
     await f.service.cancel(PROJECT, invocation.id);
-    expect(f.store.approval(invocation.approvalId ?? '')?.state).toBe('expired');
+    expect((await f.port.approval(invocation.approvalId ?? ''))?.state).toBe('expired');
     await expectRefused(() => f.service.accept(PROJECT, invocation.approvalId ?? '', 'k'), 'approval_not_pending');
   });
 
