@@ -100,8 +100,7 @@ import { isLoopbackHost } from './mcp/origin-guard.js';
 import { createResponsesSystem } from './routes/responses.js';
 import type { RecoveryCue } from './core/coordination/recovery-cue.js';
 import { conversationsRoutes } from './routes/conversations.js';
-import { createSqliteResponsesStore } from './store/sqlite/responses-store.js';
-import { createPgResponsesStore } from './store/postgres/responses-store.js';
+import { createResponsesStore } from './store/responses/responses-store.js';
 import { filesRoutes } from './routes/files.js';
 import { batchesRoutes } from './routes/batches.js';
 import { createBatchLineRunner } from './routes/batch-line-runner.js';
@@ -110,6 +109,7 @@ import { batchFilesOf } from './batches/batch-files.js';
 import { BATCH_LINES_TOPIC, createBatchesStore } from './store/batches/batches-store.js';
 import { createPostgresRunner } from './store/sql/postgres-runner.js';
 import { createSqliteRunner } from './store/sql/sqlite-runner.js';
+import { postgresChangeNotices, sqliteChangeNotices } from './store/sql/change-notices.js';
 import { postgresTransactionEvents, sqliteTransactionEvents } from './store/sql/transaction-events.js';
 import { uploadsRoutes } from './routes/uploads.js';
 import { createPgFilesStore } from './store/postgres/files-store.js';
@@ -259,8 +259,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const busyOutbox = webhooks.outboxOn(busyDb);
   // The stores written once for both backends (issue 33) run their programs here, with their events.
   const busySql = backend.pg
-    ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(backend.pg) }
-    : { runner: createSqliteRunner(busyDb), events: sqliteTransactionEvents(busyOutbox) };
+    ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(backend.pg), notices: postgresChangeNotices(backend.pg) }
+    : { runner: createSqliteRunner(busyDb), events: sqliteTransactionEvents(busyOutbox), notices: sqliteChangeNotices };
   // Files and uploads (issue 14): bytes under the store's files/ folder, rows and file.* events in SQLite;
   // with PostgreSQL, rows, bytes and events there, shared by every replica.
   const files = backend.pg ? createPgFilesStore(backend.pg, clock.now) : createSqliteFilesStore(db, store.filesDir, webhooks.outbox, clock.now);
@@ -350,7 +350,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Responses and conversations (issue 14): rows, conversation items and their events, shared in PostgreSQL
   // (owned by this instance's row in its registry, whose beats cue the recovery of a dead sibling's), or in
   // SQLite on the busy connection with its outbox.
-  const responsesStore = shared ? createPgResponsesStore(shared.pg, { owner: shared.instances.id, now: clock.now }) : createSqliteResponsesStore(busyDb, busyOutbox, instances.id);
+  const responsesStore = createResponsesStore({ ...busySql, owner: shared ? shared.instances.id : instances.id, now: clock.now });
   // The MCP server (docs/mcp.md): the execution tools over MCP, through the same invocations service.
   const mcpOrigins = { allowedHosts: config.exec.mcp_allowed_hosts, allowedOrigins: config.exec.mcp_allowed_origins, listensOnLoopback: isLoopbackHost(options.host ?? config.server.host) };
   const sessionCaps = config.exec.mcp_sessions;
