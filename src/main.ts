@@ -37,8 +37,9 @@ import { embeddingsRoutes } from './routes/embeddings.js';
 import { rerankRoutes } from './routes/rerank.js';
 import { modelsApiRoutes } from './routes/models-api.js';
 import { slosRoutes } from './routes/slos.js';
-import { createPgRouterStore } from './store/postgres/router-store.js';
-import { createSqliteRouterStore } from './store/sqlite/router-store.js';
+import { createPgRouterDecisions } from './store/postgres/router-decisions.js';
+import { createSqliteRouterDecisions } from './store/sqlite/router-decisions.js';
+import { createRouterStore } from './store/router/router-store.js';
 import { notImplementedRoutes } from './routes/not-implemented.js';
 import { allowedTargetsWarnings } from './core/net/address-policy.js';
 import { metricsRoutes, opsRoutes, readyzRoute, TESTING_ENV, testClockRoutes, testingAllowed } from './routes/ops.js';
@@ -221,8 +222,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     (err) => logger.error({ err }, 'budget threshold listener failed'),
   );
   // Router settings, rules, SLOs and model aliases: in memory from PostgreSQL when the store is shared.
+  // The stores written once for both backends (issue 33) that keep to the main connection: management
+  // writes, durable at commit.
+  const mainSql = backend.pg
+    ? { runner: createPostgresRunner(backend.pg), notices: postgresChangeNotices(backend.pg) }
+    : { runner: createSqliteRunner(db), notices: sqliteChangeNotices };
   const routerState = await openRouterState(
-    backend.pg ? createPgRouterStore(backend.pg) : createSqliteRouterStore(db),
+    createRouterStore({ ...mainSql, decisions: backend.pg ? createPgRouterDecisions(backend.pg) : createSqliteRouterDecisions(db) }),
     backend.pg ? null : db,
     (err) => logger.error({ err }, 'router state could not be reloaded; serving the last read'),
   );

@@ -4,9 +4,11 @@
  */
 import { BATCHES_SCHEMA } from '../batches/batches-tables.js';
 import { RESPONSES_SCHEMA } from '../responses/responses-tables.js';
+import { ROUTER_SCHEMA } from '../router/router-tables.js';
 import type { SchemaDef } from './table-schema.js';
 
 export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
   batches: BATCHES_SCHEMA,
   responses: RESPONSES_SCHEMA,
+  router: ROUTER_SCHEMA,
 };
