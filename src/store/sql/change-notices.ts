@@ -2,8 +2,8 @@
  * Change notices: what tells the other replicas, at once, that a shared row changed under them (a
  * background response cancelled through one replica aborts its turn on the one running it). PostgreSQL
  * sends them with pg_notify (pg-store.ts), inside the program's transaction, so a notice goes out only
- * when its change commits. SQLite has no replicas to tell: one instance runs its own work (and its
- * worker threads read changes through the file's data_version), so there a notice is nothing.
+ * when its change commits. On SQLite a notice is nothing: the processes sharing a file learn of its
+ * changes as they did before (SQLite's data_version, the bus: coordination/bus-wiring.ts).
  */
 import type { PgStore } from '../postgres/pg-store.js';
 import { native, type SqlProgram } from './sql-program.js';
