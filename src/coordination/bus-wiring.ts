@@ -4,7 +4,7 @@
  *
  *   invalidate 'catalog': projects, workspaces, endpoints, key credentials (store/catalog.ts: key
  *     management, workspace PATCH, dashboard users through reloadCredentials) and API budget caps;
- *   invalidate 'router': semantic-router settings and rules (store/router-settings-repo.ts);
+ *   invalidate 'router': semantic-router settings and rules (router/router-state.ts's cache);
  *   invalidate 'all': both;
  *   budget_charge: a turn's spend, applied without a threshold alert (the charging replica sends it);
  *   affinity: the endpoint a conversation was routed to (SPEC Semantic router behaviour 5).

@@ -8,8 +8,7 @@ import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import type { StoredConversations } from '../core/store/responses-store.js';
 import type { RouteDef } from '../http/server.js';
 import { createResponsesSystem } from '../routes/responses.js';
-import { createPgResponsesStore } from '../store/postgres/responses-store.js';
-import { createSqliteResponsesStore } from '../store/sqlite/responses-store.js';
+import { createResponsesStore } from '../store/responses/responses-store.js';
 import type { SharedReplicas } from './limits.js';
 import type { BusyStore } from './store.js';
 
@@ -20,7 +19,7 @@ export interface ResponsesParts {
 }
 
 export async function wireResponses(services: RouterChatServices, busy: BusyStore, shared: SharedReplicas | null, instanceId: string, recoveryCue: RecoveryCue): Promise<ResponsesParts> {
-  const store = shared ? createPgResponsesStore(shared.pg, { owner: shared.instances.id, now: services.now }) : createSqliteResponsesStore(busy.busyDb, busy.busyOutbox, instanceId);
+  const store = createResponsesStore({ ...busy.busySql, owner: shared ? shared.instances.id : instanceId, now: services.now });
   // Background responses fail "interrupted" if a stopped instance left any running (docs/decisions.md).
   const system = await createResponsesSystem({ ...services, ...store }, recoveryCue);
   return { routes: system.routes, conversations: store.conversations, close: () => system.close() };

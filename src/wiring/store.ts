@@ -14,6 +14,7 @@ import { createPgCatalogStore } from '../store/postgres/catalog-store.js';
 import { createSqliteCatalogStore } from '../store/sqlite/catalog-store.js';
 import { markStoreKind } from '../store/store-kind-mark.js';
 import { resolveStorePath, type StorePath } from '../store/store-path.js';
+import { postgresChangeNotices, sqliteChangeNotices, type ChangeNotices } from '../store/sql/change-notices.js';
 import { createPostgresRunner } from '../store/sql/postgres-runner.js';
 import type { SqlRunner } from '../store/sql/sql-runner.js';
 import { createSqliteRunner } from '../store/sql/sqlite-runner.js';
@@ -29,6 +30,11 @@ export interface StoreParts {
   /** The catalog held in memory from PostgreSQL; null with SQLite, whose catalog reads the file. */
   readonly preloaded: PreloadedCatalog | null;
   readonly catalog: Catalog;
+  /**
+   * The stores written once for both backends (issue 33) that keep to the main connection (management
+   * writes, durable at commit) run their programs here.
+   */
+  readonly mainSql: { readonly runner: SqlRunner; readonly notices: ChangeNotices };
 }
 
 export async function wireStore(config: Config, dbPathOption: string | undefined, logger: Logger): Promise<StoreParts> {
@@ -49,7 +55,8 @@ export async function wireStore(config: Config, dbPathOption: string | undefined
     preloaded = await createPreloadedCatalog({ store: catalogStore, onChange, onError: (err) => logger.error({ err }, 'catalog could not be reloaded from PostgreSQL; serving the last read') });
   }
   const catalog: Catalog = preloaded ?? createCatalog(db);
-  return { store, dbPath, db, backend, catalogStore, preloaded, catalog };
+  const mainSql = backend.pg ? { runner: createPostgresRunner(backend.pg), notices: postgresChangeNotices(backend.pg) } : { runner: createSqliteRunner(db), notices: sqliteChangeNotices };
+  return { store, dbPath, db, backend, catalogStore, preloaded, catalog, mainSql };
 }
 
 /** The connection for frequent state changes, and the outbox their events go through. */
@@ -57,7 +64,7 @@ export interface BusyStore {
   readonly busyDb: Db;
   readonly busyOutbox: StoreOutbox;
   /** The stores written once for both backends (issue 33) run their programs here, with their events. */
-  readonly busySql: { readonly runner: SqlRunner; readonly events: TransactionEvents };
+  readonly busySql: { readonly runner: SqlRunner; readonly events: TransactionEvents; readonly notices: ChangeNotices };
 }
 
 /**
@@ -71,7 +78,7 @@ export function openBusyStore({ db, dbPath, backend }: StoreParts, outboxOn: (db
   const busyDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
   const busyOutbox = outboxOn(busyDb);
   const busySql = backend.pg
-    ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(backend.pg) }
-    : { runner: createSqliteRunner(busyDb), events: sqliteTransactionEvents(busyOutbox) };
+    ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(backend.pg), notices: postgresChangeNotices(backend.pg) }
+    : { runner: createSqliteRunner(busyDb), events: sqliteTransactionEvents(busyOutbox), notices: sqliteChangeNotices };
   return { busyDb, busyOutbox, busySql };
 }

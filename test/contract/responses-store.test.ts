@@ -6,10 +6,13 @@ import { join } from 'node:path';
 import { beforeAll } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
 import { openPostgres } from '../../src/store/postgres/pg-store.js';
-import { createPgResponsesStore } from '../../src/store/postgres/responses-store.js';
 import { createPgWebhooksStore } from '../../src/store/postgres/webhooks-store.js';
+import { createResponsesStore } from '../../src/store/responses/responses-store.js';
 import { createSecretBox } from '../../src/store/secret-box.js';
-import { createSqliteResponsesStore } from '../../src/store/sqlite/responses-store.js';
+import { postgresChangeNotices, sqliteChangeNotices } from '../../src/store/sql/change-notices.js';
+import { createPostgresRunner } from '../../src/store/sql/postgres-runner.js';
+import { createSqliteRunner } from '../../src/store/sql/sqlite-runner.js';
+import { postgresTransactionEvents, sqliteTransactionEvents } from '../../src/store/sql/transaction-events.js';
 import { createSqliteWebhooksStore } from '../../src/store/sqlite/webhooks-store.js';
 import { createOutbox } from '../../src/store/webhook-outbox.js';
 import { freshDatabase, requirePostgres } from '../helpers/postgres.js';
@@ -33,9 +36,9 @@ responsesStoreContract('SQLite', async () => {
   for (const p of ['proj_a', 'proj_b']) {
     db.prepare("INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES (?, ?, ?, ?, 'paid', 0, 0, 0, 0)").run(p, `u-${p}`, p, p);
   }
-  const outbox = createOutbox(db, { now: () => NOW });
+  const backend = { runner: createSqliteRunner(db), events: sqliteTransactionEvents(createOutbox(db, { now: () => NOW })), notices: sqliteChangeNotices };
   return {
-    storeOf: (owner) => createSqliteResponsesStore(db, outbox, owner),
+    storeOf: (owner) => createResponsesStore({ ...backend, owner, now: () => NOW }),
     webhooks: createSqliteWebhooksStore(db, createSecretBox(randomBytes(32)), { now: () => NOW }),
     events: async () => db.prepare<[], EventRow>('SELECT project_id, type, body FROM webhook_events ORDER BY rowid').all().map(toEvent),
     register: async (id) => void db.prepare("INSERT INTO gateway_instances (id, pid, thread_id, host, pid_scope, started_at, heartbeat_at) VALUES (?, 1, 0, 'h', '', 0, 0)").run(id),
@@ -50,8 +53,9 @@ responsesStoreContract('SQLite', async () => {
 responsesStoreContract('PostgreSQL', async () => {
   const database = await freshDatabase();
   const pg = await openPostgres({ url: database.url, poolSize: 4, listen: false });
+  const backend = { runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg), notices: postgresChangeNotices(pg) };
   return {
-    storeOf: (owner) => createPgResponsesStore(pg, { owner, now: () => NOW }),
+    storeOf: (owner) => createResponsesStore({ ...backend, owner, now: () => NOW }),
     webhooks: createPgWebhooksStore(pg, createSecretBox(randomBytes(32))),
     events: async () => (await pg.pool.query<EventRow>('SELECT project_id, type, body FROM webhook_events ORDER BY seq')).rows.map(toEvent),
     register: async (id) => void (await pg.pool.query("INSERT INTO gateway_instances (id, pid, host, pid_scope, started_at, heartbeat_at) VALUES ($1, 1, 'h', '', 0, 0)", [id])),

@@ -8,10 +8,9 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
 import { openPostgres, type PgStore } from '../../src/store/postgres/pg-store.js';
-import { createPgRouterStore } from '../../src/store/postgres/router-store.js';
-import { createSqliteRouterStore } from '../../src/store/sqlite/router-store.js';
 import { freshDatabase, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/processes.js';
+import { pgRouterStore, sqliteRouterStore } from '../helpers/router-stores.js';
 import { PROJECT_A, PROJECT_B, routerStoreContract, WORKSPACE_1, WORKSPACE_2, type WorkspaceRouting } from './router-store-contract.js';
 
 interface RoutingRow {
@@ -44,7 +43,7 @@ routerStoreContract('SQLite', async () => {
   for (const id of [WORKSPACE_1, WORKSPACE_2]) workspace.run(PROJECT_A, id);
   const routing = db.prepare<[string], RoutingRow>(`${ROUTING_OF} WHERE w.id = ?`);
   return {
-    store: createSqliteRouterStore(db),
+    store: sqliteRouterStore(db),
     routing: async (workspaceId) => routingOf(routing.get(workspaceId)),
     close: async () => {
       db.close();
@@ -80,7 +79,7 @@ describe('PostgreSQL', () => {
       await pg.pool.query("INSERT INTO workspaces (project_id, id, name, routing_mode_default, zero_data_retention, created_at) VALUES ($1, $2, 'W', 'semantic', 0, 0)", [PROJECT_A, id]);
     }
     return {
-      store: createPgRouterStore(pg),
+      store: pgRouterStore(pg),
       routing: async (workspaceId) => routingOf((await pg.pool.query<RoutingRow>(`${ROUTING_OF} WHERE w.id = $1`, [workspaceId])).rows[0]),
       close: async () => undefined,
     };
@@ -89,10 +88,10 @@ describe('PostgreSQL', () => {
   it('tells every replica, the writer too, that router state changed once a write commits', async () => {
     database = await freshDatabase();
     const [a, b] = await Promise.all([open(database.url), open(database.url)]);
-    const storeA = createPgRouterStore(a);
+    const storeA = pgRouterStore(a);
     const heard = { a: 0, b: 0 };
     storeA.onChange(() => (heard.a += 1));
-    createPgRouterStore(b).onChange(() => (heard.b += 1));
+    pgRouterStore(b).onChange(() => (heard.b += 1));
     await storeA.createAlias(PROJECT_A, 'fast', 'model-a', 1);
     await expect.poll(() => heard).toEqual({ a: 1, b: 1 });
     await storeA.putSlo(PROJECT_A, 'e1', { ttftMs: 1, tpotMs: null }, 2);
@@ -105,7 +104,7 @@ describe('PostgreSQL', () => {
     const [a, b] = await Promise.all([open(database.url), open(database.url)]);
     let heard = 0;
     b.onChange('catalog', () => (heard += 1));
-    await createPgRouterStore(a).applyWorkspaceChange(PROJECT_A, WORKSPACE_1, { routingMode: 'concrete' }, 1);
+    await pgRouterStore(a).applyWorkspaceChange(PROJECT_A, WORKSPACE_1, { routingMode: 'concrete' }, 1);
     await expect.poll(() => heard).toBe(1);
   });
 });

@@ -1,8 +1,7 @@
 /**
  * The storage port of stored responses and conversations (issues 12 and 14): one aggregate, since a
- * response appends its items to its conversation in the transaction that stores it. SQLite
- * (store/sqlite/responses-store.ts) and PostgreSQL (store/postgres/responses-store.ts) implement it;
- * test/contract/responses-store-contract.ts runs both.
+ * response appends its items to its conversation in the transaction that stores it. Implemented once
+ * for SQLite and PostgreSQL (store/responses/); test/contract/responses-store-contract.ts runs both.
  *
  * Every state change commits with its webhook event (`response.completed` / `response.failed`,
  * `conversation.created` / `conversation.deleted`) in the same transaction. Not on the chat completions

@@ -2,7 +2,9 @@
  * The semantic router's storage port (issue 12): per-project router settings and rules, endpoint latency
  * objectives (SLOs), model aliases, and the routing decision rows. The request path never calls it: it
  * reads in-memory caches (src/router/) that reload after a write, this process's or another replica's
- * (`onChange`), and decision rows reach it in batches, off the path.
+ * (`onChange`), and decision rows reach it in batches, off the path. Implemented once for SQLite and
+ * PostgreSQL (store/router/), but for the decision rows (store/sqlite and store/postgres router-decisions.ts);
+ * test/contract/router-store-contract.ts runs both.
  *
  * Profile embeddings are not here: they are a cache of what an embedding endpoint answers, rebuilt when
  * missing, so each instance keeps its own in its SQLite file (store/embedding-cache.ts).

@@ -6,6 +6,8 @@ import { BATCHES_SCHEMA } from '../batches/batches-tables.js';
 import { WEBHOOKS_SCHEMA } from '../webhooks/webhooks-tables.js';
 import { CATALOG_SCHEMA } from '../catalog/catalog-tables.js';
 import { EXEC_INVOCATIONS_SCHEMA } from '../exec-invocations/exec-invocations-tables.js';
+import { RESPONSES_SCHEMA } from '../responses/responses-tables.js';
+import { ROUTER_SCHEMA } from '../router/router-tables.js';
 import type { SchemaDef } from './table-schema.js';
 
 export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
@@ -13,4 +15,6 @@ export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
   webhooks: WEBHOOKS_SCHEMA,
   catalog: CATALOG_SCHEMA,
   execInvocations: EXEC_INVOCATIONS_SCHEMA,
+  responses: RESPONSES_SCHEMA,
+  router: ROUTER_SCHEMA,
 };

@@ -11,8 +11,8 @@ import { createBatchedDecisionLog } from '../../../src/router/decision-batcher.j
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import type { DecisionRecord } from '../../../src/store/decision-log.js';
 import { loadSecretBox } from '../../../src/store/secret-box.js';
-import { createSqliteRouterStore } from '../../../src/store/sqlite/router-store.js';
 import { tempDir } from '../../helpers/processes.js';
+import { sqliteRouterStore } from '../../helpers/router-stores.js';
 
 const PROJECT = 'proj_batch';
 const T0 = 1_700_000_000_000;
@@ -35,7 +35,7 @@ beforeEach(() => {
   dir = tempDir();
   db = openDatabase(join(dir, 'store.db'));
   db.prepare("INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES (?, 'u', 'b', 'B', 'paid', 60, 0, 0, 0)").run(PROJECT);
-  store = createSqliteRouterStore(db);
+  store = sqliteRouterStore(db);
 });
 afterEach(() => {
   db.close();

@@ -20,14 +20,13 @@ import { syncConfig } from '../../../src/store/config-sync.js';
 import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../../../src/store/db.js';
 import { createEmbeddingCache } from '../../../src/store/embedding-cache.js';
 import { createKeysRepo } from '../../../src/store/keys-repo.js';
-import { createRouterSettingsRepo } from '../../../src/store/router-settings-repo.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
 import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
 import { createDeliveriesRepo } from '../../../src/store/webhook-deliveries-repo.js';
 import { createOutbox } from '../../../src/store/webhook-outbox.js';
 import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
-import { createWorkspaceRoutingRepo } from '../../../src/store/workspace-routing-repo.js';
 import { makeKeys, PROJECT, testConfig, WS_B, WS_C } from '../../helpers/configs.js';
+import { sqliteRouterStore } from '../../helpers/router-stores.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'store-writes-test-'));
 const path = join(dir, 'store.db');
@@ -161,12 +160,12 @@ describe('a write while another connection holds the write lock', () => {
   });
 
   it('waits for the lock and writes workspace routing, budgets, router settings and embeddings', async () => {
-    await besideAnotherWriter(() => createWorkspaceRoutingRepo(db).apply(PROJECT, WS_B, { routingMode: 'concrete' }, 6_000));
+    await besideAnotherWriter(() => sqliteRouterStore(db).applyWorkspaceChange(PROJECT, WS_B, { routingMode: 'concrete' }, 6_000));
     const budgets = createBudgetsRepo(db);
     const caps = { hourlyTokens: null, dailyTokens: 10, hardCapTokens: null };
     await besideAnotherWriter(() => budgets.put({ projectId: PROJECT, level: 'workspace', targetId: WS_C, caps }, 6_001));
     expect(await besideAnotherWriter(() => budgets.remove(PROJECT, 'workspace', WS_C))).toBe(true);
-    await besideAnotherWriter(() => createRouterSettingsRepo(db).save(PROJECT, { settings: {}, rules: [] }, 6_002));
+    await besideAnotherWriter(() => sqliteRouterStore(db).saveRouterState(PROJECT, { settings: {}, rules: [] }, 6_002));
     const vector = new Float32Array([1, 2, 3]);
     await besideAnotherWriter(() => createEmbeddingCache(db).putMany('model', [{ hash: 'h', vector }], 6_003));
     expect(createEmbeddingCache(db).getMany('model', ['h']).get('h')).toEqual(vector);
