@@ -53,8 +53,6 @@ import { isPostgresUnavailable } from './store/postgres/pg-errors.js';
 import { GatewayError } from './errors.js';
 import { openDatabase } from './store/db.js';
 import { createDashboardAuth } from './dashboard/auth/dashboard-auth.js';
-import { createPgIdentityStore } from './store/postgres/identity-store.js';
-import { createSqliteIdentityStore } from './store/sqlite/identity-store.js';
 import { dashboardAssetRoutes, dashboardPages, endpointPrices } from './dashboard/pages/dashboard-pages.js';
 import { peopleServices } from './dashboard/people-services.js';
 import { playgroundRoutes } from './dashboard/playground/playground-routes.js';
@@ -108,6 +106,7 @@ import { createBatchLineRunner } from './routes/batch-line-runner.js';
 import { createBatchSystem } from './batches/batch-system.js';
 import { batchFilesOf } from './batches/batch-files.js';
 import { BATCH_LINES_TOPIC, createBatchesStore } from './store/batches/batches-store.js';
+import { createIdentityStore } from './store/identity/identity-store.js';
 import { createPostgresRunner } from './store/sql/postgres-runner.js';
 import { createSqliteRunner } from './store/sql/sqlite-runner.js';
 import { postgresTransactionEvents, sqliteTransactionEvents } from './store/sql/transaction-events.js';
@@ -261,6 +260,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const busySql = backend.pg
     ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(backend.pg) }
     : { runner: createSqliteRunner(busyDb), events: sqliteTransactionEvents(busyOutbox) };
+  // And those whose changes are rare (users, sessions) on the main connection, synchronous=FULL.
+  const mainSql = backend.pg ? busySql : { runner: createSqliteRunner(db), events: sqliteTransactionEvents(webhooks.outbox) };
   // Files and uploads (issue 14): bytes under the store's files/ folder, rows and file.* events in SQLite;
   // with PostgreSQL, rows, bytes and events there, shared by every replica.
   const files = backend.pg ? createPgFilesStore(backend.pg, clock.now) : createSqliteFilesStore(db, store.filesDir, webhooks.outbox, clock.now);
@@ -300,7 +301,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const execInvocations = createExecInvocations({ config, db: busyDb, outbox: busyOutbox, registry: agents.registry, argumentsValidator: schemas.validator, now: clock.now, logger, instances, shared });
   // Dashboard users and their roles (issue 22). With PostgreSQL, users and sessions are shared: a cookie
   // issued by one replica opens pages on every other. Approvals ask it who is an owner or admin.
-  const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
+  const identity = createIdentityStore(mainSql.runner);
   const roleOf = async (userId: string, projectId: string) => (await identity.users.roles(userId)).find((r) => r.projectId === projectId)?.role ?? null;
   // One set of approval decisions (docs/exec.md "Who decides") for the REST routes, MCP and the dashboard.
   const approvals = createApprovalDecisions(execInvocations.service, roleOf);

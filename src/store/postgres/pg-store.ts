@@ -25,6 +25,11 @@ const TYPES = {
 
 export type PgQueryable = Pick<pg.PoolClient, 'query'>;
 
+/** PgStore.notifyChange on a given connection (store/sql/change-notice.ts sends it from inside a program). */
+export async function notifyChangeOn(db: PgQueryable, topic: string): Promise<void> {
+  await db.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, topic]);
+}
+
 export interface PgStore {
   readonly pool: pg.Pool;
   /** `fn` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
@@ -106,9 +111,7 @@ export async function openPostgres(options: PgStoreOptions): Promise<PgStore> {
   return {
     pool,
     transaction: (fn) => runTransaction(pool, fn),
-    async notifyChange(db, topic) {
-      await db.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, topic]);
-    },
+    notifyChange: notifyChangeOn,
     onChange(topic, fn) {
       let set = listeners.get(topic);
       if (!set) listeners.set(topic, (set = new Set()));
