@@ -83,9 +83,7 @@ import { managementWorkspacesRoutes } from './routes/management-workspaces.js';
 import { semanticRouterChatRoutes } from './routes/semantic-router-chat.js';
 import { multimodelRoutes } from './routes/multimodel.js';
 import { createAgentsSystem } from './exec/agents/agents-system.js';
-import { createPgExecAgentsStore } from './store/postgres/exec-agents-store.js';
 import { createPgExecPresence } from './store/postgres/exec-presence.js';
-import { createSqliteExecAgentsStore } from './store/sqlite/exec-agents-store.js';
 import { managementExecRoutes } from './routes/management-exec.js';
 import { execAgentsConnectHttpRoutes, execAgentsConnectRoutes } from './routes/exec-agents-connect.js';
 import { approvalPolicies, createExecInvocations } from './exec/invocations/exec-invocations.js';
@@ -106,6 +104,7 @@ import { createBatchLineRunner } from './routes/batch-line-runner.js';
 import { createBatchSystem } from './batches/batch-system.js';
 import { batchFilesOf } from './batches/batch-files.js';
 import { BATCH_LINES_TOPIC, createBatchesStore } from './store/batches/batches-store.js';
+import { createExecAgentsStore } from './store/exec-agents/exec-agents-store.js';
 import { createIdentityStore } from './store/identity/identity-store.js';
 import { createPostgresRunner } from './store/sql/postgres-runner.js';
 import { createSqliteRunner } from './store/sql/sqlite-runner.js';
@@ -277,7 +276,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   coordination.countReplicasWith?.(shared ? () => shared.instances.liveInstances() : () => instances.liveInstances());
   // Execution agents (docs/exec.md): `agents.registry` is the seam the invocations' side dispatches through.
   // Join keys and agents: with PostgreSQL shared by the replicas (an agent's socket is still held by one).
-  const execAgentsStore = backend.pg ? createPgExecAgentsStore(backend.pg) : createSqliteExecAgentsStore(busyDb, busyOutbox);
+  const execAgentsStore = createExecAgentsStore(busySql);
   // Worker threads on SQLite: which worker holds which agent, over the launch's BroadcastChannel (issue 32).
   const workerPresence =
     !shared && options.shared ? createBroadcastPresence(presenceChannelName(options.shared.channel), instances.id, (id) => instances.isRegistered(id)) : null;

@@ -1,9 +1,8 @@
 /**
- * The execution surface's rows as both stores read them (SQLite: exec-agents-repo.ts and
- * exec/invocations/invocation-store.ts; PostgreSQL: postgres/exec-agents-store.ts and
- * postgres/exec-invocations-store.ts): the same column names in both schemas, one mapping.
+ * The invocations' and approvals' rows as both stores read them (SQLite: exec/invocations/invocation-store.ts;
+ * PostgreSQL: postgres/exec-invocations-store.ts): the same column names in both schemas, one mapping. The
+ * agents' rows are exec-agents/exec-agents-rows.ts.
  */
-import type { AgentRecord, Manifest } from '../core/exec/agent-records.js';
 import type { ToolRisk } from '../core/exec/agent-registry.js';
 import type { Approval, ApprovalStage, ApprovalState } from '../core/exec/approval-machine.js';
 import type { Invocation, InvocationStatus } from '../core/exec/invocation-machine.js';
@@ -92,39 +91,4 @@ export const toApproval = (r: ApprovalRow): Approval => ({
   createdAt: r.created_at,
   decidedAt: r.decided_at,
   requester: { keyId: r.requested_by_key, userId: r.requested_by_user },
-});
-
-export interface AgentRow {
-  id: string;
-  project_id: string;
-  registration_name: string;
-  description: string | null;
-  workspace_ids: string;
-  join_key_id: string;
-  manifest: string;
-  manifest_hash: string;
-  created_at: number;
-  enrolled_at: number;
-  last_seen_at: number;
-  updated_at: number;
-  deleted_at: number | null;
-}
-
-export const AGENT_COLUMNS =
-  'id, project_id, registration_name, description, workspace_ids, join_key_id, manifest, manifest_hash, created_at, enrolled_at, last_seen_at, updated_at, deleted_at';
-
-export const toAgent = (r: AgentRow): AgentRecord => ({
-  id: r.id,
-  projectId: r.project_id,
-  registrationName: r.registration_name,
-  description: r.description,
-  workspaceIds: fromJson<string[]>(r.workspace_ids),
-  joinKeyId: r.join_key_id,
-  manifest: fromJson<Manifest>(r.manifest),
-  manifestHash: r.manifest_hash,
-  createdAt: r.created_at,
-  enrolledAt: r.enrolled_at,
-  lastSeenAt: r.last_seen_at,
-  updatedAt: r.updated_at,
-  deletedAt: r.deleted_at,
 });
