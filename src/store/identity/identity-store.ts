@@ -15,7 +15,7 @@ import { toJson } from '../json-column.js';
 import { changeNotice } from '../sql/change-notice.js';
 import { jsonRowsFrom, parsedJsonRows } from '../sql/json-rows.js';
 import { sqlFor } from '../sql/sql-builder.js';
-import { first, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
+import { compiledOnce, first, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { toFlow, toIdentity, toRole, toSession, toUser, type RoleRow } from './identity-rows.js';
 import type { IdentityTables } from './identity-tables.js';
@@ -168,17 +168,18 @@ function sessionsStore(runner: SqlRunner, db: Db, dialect: SqlDialect): Sessions
       user_agent: s.userAgent,
       next_path: s.nextPath,
     });
-  // Every dashboard page asks this: one statement, by primary key, the roles folded in as JSON.
-  const view = (idHash: string) =>
-    db
-      .selectFrom('dashboard_sessions as s')
-      .innerJoin('dashboard_users as u', 'u.id', 's.user_id')
-      .selectAll('s')
-      .select(['u.email', 'u.name', 'u.password_hash', 'u.totp_secret_sealed', 'u.totp_last_step', 'u.created_at as user_created_at', 'u.updated_at as user_updated_at'])
-      .select((eb) =>
-        jsonRowsFrom(dialect, eb.selectFrom('dashboard_user_roles as r').select(['r.project_id', 'r.role', 'r.workspace_ids']).whereRef('r.user_id', '=', 'u.id')).as('roles'),
-      )
-      .where('s.id_hash', '=', idHash);
+  // Every dashboard page asks this: one statement, by primary key, the roles folded in as JSON; compiled once.
+  const view = compiledOnce((idHash: string) =>
+      db
+        .selectFrom('dashboard_sessions as s')
+        .innerJoin('dashboard_users as u', 'u.id', 's.user_id')
+        .selectAll('s')
+        .select(['u.email', 'u.name', 'u.password_hash', 'u.totp_secret_sealed', 'u.totp_last_step', 'u.created_at as user_created_at', 'u.updated_at as user_updated_at'])
+        .select((eb) =>
+          jsonRowsFrom(dialect, eb.selectFrom('dashboard_user_roles as r').select(['r.project_id', 'r.role', 'r.workspace_ids']).whereRef('r.user_id', '=', 'u.id')).as('roles'),
+        )
+        .where('s.id_hash', '=', idHash),
+  );
 
   function* replace(oldHash: string | null, next: SessionRecord): SqlProgram<void> {
     if (oldHash !== null) yield* run(bySession(oldHash));
