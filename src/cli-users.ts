@@ -16,9 +16,10 @@ import { createUser, findUser, newPasswordHash, resetPassword, UserAdminError } 
 import { syncConfig } from './store/config-sync.js';
 import { openDatabase } from './store/db.js';
 import { createPgCatalogStore } from './store/postgres/catalog-store.js';
-import { createPgIdentityStore } from './store/postgres/identity-store.js';
+import { createIdentityStore } from './store/identity/identity-store.js';
 import { createProjectsRepo } from './store/projects-repo.js';
-import { createSqliteIdentityStore } from './store/sqlite/identity-store.js';
+import { createPostgresRunner } from './store/sql/postgres-runner.js';
+import { createSqliteRunner } from './store/sql/sqlite-runner.js';
 import { withCliPostgres } from './cli-postgres.js';
 
 export const USERS_USAGE = `  switchboard users create --email E --password-stdin --role owner|admin|member --project ID
@@ -93,7 +94,7 @@ async function withUsers<T>(
         const snapshot = await catalog.loadSnapshot();
         return checkedProject(snapshot.projects, snapshot.workspaces, ref, workspaces, where);
       };
-      return use({ users: createPgIdentityStore(pg).users, where, projectIn });
+      return use({ users: createIdentityStore(createPostgresRunner(pg)).users, where, projectIn });
     });
   }
   // withStore refuses a path that names no store; the file is then opened for as long as `use` runs.
@@ -104,7 +105,7 @@ async function withUsers<T>(
     const projects = createProjectsRepo(db);
     const projectIn = async (ref: string, workspaces: readonly string[] | undefined): Promise<string> =>
       checkedProject(projects.listProjects(), projects.listWorkspaces(), ref, workspaces, store.path);
-    return await use({ users: createSqliteIdentityStore(db).users, where: store.path, projectIn });
+    return await use({ users: createIdentityStore(createSqliteRunner(db)).users, where: store.path, projectIn });
   } finally {
     db.close();
   }

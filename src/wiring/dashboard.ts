@@ -17,8 +17,7 @@ import { playgroundRoutes } from '../dashboard/playground/playground-routes.js';
 import type { RouteDef } from '../http/server.js';
 import type { RouterState } from '../router/router-state.js';
 import type { RouterSystem } from '../router/router-system.js';
-import { createPgIdentityStore } from '../store/postgres/identity-store.js';
-import { createSqliteIdentityStore } from '../store/sqlite/identity-store.js';
+import { createIdentityStore } from '../store/identity/identity-store.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import type { WebhookSystem } from '../webhook-system.js';
 import type { ExecParts } from './exec.js';
@@ -29,8 +28,8 @@ import type { StoreParts } from './store.js';
  * Dashboard users and their roles (issue 22). With PostgreSQL, users and sessions are shared: a cookie
  * issued by one replica opens pages on every other. Approvals ask it who is an owner or admin.
  */
-export function openIdentity({ backend, db }: StoreParts): { identity: IdentityStore; roleOf: RoleLookup } {
-  const identity = backend.pg ? createPgIdentityStore(backend.pg) : createSqliteIdentityStore(db);
+export function openIdentity({ mainSql }: StoreParts): { identity: IdentityStore; roleOf: RoleLookup } {
+  const identity = createIdentityStore(mainSql.runner);
   const roleOf: RoleLookup = async (userId, projectId) => (await identity.users.roles(userId)).find((r) => r.projectId === projectId)?.role ?? null;
   return { identity, roleOf };
 }

@@ -18,9 +18,8 @@ import { createExecInvocationsStore, EXEC_INVOCATIONS_TOPIC } from '../store/exe
 import type { Logger } from '../log.js';
 import { createSchemaPool, type SchemaPool } from '../pool/schema-pool.js';
 import type { ExecServices } from '../routes/exec-invocations.js';
-import { createPgExecAgentsStore } from '../store/postgres/exec-agents-store.js';
 import { createPgExecPresence } from '../store/postgres/exec-presence.js';
-import { createSqliteExecAgentsStore } from '../store/sqlite/exec-agents-store.js';
+import { createExecAgentsStore } from '../store/exec-agents/exec-agents-store.js';
 import type { InstanceRegistry } from '../store/instances-registry.js';
 import type { LimitsParts, SharedReplicas } from './limits.js';
 import type { BusyStore, StoreParts } from './store.js';
@@ -56,7 +55,7 @@ export function wireExec({ config, services, storage, busy, limits, shared, work
   const { busyDb, busyOutbox } = busy;
   const { instances } = limits;
   // Join keys and agents: with PostgreSQL shared by the replicas (an agent's socket is still held by one).
-  const execAgentsStore = storage.backend.pg ? createPgExecAgentsStore(storage.backend.pg) : createSqliteExecAgentsStore(busyDb, busyOutbox);
+  const execAgentsStore = createExecAgentsStore(busy.busySql);
   const workerPresence = !shared && workerThreads ? workerPresenceOf(workerThreads, instances) : null;
   const execPresence: ExecPresence | null = shared ? createPgExecPresence(shared.pg, shared.instances.id) : workerPresence;
   const schemas = createSchemaPool();

@@ -1,12 +1,14 @@
-/** The exec agents store contract against SQLite (a temp file) and PostgreSQL (a fresh database per test). */
+/** The exec agents store contract, the one store on SQLite (a temp file) and PostgreSQL (a fresh database per test). */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
-import { createPgExecAgentsStore } from '../../src/store/postgres/exec-agents-store.js';
+import { createExecAgentsStore } from '../../src/store/exec-agents/exec-agents-store.js';
 import { openPostgres } from '../../src/store/postgres/pg-store.js';
-import { createSqliteExecAgentsStore } from '../../src/store/sqlite/exec-agents-store.js';
+import { createPostgresRunner } from '../../src/store/sql/postgres-runner.js';
+import { createSqliteRunner } from '../../src/store/sql/sqlite-runner.js';
+import { postgresTransactionEvents, sqliteTransactionEvents } from '../../src/store/sql/transaction-events.js';
 import { freshDatabase, requirePostgres } from '../helpers/postgres.js';
 import { recordingOutbox } from './recording-outbox.js';
 import { AGENT_EVENT_TYPES, execAgentsStoreContract } from './exec-agents-store-contract.js';
@@ -21,7 +23,7 @@ execAgentsStoreContract('SQLite', async () => {
   }
   const outbox = recordingOutbox(db);
   return {
-    store: createSqliteExecAgentsStore(db, outbox),
+    store: createExecAgentsStore({ runner: createSqliteRunner(db), events: sqliteTransactionEvents(outbox) }),
     events: async () => outbox.types(),
     close: async () => {
       db.close();
@@ -42,7 +44,7 @@ execAgentsStoreContract('PostgreSQL', async () => {
     );
   }
   return {
-    store: createPgExecAgentsStore(pg),
+    store: createExecAgentsStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg) }),
     events: async () => (await pg.pool.query<{ type: string }>('SELECT type FROM webhook_events ORDER BY seq')).rows.map((r) => r.type),
     close: async () => {
       await pg.close();

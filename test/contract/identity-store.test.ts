@@ -1,11 +1,12 @@
-/** The identity contract against both stores: this instance's SQLite file, and a fresh PostgreSQL database per test. */
+/** The identity contract against the one store on both backends: this instance's SQLite file, and a fresh PostgreSQL database per test. */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
-import { createPgIdentityStore } from '../../src/store/postgres/identity-store.js';
 import { openPostgres } from '../../src/store/postgres/pg-store.js';
-import { createSqliteIdentityStore } from '../../src/store/sqlite/identity-store.js';
+import { createIdentityStore } from '../../src/store/identity/identity-store.js';
+import { createPostgresRunner } from '../../src/store/sql/postgres-runner.js';
+import { createSqliteRunner } from '../../src/store/sql/sqlite-runner.js';
 import { tempDir } from '../helpers/processes.js';
 import { freshDatabase, requirePostgres } from '../helpers/postgres.js';
 import { identityStoreContract } from './identity-store-contract.js';
@@ -19,7 +20,7 @@ identityStoreContract('SQLite', async () => {
     "INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES ('proj_a', 'u-a', 'a', 'A', 'paid', 0, 0, 0, 0)",
   ).run();
   return {
-    store: createSqliteIdentityStore(db),
+    store: createIdentityStore(createSqliteRunner(db)),
     async seedKey(userId) {
       const id = `key_${++keys}`;
       db.prepare(
@@ -55,7 +56,7 @@ identityStoreContract('SQLite', async () => {
       );
     }
     return {
-      store: createPgIdentityStore(pg),
+      store: createIdentityStore(createPostgresRunner(pg)),
       async seedKey(userId) {
         const id = `key_${++keys}`;
         await pg.pool.query(

@@ -11,7 +11,8 @@ import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config.js';
 import { banner, CONFIG, FIRST_OWNER } from '../../src/demo-banner.js';
 import { openDatabase } from '../../src/store/db.js';
-import { createSqliteIdentityStore } from '../../src/store/sqlite/identity-store.js';
+import { createIdentityStore } from '../../src/store/identity/identity-store.js';
+import { createSqliteRunner } from '../../src/store/sql/sqlite-runner.js';
 import { CLI, tempDir } from '../helpers/processes.js';
 
 const demo = parseConfig(parseYaml(readFileSync(CONFIG, 'utf8')), CONFIG, join(process.cwd(), 'data'));
@@ -37,7 +38,7 @@ describe('npm start banner', () => {
     expect(userId).toMatch(/^usr_[0-9a-f]{24}$/);
     const db = openDatabase(join(dir, 'data', 'switchboard.db'));
     try {
-      expect(await createSqliteIdentityStore(db).users.roles(userId)).toEqual([{ projectId: 'proj_demo', role: 'owner', workspaceIds: null }]);
+      expect(await createIdentityStore(createSqliteRunner(db)).users.roles(userId)).toEqual([{ projectId: 'proj_demo', role: 'owner', workspaceIds: null }]);
     } finally {
       db.close();
     }

@@ -1,8 +1,7 @@
 /**
  * The exec agents aggregate's storage port (issue 12): join keys and enrolled agents (docs/exec.md
- * "Concepts", "Management routes"). SQLite (store/sqlite/exec-agents-store.ts over the repos
- * store/exec-join-keys-repo.ts and store/exec-agents-repo.ts) and PostgreSQL
- * (store/postgres/exec-agents-store.ts) implement it; test/contract/exec-agents-store-contract.ts runs both.
+ * "Concepts", "Management routes"). store/exec-agents/exec-agents-store.ts implements it once for SQLite and
+ * PostgreSQL; test/contract/exec-agents-store-contract.ts runs it on both.
  *
  * Every write takes the events it emits (`agent.*`, `join_key.*`, `exec.agent_enrolled`) and commits them
  * with the row, in one transaction; a write that changes nothing (a key revoked twice, a name taken in

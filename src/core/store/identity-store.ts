@@ -3,8 +3,8 @@
  * providers; dashboard sessions and OpenID Connect sign-ins in flight. Secrets arrive already hashed or
  * sealed (dashboard/auth/): implementations store strings.
  *
- * Implementations: store/sqlite/identity-store.ts (this instance's file), store/postgres/identity-store.ts
- * (shared by replicas, so a session cookie issued by one is honoured by every other). Contract:
+ * Implementation: store/identity/identity-store.ts, written once for this instance's SQLite file and for
+ * PostgreSQL (shared by replicas, so a session cookie issued by one is honoured by every other). Contract:
  * test/contract/identity-store-contract.ts.
  */
 

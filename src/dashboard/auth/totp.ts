@@ -2,7 +2,7 @@
  * TOTP (RFC 6238: SHA-1, 6 digits, 30-second steps, what every authenticator app reads from an otpauth
  * URI) through otplib, and the backup codes. A code of the step before or after the current one is
  * accepted (clock drift of a phone); the store then refuses that step and every earlier one
- * (users-repo.ts claimTotpStep), so a code is accepted once.
+ * (store/identity/identity-store.ts claimTotpStep), so a code is accepted once.
  */
 import { randomBytes } from 'node:crypto';
 import { generateSecret, generateURI, verifySync } from 'otplib';

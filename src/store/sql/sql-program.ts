@@ -82,6 +82,17 @@ export function rawQuery<R>(builder: RawBuilder<R>, db: QueryExecutorProvider): 
   return { compile: () => builder.compile(db) };
 }
 
+/**
+ * A query compiled once, its one value bound at each run: for a statement on a per-page or per-request path,
+ * where compiling it every time would show (a join with a subquery takes some 200 us to compile).
+ */
+export function compiledOnce<V, R>(build: (value: V) => Compilable<R>): (value: V) => Compilable<R> {
+  const slot = Object.freeze({});
+  const compiled = build(slot as V).compile();
+  if (!compiled.parameters.includes(slot)) throw new Error('compiledOnce: the query does not bind its value as a parameter');
+  return (value) => ({ compile: () => ({ ...compiled, parameters: compiled.parameters.map((p) => (p === slot ? value : p)) }) });
+}
+
 /** Every row the query returns. */
 export function* rows<R>(query: Compilable<R>): SqlProgram<R[]> {
   const outcome = (yield query.compile()) as QueryOutcome;

@@ -8,6 +8,8 @@ import { CATALOG_SCHEMA } from '../catalog/catalog-tables.js';
 import { EXEC_INVOCATIONS_SCHEMA } from '../exec-invocations/exec-invocations-tables.js';
 import { RESPONSES_SCHEMA } from '../responses/responses-tables.js';
 import { ROUTER_SCHEMA } from '../router/router-tables.js';
+import { EXEC_AGENTS_SCHEMA } from '../exec-agents/exec-agents-tables.js';
+import { IDENTITY_SCHEMA } from '../identity/identity-tables.js';
 import type { SchemaDef } from './table-schema.js';
 
 export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
@@ -17,4 +19,6 @@ export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
   execInvocations: EXEC_INVOCATIONS_SCHEMA,
   responses: RESPONSES_SCHEMA,
   router: ROUTER_SCHEMA,
+  identity: IDENTITY_SCHEMA,
+  execAgents: EXEC_AGENTS_SCHEMA,
 };

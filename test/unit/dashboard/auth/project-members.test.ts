@@ -6,7 +6,8 @@ import { createProjectMembers, type ProjectMembers } from '../../../../src/dashb
 import type { UsersStore } from '../../../../src/core/store/identity-store.js';
 import { GatewayError } from '../../../../src/errors.js';
 import { openDatabase, type Db } from '../../../../src/store/db.js';
-import { createSqliteIdentityStore } from '../../../../src/store/sqlite/identity-store.js';
+import { createIdentityStore } from '../../../../src/store/identity/identity-store.js';
+import { createSqliteRunner } from '../../../../src/store/sql/sqlite-runner.js';
 import { tempDir } from '../../../helpers/processes.js';
 
 const WS = new Set(['ws_a1', 'ws_b2']);
@@ -19,7 +20,7 @@ let reloads = 0;
 beforeEach(async () => {
   dir = tempDir();
   db = openDatabase(join(dir, 'switchboard.db'));
-  users = createSqliteIdentityStore(db).users;
+  users = createIdentityStore(createSqliteRunner(db)).users;
   members = createProjectMembers({ users, now: () => 1_700_000_000_000, reloadCredentials: () => void (reloads += 1) });
   await users.create({ id: 'usr_own', email: 'own@example.test', name: 'Own', passwordHash: 'h', now: 0 }, [{ projectId: 'proj_a', role: 'owner', workspaceIds: null }]);
 });
