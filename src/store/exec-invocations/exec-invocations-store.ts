@@ -17,10 +17,9 @@ import type { Approval } from '../../core/exec/approval-machine.js';
 import type { ExecEvent } from '../../core/exec/exec-events.js';
 import type { Invocation } from '../../core/exec/invocation-machine.js';
 import type { Change, ClaimOutcome, CreateOutcome, ExecInvocationsStore, IdempotencyRecord, Page, PageQuery, Sequenced } from '../../core/store/exec-invocations-store.js';
-import { changeNotice } from '../sql/change-notice.js';
-import { fixedShape } from '../sql/fixed-shape.js';
+import { changeNotice } from '../sql/change-notices.js';
 import { sqlFor } from '../sql/sql-builder.js';
-import { first, rawQuery, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
+import { first, preparedRow, rawQuery, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import type { TransactionEvents } from '../sql/transaction-events.js';
 import { approvalRow, approvalState, invocationRow, invocationState, toApproval, toInvocation, type InvocationRow } from './exec-invocations-rows.js';
@@ -160,11 +159,11 @@ export function createExecInvocationsStore({ runner, events, owner, now }: ExecI
 function requestStatements(db: Kysely<ExecInvocationsTables>) {
   type InvocationMove = ReturnType<typeof invocationState> & { id: string; from: Invocation['status'] };
   type ApprovalMove = ReturnType<typeof approvalState> & { id: string; fromState: Approval['state']; fromStage: number };
-  const byId = fixedShape(({ id }: { id: string }) => db.selectFrom('exec_invocations').selectAll().where('id', '=', id));
+  const byId = preparedRow(({ id }: { id: string }) => db.selectFrom('exec_invocations').selectAll().where('id', '=', id));
   return {
     invocationById: (id: string) => byId({ id }),
     /** An Idempotency-Key, unless another invocation holds it still (an expired key is taken over). */
-    claimKey: fixedShape(({ now, ...key }: Insertable<ExecInvocationsTables['exec_idempotency_keys']> & { now: number }) =>
+    claimKey: preparedRow(({ now, ...key }: Insertable<ExecInvocationsTables['exec_idempotency_keys']> & { now: number }) =>
       db
         .insertInto('exec_idempotency_keys')
         .values(key)
@@ -175,13 +174,13 @@ function requestStatements(db: Kysely<ExecInvocationsTables>) {
             .where('exec_idempotency_keys.expires_at', '<=', now),
         ),
     ),
-    insertInvocation: fixedShape((row: ReturnType<typeof invocationRow>) => db.insertInto('exec_invocations').values(row)),
-    insertApproval: fixedShape((row: ReturnType<typeof approvalRow>) => db.insertInto('exec_approvals').values(row)),
-    moveInvocation: fixedShape(({ id, from, ...set }: InvocationMove) => db.updateTable('exec_invocations').set(set).where('id', '=', id).where('status', '=', from)),
-    moveOwnedInvocation: fixedShape(({ id, from, ...set }: InvocationMove & { owner_instance: string | null }) =>
+    insertInvocation: preparedRow((row: ReturnType<typeof invocationRow>) => db.insertInto('exec_invocations').values(row)),
+    insertApproval: preparedRow((row: ReturnType<typeof approvalRow>) => db.insertInto('exec_approvals').values(row)),
+    moveInvocation: preparedRow(({ id, from, ...set }: InvocationMove) => db.updateTable('exec_invocations').set(set).where('id', '=', id).where('status', '=', from)),
+    moveOwnedInvocation: preparedRow(({ id, from, ...set }: InvocationMove & { owner_instance: string | null }) =>
       db.updateTable('exec_invocations').set(set).where('id', '=', id).where('status', '=', from),
     ),
-    moveApproval: fixedShape(({ id, fromState, fromStage, ...set }: ApprovalMove) =>
+    moveApproval: preparedRow(({ id, fromState, fromStage, ...set }: ApprovalMove) =>
       db.updateTable('exec_approvals').set(set).where('id', '=', id).where('state', '=', fromState).where('stage', '=', fromStage),
     ),
   };

@@ -12,10 +12,10 @@
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { IdentityStore, SessionRecord, SessionsStore, UserRole, UsersStore } from '../../core/store/identity-store.js';
 import { toJson } from '../json-column.js';
-import { changeNotice } from '../sql/change-notice.js';
+import { changeNotice } from '../sql/change-notices.js';
 import { jsonRowsFrom, parsedJsonRows } from '../sql/json-rows.js';
 import { sqlFor } from '../sql/sql-builder.js';
-import { compiledOnce, first, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
+import { first, prepared, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { toFlow, toIdentity, toRole, toSession, toUser, type RoleRow } from './identity-rows.js';
 import type { IdentityTables } from './identity-tables.js';
@@ -181,7 +181,7 @@ function sessionsStore(runner: SqlRunner, db: Db, dialect: SqlDialect): Sessions
       next_path: s.nextPath,
     });
   // Every dashboard page asks this: one statement, by primary key, the roles folded in as JSON; compiled once.
-  const view = compiledOnce((idHash: string) =>
+  const view = prepared((idHash: string) =>
       db
         .selectFrom('dashboard_sessions as s')
         .innerJoin('dashboard_users as u', 'u.id', 's.user_id')

@@ -1,12 +1,11 @@
 /**
  * The router reads made on the request path (SQLite, where router/router-state.ts reads SLOs and aliases
- * from the file on each use so processes sharing it agree): precompiled (sql/precompiled.ts), and used by
+ * from the file on each use so processes sharing it agree): prepared (sql/sql-program.ts), and used by
  * the store's own methods too, so each is defined once.
  */
 import type { EndpointSlo, ModelAlias } from '../../core/store/router-store.js';
 import { sqlFor } from '../sql/sql-builder.js';
-import { precompiled } from '../sql/precompiled.js';
-import type { SqlDialect } from '../sql/sql-program.js';
+import { prepared, type SqlDialect } from '../sql/sql-program.js';
 import type { RouterTables } from './router-tables.js';
 
 export type SloRow = RouterTables['endpoint_slos'];
@@ -16,10 +15,10 @@ export function routerReads(dialect: SqlDialect) {
   const { db } = sqlFor<RouterTables>(dialect);
   return {
     /** The project's objectives, oldest first. */
-    slos: precompiled(1, (projectId: string) => db.selectFrom('endpoint_slos').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('endpoint_id')),
+    slos: prepared((projectId: string) => db.selectFrom('endpoint_slos').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('endpoint_id')),
     /** The project's aliases, oldest first. */
-    aliases: precompiled(1, (projectId: string) => db.selectFrom('model_aliases').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('alias')),
-    alias: precompiled(2, (projectId: string, alias: string) => db.selectFrom('model_aliases').selectAll().where('project_id', '=', projectId).where('alias', '=', alias)),
+    aliases: prepared((projectId: string) => db.selectFrom('model_aliases').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('alias')),
+    alias: prepared((projectId: string, alias: string) => db.selectFrom('model_aliases').selectAll().where('project_id', '=', projectId).where('alias', '=', alias)),
   };
 }
 

@@ -47,50 +47,65 @@ export type SqlProgram<R> = Generator<SqlStep, R, unknown>;
 const isNative = (step: SqlStep): step is NativeStep<unknown> => 'kind' in step && step.kind === 'native';
 export { isNative };
 
-/** Stands for a prepared query's argument while its SQL is compiled once (see `prepared`). */
+/** Stands for a prepared query's argument (by position) or value (by name) while its SQL is compiled once. */
 class Slot {
-  constructor(readonly index: number) {}
+  constructor(readonly key: number | string) {}
+}
+
+/** The compiled query with each slot's parameter taken from the call. */
+function bound<R>(template: CompiledQuery<R>, valueOf: (key: number | string) => unknown): Compilable<R> {
+  const parameters = template.parameters.map((p) => (p instanceof Slot ? valueOf(p.key) : p));
+  return { compile: () => ({ ...template, parameters }) };
+}
+
+/** Compiles `build` with slots; refuses it when a slot did not reach the query as a value. */
+function compileWithSlots<R>(build: () => Compilable<R>, keys: readonly (number | string)[]): CompiledQuery<R> {
+  const compiled = build().compile();
+  const seen = new Set(compiled.parameters.filter((p): p is Slot => p instanceof Slot).map((p) => p.key));
+  const missing = keys.filter((k) => !seen.has(k));
+  if (missing.length > 0) {
+    throw new Error(`${missing.length} of a prepared query's ${keys.length} arguments did not reach it as values (they shaped the SQL instead): build that query per call`);
+  }
+  return compiled;
 }
 
 /**
- * A query compiled once, its arguments bound per call: compiling costs ~15-20 us, more than the statement
- * itself on SQLite, so the store paths taken per batch line, per invocation or per response use this.
- * Only for a query whose SQL does not depend on its arguments' values (no `in` lists, no `$if` on an
- * argument, no rows of varying count): every argument must reach the query as a value, which is checked at
- * the first call (an argument that shaped the query instead is an error there, not a wrong statement).
+ * A query compiled once, its arguments bound per call: compiling costs ~15-20 us (a join with a subquery,
+ * ~200 us), more than the statement itself on SQLite, so the store paths taken per request, per batch
+ * line, per invocation or per dashboard page use this. Only for a query whose SQL does not depend on its
+ * arguments' values (no `in` lists, no `$if` on an argument, no rows of varying count, not `sql.lit`, not
+ * null for `is`): every argument must reach the query as a value, which is checked at the first call (an
+ * argument that shaped the query instead is an error there, not a wrong statement).
  */
 export function prepared<A extends readonly unknown[], R>(build: (...args: A) => Compilable<R>): (...args: A) => Compilable<R> {
-  let compiled: CompiledQuery<R> | null = null;
+  let template: CompiledQuery<R> | null = null;
   return (...args: A): Compilable<R> => {
-    if (!compiled) compiled = compileWithSlots(build, args.length);
-    const template = compiled;
-    const parameters = template.parameters.map((p) => (p instanceof Slot ? args[p.index] : p));
-    return { compile: () => ({ ...template, parameters }) };
+    if (!template) {
+      const keys = args.map((_, i) => i);
+      template = compileWithSlots(() => build(...(keys.map((i) => new Slot(i)) as unknown as A)), keys);
+    }
+    return bound(template, (key) => args[key as number]);
   };
 }
 
-function compileWithSlots<A extends readonly unknown[], R>(build: (...args: A) => Compilable<R>, arity: number): CompiledQuery<R> {
-  const slots = Array.from({ length: arity }, (_, i) => new Slot(i));
-  const compiled = build(...(slots as unknown as A)).compile();
-  const bound = new Set(compiled.parameters.filter((p): p is Slot => p instanceof Slot).map((p) => p.index));
-  if (bound.size !== arity) throw new Error(`${arity - bound.size} of a prepared query's ${arity} arguments did not reach it as values (they shaped the SQL instead): build that query per call`);
-  return compiled;
+/**
+ * `prepared` for a statement that takes a whole row (an insert, or an update's set): its values by name.
+ * Every call must pass the same keys.
+ */
+export function preparedRow<V extends Record<string, unknown>, R>(build: (values: V) => Compilable<R>): (values: V) => Compilable<R> {
+  let template: CompiledQuery<R> | null = null;
+  return (values: V): Compilable<R> => {
+    if (!template) {
+      const keys = Object.keys(values);
+      template = compileWithSlots(() => build(Object.fromEntries(keys.map((k) => [k, new Slot(k)])) as V), keys);
+    }
+    return bound(template, (key) => values[key as string]);
+  };
 }
 
 /** A raw `sql` template as a query a program can yield (for what the builder cannot say). */
 export function rawQuery<R>(builder: RawBuilder<R>, db: QueryExecutorProvider): Compilable<R> {
   return { compile: () => builder.compile(db) };
-}
-
-/**
- * A query compiled once, its one value bound at each run: for a statement on a per-page or per-request path,
- * where compiling it every time would show (a join with a subquery takes some 200 us to compile).
- */
-export function compiledOnce<V, R>(build: (value: V) => Compilable<R>): (value: V) => Compilable<R> {
-  const slot = Object.freeze({});
-  const compiled = build(slot as V).compile();
-  if (!compiled.parameters.includes(slot)) throw new Error('compiledOnce: the query does not bind its value as a parameter');
-  return (value) => ({ compile: () => ({ ...compiled, parameters: compiled.parameters.map((p) => (p === slot ? value : p)) }) });
 }
 
 /** Every row the query returns. */

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
 import { sqlFor } from '../../../src/store/sql/sql-builder.js';
-import { first, prepared, rows, run, type SqlProgram } from '../../../src/store/sql/sql-program.js';
+import { first, prepared, preparedRow, rows, run, type SqlProgram } from '../../../src/store/sql/sql-program.js';
 import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
 
 interface T {
@@ -21,6 +21,14 @@ describe('prepared queries', () => {
     expect(b.sql).toBe(a.sql);
     expect(a.parameters).toEqual(['a', 1, 1]);
     expect(b.parameters).toEqual(['b', 2, 2]);
+  });
+
+  it('keeps the values the builder wrote itself, and binds a whole row by name', () => {
+    const page = prepared((id: string) => db.selectFrom('items').selectAll().where('id', '=', id).limit(3));
+    expect(page('x').compile().parameters).toEqual(['x', 3]);
+    const insert = preparedRow((row: { id: string; n: number }) => db.insertInto('items').values(row));
+    expect(insert({ id: 'a', n: 1 }).compile()).toMatchObject({ sql: 'insert into "items" ("id", "n") values ($1, $2)', parameters: ['a', 1] });
+    expect(insert({ id: 'b', n: 2 }).compile().parameters).toEqual(['b', 2]);
   });
 
   it('refuses a query one of whose arguments shaped the SQL instead of being a value', () => {
