@@ -320,10 +320,16 @@ describe('conversations', () => {
     const url = `${suite.gw.url}/${PROJECT}/v1/conversations/${conv.id}/items`;
     // 2001 items, 20 a request (the per-request maximum), 8 requests at a time.
     const batches = Array.from({ length: 101 }, (_, b) => Array.from({ length: b === 100 ? 1 : 20 }, (_, i) => ({ type: 'message', role: 'user', content: `item ${b * 20 + i}` })));
+    // Concurrent appends commit in any order: the first and the last batch (whose items the assertions below
+    // name) go alone, first and last.
+    const firstItems = batches.shift() ?? [];
+    const last = batches.pop() ?? [];
+    expect((await call(url, { key: suite.keys.full, body: { items: firstItems } })).status).toBe(200);
     for (let i = 0; i < batches.length; i += 8) {
       const results = await Promise.all(batches.slice(i, i + 8).map((items) => call(url, { key: suite.keys.full, body: { items } })));
       for (const r of results) expect(r.status).toBe(200);
     }
+    expect((await call(url, { key: suite.keys.full, body: { items: last } })).status).toBe(200);
     const before = await simSeq(suite.sim.url);
     const refused = await call(`${suite.gw.url}/${PROJECT}/v1/responses`, { key: suite.keys.full, body: { model: 'model-chat', conversation: conv.id, input: 'next' } });
     expectEnvelope(refused, 400, 'context_length_exceeded', 'input');
