@@ -5,11 +5,8 @@
  * declaration with both live schemas.
  */
 import type { BatchStatus } from '../../core/batches/batch-machine.js';
-import { generated, integer, nullable, text, type TablesOf } from '../sql/table-schema.js';
+import { generated, integer, maybeText, maybeTime, nullable, text, time, type GatewayInstancesRead, type TablesOf } from '../sql/table-schema.js';
 
-const time = integer;
-const maybeText = () => nullable(text());
-const maybeTime = () => nullable(integer());
 
 export const BATCHES_SCHEMA = {
   batches: {
@@ -53,10 +50,7 @@ export const BATCHES_SCHEMA = {
   },
 } as const;
 
-/** Read only here: which instances are alive (store/instances-registry.ts owns the table). */
-type InstancesRead = { gateway_instances: { id: string } };
-
-export type BatchesTables = TablesOf<typeof BATCHES_SCHEMA> & InstancesRead;
+export type BatchesTables = TablesOf<typeof BATCHES_SCHEMA> & GatewayInstancesRead;
 
 /** The column each status stamps when a batch enters it (`in_progress_at`, ...). */
 export const STATUS_COLUMN = {

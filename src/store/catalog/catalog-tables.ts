@@ -10,11 +10,8 @@
  * endpoints-repo.ts, config-sync.ts (SQLite) and postgres/catalog-store.ts. This declaration already
  * holds both migration histories to one definition.
  */
-import { integer, nullable, text, type TablesOf } from '../sql/table-schema.js';
+import { integer, maybeText, maybeTime, text, time, type TablesOf } from '../sql/table-schema.js';
 
-const time = integer;
-const maybeText = () => nullable(text());
-const maybeTime = () => nullable(integer());
 
 export const CATALOG_SCHEMA = {
   projects: {

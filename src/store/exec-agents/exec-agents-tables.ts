@@ -5,10 +5,8 @@
  * both live schemas. Names are unique among a project's live agents (the partial index
  * exec_agents_live_name, `WHERE deleted_at IS NULL`).
  */
-import { generated, integer, nullable, text, type TablesOf } from '../sql/table-schema.js';
+import { generated, integer, maybeTime, nullable, text, time, type TablesOf } from '../sql/table-schema.js';
 
-const time = integer;
-const maybeTime = () => nullable(integer());
 
 export const EXEC_AGENTS_SCHEMA = {
   exec_join_keys: {

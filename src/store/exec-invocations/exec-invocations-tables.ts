@@ -8,11 +8,8 @@
 import type { ToolRisk } from '../../core/exec/agent-registry.js';
 import type { ApprovalState } from '../../core/exec/approval-machine.js';
 import type { InvocationStatus } from '../../core/exec/invocation-machine.js';
-import { boolean, generated, integer, nullable, text, type TablesOf } from '../sql/table-schema.js';
+import { boolean, generated, integer, maybeText, maybeTime, nullable, text, time, type GatewayInstancesRead, type TablesOf } from '../sql/table-schema.js';
 
-const time = integer;
-const maybeText = () => nullable(text());
-const maybeTime = () => nullable(integer());
 
 export const EXEC_INVOCATIONS_SCHEMA = {
   exec_invocations: {
@@ -70,7 +67,4 @@ export const EXEC_INVOCATIONS_SCHEMA = {
   },
 } as const;
 
-/** Read only here: which instances are alive (store/instances-registry.ts owns the table). */
-type InstancesRead = { gateway_instances: { id: string } };
-
-export type ExecInvocationsTables = TablesOf<typeof EXEC_INVOCATIONS_SCHEMA> & InstancesRead;
+export type ExecInvocationsTables = TablesOf<typeof EXEC_INVOCATIONS_SCHEMA> & GatewayInstancesRead;

@@ -5,10 +5,8 @@
  * holds); test/contract/store-schema.test.ts compares this declaration with both live schemas.
  */
 import type { ProjectRole } from '../../core/store/identity-store.js';
-import { integer, nullable, text, type TablesOf } from '../sql/table-schema.js';
+import { integer, maybeText, nullable, text, time, type TablesOf } from '../sql/table-schema.js';
 
-const time = integer;
-const maybeText = () => nullable(text());
 
 export const IDENTITY_SCHEMA = {
   dashboard_users: {

@@ -4,9 +4,8 @@
  * migrations are never edited); test/contract/store-schema.test.ts compares this declaration with both
  * live schemas. `input`, `body`, `metadata` and `item` are JSON text, read and written whole.
  */
-import { generated, integer, nullable, text, type TablesOf } from '../sql/table-schema.js';
+import { generated, integer, maybeText, text, type GatewayInstancesRead, type TablesOf } from '../sql/table-schema.js';
 
-const maybeText = () => nullable(text());
 
 export const RESPONSES_SCHEMA = {
   responses: {
@@ -40,7 +39,4 @@ export const RESPONSES_SCHEMA = {
   },
 } as const;
 
-/** Read only here: which instances are alive (store/instances-registry.ts owns the table). */
-type InstancesRead = { gateway_instances: { id: string } };
-
-export type ResponsesTables = TablesOf<typeof RESPONSES_SCHEMA> & InstancesRead;
+export type ResponsesTables = TablesOf<typeof RESPONSES_SCHEMA> & GatewayInstancesRead;

@@ -54,6 +54,11 @@ export function storedIn(dialect: SqlDialect) {
 }
 
 export const nullable = <T>(c: Column<T>): Column<T | null> => ({ ...c, nullable: true });
+
+/** Unix milliseconds, as every table stores its times. */
+export const time = integer;
+export const maybeText = (): Column<string | null> => nullable(text());
+export const maybeTime = (): Column<number | null> => nullable(integer());
 /** A column the database fills when an insert omits it (INTEGER PRIMARY KEY / BIGSERIAL, a DEFAULT). */
 export const generated = <T>(c: Column<T>): Column<T, true> => ({ ...c, generated: true });
 
@@ -64,3 +69,6 @@ type RowOf<D extends TableDef> = { [K in keyof D]: D[K] extends Column<infer T, 
 
 /** The Kysely table types of a schema declaration. */
 export type TablesOf<S extends SchemaDef> = { [T in keyof S]: RowOf<S[T]> };
+
+/** For the stores that only ask which instances are alive (store/instances-registry.ts owns the table). */
+export type GatewayInstancesRead = { gateway_instances: { id: string } };

@@ -7,10 +7,8 @@
  * `metadata` jsonb and JSON text, `is_active` boolean and 0/1 (table-schema.ts).
  */
 import type { DeliveryState } from '../../core/webhooks/delivery.js';
-import { boolean, generated, integer, json, nullable, text, textArray, type TablesOf } from '../sql/table-schema.js';
+import { boolean, generated, integer, json, maybeText, nullable, text, textArray, time, type TablesOf } from '../sql/table-schema.js';
 
-const time = integer;
-const maybeText = () => nullable(text());
 const maybeInteger = () => nullable(integer());
 
 export const WEBHOOKS_SCHEMA = {
