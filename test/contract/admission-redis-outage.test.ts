@@ -155,6 +155,27 @@ describe('Redis admission during an outage', () => {
     expect(warnings(lines)).toHaveLength(0);
   });
 
+  it('keeps a Redis that answers every command late (past the timeout) for longer than the stall bound as slow, never down', async () => {
+    const proxy = await startRedisProxy();
+    proxies.push(proxy);
+    const lines: LogLine[] = [];
+    const c = await coordination(proxy.url, 'fail_open', lines, 100);
+    expect(((await admitOrError(c.admission)) as Admission).refusal).toBeNull();
+    // Each command (and the PING sent at the first timeout) is answered 150 ms after it was sent: too late
+    // for its own 100 ms timeout, but Redis is alive. Before issue 32's fix this read as a stall after 2 s.
+    proxy.delayMs = 150;
+    const started = Date.now();
+    let refused = 0;
+    while (Date.now() - started < 3000) {
+      const err = await admitOrError(c.admission, T0 + 1);
+      expect((err as GatewayError).message).toMatch(/did not answer within 100 ms/);
+      refused += 1;
+    }
+    expect(refused).toBeGreaterThan(10);
+    expect(c.admission.health?.()).toMatchObject({ name: 'redis', ok: true });
+    expect(warnings(lines)).toHaveLength(0);
+  });
+
   it('treats Redis as down once nothing has answered for the stall bound, under fail_closed too', async () => {
     const proxy = await startRedisProxy();
     proxies.push(proxy);

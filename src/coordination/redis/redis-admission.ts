@@ -18,7 +18,7 @@
  * command_timeout_ms on a connection that is up is not an outage: the script may yet run and count that
  * request, so the request is refused 503 limits_unavailable and never also admitted locally (admitting it
  * against a local ceiling is how three replicas once admitted 585 of 150). Only when nothing has answered
- * for the stall bound (a hung Redis) is it treated as down. Each transition is logged once.
+ * for the stall bound, not even a late reply (a hung Redis), is it treated as down. Each transition is logged once.
  */
 import type { Redis } from 'ioredis';
 import type { AdmissionPort, DependencyHealth } from '../../core/coordination/admission-port.js';
@@ -74,6 +74,9 @@ export class RedisAdmission implements AdmissionPort {
   #down: string | null = null;
   /** When commands started timing out on a connection that is up, with no answer since; null while they answer. */
   #slowSince: number | null = null;
+  /** When bytes last arrived on the connection: a late reply to a timed-out command is still a live Redis. */
+  #lastHeardAt = 0;
+  #stallCheck: NodeJS.Immediate | null = null;
   #probe: NodeJS.Timeout | null = null;
   #closed = false;
   /** Token charges that did not reach Redis (charged locally instead), for /readyz. */
@@ -98,7 +101,18 @@ export class RedisAdmission implements AdmissionPort {
       this.#probeNow();
     });
     this.#redis.on('close', () => this.markDown('connection closed'));
+    // Every new socket: ioredis's own parser listens too; this one only notes that Redis said something.
+    const listen = (): void => {
+      this.#lastHeardAt = Date.now();
+      this.#redis.stream.on('data', this.#heard);
+    };
+    if (this.#redis.stream) listen();
+    this.#redis.on('connect', listen);
   }
+
+  readonly #heard = (): void => {
+    this.#lastHeardAt = Date.now();
+  };
 
   readonly health = (): DependencyHealth => {
     const replicas = this.#local.replicas();
@@ -196,6 +210,7 @@ export class RedisAdmission implements AdmissionPort {
 
   async close(): Promise<void> {
     if (this.#flushScheduled) clearImmediate(this.#flushScheduled);
+    if (this.#stallCheck) clearImmediate(this.#stallCheck);
     this.#flushCharges();
     this.#closed = true;
     if (this.#probe) clearInterval(this.#probe);
@@ -204,22 +219,35 @@ export class RedisAdmission implements AdmissionPort {
 
   /**
    * A command past the timeout on a connection that is up: Redis is slow, not down. It becomes down only
-   * once nothing (neither an admission nor the PING sent at the first timeout) has answered for the stall
-   * bound: a hung server or a silent network keeps the connection "ready" forever.
+   * once nothing at all has arrived from it for the stall bound since commands began timing out (a hung
+   * server or a silent network keeps the connection "ready" forever). Late replies to timed-out commands,
+   * and the PING sent at the first timeout, count as answers: a Redis that answers every command in 300 ms
+   * against a 250 ms timeout is slow, and declaring it down would let the replicas' local shares add to what
+   * it already admitted (issue 32). The verdict waits for setImmediate, after the poll phase: a replica
+   * whose own event loop was blocked reads the replies waiting on its socket before judging Redis silent.
    */
   #timedOutWhileUp(err: unknown): boolean {
     if (!(err instanceof Error) || err.message !== COMMAND_TIMED_OUT || this.#redis.status !== 'ready') return false;
-    const at = Date.now();
     if (this.#slowSince === null) {
-      this.#slowSince = at;
+      this.#slowSince = Date.now();
       this.#redis.ping().then(
         () => (this.#slowSince = null),
         () => undefined,
       );
-    } else if (at - this.#slowSince >= this.#stallMs) {
-      this.markDown(`no answer for ${at - this.#slowSince} ms (commands time out after ${this.#timeoutMs} ms)`);
+    } else if (this.#silentForMs() >= this.#stallMs) {
+      this.#stallCheck ??= setImmediate(() => {
+        this.#stallCheck = null;
+        const silent = this.#silentForMs();
+        if (silent >= this.#stallMs) this.markDown(`no answer for ${silent} ms (commands time out after ${this.#timeoutMs} ms)`);
+      });
     }
     return true;
+  }
+
+  /** How long Redis has said nothing while commands time out (0 when they answer). */
+  #silentForMs(): number {
+    if (this.#slowSince === null) return 0;
+    return Date.now() - Math.max(this.#slowSince, this.#lastHeardAt);
   }
 
   #enterOutage(cause: string, log: boolean): void {
