@@ -5,42 +5,60 @@
  * flag, field path or key file; nothing here prints a stack trace for those. `--help` anywhere prints the
  * usage and exits 0. A relative `storage.path` is from the config file's folder,
  * a relative `--db` from the working directory.
+ *
+ * Each command's modules load when it runs: `simulate` or `keys list` need not load the gateway (about a
+ * second of CPU for every start of the simulator and every command a script or a test runs).
  */
-import { z } from 'zod';
-import { ConfigError, loadConfigFile, type Config } from './config.js';
-import { AGENT_USAGE, agentCommand } from './cli-agent.js';
-import { BACKUP_USAGE, backupCommand } from './cli-backup.js';
-import { CONFIG_USAGE, configCommand } from './cli-config.js';
-import { RESTORE_USAGE, restoreCommand } from './cli-restore.js';
-import { csv, parseFlags, port, UsageError } from './cli-flags.js';
-import { KEYS_USAGE, keysCommand } from './cli-keys.js';
-import { USERS_USAGE, usersCommand } from './cli-users.js';
-import { USAGE_USAGE, usageCommand } from './cli-usage.js';
+import { ConfigError } from './config-error.js';
+import { UsageError } from './cli-flags.js';
 import { UwsFallbackError } from './http/uws.js';
+import type { Config } from './config.js';
 import { createLogger, flushLogger, type Logger } from './log.js';
-import { startGateway } from './main.js';
-import { startSimulator } from './simulator/server.js';
 import { StoreTooNewError } from './store/db.js';
 import { SecretKeyError } from './store/secret-box.js';
 import { VERSION } from './version.js';
-import { startWorkers, WorkerStartError } from './workers/workers-launcher.js';
+import { WorkerStartError } from './workers/workers-launcher.js';
 
-const USAGE = `usage:
+/** The usage of every command, for `--help` and usage errors (which load every command's module). */
+async function usage(): Promise<{ all: string; own: Readonly<Record<string, string>> }> {
+  const [agent, backup, config, restore, keys, users, usageCmd] = await Promise.all([
+    import('./cli-agent.js'),
+    import('./cli-backup.js'),
+    import('./cli-config.js'),
+    import('./cli-restore.js'),
+    import('./cli-keys.js'),
+    import('./cli-users.js'),
+    import('./cli-usage.js'),
+  ]);
+  const all = `usage:
   switchboard serve --config FILE [--port N] [--host H] [--db PATH] [--workers N]
   switchboard simulate [--port N] [--host H] [--reasoning-models a,b]
-${KEYS_USAGE}
-${USERS_USAGE}
-${USAGE_USAGE}
-${BACKUP_USAGE}
-${RESTORE_USAGE}
-${CONFIG_USAGE}
-${AGENT_USAGE}
+${keys.KEYS_USAGE}
+${users.USERS_USAGE}
+${usageCmd.USAGE_USAGE}
+${backup.BACKUP_USAGE}
+${restore.RESTORE_USAGE}
+${config.CONFIG_USAGE}
+${agent.AGENT_USAGE}
   switchboard --help | --version`;
+  // What `switchboard <command> --help` prints; commands not listed print the whole usage.
+  const own = { keys: keys.KEYS_USAGE, users: users.USERS_USAGE, usage: usageCmd.USAGE_USAGE, backup: backup.BACKUP_USAGE, restore: restore.RESTORE_USAGE, config: config.CONFIG_USAGE, agent: agent.AGENT_USAGE };
+  return { all, own };
+}
 
-/** What `switchboard <command> --help` prints; commands not listed print the whole usage. */
-const COMMAND_USAGE: Readonly<Record<string, string>> = { keys: KEYS_USAGE, users: USERS_USAGE, usage: USAGE_USAGE, backup: BACKUP_USAGE, restore: RESTORE_USAGE, config: CONFIG_USAGE, agent: AGENT_USAGE };
+/** The commands besides serve and simulate: each module loaded when its command runs. */
+const COMMANDS: Readonly<Record<string, (argv: string[]) => Promise<void>>> = {
+  keys: async (argv) => (await import('./cli-keys.js')).keysCommand(argv),
+  users: async (argv) => (await import('./cli-users.js')).usersCommand(argv),
+  usage: async (argv) => (await import('./cli-usage.js')).usageCommand(argv),
+  backup: async (argv) => (await import('./cli-backup.js')).backupCommand(argv),
+  restore: async (argv) => (await import('./cli-restore.js')).restoreCommand(argv),
+  config: async (argv) => (await import('./cli-config.js')).configCommand(argv),
+  agent: async (argv) => (await import('./cli-agent.js')).agentCommand(argv),
+};
 
 async function serve(argv: string[]): Promise<void> {
+  const [{ z }, { parseFlags, port }, { loadConfigFile }, { startGateway }] = await Promise.all([import('zod'), import('./cli-flags.js'), import('./config.js'), import('./main.js')]);
   const flags = parseFlags(
     argv,
     { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' }, workers: { type: 'string' } },
@@ -65,6 +83,7 @@ async function serve(argv: string[]): Promise<void> {
 
 /** `serve --workers N` (src/workers/): the main thread supervises N gateway threads on one port. */
 async function serveOnWorkers(config: Config, workers: number, flags: { port?: number | undefined; host?: string | undefined; db?: string | undefined }): Promise<void> {
+  const { startWorkers } = await import('./workers/workers-launcher.js');
   const logger = createLogger(config.server.log_level);
   const starting = startWorkers({ config, workers, port: flags.port, host: flags.host, dbPath: flags.db, logger });
   onShutdownSignal(async () => (await starting).stop());
@@ -89,6 +108,7 @@ function logFatalExceptions(logger: Logger): void {
 }
 
 async function simulate(argv: string[]): Promise<void> {
+  const [{ z }, { csv, parseFlags, port }, { startSimulator }] = await Promise.all([import('zod'), import('./cli-flags.js'), import('./simulator/server.js')]);
   const flags = parseFlags(
     argv,
     { port: { type: 'string' }, host: { type: 'string' }, 'reasoning-models': { type: 'string' } },
@@ -121,21 +141,17 @@ function onShutdownSignal(close: () => Promise<void>): void {
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (rest.includes('--help') || rest.includes('-h')) {
-    const own = command === undefined ? undefined : COMMAND_USAGE[command];
-    process.stdout.write(`${own === undefined ? USAGE : `usage:\n${own}`}\n`);
+    const { all, own } = await usage();
+    const ownUsage = command === undefined ? undefined : own[command];
+    process.stdout.write(`${ownUsage === undefined ? all : `usage:\n${ownUsage}`}\n`);
     return;
   }
   if (command === 'serve') return serve(rest);
   if (command === 'simulate') return simulate(rest);
-  if (command === 'keys') return keysCommand(rest);
-  if (command === 'users') return usersCommand(rest);
-  if (command === 'usage') return usageCommand(rest);
-  if (command === 'backup') return backupCommand(rest);
-  if (command === 'restore') return restoreCommand(rest);
-  if (command === 'config') return configCommand(rest);
-  if (command === 'agent') return agentCommand(rest);
+  const run = command === undefined ? undefined : COMMANDS[command];
+  if (run) return run(rest);
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${(await usage()).all}\n`);
     return;
   }
   if (command === '--version' || command === '-v' || command === 'version') {
@@ -145,9 +161,9 @@ async function main(argv: string[]): Promise<void> {
   throw new UsageError(`unknown command ${JSON.stringify(command)}`);
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
+main(process.argv.slice(2)).catch(async (err: unknown) => {
   if (err instanceof UsageError) {
-    process.stderr.write(`switchboard: ${err.message}\n${USAGE}\n`);
+    process.stderr.write(`switchboard: ${err.message}\n${(await usage()).all}\n`);
     process.exit(2);
   }
   // The operator must fix these before a start can succeed: a supervisor should not just restart.

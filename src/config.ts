@@ -14,6 +14,7 @@ import { SCOPES } from './core/auth/scopes.js';
 import { formatZodIssues } from './core/zod-issue-lines.js';
 import { ipOrCidrSchema } from './core/auth/ip-filter.js';
 import { allowedTargetProblem } from './core/net/address-policy.js';
+import { ConfigError } from './config-error.js';
 import { checkDerivableIds, withDerivedIds, type ProjectWithIds } from './config-ids.js';
 import { budgetSchema, duplicates, endpointSchema, realtimeSchema, SLUG, workspaceRef } from './config-endpoint.js';
 
@@ -443,13 +444,7 @@ export type AudioConfig = Config['audio'];
 export type FilesConfig = Config['files'];
 export type SemanticRouterConfig = Config['semantic_router'];
 
-/** A config problem the operator must fix; the CLI prints it and exits 2. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /**
  * `baseDir`: the folder relative paths in the file (storage.path, server.tls files) are taken from;
