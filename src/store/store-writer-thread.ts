@@ -19,7 +19,6 @@ import { unpack } from 'msgpackr';
 import { yieldToEventLoop } from '../thread-priority.js';
 import { openDatabase, writeTransaction } from './db.js';
 import type { DecisionRecord } from './decision-log.js';
-import { createPgUsageWriter } from './postgres/usage-writer.js';
 import { loadSecretBox, storedSealedValues } from './secret-box.js';
 import { createMarkerForgetter, createSegmentApplier, createUsageInserter } from './usage-insert.js';
 import { parseSegment } from './usage-journal.js';
@@ -82,7 +81,9 @@ if (parentPort) {
     }
     return usageStored(message.segment, rows.length);
   };
-  const pgUsage = usagePgUrl === null ? null : createPgUsageWriter(usagePgUrl);
+  // Loaded only with a PostgreSQL ledger: pg costs the thread of every SQLite gateway ~0.3 s of CPU to start.
+  // Messages that come meanwhile wait in the port (it starts with the 'message' listener below).
+  const pgUsage = usagePgUrl === null ? null : (await import('./postgres/usage-writer.js')).createPgUsageWriter(usagePgUrl);
   const usageToPg = async (message: Extract<StoreWriterMessage, { kind: 'usage' }>, writer: NonNullable<typeof pgUsage>): Promise<StoreWriterReply> => {
     const forget = unlinked;
     unlinked = [];
