@@ -21,7 +21,7 @@ import { chatServicesOf, wireChat, type ChatParts } from './wiring/chat.js';
 import { openIdentity, wireDashboard } from './wiring/dashboard.js';
 import { wireExec, type ExecParts } from './wiring/exec.js';
 import { wireFiles } from './wiring/files.js';
-import { listenMetrics, metricsToken, wireGatewayServer, wireMetricsSurface } from './wiring/http.js';
+import { listenMetrics, metricsToken, openTracing, wireGatewayServer, wireMetricsSurface } from './wiring/http.js';
 import { shareReplicas, wireLimits, type LimitsParts } from './wiring/limits.js';
 import { wireMcp, wireWorkerRpc } from './wiring/mcp.js';
 import { wirePool } from './wiring/pool.js';
@@ -87,7 +87,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const sharedPort = options.shared !== undefined;
   const scrape = wireMetricsSurface({ uws, config, services, metrics, upstream, token: metricsScrapeToken, workerRpc, sharedPort, workerId: instances.id, logger });
   routes.push(...scrape.routes);
-  const { server, tracing } = wireGatewayServer({ uws, config, routes, services, chatServices, agents: exec.agents, catalog, routing, backend, metrics, sharedPort, workerId: instances.id, logger });
+  const tracing = await openTracing(config, instances.id);
+  const server = wireGatewayServer({ uws, config, routes, services, chatServices, agents: exec.agents, catalog, routing, backend, metrics, sharedPort, workerId: instances.id, tracing, logger });
   // Before listening: what a stopped instance left dispatched fails (gateway_restarted) before any agent
   // can connect and be handed work that recovery would then fail.
   exec.execInvocations.start();

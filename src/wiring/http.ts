@@ -20,7 +20,7 @@ import type { RouterSystem } from '../router/router-system.js';
 import type { Catalog } from '../store/catalog.js';
 import type { StoreBackend } from '../store/backend.js';
 import { isPostgresUnavailable } from '../store/postgres/pg-errors.js';
-import { createTracing, type Tracing } from '../tracing/request-tracer.js';
+import type { Tracing } from '../tracing/request-tracer.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import { VERSION } from '../version.js';
 import type { AgentsSystem } from '../exec/agents/agents-system.js';
@@ -96,13 +96,22 @@ export interface GatewayServerDeps {
   readonly sharedPort: boolean;
   /** New at every start and distinct per worker thread (each runs startGateway): docs/decisions.md. */
   readonly workerId: string;
+  readonly tracing: Tracing | null;
   readonly logger: Logger;
 }
 
-export function wireGatewayServer(d: GatewayServerDeps): { server: HttpServer; tracing: Tracing | null } {
-  const { config, logger, metrics } = d;
-  // Null with tracing off (the default): then no request gets a trace.
-  const tracing = createTracing(config.tracing, { version: VERSION, instanceId: d.workerId, headers: envValues(config.tracing.headers_env, 'tracing.headers_env') });
+/**
+ * The OpenTelemetry tracer, or null with tracing off (the default): then no request gets a trace, and the
+ * SDK is never loaded (it was a tenth of a second of every start).
+ */
+export async function openTracing(config: Config, workerId: string): Promise<Tracing | null> {
+  if (!config.tracing.enabled || config.tracing.otlp_endpoint === undefined) return null;
+  const { createTracing } = await import('../tracing/request-tracer.js');
+  return createTracing(config.tracing, { version: VERSION, instanceId: workerId, headers: envValues(config.tracing.headers_env, 'tracing.headers_env') });
+}
+
+export function wireGatewayServer(d: GatewayServerDeps): HttpServer {
+  const { config, logger, metrics, tracing } = d;
   const server = createHttpServer({
     uws: d.uws,
     routes: d.routes,
@@ -129,7 +138,7 @@ export function wireGatewayServer(d: GatewayServerDeps): { server: HttpServer; t
     },
     onComplete: requestFinisher(d),
   });
-  return { server, tracing };
+  return server;
 }
 
 /** A management or dashboard request that needed PostgreSQL while it is down: 503, logged, not a bug. */
