@@ -11,5 +11,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // The two worker processes run file after file: a fresh process per file cost ~0.5 s of CPU each (the
+    // unit files ran in 46 s isolated, 25 s not). No test file mocks modules or leaves globals changed
+    // behind it; the few that set process.env or fake timers restore them in their own hooks.
+    isolate: false,
   },
 });

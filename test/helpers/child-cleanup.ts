@@ -5,11 +5,11 @@
  * the worker dies before its hooks run.
  */
 import { afterAll } from 'vitest';
-import { killTrackedChildren, killTrackedChildrenNow } from './child-registry.js';
+import { killTrackedChildren, killTrackedChildrenOnExit } from './child-registry.js';
 
 afterAll(async () => {
   const killed = await killTrackedChildren();
   if (killed > 0) process.stderr.write(`child-cleanup: killed ${killed} process(es) the test file left running\n`);
 });
 
-process.once('exit', killTrackedChildrenNow);
+killTrackedChildrenOnExit();

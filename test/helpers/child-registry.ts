@@ -32,7 +32,17 @@ export async function killTrackedChildren(): Promise<number> {
   return left.length;
 }
 
-/** For process 'exit', where nothing can be awaited. */
-export function killTrackedChildrenNow(): void {
-  for (const proc of live) if (running(proc)) proc.kill('SIGKILL');
+let onExit = false;
+
+/**
+ * SIGKILLs what is left when the test process exits (nothing can be awaited then). Registered once per
+ * process: test files share their worker process (vitest.config.ts `isolate: false`), and the setup file
+ * runs before each of them.
+ */
+export function killTrackedChildrenOnExit(): void {
+  if (onExit) return;
+  onExit = true;
+  process.once('exit', () => {
+    for (const proc of live) if (running(proc)) proc.kill('SIGKILL');
+  });
 }
