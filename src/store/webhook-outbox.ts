@@ -28,6 +28,11 @@ export interface StoreOutbox extends EventOutbox {
   emitMany(projectId: string, type: EventType, data: readonly Record<string, unknown>[]): number;
   /** An event already enveloped, fanned out unless its id is stored already. Returns the deliveries queued. */
   append(event: OutboxEvent): number;
+  /**
+   * Whether an emit of `type` would queue anything: an active endpoint of the project subscribes to it
+   * (always true in relay mode, where the subscribers are in PostgreSQL). A read, outside any transaction.
+   */
+  subscribed(projectId: string, type: EventType): boolean;
 }
 
 const newEventId = webhookIds.eventId;
@@ -40,6 +45,11 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
     WHERE w.project_id = @projectId AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = @type)`);
   const insertEvent = db.prepare('INSERT INTO webhook_events (id, project_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)');
   const stored = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM webhook_events WHERE id = ?');
+  const subscriber = db.prepare<{ projectId: string; type: string }, { one: number }>(
+    `SELECT 1 AS one FROM webhook_endpoints w
+     WHERE w.project_id = @projectId AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = @type) LIMIT 1`,
+  );
+  const subscribed = (projectId: string, type: EventType): boolean => options.relay === true || subscriber.get({ projectId, type }) !== undefined;
 
   const write = writeTransaction(db, (projectId: string, type: string, eventId: string, body: string, now: number): number => {
     const queued = fanOut.run({ eventId, type, now, projectId }).changes;
@@ -77,6 +87,8 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
   return {
     emit(projectId, type, data) {
       if (type === BUDGET_THRESHOLD_TYPE) throw new Error('budget alerts have their own body: use emitBudgetThreshold');
+      // Most events of most projects go nowhere: no envelope, event id or fan-out for them (issue 35).
+      if (!isDeliverable(type) || !subscribed(projectId, type)) return 0;
       const now = options.now();
       const id = newEventId();
       return emitBody(projectId, type, id, envelopeBody(id, type, now, data), now);
@@ -92,6 +104,7 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
       if (queued > 0) options.onEmitted?.();
       return queued;
     },
+    subscribed,
   };
 }
 

@@ -14,6 +14,11 @@ import { native, type SqlProgram } from './sql-program.js';
 export interface TransactionEvents {
   /** Queues the event's deliveries; returns how many. */
   emit(projectId: string, type: EventType, data: Record<string, unknown>, at: number): SqlProgram<number>;
+  /**
+   * True when the event is known to reach no endpoint (SQLite: no active endpoint of the project subscribes
+   * to it), so a change that is only this event need not open a transaction. False when not known here.
+   */
+  goesNowhere(projectId: string, type: EventType): boolean;
 }
 
 const wrongBackend = (name: string) => (): never => {
@@ -21,9 +26,10 @@ const wrongBackend = (name: string) => (): never => {
 };
 
 /** SQLite: the outbox's own statements, on the program's connection (a savepoint of its transaction). */
-export function sqliteTransactionEvents(outbox: EventOutbox): TransactionEvents {
+export function sqliteTransactionEvents(outbox: EventOutbox & { subscribed?(projectId: string, type: EventType): boolean }): TransactionEvents {
   return {
     emit: (projectId, type, data) => native({ sqlite: () => outbox.emit(projectId, type, data), postgres: wrongBackend('SQLite') }),
+    goesNowhere: (projectId, type) => outbox.subscribed !== undefined && !outbox.subscribed(projectId, type),
   };
 }
 
@@ -32,5 +38,7 @@ export function postgresTransactionEvents(store: Pick<PgStore, 'notifyChange'>):
   return {
     emit: (projectId, type, data, at) =>
       native({ sqlite: wrongBackend('PostgreSQL'), postgres: (client) => emitEventIn(store, client as pg.PoolClient, projectId, type, data, at) }),
+    // The subscribers are in PostgreSQL: asking would cost the round trip the skip would save.
+    goesNowhere: () => false,
   };
 }
