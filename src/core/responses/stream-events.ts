@@ -76,6 +76,14 @@ export class ResponseStreamTranslator {
     return events;
   }
 
+  /**
+   * What `chunk` makes of a chunk whose only payload is content text (no logprobs, tool calls, finish
+   * reason or usage): the Responses reply's fast path, which reads that text without parsing the chunk.
+   */
+  text(delta: string): ResponseEvent[] {
+    return delta === '' ? [] : this.#textDelta(delta, []);
+  }
+
   #textDelta(delta: string, logprobs: unknown[]): ResponseEvent[] {
     const events: ResponseEvent[] = [];
     if (!this.#text) {

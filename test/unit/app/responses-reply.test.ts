@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ResponseState } from '../../../src/core/responses/translate.js';
-import { frame, ResponsesReply, type FinishResponse } from '../../../src/app/responses/responses-reply.js';
+import { contentOnlyText, frame, ResponsesReply, type FinishResponse } from '../../../src/app/responses/responses-reply.js';
 import type { TurnSink } from '../../../src/app/turn-io.js';
 import { parseResponseRequest } from '../../../src/schemas/responses-request.js';
 
@@ -120,5 +120,51 @@ describe('the output_text.delta frame, written by hand', () => {
   ])('is the bytes JSON.stringify makes of the event: %s', (_label, delta, logprobs) => {
     const event = { type: 'response.output_text.delta', sequence_number: 12, item_id: 'msg_0a1b"c', output_index: 1, content_index: 0, delta, logprobs };
     expect(frame(event)).toBe(`event: response.output_text.delta\ndata: ${JSON.stringify(event)}\n\n`);
+  });
+});
+
+describe('the content-only fast path (issue 35)', () => {
+  const head = '{"id":"chatcmpl-req_1","object":"chat.completion.chunk","created":1700000000,"model":"model-\\"q\\"","service_tier":"default"';
+  const choice = (delta: string, rest = '"logprobs":null,"finish_reason":null'): string => `"choices":[{"index":0,"delta":${delta},${rest}}]`;
+  const plain = [
+    `${head},${choice('{"content":"hello"}')}}`,
+    `${head},${choice('{"role":"assistant","content":"hi \\"there\\"\\n\\u00e9\\\\"}')}}`,
+    `${head},${choice('{"content":"x"}', '"logprobs":null,"finish_reason":null,"stop_reason":null')},"usage":null}`,
+    `${head},"x_adjusted_reasoning_effort":"low",${choice('{"content":"ünïcödé 😀"}')}}`,
+    `${head},${choice('{"content":""}')}}`,
+  ];
+  const parsed = [
+    `${head},${choice('{"content":"end"}', '"logprobs":null,"finish_reason":"stop"')}}`,
+    `${head},${choice('{"content":"lp"}', '"logprobs":{"content":[{"token":"lp","logprob":-0.1,"bytes":null,"top_logprobs":[]}]},"finish_reason":null')}}`,
+    `${head},${choice('{"content":"u"}')},"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`,
+    `${head},${choice('{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}]}')}}`,
+    `${head},${choice('{"reasoning_content":"think"}')}}`,
+  ];
+
+  it('reads the content text of a chunk that carries nothing else, as JSON.parse reads it', () => {
+    for (const data of plain) {
+      const chunk = JSON.parse(data) as { choices: { delta: { content: string } }[] };
+      expect(contentOnlyText(data)).toBe(chunk.choices[0]?.delta.content);
+    }
+  });
+
+  it('leaves every other chunk to the full parse', () => {
+    for (const data of parsed) expect(contentOnlyText(data)).toBeNull();
+  });
+
+  it('writes the same frames for a stream as the full parse does', () => {
+    const frames = (fast: boolean): string => {
+      const out: string[] = [];
+      const s = { ...sink(), write: (c: string | Buffer) => (out.push(c.toString()), true) };
+      let ids = 0;
+      const reply = new ResponsesReply(s, header, (prefix) => `${prefix}${++ids}`, async () => undefined);
+      reply.beginStream(200, 'text/event-stream');
+      // The slow path: the same chunk with its members reordered, which the fast path's pattern cannot match.
+      const reorder = (d: string): string => JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(d) as object).reverse()));
+      for (const d of [...plain, parsed[0] as string]) reply.write(`data: ${fast ? d : reorder(d)}\n\n`);
+      return out.join('');
+    };
+    expect(frames(true)).toBe(frames(false));
+    expect(frames(true)).toContain('"delta":"hi \\"there\\"\\né\\\\"');
   });
 });
