@@ -1,6 +1,6 @@
 /**
- * Routing decision rows as both backends read them (sqlite/router-decisions.ts, postgres/router-decisions.ts):
- * the same column names and types in both schemas, one mapping to the port's record.
+ * Routing decision rows as both backends read them (router/router-decisions.ts): the same column names
+ * and types in both schemas, one mapping to the port's record.
  */
 import type { StoredDecision } from '../core/store/router-store.js';
 

@@ -17,9 +17,7 @@ import { loadSecretBox, storedSealedValues } from '../store/secret-box.js';
 import { createSlosRepo } from '../store/slos-repo.js';
 import type { RouterManagementDeps } from '../app/router-management.js';
 import type { Services } from '../app/services.js';
-import { createPgRouterDecisions } from '../store/postgres/router-decisions.js';
 import { createRouterStore } from '../store/router/router-store.js';
-import { createSqliteRouterDecisions } from '../store/sqlite/router-decisions.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import type { LimitsParts } from './limits.js';
@@ -27,9 +25,7 @@ import type { StoreParts } from './store.js';
 
 /** Opened before the routes are built: they resolve model aliases through it. */
 export function openRouterStateOf({ backend, db, mainSql }: StoreParts, logger: Logger): Promise<RouterState> {
-  // Decision rows are the one part of the router's port still written per backend (their tables differ).
-  const decisions = backend.pg ? createPgRouterDecisions(backend.pg) : createSqliteRouterDecisions(db);
-  return openRouterState(createRouterStore({ ...mainSql, decisions }), backend.pg ? null : { slos: createSlosRepo(db), aliases: createModelAliasesRepo(db) }, (err) =>
+  return openRouterState(createRouterStore(mainSql), backend.pg ? null : { slos: createSlosRepo(db), aliases: createModelAliasesRepo(db) }, (err) =>
     logger.error({ err }, 'router state could not be reloaded; serving the last read'),
   );
 }

@@ -47,6 +47,10 @@ async function postgresColumns(pg: PgStore, table: string): Promise<Map<string, 
 function differences(declared: TableDef, live: Map<string, LiveColumn>, dialect: 'sqlite' | 'postgres'): string[] {
   const found: string[] = [];
   for (const [name, column] of Object.entries(declared)) {
+    if (column.onlyIn !== undefined && column.onlyIn !== dialect) {
+      if (live.has(name)) found.push(`${name}: declared for ${column.onlyIn} only, in the ${dialect} table too`);
+      continue;
+    }
     const actual = live.get(name);
     if (!actual) {
       found.push(`${name}: declared, missing`);

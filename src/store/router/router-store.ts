@@ -3,8 +3,7 @@
  * and rules, SLOs, model aliases and a workspace's routing fields, each method a program its backend's
  * runner drives. Every write of settings, rules, SLOs or aliases that changed a row sends the change notice
  * `router` in its transaction (PostgreSQL: every replica's caches reload once it commits); a workspace's
- * routing fields are the catalog's rows and notify 'catalog'. The decision rows are not written once yet
- * (their schemas differ): `decisions` is the backend's own (router-decisions.ts in store/sqlite, store/postgres).
+ * routing fields are the catalog's rows and notify 'catalog'. The decision rows are router-decisions.ts's.
  */
 import type { Compilable, Kysely } from 'kysely';
 import type { StoredSettings } from '../../core/routing/settings.js';
@@ -16,6 +15,7 @@ import { sqlFor } from '../sql/sql-builder.js';
 import { first, rows, run, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { aliasOf, routerReads, sloOf } from './router-reads.js';
+import { createRouterDecisions } from './router-decisions.js';
 import type { RouterTables } from './router-tables.js';
 
 export const ROUTER_TOPIC = 'router';
@@ -27,13 +27,12 @@ export type RouterDecisions = Pick<RouterStore, 'insertDecisions' | 'decisions' 
 export interface RouterStoreDeps {
   readonly runner: SqlRunner;
   readonly notices: ChangeNotices;
-  readonly decisions: RouterDecisions;
 }
 
 const EMPTY: ProjectRouterState = { settings: {}, rules: [] };
 const stateOf = (r: { settings: string; rules: string }): ProjectRouterState => ({ settings: fromJson<StoredSettings>(r.settings), rules: fromJson<RoutingRule[]>(r.rules) });
 
-export function createRouterStore({ runner, notices, decisions }: RouterStoreDeps): RouterStore {
+export function createRouterStore({ runner, notices }: RouterStoreDeps): RouterStore {
   const { db, dialect } = sqlFor<RouterTables>(runner.dialect);
   const reads = routerReads(dialect);
 
@@ -92,7 +91,7 @@ export function createRouterStore({ runner, notices, decisions }: RouterStoreDep
       runner.write(changedOne(db.updateTable('model_aliases').set({ target, updated_at: now }).where('project_id', '=', projectId).where('alias', '=', alias))),
     deleteAlias: (projectId, alias) => runner.write(changedOne(db.deleteFrom('model_aliases').where('project_id', '=', projectId).where('alias', '=', alias))),
     applyWorkspaceChange: (projectId, workspaceId, change, now) => runner.write(workspaceChange(db, notices, projectId, workspaceId, change, now)),
-    ...decisions,
+    ...createRouterDecisions(runner),
     onChange: (fn) => notices.watch(ROUTER_TOPIC, fn),
   };
 }

@@ -4,10 +4,10 @@
  * (history: released migrations are never edited); test/contract/store-schema.test.ts compares this
  * declaration with both live schemas. `settings` and `rules` are JSON text, read and written whole.
  *
- * Not here: the routing decision rows, whose two schemas still differ (SQLite orders them by rowid,
- * PostgreSQL by a `seq` column): router-decisions.ts in store/sqlite and store/postgres.
+ * The routing decision rows (router-decisions.ts) are telemetry, kept in insertion order: SQLite by its
+ * rowid, PostgreSQL by a `seq` column only its table has.
  */
-import { integer, nullable, real, text, type TablesOf } from '../sql/table-schema.js';
+import { generated, integer, maybeText, nullable, onlyIn, real, text, type TablesOf } from '../sql/table-schema.js';
 
 export const ROUTER_SCHEMA = {
   semantic_router_settings: {
@@ -30,6 +30,18 @@ export const ROUTER_SCHEMA = {
     target: text(),
     created_at: integer(),
     updated_at: integer(),
+  },
+  routing_decisions: {
+    seq: onlyIn('postgres', generated(integer())),
+    request_id: text(),
+    project_id: text(),
+    workspace_id: maybeText(),
+    created_at: integer(),
+    route_reason: text(),
+    /** The sealed excerpt of the routed query (store/secret-box.ts). */
+    query_preview: text(),
+    /** JSON text. */
+    detail: text(),
   },
 } as const;
 

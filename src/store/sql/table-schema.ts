@@ -18,6 +18,8 @@ export type ColumnKind = 'integer' | 'text' | 'real' | 'boolean' | 'blob' | 'tex
 export interface Column<T, G extends boolean = false> {
   readonly kind: ColumnKind;
   readonly nullable: boolean;
+  /** Set when only that backend's table has the column (the other never reads or writes it). */
+  readonly onlyIn?: SqlDialect;
   /** Filled by the database when an insert omits it (a sequence, a default). */
   readonly generated: G;
   /** Type only: what the column reads back as. */
@@ -61,6 +63,8 @@ export const maybeText = (): Column<string | null> => nullable(text());
 export const maybeTime = (): Column<number | null> => nullable(integer());
 /** A column the database fills when an insert omits it (INTEGER PRIMARY KEY / BIGSERIAL, a DEFAULT). */
 export const generated = <T>(c: Column<T>): Column<T, true> => ({ ...c, generated: true });
+/** A column of one backend's table only: PostgreSQL's insertion sequence where SQLite has its rowid. */
+export const onlyIn = <T, G extends boolean>(dialect: SqlDialect, c: Column<T, G>): Column<T, G> => ({ ...c, onlyIn: dialect });
 
 export type TableDef = Readonly<Record<string, Column<unknown, boolean>>>;
 export type SchemaDef = Readonly<Record<string, TableDef>>;
