@@ -4,6 +4,8 @@
  * OpenAI-compatible server. The body's `model` picks the endpoint (an id, an endpoint slug), within the
  * key's reach; the listing and the route agree.
  */
+import { DEFAULT_CONTENT_TOKENS, DEFAULT_REASONING_TOKENS } from '../../src/simulator/chat-completion.js';
+import { DEFAULT_DIMENSIONS } from '../../src/simulator/embeddings.js';
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +16,8 @@ import { useProcesses } from '../helpers/suite.js';
 import { openUsageDb, type UsageDb } from '../helpers/usage-db.js';
 
 /** A second project where one model id is served twice: the ambiguity rules, end to end. */
+/** The models test/helpers/configs.ts serves from the simulator's `sim-reasoner`, a reasoning model. */
+const REASONING_UPSTREAM = new Set(['acme/model-reasoner', 'model-slow']);
 const TWINS = 'proj_twins';
 const WS_HOME = 'ws_1a1a1a';
 const WS_AWAY = 'ws_2b2b2b';
@@ -138,7 +142,8 @@ describe('one client with base URL /{project}/v1', () => {
       const chunks = await streamed(client, id);
       expect(chunks.every((c) => c.model === id)).toBe(true);
       expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(['stop']);
-      expect(chunks.at(-1)?.usage?.completion_tokens).toBeGreaterThan(0);
+      // The simulator's 16 content tokens, and 8 reasoning tokens on top from the two endpoints on its sim-reasoner.
+      expect(chunks.at(-1)?.usage?.completion_tokens).toBe(DEFAULT_CONTENT_TOKENS + (REASONING_UPSTREAM.has(id) ? DEFAULT_REASONING_TOKENS : 0));
     }
   });
 
@@ -185,7 +190,7 @@ describe('one client with base URL /{project}/v1', () => {
       const { data, response } = await client.embeddings.create({ model: id, input: ['one base URL', 'every model'] }).withResponse();
       expect(data.model).toBe(id);
       expect(data.data).toHaveLength(2);
-      expect(data.data[0]?.embedding.length).toBeGreaterThan(0);
+      expect(data.data[0]?.embedding.length).toBe(DEFAULT_DIMENSIONS);
       expect((await servedBy(response.headers.get('x-request-id'))).endpoint).toBe(EMBED_ID);
     }
   });
