@@ -20,8 +20,6 @@ const MAX_LINES = 100;
  */
 const KNOWN: Readonly<Record<string, string>> = {
   'agent/agent-client.ts:startAgentClient': 'not split yet (issue 33 part 3)',
-  'exec/agents/local-agent-registry.ts:createLocalAgentRegistry': 'not split yet (issue 33 part 3)',
-  'exec/agents/shared-agent-registry.ts:createSharedAgentRegistry': 'not split yet (issue 33 part 3)',
   'http/server.ts:createHttpServer': 'not split yet (issue 33 part 3)',
   'http/ws.ts:registerWsRoutes': 'not split yet (issue 33 part 3)',
   'simulator/server.ts:startSimulator': 'not split yet (issue 33 part 3)',

@@ -14,6 +14,7 @@
  */
 import type { AgentOfflineReason, AgentRegistry, AgentReports, DispatchMessage, ExecTool, OnlineAgent } from '../../core/exec/agent-registry.js';
 import { CLOSE, gatewayMessages } from './protocol.js';
+import { servesWorkspace } from './serves-workspace.js';
 
 export interface AgentLink {
   /** false when the socket is closed (or was just closed for not reading). */
@@ -76,125 +77,151 @@ interface Entry {
   draining: { readonly done: Promise<void>; readonly settle: () => void } | null;
 }
 
+/** What the registry's methods share: its options, the online agents by id and the subscribers. */
+interface LocalState {
+  readonly options: LocalAgentRegistryOptions;
+  readonly entries: Map<string, Entry>;
+  readonly subscribers: AgentReports[];
+}
+
 export function createLocalAgentRegistry(options: LocalAgentRegistryOptions): LocalAgentRegistry {
-  const { now, leaseMs } = options;
-  const entries = new Map<string, Entry>();
-  const subscribers: AgentReports[] = [];
+  const state: LocalState = { options, entries: new Map(), subscribers: [] };
+  return { ...workMethods(state), ...connectionMethods(state) };
+}
 
-  const report = (f: (r: AgentReports) => void | Promise<void>): void => {
-    for (const s of subscribers) {
-      try {
-        // A subscriber may apply the report asynchronously (a network store): its rejection is logged too.
-        void Promise.resolve(f(s)).catch(options.onReportError);
-      } catch (err) {
-        options.onReportError(err);
-      }
+/** Each subscriber is told; one that throws or rejects goes to `onReportError`, never to the caller. */
+function report(s: LocalState, f: (r: AgentReports) => void | Promise<void>): void {
+  for (const subscriber of s.subscribers) {
+    try {
+      // A subscriber may apply the report asynchronously (a network store): its rejection is logged too.
+      void Promise.resolve(f(subscriber)).catch(s.options.onReportError);
+    } catch (err) {
+      s.options.onReportError(err);
     }
-  };
-  const current = (agentId: string, link: AgentLink): Entry | null => {
-    const e = entries.get(agentId);
-    return e && e.link === link ? e : null;
-  };
-  const view = (e: Entry): OnlineAgent => ({ ...e.agent, running: e.running.size });
-  /** Agents that may be given work: a draining one finishes what it has and takes nothing new. */
-  const available = (): Entry[] => [...entries.values()].filter((e) => e.draining === null);
-  const settleDrain = (e: Entry): void => {
-    if (e.running.size === 0 || entries.get(e.agent.id) !== e) e.draining?.settle();
-  };
-  const serves = (e: Entry, workspaceId: string | null): boolean =>
-    workspaceId === null || e.agent.workspaceIds.length === 0 || e.agent.workspaceIds.includes(workspaceId);
-  const leastBusy = (a: Entry, b: Entry): number => a.running.size - b.running.size || (a.agent.id < b.agent.id ? -1 : 1);
-
-  function goOffline(e: Entry, reason: AgentOfflineReason): void {
-    entries.delete(e.agent.id);
-    const running = [...e.running];
-    e.running.clear();
-    options.onOffline?.(e.agent.id, e.lastSeen);
-    report((r) => r.offline(e.agent.id, reason, running));
-    settleDrain(e);
   }
+}
 
+/** The agent's entry while `link` is still its connection, else null (a replaced or closed link). */
+function current(s: LocalState, agentId: string, link: AgentLink): Entry | null {
+  const e = s.entries.get(agentId);
+  return e && e.link === link ? e : null;
+}
+
+const view = (e: Entry): OnlineAgent => ({ ...e.agent, running: e.running.size });
+
+/** Agents that may be given work: a draining one finishes what it has and takes nothing new. */
+const available = (s: LocalState): Entry[] => [...s.entries.values()].filter((e) => e.draining === null);
+
+function settleDrain(s: LocalState, e: Entry): void {
+  if (e.running.size === 0 || s.entries.get(e.agent.id) !== e) e.draining?.settle();
+}
+
+const leastBusy = (a: Entry, b: Entry): number => a.running.size - b.running.size || (a.agent.id < b.agent.id ? -1 : 1);
+
+function goOffline(s: LocalState, e: Entry, reason: AgentOfflineReason): void {
+  s.entries.delete(e.agent.id);
+  const running = [...e.running];
+  e.running.clear();
+  s.options.onOffline?.(e.agent.id, e.lastSeen);
+  report(s, (r) => r.offline(e.agent.id, reason, running));
+  settleDrain(s, e);
+}
+
+/** The AgentRegistry side: which agents may run a tool, and sending them work or a cancel. */
+function workMethods(s: LocalState): AgentRegistry {
   return {
     candidates(projectId, workspaceId, toolName) {
-      return available()
-        .filter((e) => e.agent.projectId === projectId && serves(e, workspaceId) && e.agent.tools.has(toolName))
+      return available(s)
+        .filter((e) => e.agent.projectId === projectId && servesWorkspace(e.agent, workspaceId) && e.agent.tools.has(toolName))
         .sort(leastBusy)
         .map(view);
     },
     online(projectId, workspaceId) {
-      return available().filter((e) => e.agent.projectId === projectId && serves(e, workspaceId)).sort(leastBusy).map(view);
+      return available(s).filter((e) => e.agent.projectId === projectId && servesWorkspace(e.agent, workspaceId)).sort(leastBusy).map(view);
     },
     dispatch(agentId, message: DispatchMessage) {
-      const e = entries.get(agentId);
+      const e = s.entries.get(agentId);
       if (!e || e.draining !== null) return false;
       if (!e.link.send(gatewayMessages.dispatch(message))) return false;
       // The send may have closed the socket (a client not reading): then it is no longer this agent's.
-      if (entries.get(agentId) !== e) return false;
+      if (s.entries.get(agentId) !== e) return false;
       e.running.add(message.invocationId);
       return true;
     },
     cancel(agentId, invocationId) {
-      const e = entries.get(agentId);
+      const e = s.entries.get(agentId);
       if (!e?.running.delete(invocationId)) return;
       e.link.send(gatewayMessages.cancel(invocationId));
-      settleDrain(e);
+      settleDrain(s, e);
     },
     subscribe(reports) {
-      subscribers.push(reports);
+      s.subscribers.push(reports);
     },
+  };
+}
+
+/** The connections' side: an agent's socket attaching, reporting, draining and going offline. */
+function connectionMethods(s: LocalState): Omit<LocalAgentRegistry, keyof AgentRegistry> {
+  const { now } = s.options;
+  return {
     attach(agent, link) {
-      entries.set(agent.id, { agent, link, running: new Set(), lastSeen: now(), draining: null });
-      report((r) => r.online(agent.id));
+      s.entries.set(agent.id, { agent, link, running: new Set(), lastSeen: now(), draining: null });
+      report(s, (r) => r.online(agent.id));
     },
-    isOnline: (agentId) => entries.has(agentId),
-    lastSeen: (agentId) => entries.get(agentId)?.lastSeen ?? null,
+    isOnline: (agentId) => s.entries.has(agentId),
+    lastSeen: (agentId) => s.entries.get(agentId)?.lastSeen ?? null,
     touch(agentId, link) {
-      const e = current(agentId, link);
+      const e = current(s, agentId, link);
       if (e) e.lastSeen = Math.max(e.lastSeen, now());
     },
     setWorkspaces(agentId, workspaceIds) {
-      const e = entries.get(agentId);
+      const e = s.entries.get(agentId);
       if (e) e.agent = { ...e.agent, workspaceIds };
     },
     output(agentId, link, invocationId, data) {
-      const e = current(agentId, link);
-      if (e?.running.has(invocationId)) report((r) => r.output(agentId, invocationId, data));
+      const e = current(s, agentId, link);
+      if (e?.running.has(invocationId)) report(s, (r) => r.output(agentId, invocationId, data));
     },
     result(agentId, link, invocationId, result) {
-      const e = current(agentId, link);
+      const e = current(s, agentId, link);
       if (!e?.running.delete(invocationId)) return;
-      report((r) => r.result(agentId, invocationId, result));
-      settleDrain(e);
+      report(s, (r) => r.result(agentId, invocationId, result));
+      settleDrain(s, e);
     },
-    drain(agentId, link) {
-      const e = current(agentId, link);
-      if (!e) return Promise.resolve();
-      if (e.draining) return e.draining.done;
-      let settle = (): void => undefined;
-      const done = new Promise<void>((resolve) => (settle = resolve));
-      e.draining = { done, settle };
-      e.link.send(gatewayMessages.draining());
-      settleDrain(e);
-      return done;
-    },
+    drain: (agentId, link) => drain(s, agentId, link),
     detach(agentId, link, reason = 'disconnected') {
-      const e = current(agentId, link);
-      if (e) goOffline(e, reason);
+      const e = current(s, agentId, link);
+      if (e) goOffline(s, e, reason);
     },
     disconnect(agentId, reason, closeCode, closeReason) {
-      const e = entries.get(agentId);
+      const e = s.entries.get(agentId);
       if (!e) return;
-      goOffline(e, reason);
+      goOffline(s, e, reason);
       e.link.close(closeCode, closeReason);
     },
-    expireLeases() {
-      const t = now();
-      const expired = [...entries.values()].filter((e) => t - e.lastSeen >= leaseMs);
-      for (const e of expired) {
-        goOffline(e, 'lease_expired');
-        e.link.close(CLOSE.leaseExpired, `lease expired: no message for ${leaseMs} ms`);
-      }
-      return expired.map((e) => e.agent.id);
-    },
+    expireLeases: () => expireLeases(s),
   };
+}
+
+function drain(s: LocalState, agentId: string, link: AgentLink): Promise<void> {
+  const e = current(s, agentId, link);
+  if (!e) return Promise.resolve();
+  if (e.draining) return e.draining.done;
+  let settle = (): void => undefined;
+  const done = new Promise<void>((resolve) => (settle = resolve));
+  e.draining = { done, settle };
+  e.link.send(gatewayMessages.draining());
+  settleDrain(s, e);
+  return done;
+}
+
+function expireLeases(s: LocalState): string[] {
+  const { now, leaseMs } = s.options;
+  const t = now();
+  const expired = [...s.entries.values()].filter((e) => t - e.lastSeen >= leaseMs);
+  for (const e of expired) {
+    goOffline(s, e, 'lease_expired');
+    e.link.close(CLOSE.leaseExpired, `lease expired: no message for ${leaseMs} ms`);
+  }
+  return expired.map((e) => e.agent.id);
 }
