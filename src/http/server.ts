@@ -10,7 +10,7 @@ import { DrainState } from './drain-state.js';
 import { IncomingRequest, type DataSource } from './request.js';
 import { newRequestId } from './request-id.js';
 import { Reply, WORKER_ID_HEADER } from './reply.js';
-import { createRouteTable, type RoutePattern } from './route-table.js';
+import { createRouteTable, type RouteMatch, type RoutePattern, type RouteTable } from './route-table.js';
 import { listenExclusive, type Uws } from './uws.js';
 import { registerWsRoutes, type WsRegistry, type WsRouteDef } from './ws.js';
 import type { RequestTracer } from '../tracing/trace-port.js';
@@ -149,184 +149,221 @@ export function serveRoute(route: RouteDef, ctx: RouteContext): Promise<void> | 
 }
 
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
-  const workerId = opts.workerId;
-  const tracer = opts.tracer ?? null;
-  // The type makes `auth` required; this catches a route built around it (a cast, plain JavaScript).
-  for (const r of opts.routes) {
-    if (!r.auth) throw new Error(`route ${r.method} ${r.pattern} declares no authentication (RouteDef.auth)`);
-  }
-  const table = createRouteTable<RouteDef>(opts.routes.map((r): RoutePattern<RouteDef> => ({ method: r.method, pattern: r.pattern, value: r })));
-  const app: TemplatedApp = opts.tls
-    ? opts.uws.SSLApp({ cert_file_name: opts.tls.cert_file, key_file_name: opts.tls.key_file })
-    : opts.uws.App();
-  let listenSocket: us_listen_socket | null = null;
-  let inFlight = 0;
-  const drain = new DrainState();
-  let drained: (() => void) | null = null;
-  const isDraining = (): boolean => drain.draining;
-  const sockets: WsRegistry | null = opts.ws
-    ? registerWsRoutes(app, opts.uws.DISABLED, {
-        routes: opts.ws.routes,
-        maxPayloadBytes: opts.ws.maxPayloadBytes,
-        trustProxy: opts.trustProxy,
-        isDraining,
-        onComplete: opts.onComplete,
-        onUnexpectedError: opts.onUnexpectedError,
-        workerId: opts.workerId,
-      })
-    : null;
+  return new UwsHttpServer(opts);
+}
 
-  function finish(req: IncomingRequest, reply: Reply, family: string): void {
-    inFlight -= 1;
-    opts.onComplete({ req, family, status: reply.status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
-    if (drain.draining && inFlight === 0) drained?.();
+/**
+ * One server's state (the app, its route table, the requests in flight, the drain) and the steps of a
+ * request as methods: each runs once per request, as the closures it replaces did, and adds no allocation.
+ */
+class UwsHttpServer implements HttpServer {
+  readonly #opts: HttpServerOptions;
+  readonly #workerId: string | undefined;
+  readonly #tracer: RequestTracer | null;
+  readonly #table: RouteTable<RouteDef>;
+  readonly #app: TemplatedApp;
+  readonly #drain = new DrainState();
+  readonly #sockets: WsRegistry | null;
+  #listenSocket: us_listen_socket | null = null;
+  #inFlight = 0;
+  /** Set while a drain waits: called as requests finish, it ends the wait once nothing is left. */
+  #drained: (() => void) | null = null;
+
+  constructor(opts: HttpServerOptions) {
+    this.#opts = opts;
+    this.#workerId = opts.workerId;
+    this.#tracer = opts.tracer ?? null;
+    this.#table = buildRouteTable(opts.routes);
+    this.#app = opts.tls ? opts.uws.SSLApp({ cert_file_name: opts.tls.cert_file, key_file_name: opts.tls.key_file }) : opts.uws.App();
+    this.#sockets = opts.ws
+      ? registerWsRoutes(this.#app, opts.uws.DISABLED, {
+          routes: opts.ws.routes,
+          maxPayloadBytes: opts.ws.maxPayloadBytes,
+          trustProxy: opts.trustProxy,
+          isDraining: () => this.#drain.draining,
+          onComplete: opts.onComplete,
+          onUnexpectedError: opts.onUnexpectedError,
+          workerId: opts.workerId,
+        })
+      : null;
+    this.#app.any(
+      '/*',
+      this.#guarded((res: UwsResponse, uwsReq: UwsRequest) => this.#accept(res, uwsReq), 'request', null),
+    );
   }
 
-  async function run(route: RouteDef, req: IncomingRequest, reply: Reply, early: GatewayError | null): Promise<void> {
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      // Exclusive: uWS otherwise sets SO_REUSEPORT, and a second gateway started on the same port would
+      // silently share it (each with its own limiter, both writing one store).
+      const listened = (socket: us_listen_socket | false): void => {
+        if (!socket) {
+          reject(new Error(`cannot listen on ${host}:${port}: address in use or not available`));
+          return;
+        }
+        this.#listenSocket = socket;
+        resolve(this.#opts.uws.us_socket_local_port(socket));
+      };
+      if (this.#opts.sharedPort) this.#app.listen(host, port, listened);
+      else listenExclusive(this.#opts.uws, this.#app, host, port, listened);
+    });
+  }
+
+  drain(timeoutMs: number): Promise<void> {
+    this.#drain.begin();
+    // The listener stays open until the work in flight is done: a load balancer's probe then reads a
+    // 503 from /readyz (and clients a 503 service_draining), not a refused connection.
+    return this.#workDone(timeoutMs).then(() => this.#stopListening());
+  }
+
+  /** Resolves once no request is in flight and the sockets have drained, or at the deadline. */
+  #workDone(timeoutMs: number): Promise<void> {
+    const sockets = this.#sockets;
+    // Realtime sessions are not requests: they get a last event and a 1001 close, not a wait. Agents
+    // with invocations running keep their socket while those finish, alongside the requests' drain.
+    let socketsDone = sockets === null;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        // Streams still open get their last frame and end; the app closes once they have (or at once
+        // for anything that registered no last words). Sockets still open are ended now.
+        this.#drained = () => resolve();
+        this.#drain.deadline();
+        sockets?.closeAll();
+        setImmediate(resolve);
+      }, timeoutMs);
+      const drained = (): void => {
+        if (this.#inFlight > 0 || !socketsDone) return;
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#drained = drained;
+      void sockets?.drain().then(() => {
+        socketsDone = true;
+        this.#drained?.();
+      });
+      drained();
+    });
+  }
+
+  #stopListening(): Promise<void> {
+    if (this.#listenSocket) this.#opts.uws.us_listen_socket_close(this.#listenSocket);
+    this.#listenSocket = null;
+    return closeApp(this.#app);
+  }
+
+  #accept(res: UwsResponse, uwsReq: UwsRequest): void {
+    const opts = this.#opts;
+    const method = uwsReq.getCaseSensitiveMethod().toUpperCase();
+    const path = uwsReq.getUrl();
+    const match = this.#table.match(method, path);
+    const route = match.kind === 'found' ? match.value : UNMATCHED;
+    const req = new IncomingRequest(res, uwsReq, method, path, newRequestId(route.idPrefix ?? 'req_'), opts.trustProxy);
+    const reply = new Reply(res, req.requestId, this.#drain);
+    if (this.#workerId !== undefined) reply.setHeader(WORKER_ID_HEADER, this.#workerId);
+    res.onAborted(
+      this.#guarded(() => {
+        reply.markAborted();
+        req.markAborted();
+      }, 'onAborted', req),
+    );
+    this.#inFlight += 1;
+    opts.onStart?.(route.family);
+    // Ended by the composition root's onComplete, with the access line's fields (a stream: when it ends).
+    if (this.#tracer !== null) req.trace = this.#tracer.begin(req, match.kind === 'found' ? route : null);
+    if (opts.logClientAddress) req.log.clientIp = req.clientIp;
+
+    let early = this.#refusal(route, match, req);
+    if (early === null && match.kind === 'found') req.params = match.params;
+    if (BODY_METHODS.has(method) || route.streamBody) early = this.#readBody(res, req, reply, route, early);
+    void this.#run(route, req, reply, early);
+  }
+
+  /** What answers the request before its route runs (draining, plain HTTP in production, 404, 405), or null. */
+  #refusal(route: RouteDef, match: RouteMatch<RouteDef>, req: IncomingRequest): GatewayError | null {
+    const opts = this.#opts;
+    if (this.#drain.draining && !route.servedWhileDraining) return new GatewayError('service_draining', { headers: { Connection: 'close' } });
+    if (opts.production && !opts.tls && !route.plainHttpAllowed && !viaHttpsProxy(req, opts.trustProxy)) {
+      return new GatewayError('https_required', { message: 'This server accepts HTTPS only: plain HTTP requests are refused in production.' });
+    }
+    if (match.kind === 'not_found') return new GatewayError('not_found', { message: notFoundMessage(req.method, req.path) });
+    if (match.kind === 'method_not_allowed') {
+      return new GatewayError('method_not_allowed', {
+        message: `${req.method} is not allowed on ${req.path}; allowed: ${match.allow.join(', ')}.`,
+        headers: { Allow: match.allow.join(', ') },
+      });
+    }
+    return null;
+  }
+
+  /**
+   * Every body is read (or dropped) through a gate that holds an early answer until the body is in.
+   * Returns the early answer, now also a 413 for a body announced over the route's cap.
+   */
+  #readBody(res: UwsResponse, req: IncomingRequest, reply: Reply, route: RouteDef, early: GatewayError | null): GatewayError | null {
+    const limit = route.bodyLimit ?? this.#opts.maxBodyBytes;
+    // With Transfer-Encoding the body is chunked whatever Content-Length says (RFC 9112 6.3): no known length.
+    const declared = req.headers['transfer-encoding'] === undefined ? declaredLength(req.headers['content-length']) : Number.NaN;
+    // A body announced over the cap is refused before anything runs (no authentication, no handler): the
+    // 413 goes out at once, while the client has sent little of it (body-gate.ts).
+    if (early === null && declared > limit) early = bodyTooLarge(limit);
+    const gate = new BodyGate(true, discardBoundFor(limit), declared);
+    reply.holdUntilBodyIn(gate);
+    const onData: DataSource = (handler) => res.onData(this.#guarded(handler, 'onData', req));
+    if (early !== null) req.dropBody(onData, gate);
+    else if (route.streamBody) req.startBodyStream(res, onData, limit, () => reply.usable, gate);
+    else req.startBody(onData, limit, gate);
+    return early;
+  }
+
+  async #run(route: RouteDef, req: IncomingRequest, reply: Reply, early: GatewayError | null): Promise<void> {
     try {
       if (early) throw early;
-      await serveRoute(route, { req, reply, route, draining: drain.draining });
+      await serveRoute(route, { req, reply, route, draining: this.#drain.draining });
     } catch (thrown) {
-      const err = thrown instanceof GatewayError ? thrown : (opts.nameDependencyError?.(thrown, req) ?? thrown);
-      if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'handler', req);
+      const err = thrown instanceof GatewayError ? thrown : (this.#opts.nameDependencyError?.(thrown, req) ?? thrown);
+      if (!(err instanceof GatewayError)) this.#opts.onUnexpectedError(err, 'handler', req);
       req.log.errorCode = err instanceof GatewayError ? err.code : 'internal_error';
       req.discardBody();
       if (!reply.headWritten) reply.error(err);
       else reply.endStream();
     } finally {
       if (reply.open && !reply.headWritten) reply.error(new GatewayError('internal_error'));
-      finish(req, reply, route.family);
+      this.#finish(req, reply, route.family);
     }
   }
 
-  function accept(res: UwsResponse, uwsReq: UwsRequest): void {
-    const method = uwsReq.getCaseSensitiveMethod().toUpperCase();
-    const path = uwsReq.getUrl();
-    const match = table.match(method, path);
-    const route = match.kind === 'found' ? match.value : UNMATCHED;
-    const req = new IncomingRequest(res, uwsReq, method, path, newRequestId(route.idPrefix ?? 'req_'), opts.trustProxy);
-    const reply = new Reply(res, req.requestId, drain);
-    if (workerId !== undefined) reply.setHeader(WORKER_ID_HEADER, workerId);
-    res.onAborted(
-      guarded(() => {
-        reply.markAborted();
-        req.markAborted();
-      }, 'onAborted', req),
-    );
-    inFlight += 1;
-    opts.onStart?.(route.family);
-    // Ended by the composition root's onComplete, with the access line's fields (a stream: when it ends).
-    if (tracer !== null) req.trace = tracer.begin(req, match.kind === 'found' ? route : null);
-    if (opts.logClientAddress) req.log.clientIp = req.clientIp;
-
-    let early: GatewayError | null = null;
-    if (drain.draining && !route.servedWhileDraining) early = new GatewayError('service_draining', { headers: { Connection: 'close' } });
-    else if (opts.production && !opts.tls && !route.plainHttpAllowed && !viaHttpsProxy(req, opts.trustProxy)) {
-      early = new GatewayError('https_required', { message: 'This server accepts HTTPS only: plain HTTP requests are refused in production.' });
-    } else if (match.kind === 'not_found') {
-      early = new GatewayError('not_found', { message: notFoundMessage(method, path) });
-    } else if (match.kind === 'method_not_allowed') {
-      early = new GatewayError('method_not_allowed', {
-        message: `${method} is not allowed on ${path}; allowed: ${match.allow.join(', ')}.`,
-        headers: { Allow: match.allow.join(', ') },
-      });
-    } else {
-      req.params = match.params;
-    }
-    if (!BODY_METHODS.has(method) && !route.streamBody) {
-      void run(route, req, reply, early);
-      return;
-    }
-    const limit = route.bodyLimit ?? opts.maxBodyBytes;
-    // With Transfer-Encoding the body is chunked whatever Content-Length says (RFC 9112 6.3): no known length.
-    const declared = req.headers['transfer-encoding'] === undefined ? declaredLength(req.headers['content-length']) : Number.NaN;
-    // A body announced over the cap is refused before anything runs (no authentication, no handler): the
-    // 413 goes out at once, while the client has sent little of it (body-gate.ts).
-    if (early === null && declared > limit) early = bodyTooLarge(limit);
-    readBody(res, req, reply, limit, declared, route, early !== null);
-    void run(route, req, reply, early);
-  }
-
-  /** Every body is read (or dropped) through a gate that holds an early answer until the body is in. */
-  function readBody(res: UwsResponse, req: IncomingRequest, reply: Reply, limit: number, declared: number, route: RouteDef, refused: boolean): void {
-    const gate = new BodyGate(true, discardBoundFor(limit), declared);
-    reply.holdUntilBodyIn(gate);
-    const onData: DataSource = (handler) => res.onData(guarded(handler, 'onData', req));
-    if (refused) req.dropBody(onData, gate);
-    else if (route.streamBody) req.startBodyStream(res, onData, limit, () => reply.usable, gate);
-    else req.startBody(onData, limit, gate);
+  #finish(req: IncomingRequest, reply: Reply, family: string): void {
+    this.#inFlight -= 1;
+    this.#opts.onComplete({ req, family, status: reply.status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
+    if (this.#drain.draining && this.#inFlight === 0) this.#drained?.();
   }
 
   /**
    * uWS callbacks must never throw: an exception escaping one ends the process (one client could stop the
    * service). Whatever escapes is reported and the request, if it can still be answered, gets a 500.
    */
-  function guarded<A extends unknown[]>(f: (...args: A) => void, where: string, req: IncomingRequest | null): (...args: A) => void {
+  #guarded<A extends unknown[]>(f: (...args: A) => void, where: string, req: IncomingRequest | null): (...args: A) => void {
     return (...args: A) => {
       try {
         f(...args);
       } catch (err) {
-        opts.onUnexpectedError(err, where, req);
+        this.#opts.onUnexpectedError(err, where, req);
       }
     };
   }
+}
 
-  app.any('/*', guarded(accept, 'request', null));
-
-  return {
-    get inFlight() {
-      return inFlight;
-    },
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        // Exclusive: uWS otherwise sets SO_REUSEPORT, and a second gateway started on the same port would
-        // silently share it (each with its own limiter, both writing one store).
-        const listened = (socket: us_listen_socket | false): void => {
-          if (!socket) {
-            reject(new Error(`cannot listen on ${host}:${port}: address in use or not available`));
-            return;
-          }
-          listenSocket = socket;
-          resolve(opts.uws.us_socket_local_port(socket));
-        };
-        if (opts.sharedPort) app.listen(host, port, listened);
-        else listenExclusive(opts.uws, app, host, port, listened);
-      });
-    },
-    drain(timeoutMs) {
-      drain.begin();
-      // The listener stays open until the work in flight is done: a load balancer's probe then reads a
-      // 503 from /readyz (and clients a 503 service_draining), not a refused connection.
-      const stopListening = (): Promise<void> => {
-        if (listenSocket) opts.uws.us_listen_socket_close(listenSocket);
-        listenSocket = null;
-        return closeApp(app);
-      };
-      // Realtime sessions are not requests: they get a last event and a 1001 close, not a wait. Agents
-      // with invocations running keep their socket while those finish, alongside the requests' drain.
-      let socketsDone = sockets === null;
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          // Streams still open get their last frame and end; the app closes once they have (or at once
-          // for anything that registered no last words). Sockets still open are ended now.
-          drained = () => resolve();
-          drain.deadline();
-          sockets?.closeAll();
-          setImmediate(resolve);
-        }, timeoutMs);
-        drained = () => {
-          if (inFlight > 0 || !socketsDone) return;
-          clearTimeout(timer);
-          resolve();
-        };
-        void sockets?.drain().then(() => {
-          socketsDone = true;
-          drained?.();
-        });
-        drained();
-      }).then(stopListening);
-    },
-  };
+/** The route table, once every route is seen to declare its authentication. */
+function buildRouteTable(routes: readonly RouteDef[]): RouteTable<RouteDef> {
+  // The type makes `auth` required; this catches a route built around it (a cast, plain JavaScript).
+  for (const r of routes) {
+    if (!r.auth) throw new Error(`route ${r.method} ${r.pattern} declares no authentication (RouteDef.auth)`);
+  }
+  return createRouteTable<RouteDef>(routes.map((r): RoutePattern<RouteDef> => ({ method: r.method, pattern: r.pattern, value: r })));
 }
 
 /** A 404 that says what the paths look like, and what is likely wrong with this one. */

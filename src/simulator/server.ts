@@ -65,60 +65,109 @@ function simulatedError(knobs: Knobs, status: number): SimError {
   return new SimError(status, `Simulated error with status ${status}`, knobs.errorCode ?? 'simulated_error', null, headers);
 }
 
+/** What every route of one simulator shares. */
+interface Simulator {
+  readonly app: TemplatedApp;
+  readonly log: RequestLog;
+  /** The models seen so far (GET /v1/models lists them), and which of them reason. */
+  readonly models: ModelRegistry;
+  /** Exchanges still open, which close() cancels. */
+  readonly active: Set<Exchange>;
+}
+
+type PostHandler = (ex: Exchange, body: unknown, knobs: Knobs) => void;
+
 export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const host = opts.host ?? '127.0.0.1';
-  const log = new RequestLog();
-  const models = new ModelRegistry(opts.reasoningModels ?? []);
-  const active = new Set<Exchange>();
+  const sim: Simulator = {
+    app: uWS.App(),
+    log: new RequestLog(),
+    models: new ModelRegistry(opts.reasoningModels ?? []),
+    active: new Set<Exchange>(),
+  };
+  registerChatCompletions(sim);
+  post(sim, '/v1/embeddings', (ex, body) => {
+    const result = handleEmbeddings(body);
+    sim.models.note(result.model);
+    ex.sendJson(200, JSON.stringify(result));
+  });
+  registerRerankAndScore(sim);
+  registerResponses(sim);
+  registerAudio(sim);
+  registerRealtime(sim.app, (headers) => sim.log.record('GET', '/v1/realtime', headers));
+  get(sim, '/v1/models', () => [200, JSON.stringify(sim.models.list())]);
+  get(sim, '/healthz', () => [200, '{"status":"ok"}']);
+  registerIntrospection(sim);
+  sim.app.any('/*', (res, req) => {
+    const method = req.getCaseSensitiveMethod();
+    const url = req.getUrl();
+    const ex = new Exchange(res, sim.log.record(method, url, collectHeaders(req)), () => undefined);
+    ex.sendError(new SimError(404, `Unknown route: ${method} ${url}`, 'not_found'));
+  });
+  return listen(sim, opts.host ?? '127.0.0.1', opts.port ?? 0);
+}
+
+/** Starts a logged exchange for a POST route; the handler runs once the body is in. */
+function post(sim: Simulator, path: string, handle: PostHandler): void {
+  sim.app.post(path, (res: HttpResponse, req: HttpRequest) => {
+    const headers = collectHeaders(req);
+    const entry = sim.log.record('POST', path, headers);
+    const ex = new Exchange(res, entry, (done) => sim.active.delete(done));
+    sim.active.add(ex);
+    ex.readBody((text) => {
+      try {
+        answerPost(ex, headers, text, handle);
+      } catch (err) {
+        ex.sendError(asSimError(err));
+      }
+    });
+  });
+}
+
+/** The knobs' simulated error first, then a body that is not JSON, then the route's own answer. */
+function answerPost(ex: Exchange, headers: Record<string, string>, text: string, handle: PostHandler): void {
+  let body: unknown = undefined;
+  let badJson: SimError | null = null;
+  try {
+    body = parseJson(text);
+  } catch (err) {
+    if (!(err instanceof SimError)) throw err;
+    badJson = err;
+  }
+  // A simulated error fires even for unparseable bodies: it stands in for an upstream that never looked.
+  const knobs = parseKnobs(headers, body);
+  if (knobs.errorStatus !== null) throw simulatedError(knobs, knobs.errorStatus);
+  if (badJson) throw badJson;
+  handle(ex, body, knobs);
+}
+
+/** A SimError as it is; anything else (a bug) as a 500 internal_error. */
+function asSimError(err: unknown): SimError {
+  return err instanceof SimError ? err : new SimError(500, err instanceof Error ? err.message : String(err), 'internal_error');
+}
+
+/** GETs answer synchronously inside the handler, so no abort handler or cork is needed. */
+function get(sim: Simulator, path: string, respond: (req: HttpRequest) => [number, string]): void {
+  sim.app.get(path, (res, req) => {
+    const entry = sim.log.record('GET', path, collectHeaders(req));
+    const [status, body] = respond(req);
+    const ex = new Exchange(res, entry, () => undefined);
+    ex.sendJson(status, body);
+  });
+}
+
+/** Sends a JSON body, after x-sim-delay-ms when the knobs ask for one. */
+function sendAfterDelay(ex: Exchange, knobs: Knobs, body: string): void {
+  if (knobs.delayMs > 0) ex.later(knobs.delayMs, () => ex.sendJson(200, body));
+  else ex.sendJson(200, body);
+}
+
+function registerChatCompletions(sim: Simulator): void {
   let completionSeq = 0;
-
-  const app: TemplatedApp = uWS.App();
-
-  /** Starts a logged exchange for a POST route; the handler runs once the body is in. */
-  const post = (path: string, handle: (ex: Exchange, body: unknown, knobs: Knobs) => void): void => {
-    app.post(path, (res: HttpResponse, req: HttpRequest) => {
-      const headers = collectHeaders(req);
-      const entry = log.record('POST', path, headers);
-      const ex = new Exchange(res, entry, (done) => active.delete(done));
-      active.add(ex);
-      ex.readBody((text) => {
-        try {
-          let body: unknown = undefined;
-          let badJson: SimError | null = null;
-          try {
-            body = parseJson(text);
-          } catch (err) {
-            if (!(err instanceof SimError)) throw err;
-            badJson = err;
-          }
-          // A simulated error fires even for unparseable bodies: it stands in for an upstream that never looked.
-          const knobs = parseKnobs(headers, body);
-          if (knobs.errorStatus !== null) throw simulatedError(knobs, knobs.errorStatus);
-          if (badJson) throw badJson;
-          handle(ex, body, knobs);
-        } catch (err) {
-          if (err instanceof SimError) ex.sendError(err);
-          else ex.sendError(new SimError(500, err instanceof Error ? err.message : String(err), 'internal_error'));
-        }
-      });
-    });
-  };
-
-  /** GETs answer synchronously inside the handler, so no abort handler or cork is needed. */
-  const get = (path: string, respond: (req: HttpRequest) => [number, string]): void => {
-    app.get(path, (res, req) => {
-      const entry = log.record('GET', path, collectHeaders(req));
-      const [status, body] = respond(req);
-      const ex = new Exchange(res, entry, () => undefined);
-      ex.sendJson(status, body);
-    });
-  };
-
-  post('/v1/chat/completions', (ex, body, knobs) => {
+  post(sim, '/v1/chat/completions', (ex, body, knobs) => {
     // The multimodel route's planner prompt is answered with a deterministic plan (planner.ts).
     const req = parseChatRequest(asPlannerRequest(body));
-    models.note(req.model);
-    const turn = misbehave(planChatTurn(req, knobs, { reasons: models.reasons(req.model) }), knobs, body);
+    sim.models.note(req.model);
+    const turn = misbehave(planChatTurn(req, knobs, { reasons: sim.models.reasons(req.model) }), knobs, body);
     const id = `chatcmpl-sim-${++completionSeq}`;
     const created = Math.floor(Date.now() / 1000);
     if (req.stream) {
@@ -134,91 +183,81 @@ export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimu
     if (delay > 0) ex.later(delay, respond);
     else respond();
   });
+}
 
-  post('/v1/embeddings', (ex, body) => {
-    const result = handleEmbeddings(body);
-    models.note(result.model);
-    ex.sendJson(200, JSON.stringify(result));
-  });
-
-  // vLLM serves both with and without the /v1 prefix; x-sim-delay-ms delays the answer.
+/** vLLM serves both with and without the /v1 prefix; x-sim-delay-ms delays the answer. */
+function registerRerankAndScore(sim: Simulator): void {
   let rerankSeq = 0;
-  const later = (ex: Exchange, knobs: Knobs, body: string): void => {
-    if (knobs.delayMs > 0) ex.later(knobs.delayMs, () => ex.sendJson(200, body));
-    else ex.sendJson(200, body);
-  };
-  for (const path of ['/v1/rerank', '/rerank']) post(path, (ex, body, knobs) => later(ex, knobs, JSON.stringify(handleRerank(body, ++rerankSeq))));
+  for (const path of ['/v1/rerank', '/rerank']) post(sim, path, (ex, body, knobs) => sendAfterDelay(ex, knobs, JSON.stringify(handleRerank(body, ++rerankSeq))));
   for (const path of ['/v1/score', '/score']) {
-    post(path, (ex, body, knobs) => later(ex, knobs, JSON.stringify(handleScore(body, ++rerankSeq, Math.floor(Date.now() / 1000)))));
+    post(sim, path, (ex, body, knobs) => sendAfterDelay(ex, knobs, JSON.stringify(handleScore(body, ++rerankSeq, Math.floor(Date.now() / 1000)))));
   }
+}
 
-  // A server that speaks the Responses API itself (the gateway's upstream.api: responses).
+/** A server that speaks the Responses API itself (the gateway's upstream.api: responses). */
+function registerResponses(sim: Simulator): void {
   let responseSeq = 0;
-  post('/v1/responses', (ex, body, knobs) => {
-    const { model, answer } = handleResponses(body, knobs, (m) => models.reasons(m), ++responseSeq, Math.floor(Date.now() / 1000));
-    models.note(model);
+  post(sim, '/v1/responses', (ex, body, knobs) => {
+    const { model, answer } = handleResponses(body, knobs, (m) => sim.models.reasons(m), ++responseSeq, Math.floor(Date.now() / 1000));
+    sim.models.note(model);
     if (answer.kind === 'stream') ex.stream(answer.ticks, (t) => delayBeforeTick(t, knobs), knobs.failAfter);
-    else later(ex, knobs, answer.body);
+    else sendAfterDelay(ex, knobs, answer.body);
   });
+}
 
-  const reply = (ex: Exchange, r: SimReply, knobs: Knobs): void => {
-    const respond = (): void => {
-      if (r.kind === 'body') ex.sendBody(200, r.contentType, r.body);
-      else ex.stream(r.ticks, (t) => (t === 0 ? 0 : knobs.delayMs), knobs.failAfter);
-    };
-    if (knobs.delayMs > 0 && r.kind === 'body') ex.later(knobs.delayMs, respond);
-    else respond();
-  };
+function registerAudio(sim: Simulator): void {
+  upload(sim, '/v1/audio/transcriptions', 'transcribe');
+  upload(sim, '/v1/audio/translations', 'translate');
+  post(sim, '/v1/audio/speech', (ex, body, knobs) => sendAudio(ex, handleSpeech(body), knobs));
+}
 
-  /** Multipart routes: the body is read as bytes and logged as a JSON summary of its parts. */
-  const upload = (path: string, task: 'transcribe' | 'translate'): void => {
-    app.post(path, (res: HttpResponse, req: HttpRequest) => {
-      const headers = collectHeaders(req);
-      const ex = new Exchange(res, log.record('POST', path, headers), (done) => active.delete(done));
-      active.add(ex);
-      ex.readRaw((body) => {
-        try {
-          const knobs = parseKnobs(headers, null);
-          if (knobs.errorStatus !== null) throw simulatedError(knobs, knobs.errorStatus);
-          const { reply: r, log: summary } = handleTranscription(task, headers['content-type'], body);
-          if (ex.entry) ex.entry.body = summary;
-          reply(ex, r, knobs);
-        } catch (err) {
-          ex.sendError(err instanceof SimError ? err : new SimError(500, err instanceof Error ? err.message : String(err), 'internal_error'));
-        }
-      });
+/** Multipart routes: the body is read as bytes and logged as a JSON summary of its parts. */
+function upload(sim: Simulator, path: string, task: 'transcribe' | 'translate'): void {
+  sim.app.post(path, (res: HttpResponse, req: HttpRequest) => {
+    const headers = collectHeaders(req);
+    const ex = new Exchange(res, sim.log.record('POST', path, headers), (done) => sim.active.delete(done));
+    sim.active.add(ex);
+    ex.readRaw((body) => {
+      try {
+        const knobs = parseKnobs(headers, null);
+        if (knobs.errorStatus !== null) throw simulatedError(knobs, knobs.errorStatus);
+        const { reply, log: summary } = handleTranscription(task, headers['content-type'], body);
+        if (ex.entry) ex.entry.body = summary;
+        sendAudio(ex, reply, knobs);
+      } catch (err) {
+        ex.sendError(asSimError(err));
+      }
     });
+  });
+}
+
+function sendAudio(ex: Exchange, r: SimReply, knobs: Knobs): void {
+  const respond = (): void => {
+    if (r.kind === 'body') ex.sendBody(200, r.contentType, r.body);
+    else ex.stream(r.ticks, (t) => (t === 0 ? 0 : knobs.delayMs), knobs.failAfter);
   };
-  upload('/v1/audio/transcriptions', 'transcribe');
-  upload('/v1/audio/translations', 'translate');
-  post('/v1/audio/speech', (ex, body, knobs) => reply(ex, handleSpeech(body), knobs));
-  registerRealtime(app, (headers) => log.record('GET', '/v1/realtime', headers));
+  if (knobs.delayMs > 0 && r.kind === 'body') ex.later(knobs.delayMs, respond);
+  else respond();
+}
 
-  get('/v1/models', () => [200, JSON.stringify(models.list())]);
-  get('/healthz', () => [200, '{"status":"ok"}']);
-
-  // Introspection routes are not logged: reading the log must not change it.
-  app.get('/__sim/requests', (res, req) => {
+/** Introspection routes are not logged: reading the log must not change it. */
+function registerIntrospection(sim: Simulator): void {
+  sim.app.get('/__sim/requests', (res, req) => {
     const raw = req.getQuery('limit');
     const limit = raw && /^\d+$/.test(raw) ? Number(raw) : DEFAULT_LOG_LIMIT;
-    new Exchange(res, null, () => undefined).sendJson(200, JSON.stringify({ data: log.recent(limit) }));
+    new Exchange(res, null, () => undefined).sendJson(200, JSON.stringify({ data: sim.log.recent(limit) }));
   });
-  app.del('/__sim/requests', (res) => {
-    log.clear();
+  sim.app.del('/__sim/requests', (res) => {
+    sim.log.clear();
     new Exchange(res, null, () => undefined).sendJson(200, '{"cleared":true}');
   });
+}
 
-  app.any('/*', (res, req) => {
-    const method = req.getCaseSensitiveMethod();
-    const url = req.getUrl();
-    const ex = new Exchange(res, log.record(method, url, collectHeaders(req)), () => undefined);
-    ex.sendError(new SimError(404, `Unknown route: ${method} ${url}`, 'not_found'));
-  });
-
+function listen(sim: Simulator, host: string, requestedPort: number): Promise<RunningSimulator> {
   return new Promise((resolve, reject) => {
-    app.listen(host, opts.port ?? 0, (socket) => {
+    sim.app.listen(host, requestedPort, (socket) => {
       if (!socket) {
-        reject(new Error(`simulator: could not listen on ${host}:${opts.port ?? 0}`));
+        reject(new Error(`simulator: could not listen on ${host}:${requestedPort}`));
         return;
       }
       const port = uWS.us_socket_local_port(socket);
@@ -230,9 +269,9 @@ export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimu
         close: () => {
           closed ??= new Promise<void>((done) => {
             uWS.us_listen_socket_close(socket);
-            for (const ex of active) ex.cancel();
-            active.clear();
-            const closable: ClosableApp = app as unknown as ClosableApp;
+            for (const ex of sim.active) ex.cancel();
+            sim.active.clear();
+            const closable: ClosableApp = sim.app as unknown as ClosableApp;
             if (typeof closable.close === 'function') closable.close();
             // Let uWS run its close callbacks before callers tear anything else down.
             setImmediate(done);
