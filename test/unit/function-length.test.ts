@@ -19,11 +19,9 @@ const MAX_LINES = 100;
  * entry that no longer matches, so the list cannot go stale.
  */
 const KNOWN: Readonly<Record<string, string>> = {
-  'agent/agent-client.ts:startAgentClient': 'not split yet (issue 33 part 3)',
   'exec/agents/local-agent-registry.ts:createLocalAgentRegistry': 'not split yet (issue 33 part 3)',
   'exec/agents/shared-agent-registry.ts:createSharedAgentRegistry': 'not split yet (issue 33 part 3)',
   'http/server.ts:createHttpServer': 'not split yet (issue 33 part 3)',
-  'http/ws.ts:registerWsRoutes': 'not split yet (issue 33 part 3)',
   'simulator/server.ts:startSimulator': 'not split yet (issue 33 part 3)',
   'store/files-store.ts:createFilesStore': 'the storage rewrite splits it (issue 33, storage work)',
   'store/keys-repo.ts:createKeysRepo': 'the storage rewrite splits it (issue 33, storage work)',
