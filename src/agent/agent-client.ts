@@ -13,6 +13,7 @@
  * gateway's drain deadline, and the agent reconnects as after any close (to the restarted gateway, or to
  * another replica behind the same address).
  */
+import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { CLOSE } from '../exec/agents/protocol.js';
 import type { AgentManifest } from './agent-manifest.js';
@@ -42,156 +43,191 @@ const FINAL_CLOSES = new Set<number>([CLOSE.protocolError, CLOSE.keyRevoked, CLO
 type GatewayMessage = { type?: unknown; [field: string]: unknown };
 
 export function startAgentClient(o: AgentClientOptions): AgentClient {
-  let agentKey = o.agentKey;
-  let delay = FIRST_DELAY_MS;
-  let stopping = false;
-  let ws: WebSocket | null = null;
-  let retryTimer: NodeJS.Timeout | null = null;
-  let heartbeat: NodeJS.Timeout | null = null;
-  let enrolledOnce = false;
-  let lastError: string | null = null;
-  const running = new Map<string, RunningTool>();
+  const connection = new AgentConnection(o);
+  connection.connect();
+  return { stop: () => connection.stop() };
+}
 
-  const send = (socket: WebSocket, message: Record<string, unknown>): void => {
-    if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
-  };
+/** What a refused upgrade said: its status, the error envelope's message and its Retry-After. */
+interface Refusal {
+  readonly status: number;
+  readonly message: string;
+  readonly retryAfterMs: number;
+}
 
-  function scheduleReconnect(): void {
-    if (stopping) return;
-    o.log(`reconnecting in ${delay / 1000} s`);
-    retryTimer = setTimeout(connect, delay);
-    delay = Math.min(delay * 2, MAX_DELAY_MS);
-  }
+function send(socket: WebSocket, message: Record<string, unknown>): void {
+  if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+}
 
-  function dispatch(socket: WebSocket, m: GatewayMessage): void {
-    const id = String(m.invocation_id);
-    const toolName = String(m.tool_name);
-    if (running.has(id)) return;
-    const tool = o.manifest.tools.get(toolName);
-    if (!tool) return send(socket, { type: 'invocation.result', invocation_id: id, exit_code: 127, error: `this agent has no tool ${toolName}` });
-    const args = m.arguments !== null && typeof m.arguments === 'object' ? (m.arguments as Record<string, unknown>) : {};
-    const timeoutMs = typeof m.timeout_ms === 'number' ? Math.min(m.timeout_ms, tool.timeoutMs) : tool.timeoutMs;
-    o.log(`run ${id} ${toolName}`);
-    const run = runTool(tool, args, timeoutMs, {
-      output: (data) => {
-        if (running.get(id) === run) send(socket, { type: 'invocation.output', invocation_id: id, data });
-      },
-      done: ({ exitCode, error }) => {
-        if (running.get(id) !== run) return;
-        running.delete(id);
-        o.log(`done ${id} exit ${exitCode}${error ? ` (${error})` : ''}`);
-        send(socket, { type: 'invocation.result', invocation_id: id, exit_code: exitCode, error });
-      },
-    });
-    running.set(id, run);
-  }
-
-  function onMessage(socket: WebSocket, text: string): void {
-    let m: GatewayMessage;
+/** Reads a refused upgrade's body to its end, then hands over what it said. */
+function readRefusal(res: IncomingMessage, done: (refusal: Refusal) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => {
+    let message = Buffer.concat(chunks).toString('utf8');
     try {
-      m = JSON.parse(text) as GatewayMessage;
+      message = (JSON.parse(message) as { error: { message: string } }).error.message;
     } catch {
-      return o.log('ignored a message that is not JSON');
+      // not the error envelope: keep the text
     }
-    if (m.type === 'enrolled') {
-      if (typeof m.agent_key === 'string') {
-        agentKey = m.agent_key;
-        o.storeAgentKey(m.agent_key);
-      }
-      delay = FIRST_DELAY_MS;
-      enrolledOnce = true;
-      const leaseMs = typeof m.lease_ms === 'number' ? m.lease_ms : 30_000;
-      heartbeat = setInterval(() => send(socket, { type: 'heartbeat' }), Math.max(100, Math.floor(leaseMs / 3)));
-      o.log(`enrolled as ${String(m.agent_id)} (lease ${leaseMs} ms)`);
-    } else if (m.type === 'invocation.dispatch') dispatch(socket, m);
-    else if (m.type === 'invocation.cancel') {
-      const id = String(m.invocation_id);
-      const run = running.get(id);
-      running.delete(id);
-      if (run) {
-        o.log(`cancel ${id}`);
-        run.kill('cancelled');
-      }
-    } else if (m.type === 'draining') {
-      o.log(`gateway draining: ${running.size} running invocation(s) finish here; reconnecting once it closes the connection`);
-    } else if (m.type === 'error') {
-      lastError = String(m.code);
-      o.log(`gateway error ${String(m.code)}: ${String(m.message)}`);
-    }
+    const retryAfter = Number(res.headers['retry-after']);
+    done({ status: res.statusCode ?? 0, message, retryAfterMs: Number.isFinite(retryAfter) ? retryAfter * 1000 : 0 });
+  });
+}
+
+/** The agent's state across its connections: the key it presents, the backoff, the invocations it runs. */
+class AgentConnection {
+  readonly #o: AgentClientOptions;
+  #agentKey: string | null;
+  #delay = FIRST_DELAY_MS;
+  #stopping = false;
+  #ws: WebSocket | null = null;
+  #retryTimer: NodeJS.Timeout | null = null;
+  #heartbeat: NodeJS.Timeout | null = null;
+  #enrolledOnce = false;
+  #lastError: string | null = null;
+  readonly #running = new Map<string, RunningTool>();
+
+  constructor(o: AgentClientOptions) {
+    this.#o = o;
+    this.#agentKey = o.agentKey;
   }
 
-  function connect(): void {
-    retryTimer = null;
-    lastError = null;
-    const key = agentKey ?? o.joinKey ?? '';
-    const socket = new WebSocket(o.url, { headers: { authorization: `Bearer ${key}` }, handshakeTimeout: 10_000 });
-    ws = socket;
+  connect(): void {
+    this.#retryTimer = null;
+    this.#lastError = null;
+    const key = this.#agentKey ?? this.#o.joinKey ?? '';
+    const socket = new WebSocket(this.#o.url, { headers: { authorization: `Bearer ${key}` }, handshakeTimeout: 10_000 });
+    this.#ws = socket;
     // A refused upgrade: read the error envelope, then end the handshake (the close below decides).
-    let refusal: { status: number; message: string; retryAfterMs: number } | null = null;
+    let refusal: Refusal | null = null;
     socket.on('unexpected-response', (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let message = Buffer.concat(chunks).toString('utf8');
-        try {
-          message = (JSON.parse(message) as { error: { message: string } }).error.message;
-        } catch {
-          // not the error envelope: keep the text
-        }
-        const retryAfter = Number(res.headers['retry-after']);
-        refusal = { status: res.statusCode ?? 0, message, retryAfterMs: Number.isFinite(retryAfter) ? retryAfter * 1000 : 0 };
+      readRefusal(res, (r) => {
+        refusal = r;
         socket.terminate();
       });
     });
     socket.on('open', () => {
-      o.log(`connected with the ${agentKey ? 'agent' : 'join'} key`);
-      send(socket, o.enroll);
+      this.#o.log(`connected with the ${this.#agentKey ? 'agent' : 'join'} key`);
+      send(socket, this.#o.enroll);
     });
     socket.on('message', (data, isBinary) => {
-      if (!isBinary) onMessage(socket, data.toString());
+      if (!isBinary) this.#onMessage(socket, data.toString());
     });
-    socket.on('error', (err) => o.log(`connection error: ${err.message}`));
-    socket.on('close', (code, reason) => {
-      if (heartbeat) clearInterval(heartbeat);
-      heartbeat = null;
-      for (const run of running.values()) run.kill('disconnected');
-      running.clear();
-      if (stopping || ws !== socket) return;
-      if (refusal !== null) {
-        const { status, message } = refusal;
-        if (status === 401 || status === 403) return o.fatal(`the gateway refused the ${agentKey ? 'agent' : 'join'} key (${status}): ${message}`);
-        o.log(`upgrade refused (${status}): ${message}`);
-        // A 429 (the enrollment rate limit) says when a connection is admitted again: not before.
-        delay = Math.min(Math.max(delay, refusal.retryAfterMs), 60_000);
-        return scheduleReconnect();
-      }
-      o.log(`disconnected (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
-      if (code === CLOSE.protocolError && lastError === 'agent_name_in_use' && enrolledOnce) scheduleReconnect();
-      else if (FINAL_CLOSES.has(code)) o.fatal(`the gateway closed the connection for good (${code} ${reason.toString()})`);
-      else scheduleReconnect();
+    socket.on('error', (err) => this.#o.log(`connection error: ${err.message}`));
+    socket.on('close', (code, reason) => this.#onClose(socket, code, reason, refusal));
+  }
+
+  stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#killAll('agent stopping');
+    const socket = this.#ws;
+    if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        socket.terminate();
+        resolve();
+      }, 2000);
+      socket.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      socket.close(1000, 'agent stopping');
     });
   }
 
-  connect();
-  return {
-    stop() {
-      stopping = true;
-      if (retryTimer) clearTimeout(retryTimer);
-      for (const run of running.values()) run.kill('agent stopping');
-      running.clear();
-      const socket = ws;
-      if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          socket.terminate();
-          resolve();
-        }, 2000);
-        socket.once('close', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        socket.close(1000, 'agent stopping');
-      });
-    },
-  };
+  #scheduleReconnect(): void {
+    if (this.#stopping) return;
+    this.#o.log(`reconnecting in ${this.#delay / 1000} s`);
+    this.#retryTimer = setTimeout(() => this.connect(), this.#delay);
+    this.#delay = Math.min(this.#delay * 2, MAX_DELAY_MS);
+  }
+
+  #killAll(reason: string): void {
+    for (const run of this.#running.values()) run.kill(reason);
+    this.#running.clear();
+  }
+
+  #onMessage(socket: WebSocket, text: string): void {
+    let m: GatewayMessage;
+    try {
+      m = JSON.parse(text) as GatewayMessage;
+    } catch {
+      return this.#o.log('ignored a message that is not JSON');
+    }
+    if (m.type === 'enrolled') this.#onEnrolled(socket, m);
+    else if (m.type === 'invocation.dispatch') this.#dispatch(socket, m);
+    else if (m.type === 'invocation.cancel') this.#cancel(String(m.invocation_id));
+    else if (m.type === 'draining') {
+      this.#o.log(`gateway draining: ${this.#running.size} running invocation(s) finish here; reconnecting once it closes the connection`);
+    } else if (m.type === 'error') {
+      this.#lastError = String(m.code);
+      this.#o.log(`gateway error ${String(m.code)}: ${String(m.message)}`);
+    }
+  }
+
+  #onEnrolled(socket: WebSocket, m: GatewayMessage): void {
+    if (typeof m.agent_key === 'string') {
+      this.#agentKey = m.agent_key;
+      this.#o.storeAgentKey(m.agent_key);
+    }
+    this.#delay = FIRST_DELAY_MS;
+    this.#enrolledOnce = true;
+    const leaseMs = typeof m.lease_ms === 'number' ? m.lease_ms : 30_000;
+    this.#heartbeat = setInterval(() => send(socket, { type: 'heartbeat' }), Math.max(100, Math.floor(leaseMs / 3)));
+    this.#o.log(`enrolled as ${String(m.agent_id)} (lease ${leaseMs} ms)`);
+  }
+
+  #dispatch(socket: WebSocket, m: GatewayMessage): void {
+    const id = String(m.invocation_id);
+    const toolName = String(m.tool_name);
+    if (this.#running.has(id)) return;
+    const tool = this.#o.manifest.tools.get(toolName);
+    if (!tool) return send(socket, { type: 'invocation.result', invocation_id: id, exit_code: 127, error: `this agent has no tool ${toolName}` });
+    const args = m.arguments !== null && typeof m.arguments === 'object' ? (m.arguments as Record<string, unknown>) : {};
+    const timeoutMs = typeof m.timeout_ms === 'number' ? Math.min(m.timeout_ms, tool.timeoutMs) : tool.timeoutMs;
+    this.#o.log(`run ${id} ${toolName}`);
+    const run = runTool(tool, args, timeoutMs, {
+      output: (data) => {
+        if (this.#running.get(id) === run) send(socket, { type: 'invocation.output', invocation_id: id, data });
+      },
+      done: ({ exitCode, error }) => {
+        if (this.#running.get(id) !== run) return;
+        this.#running.delete(id);
+        this.#o.log(`done ${id} exit ${exitCode}${error ? ` (${error})` : ''}`);
+        send(socket, { type: 'invocation.result', invocation_id: id, exit_code: exitCode, error });
+      },
+    });
+    this.#running.set(id, run);
+  }
+
+  #cancel(id: string): void {
+    const run = this.#running.get(id);
+    this.#running.delete(id);
+    if (run) {
+      this.#o.log(`cancel ${id}`);
+      run.kill('cancelled');
+    }
+  }
+
+  #onClose(socket: WebSocket, code: number, reason: Buffer, refusal: Refusal | null): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = null;
+    this.#killAll('disconnected');
+    if (this.#stopping || this.#ws !== socket) return;
+    if (refusal !== null) return this.#onRefused(refusal);
+    this.#o.log(`disconnected (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
+    if (code === CLOSE.protocolError && this.#lastError === 'agent_name_in_use' && this.#enrolledOnce) this.#scheduleReconnect();
+    else if (FINAL_CLOSES.has(code)) this.#o.fatal(`the gateway closed the connection for good (${code} ${reason.toString()})`);
+    else this.#scheduleReconnect();
+  }
+
+  #onRefused({ status, message, retryAfterMs }: Refusal): void {
+    if (status === 401 || status === 403) return this.#o.fatal(`the gateway refused the ${this.#agentKey ? 'agent' : 'join'} key (${status}): ${message}`);
+    this.#o.log(`upgrade refused (${status}): ${message}`);
+    // A 429 (the enrollment rate limit) says when a connection is admitted again: not before.
+    this.#delay = Math.min(Math.max(this.#delay, retryAfterMs), 60_000);
+    this.#scheduleReconnect();
+  }
 }

@@ -18,12 +18,12 @@
  * connection ("Received invalid UTF-8", 1006) before any callback of ours runs, with no option to turn the
  * check off (docs/decisions.md "Hostile bodies").
  */
-import type { CompressOptions, HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
+import type { CompressOptions, HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { GatewayError } from '../errors.js';
 import { IncomingRequest } from './request.js';
 import { newRequestId } from './request-id.js';
 import { Reply, WORKER_ID_HEADER } from './reply.js';
-import { createRouteTable } from './route-table.js';
+import { createRouteTable, type RouteTable } from './route-table.js';
 import type { CompletedRequest, RouteContext, RouteDef } from './server.js';
 
 export interface WsSocket {
@@ -163,109 +163,137 @@ class SocketFacade implements WsSocket {
 
 export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOptions, opts: WsOptions): WsRegistry {
   const open = new Set<WebSocket<UserData>>();
-  /**
-   * An exception escaping a uWS callback ends the process: each is reported instead, and a session whose
-   * handler failed is ended with 1011 (internal error) rather than left half-working.
-   */
-  const guard =
-    <A extends [WebSocket<UserData>, ...unknown[]]>(where: string, f: (...args: A) => void) =>
-    (...args: A): void => {
-      try {
-        f(...args);
-      } catch (err) {
-        opts.onUnexpectedError(err, `ws.${where}`, null);
-        if (where !== 'close') args[0].getUserData().facade?.end(1011, 'internal error');
-      }
-    };
-  for (const route of opts.routes) {
-    // The upgrade callback authenticates (it must answer before the socket exists); the descriptor says so.
-    const def: RouteDef = { method: 'GET', pattern: route.pattern, family: route.family, auth: WS_UPGRADE_AUTH, handle: () => undefined };
-    const table = createRouteTable([{ method: 'GET', pattern: route.pattern, value: def }]);
-    app.ws<UserData>(toUwsPattern(route.pattern), {
-      compression: uwsCompression,
-      maxPayloadLength: Math.min(opts.maxPayloadBytes * UWS_PAYLOAD_CEILING_FACTOR, UWS_PAYLOAD_CEILING_MAX),
-      maxBackpressure: UWS_MAX_BACKPRESSURE,
-      idleTimeout: 120,
-      sendPingsAutomatically: true,
-      upgrade: (res: HttpResponse, uwsReq: HttpRequest, context: us_socket_context_t) => {
-        const path = uwsReq.getUrl();
-        const key = uwsReq.getHeader('sec-websocket-key');
-        const extensions = uwsReq.getHeader('sec-websocket-extensions');
-        const req = new IncomingRequest(res, uwsReq, 'GET', path, newRequestId('req_'), opts.trustProxy);
-        // Read now: after the upgrade the response object, and with it the peer address, is gone.
-        void req.clientIp;
-        const reply = new Reply(res, req.requestId);
-        if (opts.workerId !== undefined) reply.setHeader(WORKER_ID_HEADER, opts.workerId);
-        res.onAborted(() => {
-          reply.markAborted();
-          req.markAborted();
-        });
-        const match = table.match('GET', path);
-        if (match.kind === 'found') req.params = match.params;
-        const complete = (status: number): void => opts.onComplete({ req, family: route.family, status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
-        const refuse = (err: unknown): void => {
-          if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'ws.upgrade', req);
-          reply.error(err);
-          complete(reply.status);
-        };
-        const upgrade = (accept: WsAccept): void => {
-          // A client gone while an asynchronous step ran: its response may not be touched any more.
-          if (req.aborted) return complete(reply.status);
-          res.cork(() => {
-            res.writeStatus('101 Switching Protocols');
-            for (const [k, v] of reply.pendingHeaders) res.writeHeader(k, v);
-            res.upgrade<UserData>({ accept, session: null, facade: null }, key, accept.protocol ?? '', extensions, context);
-          });
-          complete(101);
-        };
-        let accepted: WsAccept | Promise<WsAccept>;
-        try {
-          if (opts.isDraining()) throw new GatewayError('service_draining', { headers: { Connection: 'close' } });
-          accepted = route.upgrade({ req, reply, route: def, draining: false });
-          if (!(accepted instanceof Promise)) return upgrade(accepted);
-        } catch (err) {
-          return refuse(err);
-        }
-        accepted.then(upgrade, refuse).catch((err: unknown) => opts.onUnexpectedError(err, 'ws.upgrade', req));
-      },
-      open: guard('open', (ws) => {
-        const data = ws.getUserData();
-        const facade = new SocketFacade(ws, data.accept.maxBufferedBytes);
-        data.facade = facade;
-        open.add(ws);
-        const session = data.accept.open(facade);
-        data.session = session;
-        facade.onOverflow = (buffered) => {
-          session.overflow?.(buffered);
-        };
-      }),
-      message: guard('message', (ws, message: ArrayBuffer, isBinary: boolean) => {
-        const data = ws.getUserData();
-        if (message.byteLength > opts.maxPayloadBytes) {
-          // Never copied nor delivered: uWS frees its buffer when this returns.
-          data.session?.tooLarge?.(message.byteLength);
-          data.facade?.end(1009, `message of ${message.byteLength} bytes: the limit is ${opts.maxPayloadBytes}`);
-          return;
-        }
-        // The ArrayBuffer is neutered when this callback returns: copy it.
-        data.session?.message(Buffer.from(message.slice(0)), isBinary);
-      }),
-      drain: guard('drain', (ws) => ws.getUserData().session?.drain?.()),
-      close: guard('close', (ws, code: number, message: ArrayBuffer) => {
-        open.delete(ws);
-        const data = ws.getUserData();
-        data.facade?.markClosed();
-        const session = data.session;
-        data.session = null;
-        session?.closed(code, Buffer.from(message).toString('utf8'));
-      }),
-    });
-  }
-  const shutDown = (ws: WebSocket<UserData>): void => {
-    const data = ws.getUserData();
-    data.session?.shutdown?.();
-    data.facade?.end(1001, 'server shutting down');
+  for (const route of opts.routes) app.ws<UserData>(toUwsPattern(route.pattern), wsBehavior(route, uwsCompression, opts, open));
+  return createWsRegistry(open, opts);
+}
+
+/** A WebSocket route as mounted: its definition, the HTTP descriptor of its upgrade and the table matching its path. */
+interface MountedWsRoute {
+  readonly route: WsRouteDef;
+  readonly def: RouteDef;
+  readonly table: RouteTable<RouteDef>;
+}
+
+/** The uWS handlers of one route; `open` is the registry's set of open sockets. */
+function wsBehavior(route: WsRouteDef, compression: CompressOptions, opts: WsOptions, open: Set<WebSocket<UserData>>): WebSocketBehavior<UserData> {
+  // The upgrade callback authenticates (it must answer before the socket exists); the descriptor says so.
+  const def: RouteDef = { method: 'GET', pattern: route.pattern, family: route.family, auth: WS_UPGRADE_AUTH, handle: () => undefined };
+  const mounted: MountedWsRoute = { route, def, table: createRouteTable([{ method: 'GET', pattern: route.pattern, value: def }]) };
+  return {
+    compression,
+    maxPayloadLength: Math.min(opts.maxPayloadBytes * UWS_PAYLOAD_CEILING_FACTOR, UWS_PAYLOAD_CEILING_MAX),
+    maxBackpressure: UWS_MAX_BACKPRESSURE,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    upgrade: (res: HttpResponse, uwsReq: HttpRequest, context: us_socket_context_t) => upgradeSocket(mounted, opts, res, uwsReq, context),
+    open: guarded(opts, 'open', (ws) => openSession(ws, open)),
+    message: guarded(opts, 'message', (ws, message: ArrayBuffer, isBinary: boolean) => deliverMessage(ws, message, isBinary, opts.maxPayloadBytes)),
+    drain: guarded(opts, 'drain', (ws) => ws.getUserData().session?.drain?.()),
+    close: guarded(opts, 'close', (ws, code: number, message: ArrayBuffer) => closeSession(ws, code, message, open)),
   };
+}
+
+/**
+ * An exception escaping a uWS callback ends the process: each is reported instead, and a session whose
+ * handler failed is ended with 1011 (internal error) rather than left half-working.
+ */
+function guarded<A extends [WebSocket<UserData>, ...unknown[]]>(opts: WsOptions, where: string, f: (...args: A) => void): (...args: A) => void {
+  return (...args: A): void => {
+    try {
+      f(...args);
+    } catch (err) {
+      opts.onUnexpectedError(err, `ws.${where}`, null);
+      if (where !== 'close') args[0].getUserData().facade?.end(1011, 'internal error');
+    }
+  };
+}
+
+/**
+ * The upgrade request, answered as an HTTP request is: the route's `upgrade` accepts it (101, now or once
+ * its asynchronous step settles) or refuses it with an HTTP error.
+ */
+function upgradeSocket({ route, def, table }: MountedWsRoute, opts: WsOptions, res: HttpResponse, uwsReq: HttpRequest, context: us_socket_context_t): void {
+  const path = uwsReq.getUrl();
+  const key = uwsReq.getHeader('sec-websocket-key');
+  const extensions = uwsReq.getHeader('sec-websocket-extensions');
+  const req = new IncomingRequest(res, uwsReq, 'GET', path, newRequestId('req_'), opts.trustProxy);
+  // Read now: after the upgrade the response object, and with it the peer address, is gone.
+  void req.clientIp;
+  const reply = new Reply(res, req.requestId);
+  if (opts.workerId !== undefined) reply.setHeader(WORKER_ID_HEADER, opts.workerId);
+  res.onAborted(() => {
+    reply.markAborted();
+    req.markAborted();
+  });
+  const match = table.match('GET', path);
+  if (match.kind === 'found') req.params = match.params;
+  const complete = (status: number): void => opts.onComplete({ req, family: route.family, status, durationMs: performance.now() - req.startedAt, aborted: req.aborted });
+  const refuse = (err: unknown): void => {
+    if (!(err instanceof GatewayError)) opts.onUnexpectedError(err, 'ws.upgrade', req);
+    reply.error(err);
+    complete(reply.status);
+  };
+  const upgrade = (accept: WsAccept): void => {
+    // A client gone while an asynchronous step ran: its response may not be touched any more.
+    if (req.aborted) return complete(reply.status);
+    res.cork(() => {
+      res.writeStatus('101 Switching Protocols');
+      for (const [k, v] of reply.pendingHeaders) res.writeHeader(k, v);
+      res.upgrade<UserData>({ accept, session: null, facade: null }, key, accept.protocol ?? '', extensions, context);
+    });
+    complete(101);
+  };
+  let accepted: WsAccept | Promise<WsAccept>;
+  try {
+    if (opts.isDraining()) throw new GatewayError('service_draining', { headers: { Connection: 'close' } });
+    accepted = route.upgrade({ req, reply, route: def, draining: false });
+    if (!(accepted instanceof Promise)) return upgrade(accepted);
+  } catch (err) {
+    return refuse(err);
+  }
+  accepted.then(upgrade, refuse).catch((err: unknown) => opts.onUnexpectedError(err, 'ws.upgrade', req));
+}
+
+function openSession(ws: WebSocket<UserData>, open: Set<WebSocket<UserData>>): void {
+  const data = ws.getUserData();
+  const facade = new SocketFacade(ws, data.accept.maxBufferedBytes);
+  data.facade = facade;
+  open.add(ws);
+  const session = data.accept.open(facade);
+  data.session = session;
+  facade.onOverflow = (buffered) => {
+    session.overflow?.(buffered);
+  };
+}
+
+function deliverMessage(ws: WebSocket<UserData>, message: ArrayBuffer, isBinary: boolean, maxPayloadBytes: number): void {
+  const data = ws.getUserData();
+  if (message.byteLength > maxPayloadBytes) {
+    // Never copied nor delivered: uWS frees its buffer when this returns.
+    data.session?.tooLarge?.(message.byteLength);
+    data.facade?.end(1009, `message of ${message.byteLength} bytes: the limit is ${maxPayloadBytes}`);
+    return;
+  }
+  // The ArrayBuffer is neutered when this callback returns: copy it.
+  data.session?.message(Buffer.from(message.slice(0)), isBinary);
+}
+
+function closeSession(ws: WebSocket<UserData>, code: number, message: ArrayBuffer, open: Set<WebSocket<UserData>>): void {
+  open.delete(ws);
+  const data = ws.getUserData();
+  data.facade?.markClosed();
+  const session = data.session;
+  data.session = null;
+  session?.closed(code, Buffer.from(message).toString('utf8'));
+}
+
+function shutDown(ws: WebSocket<UserData>): void {
+  const data = ws.getUserData();
+  data.session?.shutdown?.();
+  data.facade?.end(1001, 'server shutting down');
+}
+
+function createWsRegistry(open: Set<WebSocket<UserData>>, opts: WsOptions): WsRegistry {
   return {
     get openCount() {
       return open.size;

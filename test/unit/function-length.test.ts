@@ -19,8 +19,6 @@ const MAX_LINES = 100;
  * entry that no longer matches, so the list cannot go stale.
  */
 const KNOWN: Readonly<Record<string, string>> = {
-  'agent/agent-client.ts:startAgentClient': 'not split yet (issue 33 part 3)',
-  'http/ws.ts:registerWsRoutes': 'not split yet (issue 33 part 3)',
   'store/files-store.ts:createFilesStore': 'the storage rewrite splits it (issue 33, storage work)',
   'store/keys-repo.ts:createKeysRepo': 'the storage rewrite splits it (issue 33, storage work)',
   'store/postgres/files-store.ts:createPgFilesStore': 'the storage rewrite splits it (issue 33, storage work)',
