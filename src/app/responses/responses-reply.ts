@@ -45,12 +45,17 @@ export function frame(event: ResponseEvent): string {
  * logprobs), in a third of the time (issue 35). A test holds the two equal.
  */
 function deltaFrame(e: ResponseEvent): string {
+  // The indexes and sequence number are integers (their JSON is their decimal form); logprobs are mostly none.
+  const logprobs = Array.isArray(e.logprobs) && e.logprobs.length === 0 ? '[]' : JSON.stringify(e.logprobs);
   return (
-    `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${JSON.stringify(e.sequence_number)},` +
-    `"item_id":${JSON.stringify(e.item_id)},"output_index":${JSON.stringify(e.output_index)},"content_index":${JSON.stringify(e.content_index)},` +
-    `"delta":${JSON.stringify(e.delta)},"logprobs":${JSON.stringify(e.logprobs)}}\n\n`
+    `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${integer(e.sequence_number)},` +
+    `"item_id":${JSON.stringify(e.item_id)},"output_index":${integer(e.output_index)},"content_index":${integer(e.content_index)},` +
+    `"delta":${JSON.stringify(e.delta)},"logprobs":${logprobs}}\n\n`
   );
 }
+
+/** JSON of a value that is an integer on this path; anything else as JSON.stringify writes it. */
+const integer = (v: unknown): string => (Number.isInteger(v) ? String(v) : JSON.stringify(v));
 
 export class ResponsesReply implements TurnSink {
   readonly #reply: TurnSink;
