@@ -76,50 +76,11 @@ export function toCredential(row: CredentialRow): KeyCredential {
 
 export type NewKey = NewApiKey;
 
-export function createKeysRepo(db: Db) {
-  const insertKey = db.prepare(`
-    INSERT INTO api_keys (id, project_id, name, prefix, scopes, allowed_ips, blocked_ips, expires_at, quota_requests,
-      quota_window, endpoint_id, allowed_workspace_ids, user_id, source, created_at)
-    VALUES (@id, @projectId, @name, @prefix, @scopes, @allowedIps, @blockedIps, @expiresAt, @quotaRequests,
-      @quotaWindow, @endpointId, @allowedWorkspaceIds, @userId, @source, @createdAt)`);
-  const updateDeclared = db.prepare(`
-    UPDATE api_keys SET name = @name, scopes = @scopes, allowed_ips = @allowedIps, blocked_ips = @blockedIps,
-      expires_at = @expiresAt, quota_requests = @quotaRequests, quota_window = @quotaWindow, endpoint_id = @endpointId,
-      allowed_workspace_ids = @allowedWorkspaceIds,
-      revoked_at = CASE WHEN revoked_reason = 'config_removed' THEN NULL ELSE revoked_at END,
-      revoked_reason = CASE WHEN revoked_reason = 'config_removed' THEN NULL ELSE revoked_reason END
-    WHERE id = @id`);
-  const insertSecret = db.prepare(
-    'INSERT INTO api_key_secrets (hash, key_id, created_at, valid_until) VALUES (?, ?, ?, NULL)',
-  );
-  // A user-owned key reaches what its user reads now (SPEC Authentication 10): the user's role is read with
-  // the credential, and the catalog drops cached credentials whenever the store changes.
-  const credentialByHash = db.prepare<[string], CredentialRow>(`
-    SELECT k.*, s.valid_until, u.id AS owner_id, r.role AS owner_role, r.workspace_ids AS owner_workspaces
-    FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id
-    LEFT JOIN dashboard_users u ON u.id = k.user_id
-    LEFT JOIN dashboard_user_roles r ON r.user_id = k.user_id AND r.project_id = k.project_id
-    WHERE s.hash = ?`);
-  const keyIdByHash = db.prepare<[string], { key_id: string }>('SELECT key_id FROM api_key_secrets WHERE hash = ?');
-  const keysOfProject = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE project_id = ? ORDER BY created_at, id');
-  const keyById = db.prepare<[string, string], KeyRow>('SELECT * FROM api_keys WHERE id = ? AND project_id = ?');
-  const keyByIdAlone = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
-  const graceOfProject = db.prepare<[string], { key_id: string; valid_until: number }>(`
-    SELECT s.key_id, MAX(s.valid_until) AS valid_until FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id
-    WHERE k.project_id = ? AND s.valid_until IS NOT NULL GROUP BY s.key_id`);
-  const revoke = db.prepare(
-    "UPDATE api_keys SET revoked_at = @now, revoked_reason = @reason WHERE id = @id AND revoked_at IS NULL",
-  );
-  const endCurrentSecret = db.prepare('UPDATE api_key_secrets SET valid_until = @until WHERE key_id = @id AND valid_until IS NULL');
-  const insertRotatedSecret = db.prepare('INSERT INTO api_key_secrets (hash, key_id, created_at, valid_until) VALUES (@hash, @id, @now, NULL)');
-  const setPrefix = db.prepare('UPDATE api_keys SET prefix = @prefix WHERE id = @id');
-  const setScopes = db.prepare('UPDATE api_keys SET scopes = @scopes WHERE id = @id');
-  const revokeUndeclared = db.prepare(`
-    UPDATE api_keys SET revoked_at = @now, revoked_reason = 'config_removed'
-    WHERE project_id = @projectId AND source = 'config' AND revoked_at IS NULL
-      AND id NOT IN (SELECT value FROM json_each(@keep))`);
+/** The fields a config file declares for a key: what `updateDeclared` overwrites. */
+type DeclaredKeyFields = Omit<NewKey, 'prefix' | 'source' | 'createdAt' | 'userId' | 'projectId'>;
 
-  const rowParams = (k: Omit<NewKey, 'prefix' | 'source' | 'createdAt' | 'userId' | 'projectId'>) => ({
+function keyRowParams(k: DeclaredKeyFields) {
+  return {
     id: k.id,
     name: k.name,
     scopes: toJson(k.scopes),
@@ -130,34 +91,37 @@ export function createKeysRepo(db: Db) {
     quotaWindow: k.quotaWindow,
     endpointId: k.endpointId,
     allowedWorkspaceIds: k.allowedWorkspaceIds ? toJson(k.allowedWorkspaceIds) : null,
-  });
+  };
+}
 
-  const insertWithSecret = writeTransaction(db, (key: NewKey, hash: string): void => {
-    insertKey.run({ ...rowParams(key), projectId: key.projectId, prefix: key.prefix, userId: key.userId, source: key.source, createdAt: key.createdAt });
-    insertSecret.run(hash, key.id, key.createdAt);
-  });
-
-  const rotateTx = writeTransaction(db, (r: { id: string; hash: string; prefix: string; now: number; graceUntil: number; scopes: readonly Scope[] | null }): void => {
-    endCurrentSecret.run({ id: r.id, until: r.graceUntil });
-    insertRotatedSecret.run({ hash: r.hash, id: r.id, now: r.now });
-    setPrefix.run({ prefix: r.prefix, id: r.id });
-    if (r.scopes !== null) setScopes.run({ scopes: toJson(r.scopes), id: r.id });
-  });
-
+/** Credential lookup by value hash: the request hot path (through the catalog's cache), so statements compile once. */
+function credentialLookups(db: Db) {
+  // A user-owned key reaches what its user reads now (SPEC Authentication 10): the user's role is read with
+  // the credential, and the catalog drops cached credentials whenever the store changes.
+  const credentialByHash = db.prepare<[string], CredentialRow>(`
+    SELECT k.*, s.valid_until, u.id AS owner_id, r.role AS owner_role, r.workspace_ids AS owner_workspaces
+    FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id
+    LEFT JOIN dashboard_users u ON u.id = k.user_id
+    LEFT JOIN dashboard_user_roles r ON r.user_id = k.user_id AND r.project_id = k.project_id
+    WHERE s.hash = ?`);
+  const keyIdByHash = db.prepare<[string], { key_id: string }>('SELECT key_id FROM api_key_secrets WHERE hash = ?');
   return {
-    /** Inserts a key with its first value, in one transaction. */
-    insert(key: NewKey, hash: string): void {
-      insertWithSecret(key, hash);
-    },
-    /** Config-declared keys: the file wins on every field it declares; a key removed then re-added comes back. */
-    updateDeclared(key: Omit<NewKey, 'prefix' | 'source' | 'createdAt' | 'userId' | 'projectId'>): void {
-      updateDeclared.run(rowParams(key));
-    },
     keyIdForHash: (hash: string): string | null => keyIdByHash.get(hash)?.key_id ?? null,
     findCredential(hash: string): KeyCredential | null {
       const row = credentialByHash.get(hash);
       return row ? toCredential(row) : null;
     },
+  };
+}
+
+/** A project's keys, and when their rotated-out values stop working. */
+function projectListings(db: Db) {
+  const keysOfProject = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE project_id = ? ORDER BY created_at, id');
+  const keyById = db.prepare<[string, string], KeyRow>('SELECT * FROM api_keys WHERE id = ? AND project_id = ?');
+  const graceOfProject = db.prepare<[string], { key_id: string; valid_until: number }>(`
+    SELECT s.key_id, MAX(s.valid_until) AS valid_until FROM api_key_secrets s JOIN api_keys k ON k.id = s.key_id
+    WHERE k.project_id = ? AND s.valid_until IS NOT NULL GROUP BY s.key_id`);
+  return {
     listForProject: (projectId: string): ApiKeyRecord[] => keysOfProject.all(projectId).map(toKey),
     findInProject(projectId: string, id: string): ApiKeyRecord | null {
       const row = keyById.get(id, projectId);
@@ -167,6 +131,80 @@ export function createKeysRepo(db: Db) {
     rotatedValuesValidUntil(projectId: string): Map<string, number> {
       return new Map(graceOfProject.all(projectId).map((r) => [r.key_id, r.valid_until]));
     },
+  };
+}
+
+/** Minting a key with its first value, and keeping config-declared keys in step with the file. */
+function mintingAndDeclaring(db: Db) {
+  const insertKey = db.prepare(`
+    INSERT INTO api_keys (id, project_id, name, prefix, scopes, allowed_ips, blocked_ips, expires_at, quota_requests,
+      quota_window, endpoint_id, allowed_workspace_ids, user_id, source, created_at)
+    VALUES (@id, @projectId, @name, @prefix, @scopes, @allowedIps, @blockedIps, @expiresAt, @quotaRequests,
+      @quotaWindow, @endpointId, @allowedWorkspaceIds, @userId, @source, @createdAt)`);
+  const insertSecret = db.prepare(
+    'INSERT INTO api_key_secrets (hash, key_id, created_at, valid_until) VALUES (?, ?, ?, NULL)',
+  );
+  const updateDeclared = db.prepare(`
+    UPDATE api_keys SET name = @name, scopes = @scopes, allowed_ips = @allowedIps, blocked_ips = @blockedIps,
+      expires_at = @expiresAt, quota_requests = @quotaRequests, quota_window = @quotaWindow, endpoint_id = @endpointId,
+      allowed_workspace_ids = @allowedWorkspaceIds,
+      revoked_at = CASE WHEN revoked_reason = 'config_removed' THEN NULL ELSE revoked_at END,
+      revoked_reason = CASE WHEN revoked_reason = 'config_removed' THEN NULL ELSE revoked_reason END
+    WHERE id = @id`);
+  const revokeUndeclared = db.prepare(`
+    UPDATE api_keys SET revoked_at = @now, revoked_reason = 'config_removed'
+    WHERE project_id = @projectId AND source = 'config' AND revoked_at IS NULL
+      AND id NOT IN (SELECT value FROM json_each(@keep))`);
+  const insertWithSecret = writeTransaction(db, (key: NewKey, hash: string): void => {
+    insertKey.run({ ...keyRowParams(key), projectId: key.projectId, prefix: key.prefix, userId: key.userId, source: key.source, createdAt: key.createdAt });
+    insertSecret.run(hash, key.id, key.createdAt);
+  });
+  return {
+    /** Inserts a key with its first value, in one transaction. */
+    insert(key: NewKey, hash: string): void {
+      insertWithSecret(key, hash);
+    },
+    /** Config-declared keys: the file wins on every field it declares; a key removed then re-added comes back. */
+    updateDeclared(key: DeclaredKeyFields): void {
+      updateDeclared.run(keyRowParams(key));
+    },
+    revokeUndeclaredConfigKeys(projectId: string, keepIds: readonly string[], now: number): number {
+      return revokeUndeclared.run({ projectId, keep: toJson(keepIds), now }).changes;
+    },
+  };
+}
+
+interface Rotation {
+  id: string;
+  hash: string;
+  prefix: string;
+  now: number;
+  graceUntil: number;
+  scopes: readonly Scope[] | null;
+}
+
+/** The transaction that swaps a key's current value for a new one (see `rotate` below). */
+function rotationTransaction(db: Db): (r: Rotation) => void {
+  const endCurrentSecret = db.prepare('UPDATE api_key_secrets SET valid_until = @until WHERE key_id = @id AND valid_until IS NULL');
+  const insertRotatedSecret = db.prepare('INSERT INTO api_key_secrets (hash, key_id, created_at, valid_until) VALUES (@hash, @id, @now, NULL)');
+  const setPrefix = db.prepare('UPDATE api_keys SET prefix = @prefix WHERE id = @id');
+  const setScopes = db.prepare('UPDATE api_keys SET scopes = @scopes WHERE id = @id');
+  return writeTransaction(db, (r: Rotation): void => {
+    endCurrentSecret.run({ id: r.id, until: r.graceUntil });
+    insertRotatedSecret.run({ hash: r.hash, id: r.id, now: r.now });
+    setPrefix.run({ prefix: r.prefix, id: r.id });
+    if (r.scopes !== null) setScopes.run({ scopes: toJson(r.scopes), id: r.id });
+  });
+}
+
+/** Revoking and rotating one key. */
+function revocationAndRotation(db: Db) {
+  const revoke = db.prepare(
+    "UPDATE api_keys SET revoked_at = @now, revoked_reason = @reason WHERE id = @id AND revoked_at IS NULL",
+  );
+  const keyByIdAlone = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
+  const rotateTx = rotationTransaction(db);
+  return {
     /** Permanent (SPEC "API key" states); false when the key was already revoked. */
     revoke(id: string, now: number, reason: string): boolean {
       return revoke.run({ id, now, reason }).changes > 0;
@@ -185,9 +223,19 @@ export function createKeysRepo(db: Db) {
       rotateTx({ id, hash: newHash, prefix: newPrefix, now, graceUntil, scopes });
       return true;
     }),
-    revokeUndeclaredConfigKeys(projectId: string, keepIds: readonly string[], now: number): number {
-      return revokeUndeclared.run({ projectId, keep: toJson(keepIds), now }).changes;
-    },
+  };
+}
+
+/**
+ * The keys repo: each group prepares its statements once, here, when the repo is made; the methods are
+ * plain synchronous calls on them.
+ */
+export function createKeysRepo(db: Db) {
+  return {
+    ...mintingAndDeclaring(db),
+    ...credentialLookups(db),
+    ...projectListings(db),
+    ...revocationAndRotation(db),
   };
 }
 
