@@ -155,59 +155,88 @@ export const UPSTREAM_KEEP_ALIVE_MS = 4_000;
 const SILENT: UpstreamLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
-  const env = options.env ?? process.env;
-  const now = options.now ?? Date.now;
-  const log = options.logger ?? SILENT;
-  const probeTimeoutMs = options.probeTimeoutMs ?? 2000;
-  const origins = new Map<string, Pool>();
-  const pools = new Map<string, EndpointPool>();
+  return new PooledUpstreamClient(options);
+}
 
-  function originPool(origin: string): Pool {
-    let pool = origins.get(origin);
-    if (!pool) {
-      pool = new Pool(origin, { connections: 256, pipelining: 1, keepAliveTimeout: UPSTREAM_KEEP_ALIVE_MS });
-      origins.set(origin, pool);
+/**
+ * The client over its endpoint pools (one per configured endpoint, built at start) and its undici pools
+ * (one per origin, shared by every endpoint on that server). The public members are arrow properties:
+ * callers may hold `post` or `exchange` apart from the client, as they could the object this replaced.
+ */
+class PooledUpstreamClient implements UpstreamClient {
+  readonly #options: UpstreamClientOptions;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #log: UpstreamLogger;
+  readonly #origins = new Map<string, Pool>();
+  readonly #pools = new Map<string, EndpointPool>();
+  readonly #deps: PoolDeps;
+
+  constructor(options: UpstreamClientOptions) {
+    this.#options = options;
+    this.#env = options.env ?? process.env;
+    this.#log = options.logger ?? SILENT;
+    this.#deps = this.#poolDeps(options.now ?? Date.now, options.probeTimeoutMs ?? 2000);
+    for (const project of options.projects ?? []) {
+      for (const e of project.endpoints) this.#pools.set(e.id, this.#poolOf({ ...e, projectId: project.id }));
     }
-    return pool;
   }
 
-  const deps: PoolDeps = {
-    now,
-    async probe(server) {
-      const result = await probeModels(originPool(server.origin), server, probeTimeoutMs);
-      if (result.status !== null) return isServerFailureStatus(result.status) ? `HTTP ${result.status} from ${server.url}/models` : null;
-      return result.ok ? null : causeOf(result.error, server.origin);
-    },
-    onChange(pool, server, change) {
-      const fields = { ...where(pool, server), cause: server.health.lastFailure, consecutive_failures: server.health.failures };
-      if (change === 'back') log.info(fields, 'upstream server back in its pool: its probe answered');
-      else if (change === 'taken_out') log.warn({ ...fields, retry_in_ms: (server.health.retryAt ?? now()) - now() }, 'upstream server taken out of its pool after repeated failures');
-      else log.warn({ ...fields, retry_in_ms: (server.health.retryAt ?? now()) - now() }, 'upstream server still down: its probe failed');
-    },
+  readonly post = (endpoint: UpstreamTarget, call: UpstreamCall): Promise<UpstreamResponse> => this.#dispatch(endpoint, call, POST);
+  readonly exchange = (endpoint: UpstreamTarget, call: ExchangeCall): Promise<BufferedResponse> => this.#dispatch(endpoint, call, EXCHANGE);
+  readonly apiKey = (endpoint: UpstreamEndpoint): string | null => this.#poolFor(endpoint).servers[0]?.apiKey ?? null;
+  readonly healthy = (endpointId: string): boolean => this.#pools.get(endpointId)?.healthy ?? true;
+  readonly report = (projectId?: string): PoolReport[] =>
+    [...this.#pools.values()].filter((p) => projectId === undefined || p.endpoint.projectId === projectId).map((p) => p.report());
+  readonly close = async (): Promise<void> => {
+    await Promise.all([...this.#origins.values()].map((o) => o.close()));
   };
 
-  function poolOf(endpoint: UpstreamEndpoint): EndpointPool {
-    const { servers, policy } = resolveServers(endpoint.upstream, env);
-    const pool = new EndpointPool({ id: endpoint.id, slug: endpoint.slug, projectId: endpoint.projectId }, servers, policy, deps);
-    for (const s of pool.servers) {
-      if (s.missingKeyEnv) log.warn({ ...where(pool, s), api_key_env: s.missingKeyEnv }, 'upstream api_key_env is not set: requests to this server go without an API key');
+  #originPool(origin: string): Pool {
+    let pool = this.#origins.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, { connections: 256, pipelining: 1, keepAliveTimeout: UPSTREAM_KEEP_ALIVE_MS });
+      this.#origins.set(origin, pool);
     }
     return pool;
   }
 
-  for (const project of options.projects ?? []) {
-    for (const e of project.endpoints) pools.set(e.id, poolOf({ ...e, projectId: project.id }));
+  /** What the endpoint pools ask of the client: the clock, a probe of a server, and a log line per change. */
+  #poolDeps(now: () => number, probeTimeoutMs: number): PoolDeps {
+    const log = this.#log;
+    return {
+      now,
+      probe: async (server) => {
+        const result = await probeModels(this.#originPool(server.origin), server, probeTimeoutMs);
+        if (result.status !== null) return isServerFailureStatus(result.status) ? `HTTP ${result.status} from ${server.url}/models` : null;
+        return result.ok ? null : causeOf(result.error, server.origin);
+      },
+      onChange(pool, server, change) {
+        const fields = { ...where(pool, server), cause: server.health.lastFailure, consecutive_failures: server.health.failures };
+        if (change === 'back') log.info(fields, 'upstream server back in its pool: its probe answered');
+        else if (change === 'taken_out') log.warn({ ...fields, retry_in_ms: (server.health.retryAt ?? now()) - now() }, 'upstream server taken out of its pool after repeated failures');
+        else log.warn({ ...fields, retry_in_ms: (server.health.retryAt ?? now()) - now() }, 'upstream server still down: its probe failed');
+      },
+    };
+  }
+
+  #poolOf(endpoint: UpstreamEndpoint): EndpointPool {
+    const { servers, policy } = resolveServers(endpoint.upstream, this.#env);
+    const pool = new EndpointPool({ id: endpoint.id, slug: endpoint.slug, projectId: endpoint.projectId }, servers, policy, this.#deps);
+    for (const s of pool.servers) {
+      if (s.missingKeyEnv) this.#log.warn({ ...where(pool, s), api_key_env: s.missingKeyEnv }, 'upstream api_key_env is not set: requests to this server go without an API key');
+    }
+    return pool;
   }
 
   /** Endpoints not in the config the client was built with (a test, a bench) get their pool on first use. */
-  function poolFor(endpoint: UpstreamEndpoint): EndpointPool {
-    let pool = pools.get(endpoint.id);
-    if (!pool) pools.set(endpoint.id, (pool = poolOf(endpoint)));
+  #poolFor(endpoint: UpstreamEndpoint): EndpointPool {
+    let pool = this.#pools.get(endpoint.id);
+    if (!pool) this.#pools.set(endpoint.id, (pool = this.#poolOf(endpoint)));
     return pool;
   }
 
   /** The answer arrived: the server's health and outstanding count, and the log line of an error status. */
-  function answered<T extends Answer, C extends UpstreamCall>(pool: EndpointPool, server: PoolServer, call: C, sender: Sender<T, C>, res: T, span: AttemptSpan | null): T {
+  #answered<T extends Answer, C extends UpstreamCall>(pool: EndpointPool, server: PoolServer, call: C, sender: Sender<T, C>, res: T, span: AttemptSpan | null): T {
     sender.hold(res, pool, server);
     const status = res.statusCode;
     if (span !== null) {
@@ -220,11 +249,11 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     }
     const cause = `HTTP ${status} from ${server.url}${call.path}`;
     pool.answered(server, status, cause);
-    options.onUpstreamError?.(pool.endpoint, statusClass(status));
+    this.#options.onUpstreamError?.(pool.endpoint, statusClass(status));
     if (status >= 500 || status === 401 || status === 403 || status === 404 || status === 408 || status === 429) {
       const fields = { ...where(pool, server), cause, request_id: call.requestId };
-      if (status === 401 || status === 403 || status === 404) log.error(fields, 'upstream refused the request: check the endpoint upstream config');
-      else log.warn(fields, 'upstream answered with an error');
+      if (status === 401 || status === 403 || status === 404) this.#log.error(fields, 'upstream refused the request: check the endpoint upstream config');
+      else this.#log.warn(fields, 'upstream answered with an error');
     }
     return res;
   }
@@ -235,35 +264,35 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
    * otherwise `error` is thrown: an abort (the deadline, or the client gone) as it is, for the caller to
    * name, anything else as the client's error.
    */
-  function failed(pool: EndpointPool, server: PoolServer, call: UpstreamCall, err: unknown, mayRetry: boolean): { error: unknown; next: PoolServer | null } {
+  #failed(pool: EndpointPool, server: PoolServer, call: UpstreamCall, err: unknown, mayRetry: boolean): { error: unknown; next: PoolServer | null } {
     pool.release(server);
     if (call.signal.aborted) return { error: err, next: null };
     // The server answered, but the gateway refused the answer (one past the answer cap, answer-cap.ts): not
     // a transport failure, so the server stays in the pool and the client gets that error, not "unreachable".
     if (err instanceof GatewayError) {
-      log.warn({ ...where(pool, server), request_id: call.requestId, reason: err.message }, 'upstream answer refused');
+      this.#log.warn({ ...where(pool, server), request_id: call.requestId, reason: err.message }, 'upstream answer refused');
       return { error: err, next: null };
     }
     const cause = causeOf(err, server.origin);
     const error = unreachableUpstream(transportFailure(err));
     pool.failed(server, cause);
     const fields = { ...where(pool, server), cause, request_id: call.requestId };
-    options.onUpstreamError?.(pool.endpoint, sentNothing(err) ? 'unreachable' : 'failed_after_send');
+    this.#options.onUpstreamError?.(pool.endpoint, sentNothing(err) ? 'unreachable' : 'failed_after_send');
     if (!sentNothing(err)) {
-      log.error(fields, 'upstream request failed after it was sent; not retried');
+      this.#log.error(fields, 'upstream request failed after it was sent; not retried');
       return { error, next: null };
     }
     // A spent stream body cannot be sent twice.
     const next = mayRetry && Buffer.isBuffer(call.body) ? pool.pick(server) : null;
-    if (next) log.warn({ ...fields, retried_on: next.url }, 'upstream server unreachable; retried on another server of the pool');
-    else log.error(mayRetry ? fields : { ...fields, retry: true }, 'upstream server unreachable');
+    if (next) this.#log.warn({ ...fields, retried_on: next.url }, 'upstream server unreachable; retried on another server of the pool');
+    else this.#log.error(mayRetry ? fields : { ...fields, retry: true }, 'upstream server unreachable');
     return { error, next };
   }
 
   /** Picks a server (waiting for a running probe when none is in) and sends; one that sent nothing is sent once more. */
-  async function dispatch<T extends Answer, C extends UpstreamCall>(endpoint: UpstreamEndpoint, call: C, sender: Sender<T, C>): Promise<T> {
-    const pool = poolFor(endpoint);
-    const first = pool.pick(null) ?? (await afterProbe(pool, call));
+  async #dispatch<T extends Answer, C extends UpstreamCall>(endpoint: UpstreamEndpoint, call: C, sender: Sender<T, C>): Promise<T> {
+    const pool = this.#poolFor(endpoint);
+    const first = pool.pick(null) ?? (await this.#afterProbe(pool, call));
     // The ledger's record of where the call went (the Requests page): two field writes, no allocation.
     const noted = call.signal instanceof UpstreamAbort ? call.signal : null;
     if (noted) noted.server = first.url;
@@ -272,10 +301,10 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     let span = trace ? trace.attempt(attemptTarget(endpoint, first, call), 1) : null;
     let res: T;
     try {
-      res = await sender.send(originPool(first.origin), first, call, span);
+      res = await sender.send(this.#originPool(first.origin), first, call, span);
     } catch (err) {
       span?.failed(attemptErrorType(call, err));
-      const { error, next } = failed(pool, first, call, err, true);
+      const { error, next } = this.#failed(pool, first, call, err, true);
       if (next === null) throw error;
       if (noted) {
         noted.server = next.url;
@@ -283,42 +312,25 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       }
       span = trace ? trace.attempt(attemptTarget(endpoint, next, call), 2) : null;
       try {
-        res = await sender.send(originPool(next.origin), next, call, span);
+        res = await sender.send(this.#originPool(next.origin), next, call, span);
       } catch (again) {
         span?.failed(attemptErrorType(call, again));
-        throw failed(pool, next, call, again, false).error;
+        throw this.#failed(pool, next, call, again, false).error;
       }
-      return answered(pool, next, call, sender, res, span);
+      return this.#answered(pool, next, call, sender, res, span);
     }
-    return answered(pool, first, call, sender, res, span);
+    return this.#answered(pool, first, call, sender, res, span);
   }
 
-  async function afterProbe(pool: EndpointPool, call: UpstreamCall): Promise<PoolServer> {
+  async #afterProbe(pool: EndpointPool, call: UpstreamCall): Promise<PoolServer> {
     const probing = pool.probeSettled();
     if (probing) await probing;
     const server = probing ? pool.pick(null) : null;
     if (server) return server;
-    log.error({ ...where(pool, null), causes: pool.servers.map((s) => `${s.url}: ${s.health.lastFailure ?? 'none'}`), request_id: call.requestId }, 'no upstream server of the endpoint is taking requests');
-    options.onUpstreamError?.(pool.endpoint, 'no_server');
+    this.#log.error({ ...where(pool, null), causes: pool.servers.map((s) => `${s.url}: ${s.health.lastFailure ?? 'none'}`), request_id: call.requestId }, 'no upstream server of the endpoint is taking requests');
+    this.#options.onUpstreamError?.(pool.endpoint, 'no_server');
     throw noServerAvailable(pool.servers.length);
   }
-
-  return {
-    post: (endpoint, call) => dispatch(endpoint, call, POST),
-    exchange: (endpoint, call) => dispatch(endpoint, call, EXCHANGE),
-    apiKey(endpoint) {
-      return poolFor(endpoint).servers[0]?.apiKey ?? null;
-    },
-    healthy(endpointId) {
-      return pools.get(endpointId)?.healthy ?? true;
-    },
-    report(projectId) {
-      return [...pools.values()].filter((p) => projectId === undefined || p.endpoint.projectId === projectId).map((p) => p.report());
-    },
-    async close() {
-      await Promise.all([...origins.values()].map((o) => o.close()));
-    },
-  };
 }
 
 interface Answer {

@@ -21,7 +21,6 @@ const MAX_LINES = 100;
 const KNOWN: Readonly<Record<string, string>> = {
   'store/files-store.ts:createFilesStore': 'the storage rewrite splits it (issue 33, storage work)',
   'store/postgres/files-store.ts:createPgFilesStore': 'the storage rewrite splits it (issue 33, storage work)',
-  'upstream/upstream-client.ts:createUpstreamClient': 'the hot-path performance work splits it (issue 35)',
 };
 
 function sourceFiles(dir: string): string[] {
