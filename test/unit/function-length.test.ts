@@ -19,9 +19,7 @@ const MAX_LINES = 100;
  * entry that no longer matches, so the list cannot go stale.
  */
 const KNOWN: Readonly<Record<string, string>> = {
-  'store/files-store.ts:createFilesStore': 'the storage rewrite splits it (issue 33, storage work)',
   'store/keys-repo.ts:createKeysRepo': 'the storage rewrite splits it (issue 33, storage work)',
-  'store/postgres/files-store.ts:createPgFilesStore': 'the storage rewrite splits it (issue 33, storage work)',
   'upstream/upstream-client.ts:createUpstreamClient': 'the hot-path performance work splits it (issue 35)',
 };
 
