@@ -1,12 +1,12 @@
 /**
  * The uploaded files' bytes in a backup (issue 32): on SQLite they live beside the database, in the
- * store's `files/` folder (store-path.ts, files-store.ts), not in it, so a copy of the database alone lists
+ * store's `files/` folder (store-path.ts, sqlite/disk-file-bytes.ts), not in it, so a copy of the database alone lists
  * files whose download then fails.
  *
  * The copy follows the database copy's rows, not the folder: a file is copied when the copied database
  * names it (`files` rows, and `upload_parts` rows of uploads still pending), so the backup holds exactly
  * what its database refers to and nothing the source swept or was still writing. Bytes never change once
- * renamed into place (files-store.ts writes to `tmp/` and renames), so copying them after the database
+ * renamed into place (disk-file-bytes.ts writes to `tmp/` and renames), so copying them after the database
  * snapshot is consistent, with one exception: a file deleted between the snapshot and its copy. Its row is
  * removed from the copy (as if the backup had started a moment later), never left pointing at nothing.
  * Every copied file's size is checked against its row.

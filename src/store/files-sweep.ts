@@ -1,5 +1,5 @@
 /**
- * What a crash leaves in the files folder (store/files-store.ts), removed when the store opens: writes that
+ * What a crash leaves in the files folder (sqlite/disk-file-bytes.ts), removed when the store opens: writes that
  * never finished, and bytes whose row was never inserted.
  */
 import { readdirSync, rmSync, statSync } from 'node:fs';

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 
 export interface StorePath {
   readonly path: string;
-  /** Where uploaded files' bytes live (store/files-store.ts): `files/` next to the database, or a temp folder. */
+  /** Where uploaded files' bytes live (store/sqlite/disk-file-bytes.ts): `files/` next to the database, or a temp folder. */
   readonly filesDir: string;
   /** A real file that outlives the process (not the `:memory:` stand-in): worth a crash journal. */
   readonly durable: boolean;

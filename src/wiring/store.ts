@@ -59,6 +59,14 @@ export async function wireStore(config: Config, dbPathOption: string | undefined
   return { store, dbPath, db, backend, catalogStore, preloaded, catalog, mainSql };
 }
 
+/**
+ * The webhook events of a program run on `mainSql` (the files store's): on SQLite through the outbox on
+ * the main connection, on PostgreSQL fanned out to the shared tables.
+ */
+export function mainTransactionEvents({ backend }: StoreParts, mainOutbox: StoreOutbox): TransactionEvents {
+  return backend.pg ? postgresTransactionEvents(backend.pg) : sqliteTransactionEvents(mainOutbox);
+}
+
 /** The connection for frequent state changes, and the outbox their events go through. */
 export interface BusyStore {
   readonly busyDb: Db;

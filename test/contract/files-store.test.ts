@@ -5,9 +5,13 @@ import { join } from 'node:path';
 import { beforeAll } from 'vitest';
 import type { EventOutbox } from '../../src/core/webhooks/outbox.js';
 import { openDatabase } from '../../src/store/db.js';
-import { createPgFilesStore } from '../../src/store/postgres/files-store.js';
+import { createFilesStore } from '../../src/store/files/files-store.js';
+import { createPgFileBytes } from '../../src/store/postgres/pg-file-bytes.js';
 import { openPostgres } from '../../src/store/postgres/pg-store.js';
-import { createSqliteFilesStore } from '../../src/store/sqlite/files-store.js';
+import { createPostgresRunner } from '../../src/store/sql/postgres-runner.js';
+import { createSqliteRunner } from '../../src/store/sql/sqlite-runner.js';
+import { postgresTransactionEvents, sqliteTransactionEvents } from '../../src/store/sql/transaction-events.js';
+import { createDiskFileBytes } from '../../src/store/sqlite/disk-file-bytes.js';
 import { freshDatabase, requirePostgres } from '../helpers/postgres.js';
 import { filesStoreContract } from './files-store-contract.js';
 
@@ -22,7 +26,12 @@ filesStoreContract('SQLite', async (clock) => {
   const emitted: string[] = [];
   // The events' own rows are the outbox's contract (webhook-outbox tests); here: which, in what order.
   const outbox: EventOutbox = { emit: (_p, type) => (emitted.push(type), 1), emitBudgetThreshold: () => 0 };
-  const store = createSqliteFilesStore(db, join(dir, 'files'), outbox, () => clock.now);
+  const store = createFilesStore({
+    runner: createSqliteRunner(db),
+    events: sqliteTransactionEvents(outbox),
+    bytes: createDiskFileBytes(db, join(dir, 'files')),
+    now: () => clock.now,
+  });
   return {
     store,
     events: async () => [...emitted],
@@ -45,7 +54,7 @@ filesStoreContract('PostgreSQL', async (clock) => {
     );
   }
   return {
-    store: createPgFilesStore(pg, () => clock.now),
+    store: createFilesStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg), bytes: createPgFileBytes(pg.pool), now: () => clock.now }),
     events: async () => (await pg.pool.query<{ type: string }>('SELECT type FROM webhook_events ORDER BY seq')).rows.map((r) => r.type),
     close: async () => {
       await pg.close();

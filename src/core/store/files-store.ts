@@ -1,8 +1,9 @@
 /**
  * The files aggregate's storage port (issues 12 and 14): files' metadata AND bytes, uploads and their
  * parts, and the `file.uploaded` / `file.deleted` events in the transaction of the row they describe.
- * SQLite (store/sqlite/files-store.ts: bytes on this instance's disk) and PostgreSQL
- * (store/postgres/files-store.ts: bytes in a chunk table, so replicas need no shared disk) implement it;
+ * One implementation (store/files/files-store.ts) keeps the metadata on either backend; the bytes are the
+ * backend's own: SQLite's on this instance's disk (store/sqlite/disk-file-bytes.ts), PostgreSQL's in a
+ * chunk table, so replicas need no shared disk (store/postgres/pg-file-bytes.ts);
  * test/contract/files-store-contract.ts runs both.
  *
  * Bytes are staged first (`stage`, streamed as they arrive, never buffered whole) and only a completely

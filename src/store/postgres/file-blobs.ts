@@ -9,10 +9,13 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { FilesRefusal, type StagedBytes } from '../../core/store/files-store.js';
+import type { PgQueryable } from './pg-store.js';
 
 export const CHUNK_BYTES = 1024 * 1024;
 /** A staged blob untouched this long is a crash's leftover (the disk store's temp files: an hour). */
 export const STAGED_MAX_IDLE_MS = 60 * 60 * 1000;
+
+export const newBlobId = (): string => `blob_${randomBytes(12).toString('hex')}`;
 
 /**
  * Streams `source` into a new staged blob. Each chunk's insert also touches the blob (its idle age is
@@ -20,7 +23,7 @@ export const STAGED_MAX_IDLE_MS = 60 * 60 * 1000;
  * rather than leave chunks without a blob. On any failure the blob and its chunks are deleted.
  */
 export async function stageBlob(pool: pg.Pool, source: Readable, maxBytes: number): Promise<StagedBytes> {
-  const id = `blob_${randomBytes(12).toString('hex')}`;
+  const id = newBlobId();
   const md5 = createHash('md5');
   let bytes = 0;
   let n = 0;
@@ -101,12 +104,11 @@ export async function md5OfBlobs(pool: pg.Pool, blobIds: readonly string[]): Pro
 }
 
 /**
- * Moves the parts' chunks, in order, to a new committed blob of `bytes` (inside the caller's transaction):
- * the rows are renumbered, not copied, so completing an upload rewrites no bytes (PostgreSQL keeps an
- * unchanged TOASTed value when the row is updated).
+ * Moves the parts' chunks, in order, to a new committed blob `id` of `bytes` (inside the caller's
+ * transaction): the rows are renumbered, not copied, so completing an upload rewrites no bytes (PostgreSQL
+ * keeps an unchanged TOASTed value when the row is updated).
  */
-export async function joinBlobs(client: pg.PoolClient, blobIds: readonly string[], bytes: number): Promise<string> {
-  const id = `blob_${randomBytes(12).toString('hex')}`;
+export async function joinBlobs(client: PgQueryable, id: string, blobIds: readonly string[], bytes: number): Promise<void> {
   await client.query('INSERT INTO file_blobs (id, bytes, committed, touched_at) VALUES ($1, $2, true, $3)', [id, bytes, Date.now()]);
   await client.query(
     `WITH p AS (SELECT b.id, b.ord FROM unnest($2::text[]) WITH ORDINALITY AS b(id, ord)),
@@ -114,7 +116,21 @@ export async function joinBlobs(client: pg.PoolClient, blobIds: readonly string[
      UPDATE file_chunks c SET blob_id = $1, n = m.new_n FROM m WHERE c.blob_id = m.blob_id AND c.n = m.n`,
     [id, blobIds],
   );
-  return id;
+}
+
+/** Claims a staged blob for a row in the caller's transaction; false if it is not (or no longer) staged. */
+export async function claimBlob(client: PgQueryable, id: string): Promise<boolean> {
+  return ((await client.query('UPDATE file_blobs SET committed = true WHERE id = $1 AND NOT committed', [id])).rowCount ?? 0) === 1;
+}
+
+/** Deletes a blob no row has claimed (a committed one stays). */
+export async function discardBlob(pool: pg.Pool, id: string): Promise<void> {
+  await pool.query('DELETE FROM file_blobs WHERE id = $1 AND NOT committed', [id]);
+}
+
+/** Deletes committed blobs whose rows were deleted in the caller's transaction. */
+export async function deleteBlobs(client: PgQueryable, ids: readonly string[]): Promise<void> {
+  await client.query('DELETE FROM file_blobs WHERE id = ANY($1::text[])', [ids]);
 }
 
 /** Staged blobs idle past STAGED_MAX_IDLE_MS: writes a crash (or a lost client) left unfinished. */

@@ -8,6 +8,7 @@ import { CATALOG_SCHEMA } from '../catalog/catalog-tables.js';
 import { EXEC_INVOCATIONS_SCHEMA } from '../exec-invocations/exec-invocations-tables.js';
 import { RESPONSES_SCHEMA } from '../responses/responses-tables.js';
 import { ROUTER_SCHEMA } from '../router/router-tables.js';
+import { FILES_SCHEMA } from '../files/files-tables.js';
 import { EXEC_AGENTS_SCHEMA } from '../exec-agents/exec-agents-tables.js';
 import { IDENTITY_SCHEMA } from '../identity/identity-tables.js';
 import type { SchemaDef } from './table-schema.js';
@@ -21,4 +22,5 @@ export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
   router: ROUTER_SCHEMA,
   identity: IDENTITY_SCHEMA,
   execAgents: EXEC_AGENTS_SCHEMA,
+  files: FILES_SCHEMA,
 };
