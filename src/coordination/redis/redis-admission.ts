@@ -102,8 +102,12 @@ export class RedisAdmission implements AdmissionPort {
     });
     this.#redis.on('close', () => this.markDown('connection closed'));
     // Every new socket: ioredis's own parser listens too; this one only notes that Redis said something.
+    // A connection still connecting at construction already has its socket: it is not listened to twice.
+    let listened: unknown = null;
     const listen = (): void => {
       this.#lastHeardAt = Date.now();
+      if (this.#redis.stream === listened) return;
+      listened = this.#redis.stream;
       this.#redis.stream.on('data', this.#heard);
     };
     if (this.#redis.stream) listen();
