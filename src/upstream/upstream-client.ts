@@ -15,10 +15,11 @@ import type { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { Dispatcher } from 'undici';
-import { BufferingHandler, type BufferedResponse } from './buffering-handler.js';
+import type { BufferedResponse } from './buffering-handler.js';
 import { probeModels } from './models-probe.js';
 import { isServerFailureStatus } from './server-health.js';
 import { causeOf, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from './upstream-errors.js';
+import { EXCHANGE, POST, type Answer, type ExchangeCall, type Sender } from './upstream-senders.js';
 import { EndpointPool, resolveServers, type PoolDeps, type PoolReport, type PoolServer, type UpstreamEndpoint } from './upstream-pool.js';
 import type { AttemptSpan, AttemptTarget, RequestTrace } from '../tracing/trace-port.js';
 
@@ -333,32 +334,6 @@ class PooledUpstreamClient implements UpstreamClient {
   }
 }
 
-interface Answer {
-  readonly statusCode: number;
-}
-
-/** How one kind of call is sent to a server, and how long its answer keeps that server busy. */
-interface Sender<T extends Answer, C extends UpstreamCall> {
-  send(origin: Pool, server: PoolServer, call: C, span: AttemptSpan | null): Promise<T>;
-  hold(res: T, pool: EndpointPool, server: PoolServer): void;
-  /** Ends an attempt's span once its answer is over (tracing on only). */
-  settle(res: T, span: AttemptSpan): void;
-}
-
-type ExchangeCall = UpstreamCall & { readonly body: Buffer; readonly signal: UpstreamAbort };
-
-function headersOf(server: PoolServer, call: UpstreamCall, span: AttemptSpan | null): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': call.contentType ?? 'application/json' };
-  if (call.accept) headers.accept = call.accept;
-  if (server.apiKey) headers.authorization = `Bearer ${server.apiKey}`;
-  // The trace goes on to the model server, under this attempt's span (W3C Trace Context).
-  if (span !== null) {
-    headers.traceparent = span.traceparent;
-    if (span.tracestate !== null) headers.tracestate = span.tracestate;
-  }
-  return headers;
-}
-
 /** What an attempt's span names: the endpoint, the model sent upstream, the server's origin and the path. */
 function attemptTarget(endpoint: UpstreamEndpoint, server: PoolServer, call: UpstreamCall): AttemptTarget {
   return { projectId: endpoint.projectId, slug: endpoint.slug, upstreamModel: endpoint.upstream.model, origin: server.origin, path: call.path };
@@ -370,40 +345,6 @@ function attemptErrorType(call: UpstreamCall, err: unknown): string {
   if (err instanceof GatewayError) return err.code;
   return sentNothing(err) ? 'unreachable' : 'failed_after_send';
 }
-
-/** Streamed answers: undici's body stream; the server stays busy until that body is read or dropped. */
-const POST: Sender<UpstreamResponse, UpstreamCall> = {
-  send: (origin, server, call, span) =>
-    origin.request({
-      method: 'POST',
-      path: server.prefix + call.path,
-      headers: headersOf(server, call, span),
-      body: call.body,
-      signal: call.signal,
-      headersTimeout: call.headersTimeoutMs,
-      bodyTimeout: call.bodyTimeoutMs,
-    }),
-  hold: (res, pool, server) => void res.body.once('close', () => pool.release(server)),
-  settle: (res, span) => void res.body.once('close', () => span.end()),
-};
-
-/** Whole answers, read by our own dispatch handler: the server is free once the answer is in. */
-const EXCHANGE: Sender<BufferedResponse, ExchangeCall> = {
-  send: (origin, server, call, span) =>
-    new Promise<BufferedResponse>((resolve, reject) => {
-      const options: Dispatcher.DispatchOptions = {
-        method: 'POST',
-        path: server.prefix + call.path,
-        headers: headersOf(server, call, span),
-        body: call.body,
-        headersTimeout: call.headersTimeoutMs,
-        bodyTimeout: call.bodyTimeoutMs,
-      };
-      origin.dispatch(options, new BufferingHandler(call.signal, resolve, reject));
-    }),
-  hold: (_res, pool, server) => pool.release(server),
-  settle: (_res, span) => span.end(),
-};
 
 function where(pool: EndpointPool, server: PoolServer | null): Record<string, string> {
   const fields: Record<string, string> = { project: pool.endpoint.projectId, endpoint: pool.endpoint.slug, endpoint_id: pool.endpoint.id };
