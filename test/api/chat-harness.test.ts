@@ -155,7 +155,7 @@ describe('compaction', () => {
     expect(messages[2]?.content).toBe('So what now?');
     // The summary is a model turn of its own, billed on its own row.
     const rows = await billedTurns((res.body as Json).id as string, ['compaction', '']);
-    expect(rows.compaction).toBeGreaterThan(0);
+    expect(rows.compaction).toBe(16);
   });
 });
 

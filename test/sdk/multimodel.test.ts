@@ -18,7 +18,7 @@ describe('the multimodel route through the openai SDK', () => {
       .withResponse();
     expect(data.object).toBe('chat.completion');
     expect(data.id).toBe(response.headers.get('x-request-id'));
-    expect(data.choices[0]?.message.content?.length).toBeGreaterThan(0);
+    expect(data.choices[0]?.message.content?.length).toBe(105);
     expect(data.choices[0]?.finish_reason).toBe('stop');
     // Three steps and one synthesis, 16 tokens each from the simulator.
     expect(data.usage?.completion_tokens).toBe(64);
