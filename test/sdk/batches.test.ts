@@ -5,6 +5,7 @@
  * SIGKILL in the middle: after the restart every line is answered exactly once, and no line reached the
  * model twice (the simulator's log, read as it fills, counted per custom_id).
  */
+import Database from 'better-sqlite3';
 import OpenAI, { toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +40,22 @@ async function settled(c: OpenAI, id: string, timeoutMs = 30_000): Promise<Batch
     if (['completed', 'failed', 'expired', 'cancelled'].includes(b.status)) return b;
     if (Date.now() > until) throw new Error(`batch ${id} still ${b.status}`);
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Polls the gateway's file until `expected` lines of the batch wait for the limiter (pending with a not_before), or 10 s pass. */
+async function deferredLines(dbPath: string, batchId: string, expected = 4): Promise<number> {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  const deferred = db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM batch_lines WHERE batch_id = ? AND state = 'pending' AND not_before > 0");
+  try {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const n = deferred.get(batchId)?.n ?? 0;
+      if (n >= expected || Date.now() > until) return n;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    db.close();
   }
 }
 
@@ -151,7 +168,11 @@ describe('batches through the openai client', () => {
   it('cancels a running batch: the lines not yet started never run, and the batch ends cancelled', async () => {
     const lines = Array.from({ length: 40 }, (_, i) => chatLine(`slow-${i}`, `s${i}`, { sim: { delay_ms: 150 } }));
     const b = await client.batches.create({ input_file_id: await upload(client, lines), endpoint: '/v1/chat/completions', completion_window: '24h' });
-    await new Promise((r) => setTimeout(r, 300));
+    // Cancelled while running: once the first lines are answered.
+    for (;;) {
+      if (((await client.batches.retrieve(b.id)).request_counts?.completed ?? 0) >= 1) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const cancelling = await client.batches.cancel(b.id);
     expect(['cancelling', 'cancelled']).toContain(cancelling.status);
     const done = await settled(client, b.id);
@@ -216,7 +237,9 @@ describe('batches and the project limits', () => {
         if (((await c.batches.retrieve(b.id)).request_counts?.completed ?? 0) >= 10) break;
         await new Promise((r) => setTimeout(r, 20));
       }
-      await new Promise((r) => setTimeout(r, 300));
+      // The event that would have let an 11th line through: each of the other 4 refused by the limiter
+      // and handed back to wait (pending with a not_before); only then is "still 10" worth asserting.
+      expect(await deferredLines(limited.dbPath, b.id)).toBe(4);
       expect(await c.batches.retrieve(b.id)).toMatchObject({ status: 'in_progress', request_counts: { total: 14, completed: 10, failed: 0 } });
       // A live request meanwhile is refused like any other past the ceiling.
       const live = await call(`${limited.url}/${PROJECT}/v1/chat/completions`, { key: keys.inferenceOnly, method: 'POST', body: { model: 'model-chat', messages: [{ role: 'user', content: 'hi' }] } });
@@ -255,7 +278,7 @@ describe('a batch of 1,000 lines across a SIGKILL', () => {
     const c2 = new OpenAI({ baseURL: `${restarted.url}/${PROJECT}/v1`, apiKey: keys.inferenceOnly, maxRetries: 0 });
     try {
       const done = await settled(c2, b.id, 120_000);
-      await new Promise((r) => setTimeout(r, 100));
+      // Every line reached the model before its answer was stored: stop()'s last read sees them all.
       await echoes.stop();
       expect(done.status).toBe('completed');
       const output = await linesOf(c2, done.output_file_id);
