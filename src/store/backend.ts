@@ -8,7 +8,8 @@
  * createSqliteXStore(db)`, both implementing the port in src/core/store/, both run by one contract suite.
  */
 import type { Logger } from 'pino';
-import { ConfigError, type Config } from '../config.js';
+import type { Config } from '../config.js';
+import { ConfigError } from '../config-error.js';
 import type { DependencyHealth } from '../core/coordination/admission-port.js';
 import { openPostgres, type PgStore } from './postgres/pg-store.js';
 

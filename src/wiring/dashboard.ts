@@ -18,6 +18,7 @@ import type { RouteDef } from '../http/server.js';
 import type { RouterState } from '../router/router-state.js';
 import type { RouterSystem } from '../router/router-system.js';
 import { createIdentityStore } from '../store/identity/identity-store.js';
+import { loadSecretBox, storedSealedValues, type SecretBox } from '../store/secret-box.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import type { WebhookSystem } from '../webhook-system.js';
 import type { ExecParts } from './exec.js';
@@ -55,9 +56,9 @@ export interface DashboardDeps {
 
 export async function wireDashboard(d: DashboardDeps): Promise<DashboardParts> {
   const { config, storage, identity, now } = d;
-  const { db, dbPath, backend, catalog, catalogStore } = storage;
+  const { catalog, catalogStore } = storage;
   const reloadCredentials = () => catalog.reload();
-  const auth = await createDashboardAuth({ config, db, dbPath, identity, shared: backend.pg !== null, now, throttles: d.limits.coordination.throttles, reloadCredentials });
+  const auth = await createDashboardAuth({ config, box: await signInSecretBox(storage, identity), identity, now, throttles: d.limits.coordination.throttles, reloadCredentials });
   const pageDeps: PageDeps = {
     catalog,
     now,
@@ -84,4 +85,17 @@ export function dashboardRoutes({ auth, pageDeps }: DashboardParts, services: Ro
     ...dashboardAssetRoutes(),
     ...playgroundRoutes({ pages: pageDeps, services, guard: auth.dashboardRoute, maxBodyBytes: config.server.max_body_bytes }),
   ];
+}
+
+/**
+ * The key that seals the TOTP secrets, checked against what the identity store holds (a wrong
+ * SWITCHBOARD_SECRET_KEY would lock out every two-factor user). On PostgreSQL the identity store is shared
+ * by the replicas: the key is SWITCHBOARD_SECRET_KEY, the same on every replica (store/backend.ts refuses
+ * to start without it), never a key file beside this replica's SQLite file.
+ */
+async function signInSecretBox(storage: StoreParts, identity: IdentityStore): Promise<SecretBox> {
+  const { db, dbPath, backend } = storage;
+  if (backend.pg === null) return loadSecretBox(dbPath, storedSealedValues(db));
+  const sealedTotp = await identity.users.newestSealedTotp();
+  return loadSecretBox(dbPath, sealedTotp ? [sealedTotp] : [], process.env, 'the PostgreSQL database');
 }

@@ -7,8 +7,7 @@ import type { Config } from '../../config.js';
 import type { ThrottlePort } from '../../core/coordination/throttle-port.js';
 import type { IdentityStore } from '../../core/store/identity-store.js';
 import type { RouteContext, RouteDef } from '../../http/server.js';
-import type { Db } from '../../store/db.js';
-import { loadSecretBox, storedSealedValues } from '../../store/secret-box.js';
+import type { SecretBox } from '../../store/secret-box.js';
 import type { PageDef } from '../pages/page-kit.js';
 import { accountRoutes } from './account-routes.js';
 import type { AuthDeps } from './auth-kit.js';
@@ -24,16 +23,13 @@ import { createAttemptThrottle } from './throttle.js';
 
 export interface DashboardAuthDeps {
   readonly config: Config;
-  readonly db: Db;
-  readonly dbPath: string;
-  /** Users and sessions: this instance's SQLite file, or PostgreSQL shared by the replicas (`shared`). */
+  /** Users and sessions: this instance's SQLite file, or PostgreSQL shared by the replicas. */
   readonly identity: IdentityStore;
   /**
-   * The identity store is PostgreSQL, shared by replicas: TOTP secrets sealed by one are opened by the
-   * others, so the key is SWITCHBOARD_SECRET_KEY, the same on every replica (store/backend.ts refuses to
-   * start without it), never a key file beside this replica's SQLite file.
+   * Seals the TOTP secrets: opened by the composition root (wiring/dashboard.ts) and checked there against
+   * what the identity store holds, since a wrong key would lock out every two-factor user.
    */
-  readonly shared: boolean;
+  readonly box: SecretBox;
   readonly now: () => number;
   /** The coordination's throttle counters (coordination.ts): in this process, the workers' shared memory, or Redis. */
   readonly throttles: ThrottlePort;
@@ -63,7 +59,7 @@ const OIDC_STARTS = { address: 30, overall: 3000, windowMs: FLOW_MS };
 
 /** Async: with PostgreSQL the shared secret key is checked against the sealed secrets stored there before the gateway serves. */
 export async function createDashboardAuth(d: DashboardAuthDeps): Promise<DashboardAuth> {
-  const { config, db, now } = d;
+  const { config, box, now } = d;
   const publicUrl = config.dashboard.public_url ? new URL(config.dashboard.public_url) : null;
   const publicOrigin = publicUrl?.origin ?? null;
   const secure = config.server.production || config.server.tls !== undefined || publicUrl?.protocol === 'https:';
@@ -75,9 +71,6 @@ export async function createDashboardAuth(d: DashboardAuthDeps): Promise<Dashboa
   const { users, sessions: sessionsRepo } = d.identity;
   const sessions = createSessions(sessionsRepo, now);
   const guard = createDashboardGuard({ sessions, cookies, csp, publicOrigin });
-  // The key must open what the identity store holds (a wrong SWITCHBOARD_SECRET_KEY would lock out every two-factor user).
-  const sealedTotp = d.shared ? await users.newestSealedTotp() : null;
-  const box = d.shared ? loadSecretBox(d.dbPath, sealedTotp ? [sealedTotp] : [], process.env, 'the PostgreSQL database') : loadSecretBox(d.dbPath, storedSealedValues(db));
   const scheme = config.server.tls !== undefined ? 'https' : 'http';
   const deps: AuthDeps = {
     users,
