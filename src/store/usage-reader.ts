@@ -6,11 +6,11 @@
 import { Worker } from 'node:worker_threads';
 import type { ReaderMessage, ReaderReply } from './usage-reader-thread.js';
 import type { RequestsPage, RequestsQuery } from '../core/store/usage-store.js';
-import type { UsagePage, UsageQuery } from './usage-totals.js';
+import type { UsagePage, UsageQuery } from '../core/store/usage-store.js';
 
 export interface UsageReader {
   page(query: UsageQuery): Promise<UsagePage>;
-  /** The Requests page's rows (usage-requests.ts), on the same thread. */
+  /** The Requests page's rows (usage/usage-reads.ts), on the same thread. */
   requests(query: RequestsQuery): Promise<RequestsPage>;
   /** Fails the queries still waiting, closes the thread's connection and ends the thread. */
   close(): Promise<void>;
