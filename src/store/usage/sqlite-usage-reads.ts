@@ -1,6 +1,6 @@
 /**
- * The ledger's reads on SQLite, synchronously, for the callers that are: the usage reader thread
- * (usage-reader-thread.ts) and `switchboard usage --db` (cli-usage.ts). The programs are usage-reads.ts's.
+ * The ledger's reads on SQLite, synchronously, for the callers that are (`switchboard usage --db`,
+ * cli-usage.ts). The programs are usage-reads.ts's.
  */
 import type { RequestsPage, RequestsQuery, UsagePage, UsageQuery } from '../../core/store/usage-store.js';
 import type { Db } from '../db.js';

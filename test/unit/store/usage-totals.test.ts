@@ -173,4 +173,22 @@ describe('the usage reader thread', () => {
     await reader.close();
     db.close();
   });
+
+  it('answers the same Requests pages as its own connection, filtered and after a cursor', async () => {
+    const db = fresh('reader-requests', [{ at: D0, key: 'key_1' }, { at: D0 + 1, key: 'key_2' }, { at: D0 + 2, key: 'key_1', model: null }, { at: D0 + 3, key: 'key_1' }]);
+    const direct = createSqliteUsageReads(db);
+    const reader = createUsageReader(join(dir, 'reader-requests.db'));
+    const first = { projectId: 'proj_a', start: D0, end: D0 + DAY_MS, keyId: 'key_1', model: null, status: null, limit: 2, before: null };
+    const page = await reader.requests(first);
+    expect(page).toEqual(direct.requests(first));
+    expect(page.items.map((r) => r.createdAt)).toEqual([D0 + 3, D0 + 2]);
+    expect(page.hasMore).toBe(true);
+    const last = page.items[1];
+    if (!last) throw new Error('the first page had no second row');
+    const next = { ...first, before: { createdAt: last.createdAt, id: last.id } };
+    expect(await reader.requests(next)).toEqual(direct.requests(next));
+    expect((await reader.requests(next)).items.map((r) => r.createdAt)).toEqual([D0]);
+    await reader.close();
+    db.close();
+  });
 });
