@@ -111,7 +111,7 @@ export function usageReads(dialect: SqlDialect): UsageReads {
   const requestsQuery = (q: RequestsQuery): Compilable<RequestRow> => {
     const shape = [q.keyId, q.model, q.status, q.before].map((v) => (v === null ? '-' : '+')).join('');
     let build = requestShapes.get(shape);
-    if (!build) requestShapes.set(shape, (build = requestsShape(db, q)));
+    if (!build) requestShapes.set(shape, (build = requestsShape(db)));
     return build(q);
   };
   const one = prepared((id: number, projectId: string) => db.selectFrom('usage_events').select(REQUEST_COLUMNS).where('id', '=', id).where('project_id', '=', projectId));
@@ -136,8 +136,11 @@ export function usageReads(dialect: SqlDialect): UsageReads {
   };
 }
 
-/** The page query of one set of filters, compiled once: every filter given reaches it as a value. */
-function requestsShape(db: Kysely<UsageTables>, shape: RequestsQuery): (q: RequestsQuery) => Compilable<RequestRow> {
+/**
+ * The page query of one set of filters (which of key, model, status and cursor are given: the caller keeps
+ * one per set), compiled once: every filter given reaches it as a value.
+ */
+function requestsShape(db: Kysely<UsageTables>): (q: RequestsQuery) => Compilable<RequestRow> {
   type Args = Record<string, unknown> & { projectId: string; start: number; end: number; limit: number; keyId?: string; model?: string; status?: string; at?: number; id?: number };
   const build = preparedRow((a: Args) => {
     let query = db.selectFrom('usage_events').select(REQUEST_COLUMNS).where('project_id', '=', a.projectId).where('created_at', '>=', a.start).where('created_at', '<', a.end);
@@ -153,10 +156,10 @@ function requestsShape(db: Kysely<UsageTables>, shape: RequestsQuery): (q: Reque
   return (q) => {
     // One row more than the page: whether a next page exists, without counting.
     const args: Args = { projectId: q.projectId, start: q.start, end: q.end, limit: q.limit + 1 };
-    if (shape.keyId !== null && q.keyId !== null) args.keyId = q.keyId;
-    if (shape.model !== null && q.model !== null) args.model = q.model;
-    if (shape.status !== null && q.status !== null) args.status = q.status;
-    if (shape.before !== null && q.before !== null) {
+    if (q.keyId !== null) args.keyId = q.keyId;
+    if (q.model !== null) args.model = q.model;
+    if (q.status !== null) args.status = q.status;
+    if (q.before !== null) {
       args.at = q.before.createdAt;
       args.id = q.before.id;
     }
