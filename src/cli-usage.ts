@@ -1,6 +1,6 @@
 /**
  * `switchboard usage`: the usage and spend totals of one project, read from the store a gateway serves
- * through the same query as `GET /{project}/v1/management/usage` (store/usage-totals.ts), printed as a
+ * through the same query as `GET /{project}/v1/management/usage` (store/usage/usage-reads.ts), printed as a
  * table (or, with --json, as the API's list). It only reads: a store that does not exist is refused, never
  * created (exit 2). With a config whose `storage.kind` is postgres (and no --db) it reads PostgreSQL, the
  * ledger every replica writes (issue 12).
@@ -17,7 +17,8 @@ import { openDatabase } from './store/db.js';
 import { isPostgresCompanion } from './store/store-kind-mark.js';
 import { createPgUsageStore } from './store/postgres/usage-store.js';
 import { createProjectsRepo } from './store/projects-repo.js';
-import { createUsageTotals, DAY_MS, USAGE_GROUPS, type UsageGroupBy, type UsageTotals } from './store/usage-totals.js';
+import { DAY_MS, USAGE_GROUPS, type UsageGroupBy, type UsageTotals } from './core/store/usage-store.js';
+import { createSqliteUsageReads } from './store/usage/sqlite-usage-reads.js';
 import { withCliPostgres, type CliPostgres } from './cli-postgres.js';
 
 export const USAGE_USAGE = `  switchboard usage --project ID (--config FILE | --db PATH) [--since 24h|7d|ISO8601|UNIX_SECONDS]
@@ -108,7 +109,7 @@ function readTotals(store: { path: string; from: string }, projectId: string, ra
       );
     }
     if (!createProjectsRepo(db).listProjects().some((p) => p.id === projectId)) throw new ConfigError(`--project: no project ${projectId} in ${store.path}`);
-    return createUsageTotals(db).page({ projectId, start: range.start, end: range.end, groupBy: range.groupBy, limit: null, after: null }).items;
+    return createSqliteUsageReads(db).page({ projectId, start: range.start, end: range.end, groupBy: range.groupBy, limit: null, after: null }).items;
   } finally {
     db.close();
   }

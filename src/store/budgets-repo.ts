@@ -1,70 +1,28 @@
 /**
  * Budgets set through the management API (token and money caps), and the spend the usage ledger already
- * holds, in tokens and nano-dollars (read once at start to rebuild the in-memory budget state; never on the
- * request path).
+ * holds, on SQLite and synchronously, for the callers that are (the bus reads the caps when a sibling on
+ * the same file changed them): the programs of usage/usage-budgets.ts, shared with both usage stores.
+ * Restoring the budgets at start, from a usage store of either kind, is here too.
  */
 import type { BudgetConfig, Config } from '../config.js';
 import { budgetWindowStarts, type BudgetCaps, type BudgetLevel, type Budgets } from '../core/limits/budgets.js';
 import type { SpendRow, StoredBudget, UsageStore } from '../core/store/usage-store.js';
 import type { Db } from './db.js';
-import { budgetOf, spendOf, type BudgetRow, type SpendQueryRow } from './usage-rows.js';
+import { sqliteChangeNotices } from './sql/change-notices.js';
+import { createSqliteRunner } from './sql/sqlite-runner.js';
+import { usageBudgets } from './usage/usage-budgets.js';
 
 export type { SpendRow, StoredBudget } from '../core/store/usage-store.js';
 
-/*
- * Spend is counted as the limiter counts tokens (prompt + completion - cached, never below zero per row),
- * and an unpriced turn (cost_nanos NULL) costs nothing against a money budget: the rollup's trigger does
- * both (migration 014).
- */
-
 export function createBudgetsRepo(db: Db) {
-  const all = db.prepare<[], BudgetRow>('SELECT * FROM budgets');
-  const upsert = db.prepare(`
-    INSERT INTO budgets (project_id, level, target_id, hourly_tokens, daily_tokens, hard_cap_tokens, hourly_cents, daily_cents, hard_cap_cents, updated_at)
-    VALUES (@projectId, @level, @targetId, @hourly, @daily, @hardCap, @hourlyCents, @dailyCents, @hardCapCents, @now)
-    ON CONFLICT (project_id, level, target_id) DO UPDATE SET hourly_tokens = excluded.hourly_tokens,
-      daily_tokens = excluded.daily_tokens, hard_cap_tokens = excluded.hard_cap_tokens, hourly_cents = excluded.hourly_cents,
-      daily_cents = excluded.daily_cents, hard_cap_cents = excluded.hard_cap_cents, updated_at = excluded.updated_at`);
-  const remove = db.prepare('DELETE FROM budgets WHERE project_id = ? AND level = ? AND target_id = ?');
-  // From the hourly rollup (migration 014), not the ledger: its size is hours x targets, not turns.
-  const spendQuery = (column: 'endpoint_id' | 'workspace_id') =>
-    db.prepare<{ hourStart: number; dayStart: number }, SpendQueryRow>(`
-      SELECT project_id, ${column} AS target_id,
-        SUM(CASE WHEN hour_start >= @hourStart THEN tokens ELSE 0 END) AS hourly,
-        SUM(CASE WHEN hour_start >= @dayStart THEN tokens ELSE 0 END) AS daily,
-        SUM(tokens) AS total,
-        SUM(CASE WHEN hour_start >= @hourStart THEN nanos ELSE 0 END) AS hourly_nanos,
-        SUM(CASE WHEN hour_start >= @dayStart THEN nanos ELSE 0 END) AS daily_nanos,
-        SUM(nanos) AS total_nanos
-      FROM usage_spend_hourly WHERE ${column} != '' GROUP BY project_id, ${column}`);
-  const byEndpoint = spendQuery('endpoint_id');
-  const byWorkspace = spendQuery('workspace_id');
-
+  const runner = createSqliteRunner(db);
+  const budgets = usageBudgets('sqlite', sqliteChangeNotices);
   return {
-    list: (): StoredBudget[] =>
-      all.all().map(budgetOf),
-    put(b: StoredBudget, now: number): void {
-      upsert.run({
-        projectId: b.projectId,
-        level: b.level,
-        targetId: b.targetId,
-        hourly: b.caps.hourlyTokens,
-        daily: b.caps.dailyTokens,
-        hardCap: b.caps.hardCapTokens,
-        hourlyCents: b.caps.hourlyCents ?? null,
-        dailyCents: b.caps.dailyCents ?? null,
-        hardCapCents: b.caps.hardCapCents ?? null,
-        now,
-      });
-    },
-    remove(projectId: string, level: BudgetLevel, targetId: string): boolean {
-      return remove.run(projectId, level, targetId).changes > 0;
-    },
+    list: (): StoredBudget[] => runner.readSync(budgets.list()),
+    put: (b: StoredBudget, now: number): void => runner.writeSync(budgets.put(b, now)),
+    remove: (projectId: string, level: BudgetLevel, targetId: string): boolean => runner.writeSync(budgets.remove(projectId, level, targetId)),
     /** Spend per endpoint or workspace since the start of the hour and day, and in total, in tokens and money (one scan). */
-    spend(level: BudgetLevel, since: { hourStart: number; dayStart: number }): SpendRow[] {
-      const rows = (level === 'endpoint' ? byEndpoint : byWorkspace).all(since);
-      return rows.map(spendOf);
-    },
+    spend: (level: BudgetLevel, since: { hourStart: number; dayStart: number }): SpendRow[] => runner.readSync(budgets.spend(level, since)),
   };
 }
 

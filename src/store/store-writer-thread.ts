@@ -11,6 +11,7 @@
  *
  * With `storage.kind: postgres` (issue 12) the usage batches go to PostgreSQL instead, through this
  * thread's own connection (postgres/usage-writer.ts), one after the other; the decision rows stay here.
+ * Either way a batch is the one program of usage/usage-ledger-writes.ts, which loads no query builder.
  */
 import { readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,7 +21,8 @@ import { yieldToEventLoop } from '../thread-priority.js';
 import { openDatabase, writeTransaction } from './db.js';
 import type { DecisionRecord } from './decision-log.js';
 import { loadSecretBox, storedSealedValues } from './secret-box.js';
-import { createMarkerForgetter, createSegmentApplier, createUsageInserter } from './usage-insert.js';
+import { createSqliteRunner } from './sql/sqlite-runner.js';
+import { forgetSegments, storeBatch } from './usage/usage-ledger-writes.js';
 import { parseSegment } from './usage-journal.js';
 import type { LedgerRow } from './usage-ledger.js';
 
@@ -54,17 +56,15 @@ if (parentPort) {
   const db = openDatabase(path, 'NORMAL');
 
   // Usage rows.
-  const insertUsage = createUsageInserter(db);
-  const applySegment = createSegmentApplier(db);
-  const forgetMarkers = createMarkerForgetter(db);
-  // Segments unlinked since the last batch: their markers go in the next transaction.
+  const runner = createSqliteRunner(db);
+  // Segments unlinked since the last batch: their markers go in the next transaction (back to the list
+  // when it fails, on both backends).
   let unlinked: string[] = [];
-  const storeUsage = writeTransaction(db, (rows: readonly LedgerRow[], segment: string | null) => {
-    if (unlinked.length > 0) forgetMarkers(unlinked);
+  const takeUnlinked = (): string[] => {
+    const forget = unlinked;
     unlinked = [];
-    if (segment === null) insertUsage(rows);
-    else applySegment(segment, rows);
-  });
+    return forget;
+  };
   const rowsOf = (message: Extract<StoreWriterMessage, { kind: 'usage' }>): LedgerRow[] => {
     if (message.packed !== null) return unpack(message.packed) as LedgerRow[];
     if (message.segment === null || journalDir === null) throw new Error('a usage batch came with neither rows nor a journal segment');
@@ -72,11 +72,13 @@ if (parentPort) {
     return parseSegment(readFileSync(join(journalDir, message.segment)).toString('utf8'));
   };
   const usage = (message: Extract<StoreWriterMessage, { kind: 'usage' }>): StoreWriterReply => {
+    const forget = takeUnlinked();
     let rows: LedgerRow[];
     try {
       rows = rowsOf(message);
-      storeUsage(rows, message.segment);
+      runner.writeSync(storeBatch(rows, message.segment, forget));
     } catch (err) {
+      unlinked = [...forget, ...unlinked];
       return { kind: 'usage-failed', message: (err as Error).message, packed: message.packed, segment: message.segment };
     }
     return usageStored(message.segment, rows.length);
@@ -85,8 +87,7 @@ if (parentPort) {
   // Messages that come meanwhile wait in the port (it starts with the 'message' listener below).
   const pgUsage = usagePgUrl === null ? null : (await import('./postgres/usage-writer.js')).createPgUsageWriter(usagePgUrl);
   const usageToPg = async (message: Extract<StoreWriterMessage, { kind: 'usage' }>, writer: NonNullable<typeof pgUsage>): Promise<StoreWriterReply> => {
-    const forget = unlinked;
-    unlinked = [];
+    const forget = takeUnlinked();
     let rows: LedgerRow[];
     try {
       rows = rowsOf(message);
@@ -162,7 +163,7 @@ if (parentPort) {
             });
           return;
         }
-        if (unlinked.length > 0) writeTransaction(db, forgetMarkers)(unlinked);
+        if (unlinked.length > 0) runner.writeSync(forgetSegments(unlinked));
         db.close();
         port.postMessage({ kind: 'closed' } satisfies StoreWriterReply);
     }

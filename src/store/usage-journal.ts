@@ -21,9 +21,11 @@
  */
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeTransaction, type Db } from './db.js';
+import type { Db } from './db.js';
 import { processAlive } from './instances-liveness.js';
-import { createMarkerForgetter, createSegmentApplier, USAGE_COLUMNS } from './usage-insert.js';
+import { createSqliteRunner } from './sql/sqlite-runner.js';
+import { forgetSegments, storeSegment } from './usage/usage-ledger-writes.js';
+import { USAGE_COLUMNS } from './usage/usage-tables.js';
 import type { LedgerRow, UsageStore } from '../core/store/usage-store.js';
 
 export const journalDirOf = (dbPath: string): string => `${dbPath}.usage-journal`;
@@ -182,17 +184,15 @@ function* claimAbandoned(dir: string, owners: JournalOwners, alive: (pid: number
  * went in (rows of segments a writer had already committed are not counted again).
  */
 export function replayUsageJournal(db: Db, dbPath: string, owners: JournalOwners, alive: (pid: number) => boolean = processAlive): { segments: number; rows: number } {
-  const apply = createSegmentApplier(db);
-  const forget = createMarkerForgetter(db);
-  const replay = writeTransaction(db, (segment: string, rows: readonly LedgerRow[]) => (apply(segment, rows) ? rows.length : 0));
+  const runner = createSqliteRunner(db);
   let inserted = 0;
   const gone: string[] = [];
   for (const { segment, claimedPath } of claimAbandoned(journalDirOf(dbPath), owners, alive)) {
-    inserted += replay(segment, parseSegment(readFileSync(claimedPath, 'utf8')));
+    inserted += runner.writeSync(storeSegment(segment, parseSegment(readFileSync(claimedPath, 'utf8'))));
     unlinkSync(claimedPath);
     gone.push(segment);
   }
-  if (gone.length > 0) writeTransaction(db, forget)(gone);
+  if (gone.length > 0) runner.writeSync(forgetSegments(gone));
   return { segments: gone.length, rows: inserted };
 }
 

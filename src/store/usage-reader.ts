@@ -1,27 +1,31 @@
 /**
- * The event loop's side of the usage reader thread (usage-reader-thread.ts): one query at a time in a
- * thread started on the first report, answered by promise. The management rate limit (60 a minute per
- * project) bounds the queue.
+ * The event loop's side of the usage reader thread (usage-reader-thread.ts): the read programs of
+ * usage/usage-reads.ts driven here, each statement run on the thread, one at a time, answered by promise.
+ * The thread is started on the first report. The management rate limit (60 a minute per project) bounds
+ * the queue.
  */
 import { Worker } from 'node:worker_threads';
 import type { ReaderMessage, ReaderReply } from './usage-reader-thread.js';
-import type { RequestsPage, RequestsQuery } from '../core/store/usage-store.js';
-import type { UsagePage, UsageQuery } from './usage-totals.js';
+import type { RequestsPage, RequestsQuery, UsagePage, UsageQuery } from '../core/store/usage-store.js';
+import { isNative, type QueryOutcome, type SqlProgram } from './sql/sql-program.js';
+import { driveAsync } from './sql/sql-runner.js';
+import { usageReads } from './usage/usage-reads.js';
 
 export interface UsageReader {
   page(query: UsageQuery): Promise<UsagePage>;
-  /** The Requests page's rows (usage-requests.ts), on the same thread. */
+  /** The Requests page's rows, on the same thread. */
   requests(query: RequestsQuery): Promise<RequestsPage>;
   /** Fails the queries still waiting, closes the thread's connection and ends the thread. */
   close(): Promise<void>;
 }
 
 interface Pending {
-  resolve(page: UsagePage | RequestsPage): void;
+  resolve(rows: readonly unknown[]): void;
   reject(err: Error): void;
 }
 
 export function createUsageReader(dbPath: string): UsageReader {
+  const reads = usageReads('sqlite');
   let worker: Worker | null = null;
   let nextId = 1;
   const pending = new Map<number, Pending>();
@@ -39,7 +43,7 @@ export function createUsageReader(dbPath: string): UsageReader {
       if (reply.kind === 'closed') return;
       const p = pending.get(reply.id);
       pending.delete(reply.id);
-      if (reply.kind === 'page' || reply.kind === 'requests') p?.resolve(reply.page);
+      if (reply.kind === 'rows') p?.resolve(reply.rows);
       else p?.reject(new Error(`usage query failed: ${reply.message}`));
     });
     // A thread that died (its database unreadable, say) fails what it held; the next report starts another.
@@ -51,17 +55,20 @@ export function createUsageReader(dbPath: string): UsageReader {
     return w;
   };
 
-  // Each reply's kind is its message's: the page a query resolves with is the type its caller asked for.
-  const ask = <T extends UsagePage | RequestsPage>(message: Extract<ReaderMessage, { id: number }>): Promise<T> => {
-    worker ??= start();
-    const done = new Promise<T>((resolve, reject) => pending.set(message.id, { resolve: resolve as (page: UsagePage | RequestsPage) => void, reject }));
-    worker.postMessage(message);
-    return done;
-  };
+  const read = <R>(program: SqlProgram<R>): Promise<R> =>
+    driveAsync(program, async (step) => {
+      if (isNative(step)) throw new Error('the usage reader thread runs no native step');
+      worker ??= start();
+      const id = nextId++;
+      const found = new Promise<readonly unknown[]>((resolve, reject) => pending.set(id, { resolve, reject }));
+      worker.postMessage({ kind: 'query', id, sql: step.sql, parameters: step.parameters } satisfies ReaderMessage);
+      const rows = await found;
+      return { rows, changes: rows.length } satisfies QueryOutcome;
+    });
 
   return {
-    page: (query) => ask<UsagePage>({ kind: 'page', id: nextId++, query }),
-    requests: (query) => ask<RequestsPage>({ kind: 'requests', id: nextId++, query }),
+    page: (query) => read(reads.page(query)),
+    requests: (query) => read(reads.requests(query)),
     async close() {
       const w = worker;
       worker = null;

@@ -116,6 +116,20 @@ export function usageStoreContract(name: string, make: () => Promise<UsageStoreU
       expect((await store.listBudgets()).map((b) => b.targetId)).toEqual(['ws_01']);
     });
 
+    it('lists budget caps in key order (project, level, target), whatever order they were put in', async () => {
+      await under.addProject('proj_a');
+      await under.addProject('proj_b');
+      const caps = { hourlyTokens: 1, dailyTokens: null, hardCapTokens: null, hourlyCents: null, dailyCents: null, hardCapCents: null };
+      const keys = [['proj_b', 'endpoint', 'ep_1'], ['proj_a', 'workspace', 'ws_01'], ['proj_a', 'endpoint', 'ep_2'], ['proj_a', 'endpoint', 'ep_1']] as const;
+      for (const [projectId, level, targetId] of keys) await store.putBudget({ projectId, level, targetId, caps }, D0);
+      expect((await store.listBudgets()).map((b) => `${b.projectId}/${b.level}/${b.targetId}`)).toEqual([
+        'proj_a/endpoint/ep_1',
+        'proj_a/endpoint/ep_2',
+        'proj_a/workspace/ws_01',
+        'proj_b/endpoint/ep_1',
+      ]);
+    });
+
     it('rebuilds spend per window from the rollup, counting tokens as the limiter does', async () => {
       const now = D0 + 5 * HOUR_MS + 10;
       const since = { hourStart: D0 + 5 * HOUR_MS, dayStart: D0 };

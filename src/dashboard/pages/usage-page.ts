@@ -5,7 +5,7 @@
  * /v1/management/usage), read through the same port; cost is the exact decimal of the recorded
  * nano-dollars, a dash where nothing in the group was priced.
  */
-import type { UsageTotals } from '../../store/usage-totals.js';
+import type { UsageTotals } from '../../core/store/usage-store.js';
 import { projectDocument, type ProjectFrame } from './layout.js';
 import { isoDay, money, type DayRange, type Labels } from './ledger-kit.js';
 import { html } from './markup.js';

@@ -1,13 +1,16 @@
 /**
  * The store writer thread's PostgreSQL side for the usage ledger (issue 12, `storage.kind: postgres`):
  * each batch (one journal segment) goes in with its marker in one transaction over the thread's own
- * connection, so neither the INSERT's encoding nor its round trip touches the event loop. Batches are
- * written one after the other, in the order the ledger cut them. A connection that cannot be opened
- * (PostgreSQL down) fails the batch, which the ledger sends again later; the next batch opens anew.
+ * connection (the program of store/usage/usage-ledger-writes.ts SQLite's batches run too), so neither the
+ * INSERT's encoding nor its round trip touches the event loop. Batches are written one after the other, in
+ * the order the ledger cut them. A connection that cannot be opened (PostgreSQL down) fails the batch, which
+ * the ledger sends again later; the next batch opens anew.
  */
 import type { LedgerRow } from '../../core/store/usage-store.js';
+import { createPostgresRunner } from '../sql/postgres-runner.js';
+import type { SqlRunner } from '../sql/sql-runner.js';
+import { forgetSegments, storeBatch } from '../usage/usage-ledger-writes.js';
 import { openPostgres, type PgStore } from './pg-store.js';
-import { pgForgetSegments, pgInsertUsage, pgStoreSegment } from './usage-store.js';
 
 export interface PgUsageWriter {
   /**
@@ -20,24 +23,23 @@ export interface PgUsageWriter {
 }
 
 export function createPgUsageWriter(url: string): PgUsageWriter {
-  let opened: Promise<PgStore> | null = null;
-  const open = (): Promise<PgStore> => {
-    opened ??= openPostgres({ url, poolSize: 1, listen: false }).catch((err: unknown) => {
-      opened = null;
-      throw err;
-    });
+  let opened: Promise<{ pg: PgStore; runner: SqlRunner }> | null = null;
+  const open = (): Promise<{ pg: PgStore; runner: SqlRunner }> => {
+    opened ??= openPostgres({ url, poolSize: 1, listen: false }).then(
+      (pg) => ({ pg, runner: createPostgresRunner(pg) }),
+      (err: unknown) => {
+        opened = null;
+        throw err;
+      },
+    );
     return opened;
   };
   let last: Promise<unknown> = Promise.resolve();
   return {
     store(rows, segment, forget) {
       const run = async (): Promise<void> => {
-        const pg = await open();
-        await pg.transaction(async (c) => {
-          await pgForgetSegments(c, forget);
-          if (segment === null) await pgInsertUsage(c, rows);
-          else await pgStoreSegment(c, segment, rows);
-        });
+        const { runner } = await open();
+        await runner.write(storeBatch(rows, segment, forget));
       };
       const done = last.then(run, run);
       last = done.catch(() => undefined);
@@ -48,8 +50,8 @@ export function createPgUsageWriter(url: string): PgUsageWriter {
       const pg = await opened?.catch(() => null);
       if (!pg) return;
       // Left behind, markers only cost a row each: a failure here is not worth holding the shutdown.
-      if (forget.length > 0) await pgForgetSegments(pg.pool, forget).catch(() => undefined);
-      await pg.close();
+      if (forget.length > 0) await pg.runner.write(forgetSegments(forget)).catch(() => undefined);
+      await pg.pg.close();
     },
   };
 }

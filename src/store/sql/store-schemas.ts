@@ -11,6 +11,7 @@ import { ROUTER_SCHEMA } from '../router/router-tables.js';
 import { FILES_SCHEMA } from '../files/files-tables.js';
 import { EXEC_AGENTS_SCHEMA } from '../exec-agents/exec-agents-tables.js';
 import { IDENTITY_SCHEMA } from '../identity/identity-tables.js';
+import { USAGE_SCHEMA } from '../usage/usage-tables.js';
 import type { SchemaDef } from './table-schema.js';
 
 export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
@@ -23,4 +24,5 @@ export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
   identity: IDENTITY_SCHEMA,
   execAgents: EXEC_AGENTS_SCHEMA,
   files: FILES_SCHEMA,
+  usage: USAGE_SCHEMA,
 };

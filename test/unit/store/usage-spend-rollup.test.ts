@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { budgetWindowStarts } from '../../../src/core/limits/budgets.js';
 import { createBudgetsRepo } from '../../../src/store/budgets-repo.js';
-import { openDatabase, writeTransaction, type Db } from '../../../src/store/db.js';
+import { openDatabase, type Db } from '../../../src/store/db.js';
 import { migrationUsageSpendRollup } from '../../../src/store/migrations/014-usage-spend-rollup.js';
-import { createUsageInserter } from '../../../src/store/usage-insert.js';
+import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
+import { insertRows } from '../../../src/store/usage/usage-ledger-writes.js';
 import type { LedgerRow } from '../../../src/store/usage-ledger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'spend-rollup-test-'));
@@ -57,7 +58,8 @@ function fromRollup(db: Db, level: 'endpoint' | 'workspace') {
 describe('the hourly spend rollup', () => {
   it('equals a full scan of the ledger, rows written before the migration included', () => {
     const db = openDatabase(join(dir, 'rollup.db'));
-    const insert = writeTransaction(db, createUsageInserter(db));
+    const runner = createSqliteRunner(db);
+    const insert = (batch: readonly LedgerRow[]): void => runner.writeSync(insertRows(batch));
     insert(rows(0, 400));
     // As a store from before migration 014: no rollup yet, the 400 rows already in the ledger.
     db.exec('DROP TRIGGER usage_events_spend_rollup; DROP TABLE usage_spend_hourly;');

@@ -1,5 +1,5 @@
 /**
- * The usage totals query (store/usage-totals.ts) on a real SQLite file: grouping, the range and project
+ * The usage totals query (store/usage/usage-reads.ts) on a real SQLite file: grouping, the range and project
  * bounds, pages and their cursors (a null group last), exact BigInt cost sums, the index it reads through,
  * migration 006's model backfill, and the reader thread that runs it off the event loop (compiled from
  * dist/, as threads run JavaScript).
@@ -15,7 +15,8 @@ import { migration002 } from '../../../src/store/migrations/002-usage.js';
 import { migration003 } from '../../../src/store/migrations/003-limits-keys.js';
 import { migration004 } from '../../../src/store/migrations/004-webhooks.js';
 import { migration005 } from '../../../src/store/migrations/005-router.js';
-import { createUsageTotals, DAY_MS, USAGE_GROUPS, type UsageQuery } from '../../../src/store/usage-totals.js';
+import { DAY_MS, USAGE_GROUPS, type UsageQuery } from '../../../src/core/store/usage-store.js';
+import { createSqliteUsageReads } from '../../../src/store/usage/sqlite-usage-reads.js';
 import { createUsageReader } from '../../../dist/src/store/usage-reader.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'usage-totals-test-'));
@@ -66,7 +67,7 @@ describe('usage totals', () => {
       { at: D0 + 10 * DAY_MS, cost: 1_000_000 },
       { at: D0, project: 'proj_b', cost: 1_000_000 },
     ]);
-    expect(createUsageTotals(db).page(query({}))).toEqual({
+    expect(createSqliteUsageReads(db).page(query({}))).toEqual({
       items: [
         { group: D0, requests: 2, promptTokens: 4, completionTokens: 6, cachedTokens: 1, reasoningTokens: 2, costNanos: 5n, unpricedRequests: 1 },
         { group: D0 + DAY_MS, requests: 1, promptTokens: 5, completionTokens: 6, cachedTokens: 0, reasoningTokens: 0, costNanos: 7n, unpricedRequests: 0 },
@@ -78,7 +79,7 @@ describe('usage totals', () => {
 
   it('reports a group with no priced row as cost null, not 0', () => {
     const db = fresh('unpriced', [{ at: D0, cost: null }, { at: D0, cost: null, endpoint: 'ep_2' }, { at: D0, cost: 0, endpoint: 'ep_2' }]);
-    const items = createUsageTotals(db).page(query({ groupBy: 'endpoint' })).items;
+    const items = createSqliteUsageReads(db).page(query({ groupBy: 'endpoint' })).items;
     expect(items.map((t) => [t.group, t.costNanos, t.unpricedRequests])).toEqual([['ep_1', null, 1], ['ep_2', 0n, 1]]);
     db.close();
   });
@@ -86,7 +87,7 @@ describe('usage totals', () => {
   it('keeps the cost sum exact past 2^53 nano-dollars', () => {
     const big = 2n ** 53n + 1n;
     const db = fresh('big', [{ at: D0, cost: big }, { at: D0, cost: big }]);
-    expect(createUsageTotals(db).page(query({})).items[0]?.costNanos).toBe(2n * big);
+    expect(createSqliteUsageReads(db).page(query({})).items[0]?.costNanos).toBe(2n * big);
     db.close();
   });
 
@@ -98,7 +99,7 @@ describe('usage totals', () => {
       { at: D0, workspace: 'ws_02' },
       { at: D0, workspace: 'ws_02' },
     ]);
-    const totals = createUsageTotals(db);
+    const totals = createSqliteUsageReads(db);
     const seen: (string | number | null)[][] = [];
     let after: string | number | null = null;
     for (;;) {
@@ -114,7 +115,7 @@ describe('usage totals', () => {
 
   it('turns a day cursor into the start of the next day', () => {
     const db = fresh('days', [{ at: D0 + 5 }, { at: D0 + DAY_MS + 5 }, { at: D0 + 3 * DAY_MS }]);
-    const totals = createUsageTotals(db);
+    const totals = createSqliteUsageReads(db);
     expect(totals.page(query({ limit: 1 }))).toMatchObject({ items: [{ group: D0 }], hasMore: true });
     expect(totals.page(query({ limit: 1, after: D0 }))).toMatchObject({ items: [{ group: D0 + DAY_MS }], hasMore: true });
     expect(totals.page(query({ limit: 5, after: D0 + DAY_MS }))).toMatchObject({ items: [{ group: D0 + 3 * DAY_MS }], hasMore: false });
@@ -123,10 +124,11 @@ describe('usage totals', () => {
 
   it('reads the range through usage_events_project_time for every grouping, with and without a cursor', () => {
     const db = fresh('plan', []);
-    const totals = createUsageTotals(db);
+    const totals = createSqliteUsageReads(db);
     for (const groupBy of USAGE_GROUPS) {
       for (const withCursor of [false, true]) {
-        const plan = db.prepare(`EXPLAIN QUERY PLAN ${totals.sql(groupBy, withCursor)}`).all({ projectId: 'p', start: 0, end: 1, after: 'x', limit: 1 }) as { detail: string }[];
+        const statement = totals.pageStatement({ projectId: 'p', start: 0, end: 1, groupBy, limit: 1, after: withCursor ? (groupBy === 'day' ? 0 : 'x') : null });
+        const plan = db.prepare(`EXPLAIN QUERY PLAN ${statement.sql}`).all(...statement.parameters) as { detail: string }[];
         expect(plan.map((p) => p.detail).join('\n'), `${groupBy} ${withCursor}`).toMatch(/SEARCH usage_events USING INDEX usage_events_project_time \(project_id=\? AND created_at>\? AND created_at<\?\)/);
       }
     }
@@ -163,11 +165,29 @@ describe('migration 006', () => {
 describe('the usage reader thread', () => {
   it('answers the same pages as the query on its own connection, and closes', async () => {
     const db = fresh('reader', [{ at: D0, endpoint: 'ep_1' }, { at: D0, endpoint: 'ep_2', cost: 2n ** 60n }]);
-    const direct = createUsageTotals(db).page(query({ groupBy: 'endpoint', limit: 1 }));
+    const direct = createSqliteUsageReads(db).page(query({ groupBy: 'endpoint', limit: 1 }));
     const reader = createUsageReader(join(dir, 'reader.db'));
     const [a, b] = await Promise.all([reader.page(query({ groupBy: 'endpoint', limit: 1 })), reader.page(query({ groupBy: 'endpoint', after: 'ep_1' }))]);
     expect(a).toEqual(direct);
     expect(b.items[0]?.costNanos).toBe(2n ** 60n);
+    await reader.close();
+    db.close();
+  });
+
+  it('answers the same Requests pages as its own connection, filtered and after a cursor', async () => {
+    const db = fresh('reader-requests', [{ at: D0, key: 'key_1' }, { at: D0 + 1, key: 'key_2' }, { at: D0 + 2, key: 'key_1', model: null }, { at: D0 + 3, key: 'key_1' }]);
+    const direct = createSqliteUsageReads(db);
+    const reader = createUsageReader(join(dir, 'reader-requests.db'));
+    const first = { projectId: 'proj_a', start: D0, end: D0 + DAY_MS, keyId: 'key_1', model: null, status: null, limit: 2, before: null };
+    const page = await reader.requests(first);
+    expect(page).toEqual(direct.requests(first));
+    expect(page.items.map((r) => r.createdAt)).toEqual([D0 + 3, D0 + 2]);
+    expect(page.hasMore).toBe(true);
+    const last = page.items[1];
+    if (!last) throw new Error('the first page had no second row');
+    const next = { ...first, before: { createdAt: last.createdAt, id: last.id } };
+    expect(await reader.requests(next)).toEqual(direct.requests(next));
+    expect((await reader.requests(next)).items.map((r) => r.createdAt)).toEqual([D0]);
     await reader.close();
     db.close();
   });
