@@ -4,9 +4,8 @@
  * are the pure state machines' (core/exec); this module loads records, applies a transition, commits the
  * new state with its events in one transaction, then tells the agent and the live readers.
  *
- * Output of a dispatched invocation is kept in memory (`#live`) as it arrives and written with the
- * terminal state: one write per invocation, not one per chunk. A crash loses it, but a crash also fails
- * the invocation (gateway_restarted), whose output could not be trusted to be whole anyway.
+ * Output of a dispatched invocation is kept in memory (invocation-live.ts) as it arrives and written
+ * with the terminal state.
  *
  * Several instances share the store (issue 12), and any of them may apply a transition to any invocation
  * (a client's cancel, a clock's timeout, a queued retry), each from what it read a moment before. Every
@@ -23,12 +22,12 @@ import type { ExecEvent } from '../../core/exec/exec-events.js';
 import { execEvents } from '../../core/exec/exec-events.js';
 import type { InvocationIds } from '../../core/exec/invocation-ids.js';
 import * as machine from '../../core/exec/invocation-machine.js';
-import type { Invocation, InvocationStatus, Transition } from '../../core/exec/invocation-machine.js';
-import { appendOutput, cappedOf, type CappedOutput } from '../../core/exec/output-cap.js';
+import type { Invocation, Transition } from '../../core/exec/invocation-machine.js';
 import { checkArguments, type ArgumentsValidator } from '../../core/exec/tool-arguments.js';
 import { GatewayError } from '../../errors.js';
 import type { Change, ClaimOutcome, ExecInvocationsStore, Page, PageQuery } from '../../core/store/exec-invocations-store.js';
-import { InvocationWatch, type WatchListener } from './invocation-watch.js';
+import { LiveInvocations } from './invocation-live.js';
+import type { InvocationWatch, WatchListener } from './invocation-watch.js';
 
 /** docs/exec.md: Idempotency-Keys are kept 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -65,21 +64,23 @@ export interface CreateRequest {
 }
 
 export class InvocationService implements AgentReports {
-  readonly watch = new InvocationWatch();
   readonly #deps: InvocationServiceDeps;
-  /** Output so far of dispatched and running invocations, by id. */
-  readonly #live = new Map<string, CappedOutput>();
+  readonly #live: LiveInvocations;
   /** Claims under way (the send made, the commit not yet acknowledged), by invocation id. */
   readonly #claims = new Map<string, Promise<void>>();
   /** The last report of an invocation being applied, by id: the next one runs after it. */
   readonly #reports = new Map<string, Promise<void>>();
-  /** The last status told to this instance's readers of an invocation another instance serves. */
-  readonly #seen = new Map<string, InvocationStatus>();
   /** Agents going offline whose invocations are being failed (before they are queued in `#reports`). */
   readonly #offline = new Set<Promise<void>>();
 
   constructor(deps: InvocationServiceDeps) {
     this.#deps = deps;
+    this.#live = new LiveInvocations(deps.outputCapBytes);
+  }
+
+  /** The live readers (the SSE events route, the chat bridge). */
+  get watch(): InvocationWatch {
+    return this.#live.watch;
   }
 
   /** 201 when created; a replay of the same Idempotency-Key and body returns the first (created: false). */
@@ -113,14 +114,14 @@ export class InvocationService implements AgentReports {
     const idem = req.idempotency ? { ...req.idempotency, expiresAt: now + IDEMPOTENCY_TTL_MS } : null;
     const outcome = await store.create(inv, requested?.approval ?? null, requested?.events ?? [], idem, now);
     if (outcome.kind === 'conflict') return { invocation: await this.#replay(null), created: false };
-    if (outcome.kind === 'replayed') return { invocation: this.#withLive(outcome.invocation), created: false };
+    if (outcome.kind === 'replayed') return { invocation: this.#live.withOutput(outcome.invocation), created: false };
     return { invocation: inv.status === 'queued' ? await this.#dispatch(inv) : inv, created: true };
   }
 
   async #replay(invocationId: string | null): Promise<Invocation> {
     const inv = invocationId === null ? null : await this.#deps.store.invocation(invocationId);
     if (!inv) throw new GatewayError('exec_idempotency_conflict', { param: 'Idempotency-Key', message: 'This Idempotency-Key was used with a different body in the last 24 hours; send a new key.' });
-    return this.#withLive(inv);
+    return this.#live.withOutput(inv);
   }
 
   /** 404 invocation_not_found for another project's id too (SPEC: not 403). */
@@ -129,13 +130,13 @@ export class InvocationService implements AgentReports {
     if (!inv || inv.projectId !== projectId) {
       throw new GatewayError('invocation_not_found', { param: 'invocation_id', message: `Project ${projectId} has no invocation ${JSON.stringify(id.slice(0, 64))}.` });
     }
-    return this.#withLive(inv);
+    return this.#live.withOutput(inv);
   }
 
   /** Newest first; null when `after` names no invocation of the project. */
   async list(projectId: string, q: PageQuery): Promise<Page<Invocation> | null> {
     const page = await this.#deps.store.listInvocations(projectId, q);
-    return page && { items: page.items.map((i) => this.#withLive(i)), hasMore: page.hasMore };
+    return page && { items: page.items.map((i) => this.#live.withOutput(i)), hasMore: page.hasMore };
   }
 
   listApprovals(projectId: string, q: PageQuery): Promise<Page<Approval> | null> {
@@ -160,7 +161,7 @@ export class InvocationService implements AgentReports {
     const invocation = await this.get(projectId, id);
     if (machine.isTerminal(invocation.status)) return { invocation, stop: () => undefined };
     // What the reader was given: reconcile tells it only of later moves made by other instances.
-    if (!this.#live.has(id) && !this.#seen.has(id)) this.#seen.set(id, invocation.status);
+    this.#live.given(id, invocation.status);
     const stop = this.watch.subscribe(id, listener);
     return { invocation, stop };
   }
@@ -185,7 +186,7 @@ export class InvocationService implements AgentReports {
       const change: Change = { projectId: a.projectId, invocation: inv && ready && { from: inv.status, to: ready }, approval: { from: a, to: t.approval }, events: t.events };
       if (!(await store.commit(change))) continue;
       if (ready) {
-        this.#status(ready.id, ready.status);
+        this.#live.status(ready.id, ready.status);
         await this.#dispatch(ready);
       }
       return t.approval;
@@ -231,24 +232,24 @@ export class InvocationService implements AgentReports {
       const message = { invocationId: inv.id, toolName: inv.toolName, arguments: inv.arguments, timeoutMs: machine.remainingMs(inv, now) };
       const change: Change = { projectId: inv.projectId, invocation: { from: inv.status, to: t.invocation }, approval: null, events: t.events };
       let sent = false;
-      this.#live.set(inv.id, cappedOf('', false));
+      this.#live.open(inv.id);
       const claim = store.claim(change, () => (sent = registry.dispatch(agent.id, message)));
       this.#claims.set(inv.id, claim.then(() => undefined, () => undefined));
       let outcome: ClaimOutcome;
       try {
         outcome = await claim;
       } catch (err) {
-        this.#live.delete(inv.id);
+        this.#live.forget(inv.id);
         // Sent but not recorded as dispatched: the agent must not run it behind our back.
         if (sent) registry.cancel(agent.id, inv.id);
         throw err;
       } finally {
         this.#claims.delete(inv.id);
       }
-      if (outcome !== 'claimed') this.#live.delete(inv.id);
+      if (outcome !== 'claimed') this.#live.forget(inv.id);
       if (outcome === 'unsent') continue;
       if (outcome === 'taken') return (await store.invocation(inv.id)) ?? inv;
-      this.#status(inv.id, t.invocation.status);
+      this.#live.status(inv.id, t.invocation.status);
       return t.invocation;
     }
     return inv;
@@ -294,29 +295,27 @@ export class InvocationService implements AgentReports {
 
   output(agentId: string, invocationId: string, data: string): Promise<void> {
     return this.#inOrder(invocationId, async () => {
-      if (!this.#live.has(invocationId)) return;
+      if (!this.#live.serves(invocationId)) return;
       const inv = await this.#deps.store.invocation(invocationId);
       if (!inv || inv.agentId !== agentId || machine.isTerminal(inv.status)) return;
       const running = machine.markRunning(inv);
       // Lost: another instance ended it a moment ago (a timeout, a cancel); reconcile stops the agent.
       if (running && !(await this.#deps.store.commit({ projectId: inv.projectId, invocation: { from: inv.status, to: running }, approval: null, events: [] }))) return;
-      if (running) this.#status(invocationId, running.status);
-      const current = this.#live.get(invocationId);
-      if (current !== undefined) this.#append(invocationId, current, data);
+      if (running) this.#live.status(invocationId, running.status);
+      this.#live.append(invocationId, data);
     });
   }
 
   result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null }): Promise<void> {
     return this.#inOrder(invocationId, async () => {
       const inv = await this.#deps.store.invocation(invocationId);
-      const current = this.#live.get(invocationId);
-      if (current === undefined || !inv || inv.agentId !== agentId) return;
+      if (!this.#live.serves(invocationId) || !inv || inv.agentId !== agentId) return;
       // The result's `output`, when sent, is the last chunk (docs/exec.md protocol).
-      if (result.output) this.#append(invocationId, current, result.output);
-      const t = machine.finish(this.#withLive(inv), { exitCode: result.exitCode, error: result.error }, this.#deps.now());
+      if (result.output) this.#live.append(invocationId, result.output);
+      const t = machine.finish(this.#live.withOutput(inv), { exitCode: result.exitCode, error: result.error }, this.#deps.now());
       // Ended elsewhere first (t null: before the result came; a lost commit: while it was applied): the
       // agent is done, so its output is all there is to forget.
-      if (!t || !(await this.#settle(inv, t, null))) this.#live.delete(invocationId);
+      if (!t || !(await this.#settle(inv, t, null))) this.#live.forget(invocationId);
     });
   }
 
@@ -351,9 +350,9 @@ export class InvocationService implements AgentReports {
           reason === 'gateway_stopping'
             ? 'The gateway stopped (graceful stop) while the invocation was running: it had not finished by the drain deadline.'
             : `The agent running the invocation went offline (${reason}).`;
-        const t = machine.fail(this.#withLive(inv), 'agent_offline', message, now, before);
+        const t = machine.fail(this.#live.withOutput(inv), 'agent_offline', message, now, before);
         // Ended elsewhere first: the agent is gone, nothing to tell it.
-        if (!t || !(await this.#settle(inv, t, null))) this.#live.delete(id);
+        if (!t || !(await this.#settle(inv, t, null))) this.#live.forget(id);
       });
     }
   }
@@ -371,7 +370,7 @@ export class InvocationService implements AgentReports {
   async expireDue(limit = DUE_BATCH): Promise<number> {
     const due = await this.#deps.store.dueInvocations(this.#deps.now(), limit);
     for (const inv of due) {
-      const t = machine.timeOut(this.#withLive(inv), this.#deps.now());
+      const t = machine.timeOut(this.#live.withOutput(inv), this.#deps.now());
       if (t) await this.#settle(inv, t, null);
     }
     return due.length;
@@ -429,36 +428,27 @@ export class InvocationService implements AgentReports {
    * a change notice when the store sends them (PostgreSQL).
    */
   async reconcile(): Promise<void> {
-    const ids = new Set([...this.#live.keys(), ...this.watch.ids()]);
-    for (const id of this.#seen.keys()) if (!ids.has(id)) this.#seen.delete(id);
+    const ids = this.#live.followed();
     if (ids.size === 0) return;
     for (const { id, status, agentId } of await this.#deps.store.statusesOf([...ids])) {
       if (!machine.isTerminal(status)) {
         // Readers of an invocation served elsewhere hear its moves (approved, dispatched, running) too.
-        if (!this.#live.has(id) && this.#seen.get(id) !== status) this.watch.publish(id, { kind: 'status', status });
-        if (!this.#live.has(id)) this.#seen.set(id, status);
+        this.#live.movedElsewhere(id, status);
         continue;
       }
-      if (this.#live.has(id) && agentId !== null && !this.#reports.has(id)) this.#deps.registry.cancel(agentId, id);
+      if (this.#live.serves(id) && agentId !== null && !this.#reports.has(id)) this.#deps.registry.cancel(agentId, id);
       if (this.#reports.has(id) || this.#claims.has(id)) continue;
-      const servedHere = this.#live.delete(id);
-      this.#seen.delete(id);
+      const servedHere = this.#live.ended(id);
       if (!servedHere) {
         // Run by another replica: its output streamed there; readers here get it whole with the end.
         const ended = await this.#deps.store.invocation(id);
-        if (ended?.output) this.watch.publish(id, { kind: 'output', data: ended.output });
+        if (ended?.output) this.#live.watch.publish(id, { kind: 'output', data: ended.output });
       }
-      this.watch.publish(id, { kind: 'status', status });
+      this.#live.watch.publish(id, { kind: 'status', status });
     }
   }
 
   // ---- helpers ----
-
-  /** Tells this instance's readers of a status; what reconcile will not tell them again. */
-  #status(invocationId: string, status: InvocationStatus): void {
-    if (this.#seen.has(invocationId)) this.#seen.set(invocationId, status);
-    this.watch.publish(invocationId, { kind: 'status', status });
-  }
 
   #abandoned(inv: Invocation): Transition | null {
     const now = this.#deps.now();
@@ -467,18 +457,6 @@ export class InvocationService implements AgentReports {
     }
     const before = [execEvents.agentOffline({ invocationId: inv.id, agentId: inv.agentId, reason: 'disconnected', at: now })];
     return machine.fail(inv, 'agent_offline', 'The agent running the invocation went offline (disconnected: the gateway replica it was connected to stopped).', now, before);
-  }
-
-  #append(invocationId: string, current: CappedOutput, data: string): void {
-    const { output, added } = appendOutput(current, data, this.#deps.outputCapBytes);
-    this.#live.set(invocationId, output);
-    if (added) this.watch.publish(invocationId, { kind: 'output', data: added });
-  }
-
-  /** The stored record with the output received so far. */
-  #withLive(inv: Invocation): Invocation {
-    const live = this.#live.get(inv.id);
-    return live && !machine.isTerminal(inv.status) ? { ...inv, output: live.text, outputTruncated: live.truncated } : inv;
   }
 
   /**
@@ -494,12 +472,11 @@ export class InvocationService implements AgentReports {
     if (!inv) return true;
     const wasOut = before !== null && (before.status === 'dispatched' || before.status === 'running');
     if (machine.isTerminal(inv.status)) {
-      this.#live.delete(inv.id);
-      this.#seen.delete(inv.id);
+      this.#live.ended(inv.id);
       // A timeout or a cancel: the agent stops (a result or an offline agent needs no word).
       if (wasOut && before?.agentId && (inv.error?.code === 'timeout' || inv.status === 'cancelled')) this.#deps.registry.cancel(before.agentId, inv.id);
     }
-    this.#status(inv.id, inv.status);
+    this.#live.status(inv.id, inv.status);
     return true;
   }
 }
