@@ -56,45 +56,43 @@ export function appendQueries(db: Kysely<WebhooksTables>, dialect: SqlDialect) {
     db
       .insertInto('webhook_events')
       .values(values)
-      .onConflict((oc) => oc.column('id').doNothing())
-      .returning('id');
+      .onConflict((oc) => oc.column('id').doNothing());
+  /** Ordered as the events were made, then the endpoints: the dispatcher takes due rows in seq order. */
+  const fanOut = (events: RawBuilder<boolean>) =>
+    db
+      .insertInto('webhook_deliveries')
+      .columns(['id', 'webhook_id', 'event_id', 'event_type', 'state', 'attempt_count', 'next_attempt_at', 'created_at', 'updated_at'])
+      .expression(
+        db
+          .selectFrom('webhook_events as e')
+          .innerJoin('webhook_endpoints as w', 'w.project_id', 'e.project_id')
+          .select([
+            newDeliveryId(dialect).as('id'),
+            'w.id as webhook_id',
+            'e.id as event_id',
+            'e.type as event_type',
+            PENDING.as('state'),
+            sql.lit(0).as('attempt_count'),
+            'e.created_at as next_attempt_at',
+            'e.created_at as created_at',
+            'e.created_at as updated_at',
+          ])
+          .where(events)
+          .where('w.is_active', '=', true)
+          .where(subscribes(dialect, sql.ref('e.type')))
+          .orderBy('e.created_at')
+          .orderBy('w.seq'),
+      );
+  const unneeded = sql<boolean>`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`;
+  // One event (every emit) by its key; several (a relayed batch) as one list parameter.
   return {
     dialect,
     insertOne: preparedRow((row: EventRow) => insertNew(row)),
-    insertMany: (events: readonly OutboxEvent[]) => insertNew(events.map(eventRow)),
-    /** Ordered as the events were made, then the endpoints: the dispatcher takes due rows in seq order. */
-    fanOut: prepared((ids: ListParam<string>) =>
-      db
-        .insertInto('webhook_deliveries')
-        .columns(['id', 'webhook_id', 'event_id', 'event_type', 'state', 'attempt_count', 'next_attempt_at', 'created_at', 'updated_at'])
-        .expression(
-          db
-            .selectFrom('webhook_events as e')
-            .innerJoin('webhook_endpoints as w', 'w.project_id', 'e.project_id')
-            .select([
-              newDeliveryId(dialect).as('id'),
-              'w.id as webhook_id',
-              'e.id as event_id',
-              'e.type as event_type',
-              PENDING.as('state'),
-              sql.lit(0).as('attempt_count'),
-              'e.created_at as next_attempt_at',
-              'e.created_at as created_at',
-              'e.created_at as updated_at',
-            ])
-            .where(oneOf(dialect, 'e.id', ids, 'text'))
-            .where('w.is_active', '=', true)
-            .where(subscribes(dialect, sql.ref('e.type')))
-            .orderBy('e.created_at')
-            .orderBy('w.seq'),
-        ),
-    ),
-    dropUnneeded: prepared((ids: ListParam<string>) =>
-      db
-        .deleteFrom('webhook_events')
-        .where(oneOf(dialect, 'id', ids, 'text'))
-        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_deliveries as d').select(sql.lit(1).as('one')).whereRef('d.event_id', '=', 'webhook_events.id')))),
-    ),
+    insertMany: (events: readonly OutboxEvent[]) => insertNew(events.map(eventRow)).returning('id'),
+    fanOutOne: prepared((id: string) => fanOut(sql<boolean>`e.id = ${id}`)),
+    fanOutMany: prepared((ids: ListParam<string>) => fanOut(oneOf(dialect, 'e.id', ids, 'text'))),
+    dropOne: prepared((id: string) => db.deleteFrom('webhook_events').where('id', '=', id).where(unneeded)),
+    dropUnneeded: prepared((ids: ListParam<string>) => db.deleteFrom('webhook_events').where(oneOf(dialect, 'id', ids, 'text')).where(unneeded)),
     subscriber: prepared((projectId: string, type: string) =>
       db.selectFrom('webhook_endpoints as w').select(sql.lit(1).as('one')).where('w.project_id', '=', projectId).where('w.is_active', '=', true).where(subscribes(dialect, sql.val(type))).limit(1),
     ),
@@ -103,19 +101,28 @@ export function appendQueries(db: Kysely<WebhooksTables>, dialect: SqlDialect) {
 
 /** Appends `events` and their fan-out; tells every replica's dispatcher when deliveries were queued. */
 export function* appendEvents(q: AppendQueries, events: readonly OutboxEvent[]): SqlProgram<number> {
+  const [one] = events;
+  const queued = events.length === 1 && one ? yield* appendOne(q, one) : yield* appendMany(q, events);
+  if (queued > 0) yield* changeNotice(WEBHOOK_DELIVERIES_TOPIC);
+  return queued;
+}
+
+function* appendOne(q: AppendQueries, event: OutboxEvent): SqlProgram<number> {
+  if ((yield* run(q.insertOne(eventRow(event)))) === 0) return 0;
+  const queued = yield* run(q.fanOutOne(event.id));
+  if (queued === 0) yield* run(q.dropOne(event.id));
+  return queued;
+}
+
+function* appendMany(q: AppendQueries, events: readonly OutboxEvent[]): SqlProgram<number> {
   let queued = 0;
   for (let at = 0; at < events.length; at += EVENT_CHUNK) {
-    const chunk = events.slice(at, at + EVENT_CHUNK);
-    const [one] = chunk;
-    const fresh = (yield* rows(chunk.length === 1 && one ? q.insertOne(eventRow(one)) : q.insertMany(chunk))).map((r) => r.id);
+    const fresh = (yield* rows(q.insertMany(events.slice(at, at + EVENT_CHUNK)))).map((r) => r.id);
     if (fresh.length === 0) continue;
     const ids = listOf(q.dialect, fresh);
-    const n = yield* run(q.fanOut(ids));
-    queued += n;
-    // A lone event with deliveries is needed: the common emit skips the statement.
-    if (fresh.length > 1 || n === 0) yield* run(q.dropUnneeded(ids));
+    queued += yield* run(q.fanOutMany(ids));
+    yield* run(q.dropUnneeded(ids));
   }
-  if (queued > 0) yield* changeNotice(WEBHOOK_DELIVERIES_TOPIC);
   return queued;
 }
 
