@@ -39,7 +39,7 @@ function newDeliveryId(dialect: SqlDialect): RawBuilder<string> {
 }
 
 /** The endpoint `w` subscribes to `type`. */
-export function subscribes(dialect: SqlDialect, type: Expression<string>): RawBuilder<boolean> {
+function subscribes(dialect: SqlDialect, type: Expression<string>): RawBuilder<boolean> {
   return dialect === 'postgres' ? sql<boolean>`${type} = ANY(w.events)` : sql<boolean>`EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = ${type})`;
 }
 
