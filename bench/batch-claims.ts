@@ -57,7 +57,7 @@ async function postgresBackend(): Promise<Backend> {
   const store = await openPostgres({ url: url.toString(), poolSize: 4, listen: false });
   await store.pool.query("INSERT INTO gateway_instances (id, pid, host, pid_scope, started_at, heartbeat_at) VALUES ($1, 1, 'h', '', 0, 0)", [OWNER]);
   return {
-    store: createBatchesStore({ runner: createPostgresRunner(store), events: postgresTransactionEvents(store), owner: OWNER }),
+    store: createBatchesStore({ runner: createPostgresRunner(store), events: postgresTransactionEvents(), owner: OWNER }),
     close: async () => {
       await store.close();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

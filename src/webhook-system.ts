@@ -2,12 +2,12 @@
  * The webhook subsystem, assembled for the composition root (main.ts calls this once): the secret box,
  * the repositories, the outbox other modules emit through, the dedicated sender, the dispatcher and the
  * management use cases. The dispatcher writes on its own connection (synchronous=NORMAL: no fsync on the
- * event loop per outcome batch; see store/webhook-deliveries-repo.ts) unless the store is in memory.
+ * event loop per outcome batch; see store/webhooks/webhook-delivery-queue.ts) unless the store is in memory.
  * Deliveries are claimed for this instance with the registry's lease, renewed at each of its heartbeats,
  * when claims of dead siblings are also given back (issue 12: each due delivery is sent by one instance).
  *
  * With `storage.kind: postgres` endpoints, events and deliveries live in PostgreSQL, shared by the
- * replicas (store/postgres/webhooks-store.ts), and deliveries are claimed under the leases of a registry
+ * replicas (the same programs, store/webhooks/webhooks-store.ts, on PostgreSQL's runner), and deliveries are claimed under the leases of a registry
  * there (store/postgres/instances-registry.ts). Emitters still write their events into this instance's
  * SQLite file in their own transactions; the relay (core/webhooks/outbox-relay.ts) moves them over.
  * A replica that appends deliveries tells the others (a change notice), so their dispatchers look at once.
@@ -24,11 +24,13 @@ import { openDatabase, type Db } from './store/db.js';
 import type { InstanceRegistry } from './store/instances-registry.js';
 import { createPgInstanceRegistry, type PgInstanceRegistry } from './store/postgres/instances-registry.js';
 import type { PgStore } from './store/postgres/pg-store.js';
-import { createPgWebhooksStore, newestSealedEndpoint, WEBHOOK_DELIVERIES_TOPIC } from './store/postgres/webhooks-store.js';
 import { loadSecretBox, storedSealedValues, type SecretBox } from './store/secret-box.js';
-import { createSqliteWebhooksStore } from './store/sqlite/webhooks-store.js';
-import { createDeliveriesRepo } from './store/webhook-deliveries-repo.js';
-import { createOutbox, createRelaySource, type StoreOutbox } from './store/webhook-outbox.js';
+import { createPostgresRunner } from './store/sql/postgres-runner.js';
+import { createSqliteRunner } from './store/sql/sqlite-runner.js';
+import { WEBHOOK_DELIVERIES_TOPIC } from './store/webhooks/webhook-append.js';
+import { createSqliteDispatchStore } from './store/webhooks/webhook-delivery-queue.js';
+import { createOutbox, createRelaySource, type StoreOutbox } from './store/webhooks/webhook-outbox.js';
+import { createWebhooksStore, newestSealedEndpoint } from './store/webhooks/webhooks-store.js';
 import { checkOutboundUrl, outboundPolicyOf, type OutboundPolicy } from './upstream/outbound-guard.js';
 import { outboundUserAgent } from './upstream/user-agent.js';
 import { createWebhookSender } from './upstream/webhook-sender.js';
@@ -96,7 +98,7 @@ export async function createWebhookSystem(options: WebhookSystemOptions): Promis
   // The first load at start: a key that cannot open what the store holds stops the start here, before
   // listening. With PostgreSQL the endpoints' secrets are there: replicas need one key
   // (SWITCHBOARD_SECRET_KEY), and one that cannot open them is refused the same way.
-  const sealed = options.pg ? [...storedSealedValues(db), ...(await newestSealedEndpoint(options.pg.pool))] : storedSealedValues(db);
+  const sealed = options.pg ? [...storedSealedValues(db), ...(await createPostgresRunner(options.pg).read(newestSealedEndpoint('postgres')))] : storedSealedValues(db);
   const box = loadSecretBox(dbPath, sealed, process.env, options.pg ? `${dbPath} and the PostgreSQL database` : dbPath);
   const policy: OutboundPolicy = outboundPolicyOf(config.security);
   // The dispatcher enforces the per-endpoint share; several endpoints may share an origin, and undici must
@@ -178,10 +180,10 @@ export async function createWebhookSystem(options: WebhookSystemOptions): Promis
 function sqliteBacking(box: SecretBox, options: WebhookSystemOptions, wake: () => void): Backing {
   const { db, dbPath, instances, now } = options;
   const dispatchDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
-  const store = createSqliteWebhooksStore(db, box, { now, onEmitted: wake });
+  const store = createWebhooksStore({ runner: createSqliteRunner(db), box, onAppended: wake });
   return {
     endpoints: store.endpoints,
-    dispatchStore: createDeliveriesRepo(dispatchDb, box, { instanceId: instances.id, leaseMs: instances.leaseMs * CLAIM_LEASES_PER_INSTANCE_LEASE }),
+    dispatchStore: createSqliteDispatchStore(dispatchDb, box, { instanceId: instances.id, leaseMs: instances.leaseMs * CLAIM_LEASES_PER_INSTANCE_LEASE }),
     newOutbox: (on, onEmitted) => createOutbox(on, { now, onEmitted }),
     relay: null,
     prune: (at, retentionMs) => store.prune(at, retentionMs),
@@ -196,7 +198,7 @@ function sqliteBacking(box: SecretBox, options: WebhookSystemOptions, wake: () =
 /** Endpoints, events and deliveries in PostgreSQL; the SQLite outbox keeps events for the relay. */
 async function postgresBacking(pg: PgStore, box: SecretBox, options: WebhookSystemOptions, wake: () => void): Promise<Backing> {
   const { db, instances, now, logger, config } = options;
-  const store = createPgWebhooksStore(pg, box);
+  const store = createWebhooksStore({ runner: createPostgresRunner(pg), box });
   const pgInstances = await createPgInstanceRegistry(pg, {
     leaseMs: instances.leaseMs,
     onError: (message) => logger.error({ message }, 'instance registry failed'),

@@ -10,7 +10,7 @@ import type { BudgetThresholdEvent } from '../core/webhooks/envelope.js';
 import { isEventType, type EventType } from '../core/webhooks/event-types.js';
 import { GatewayError } from '../errors.js';
 import type { RouteDef } from '../http/server.js';
-import type { StoreOutbox } from '../store/webhook-outbox.js';
+import type { StoreOutbox } from '../store/webhooks/webhook-outbox.js';
 import { loopbackOnly } from './ops.js';
 
 const bodySchema = z.strictObject({

@@ -10,7 +10,7 @@ import type { FilesServices } from '../routes/files.js';
 import { createFilesStore } from '../store/files/files-store.js';
 import { createPgFileBytes } from '../store/postgres/pg-file-bytes.js';
 import { createDiskFileBytes } from '../store/sqlite/disk-file-bytes.js';
-import type { StoreOutbox } from '../store/webhook-outbox.js';
+import type { StoreOutbox } from '../store/webhooks/webhook-outbox.js';
 import { mainTransactionEvents, type StoreParts } from './store.js';
 
 export function wireFiles(services: Services, config: Config, parts: StoreParts, outbox: StoreOutbox, logger: Logger): FilesServices {

@@ -4,7 +4,7 @@
  */
 import type { Config } from '../config.js';
 import type { CatalogStore } from '../core/store/catalog-store.js';
-import type { StoreOutbox } from '../store/webhook-outbox.js';
+import type { StoreOutbox } from '../store/webhooks/webhook-outbox.js';
 import type { Logger } from '../log.js';
 import { openStoreBackend, type StoreBackend } from '../store/backend.js';
 import { createCatalog, createPreloadedCatalog, type Catalog, type PreloadedCatalog } from '../store/catalog.js';
@@ -64,7 +64,7 @@ export async function wireStore(config: Config, dbPathOption: string | undefined
  * the main connection, on PostgreSQL fanned out to the shared tables.
  */
 export function mainTransactionEvents({ backend }: StoreParts, mainOutbox: StoreOutbox): TransactionEvents {
-  return backend.pg ? postgresTransactionEvents(backend.pg) : sqliteTransactionEvents(mainOutbox);
+  return backend.pg ? postgresTransactionEvents() : sqliteTransactionEvents(mainOutbox);
 }
 
 /** The connection for frequent state changes, and the outbox their events go through. */
@@ -86,7 +86,7 @@ export function openBusyStore({ db, dbPath, backend }: StoreParts, outboxOn: (db
   const busyDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
   const busyOutbox = outboxOn(busyDb);
   const busySql = backend.pg
-    ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(backend.pg), notices: postgresChangeNotices(backend.pg) }
+    ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(), notices: postgresChangeNotices(backend.pg) }
     : { runner: createSqliteRunner(busyDb), events: sqliteTransactionEvents(busyOutbox), notices: sqliteChangeNotices };
   return { busyDb, busyOutbox, busySql };
 }

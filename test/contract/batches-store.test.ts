@@ -49,7 +49,7 @@ batchesStoreContract('PostgreSQL', async () => {
     );
   }
   return {
-    store: createBatchesStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg), owner: OWNER }),
+    store: createBatchesStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(), owner: OWNER }),
     unregister: async () => void (await pg.pool.query('DELETE FROM gateway_instances WHERE id = $1', [OWNER])),
     events: async () => (await pg.pool.query<{ type: string }>('SELECT type FROM webhook_events ORDER BY seq')).rows.map((r) => r.type),
     close: async () => {

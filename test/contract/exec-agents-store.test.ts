@@ -44,7 +44,7 @@ execAgentsStoreContract('PostgreSQL', async () => {
     );
   }
   return {
-    store: createExecAgentsStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg) }),
+    store: createExecAgentsStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents() }),
     events: async () => (await pg.pool.query<{ type: string }>('SELECT type FROM webhook_events ORDER BY seq')).rows.map((r) => r.type),
     close: async () => {
       await pg.close();

@@ -42,7 +42,7 @@ execInvocationsStoreContract('PostgreSQL', async () => {
     [EXEC_EVENT_TYPES],
   );
   return {
-    store: createExecInvocationsStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg), owner: OWNER, now: () => 1_700_000_000_000 }),
+    store: createExecInvocationsStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(), owner: OWNER, now: () => 1_700_000_000_000 }),
     unregister: async () => void (await pg.pool.query('DELETE FROM gateway_instances WHERE id = $1', [OWNER])),
     events: async () => (await pg.pool.query<{ type: string }>('SELECT type FROM webhook_events ORDER BY seq')).rows.map((r) => r.type),
     close: async () => {

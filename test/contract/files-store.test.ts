@@ -54,7 +54,7 @@ filesStoreContract('PostgreSQL', async (clock) => {
     );
   }
   return {
-    store: createFilesStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg), bytes: createPgFileBytes(pg.pool), now: () => clock.now }),
+    store: createFilesStore({ runner: createPostgresRunner(pg), events: postgresTransactionEvents(), bytes: createPgFileBytes(pg.pool), now: () => clock.now }),
     events: async () => (await pg.pool.query<{ type: string }>('SELECT type FROM webhook_events ORDER BY seq')).rows.map((r) => r.type),
     close: async () => {
       await pg.close();

@@ -6,15 +6,14 @@ import { join } from 'node:path';
 import { beforeAll } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
 import { openPostgres } from '../../src/store/postgres/pg-store.js';
-import { createPgWebhooksStore } from '../../src/store/postgres/webhooks-store.js';
 import { createResponsesStore } from '../../src/store/responses/responses-store.js';
 import { createSecretBox } from '../../src/store/secret-box.js';
 import { postgresChangeNotices, sqliteChangeNotices } from '../../src/store/sql/change-notices.js';
 import { createPostgresRunner } from '../../src/store/sql/postgres-runner.js';
 import { createSqliteRunner } from '../../src/store/sql/sqlite-runner.js';
 import { postgresTransactionEvents, sqliteTransactionEvents } from '../../src/store/sql/transaction-events.js';
-import { createSqliteWebhooksStore } from '../../src/store/sqlite/webhooks-store.js';
-import { createOutbox } from '../../src/store/webhook-outbox.js';
+import { createOutbox } from '../../src/store/webhooks/webhook-outbox.js';
+import { createWebhooksStore } from '../../src/store/webhooks/webhooks-store.js';
 import { freshDatabase, requirePostgres } from '../helpers/postgres.js';
 import { responsesStoreContract, type StoredEvent } from './responses-store-contract.js';
 
@@ -39,7 +38,7 @@ responsesStoreContract('SQLite', async () => {
   const backend = { runner: createSqliteRunner(db), events: sqliteTransactionEvents(createOutbox(db, { now: () => NOW })), notices: sqliteChangeNotices };
   return {
     storeOf: (owner) => createResponsesStore({ ...backend, owner, now: () => NOW }),
-    webhooks: createSqliteWebhooksStore(db, createSecretBox(randomBytes(32)), { now: () => NOW }),
+    webhooks: createWebhooksStore({ runner: createSqliteRunner(db), box: createSecretBox(randomBytes(32)) }),
     events: async () => db.prepare<[], EventRow>('SELECT project_id, type, body FROM webhook_events ORDER BY rowid').all().map(toEvent),
     register: async (id) => void db.prepare("INSERT INTO gateway_instances (id, pid, thread_id, host, pid_scope, started_at, heartbeat_at) VALUES (?, 1, 0, 'h', '', 0, 0)").run(id),
     unregister: async (id) => void db.prepare('DELETE FROM gateway_instances WHERE id = ?').run(id),
@@ -53,10 +52,10 @@ responsesStoreContract('SQLite', async () => {
 responsesStoreContract('PostgreSQL', async () => {
   const database = await freshDatabase();
   const pg = await openPostgres({ url: database.url, poolSize: 4, listen: false });
-  const backend = { runner: createPostgresRunner(pg), events: postgresTransactionEvents(pg), notices: postgresChangeNotices(pg) };
+  const backend = { runner: createPostgresRunner(pg), events: postgresTransactionEvents(), notices: postgresChangeNotices(pg) };
   return {
     storeOf: (owner) => createResponsesStore({ ...backend, owner, now: () => NOW }),
-    webhooks: createPgWebhooksStore(pg, createSecretBox(randomBytes(32))),
+    webhooks: createWebhooksStore({ runner: createPostgresRunner(pg), box: createSecretBox(randomBytes(32)) }),
     events: async () => (await pg.pool.query<EventRow>('SELECT project_id, type, body FROM webhook_events ORDER BY seq')).rows.map(toEvent),
     register: async (id) => void (await pg.pool.query("INSERT INTO gateway_instances (id, pid, host, pid_scope, started_at, heartbeat_at) VALUES ($1, 1, 'h', '', 0, 0)", [id])),
     unregister: async (id) => void (await pg.pool.query('DELETE FROM gateway_instances WHERE id = $1', [id])),

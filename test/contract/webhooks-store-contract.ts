@@ -98,6 +98,18 @@ export function webhooksStoreContract(name: string, open: () => Promise<Webhooks
       expect(delivery?.id).toMatch(/^del_[0-9a-f]{24}$/);
     });
 
+    it('keeps no event that no endpoint subscribes to, alone or in a batch, and fans out only the new events of a batch appended again', async () => {
+      const { store } = await fixture();
+      await store.endpoints.insertCapped(endpoint('w1', ['exec.completed']), 's', 20);
+      const first = event('exec.completed');
+      expect(await store.appendEvents([event('agent.created')])).toBe(0);
+      expect(await store.appendEvents([first, event('agent.created')])).toBe(1);
+      expect(await store.appendEvents([first, event('exec.completed')])).toBe(1);
+      // Past a zero retention only unneeded events could go, and there are none: both kept ones wait for their deliveries.
+      expect(await store.prune(NOW + 1, 0)).toEqual({ deliveries: 0, events: 0 });
+      expect((await store.endpoints.deliveries('w1', 10, null))?.items).toHaveLength(2);
+    });
+
     it('hands each due delivery to one claimant, with the body and the secret, and records only the claimant\'s outcome', async () => {
       const { store, register } = await fixture();
       await register('inst_a');

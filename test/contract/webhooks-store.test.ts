@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { beforeAll } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
 import { openPostgres } from '../../src/store/postgres/pg-store.js';
-import { createPgWebhooksStore } from '../../src/store/postgres/webhooks-store.js';
 import { createSecretBox } from '../../src/store/secret-box.js';
-import { createSqliteWebhooksStore } from '../../src/store/sqlite/webhooks-store.js';
+import { createPostgresRunner } from '../../src/store/sql/postgres-runner.js';
+import { createSqliteRunner } from '../../src/store/sql/sqlite-runner.js';
+import { createWebhooksStore } from '../../src/store/webhooks/webhooks-store.js';
 import { freshDatabase, requirePostgres } from '../helpers/postgres.js';
 import { webhooksStoreContract } from './webhooks-store-contract.js';
 
@@ -20,7 +21,7 @@ webhooksStoreContract('SQLite', async () => {
   for (const p of ['proj_a', 'proj_b']) {
     db.prepare("INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES (?, ?, ?, ?, 'paid', 0, 0, 0, 0)").run(p, `u-${p}`, p, p);
   }
-  const store = createSqliteWebhooksStore(db, createSecretBox(randomBytes(32)), { now: () => 0 });
+  const store = createWebhooksStore({ runner: createSqliteRunner(db), box: createSecretBox(randomBytes(32)) });
   return {
     store,
     register: async (id) => void db.prepare("INSERT INTO gateway_instances (id, pid, thread_id, host, pid_scope, started_at, heartbeat_at) VALUES (?, 1, 0, 'h', '', 0, 0)").run(id),
@@ -35,7 +36,7 @@ webhooksStoreContract('SQLite', async () => {
 webhooksStoreContract('PostgreSQL', async () => {
   const database = await freshDatabase();
   const pg = await openPostgres({ url: database.url, poolSize: 4, listen: false });
-  const store = createPgWebhooksStore(pg, createSecretBox(randomBytes(32)));
+  const store = createWebhooksStore({ runner: createPostgresRunner(pg), box: createSecretBox(randomBytes(32)) });
   return {
     store,
     register: async (id) => void (await pg.pool.query("INSERT INTO gateway_instances (id, pid, host, pid_scope, started_at, heartbeat_at) VALUES ($1, 1, 'h', '', 0, 0)", [id])),

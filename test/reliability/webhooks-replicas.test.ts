@@ -1,7 +1,7 @@
 /**
  * Issue 12, "Webhook delivery with N replicas": three gateway processes on one SQLite file work through
  * 1,000 pending deliveries to one receiver, and one of them is SIGKILLed mid-run. Each due delivery is
- * claimed by exactly one replica (a lease in the store, store/webhook-deliveries-repo.ts), and what the
+ * claimed by exactly one replica (a lease in the store, store/webhooks/webhook-delivery-queue.ts), and what the
  * killed one had claimed is given back and sent by the others. Every event is delivered; at least once
  * allows repeats only of deliveries the killed replica held (a delivery the receiver answered but whose
  * outcome the replica never recorded), so duplicates are counted, reported, and bounded by what one

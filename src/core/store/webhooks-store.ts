@@ -1,8 +1,7 @@
 /**
  * The webhooks aggregate's storage port (issue 12): endpoints, the event outbox, the delivery queue and
- * the retention of history. SQLite (store/sqlite/webhooks-store.ts) and PostgreSQL
- * (store/postgres/webhooks-store.ts) implement it, the endpoints once for both
- * (store/webhooks/webhook-endpoints-store.ts); test/contract/webhooks-store-contract.ts runs both.
+ * the retention of history. Implemented once for SQLite and PostgreSQL (store/webhooks/webhooks-store.ts:
+ * programs each backend's runner drives); test/contract/webhooks-store-contract.ts runs both.
  *
  * Nothing here is on the request path: the management routes and the dispatcher await it. Emitters whose
  * state lives in an instance's SQLite file keep the synchronous outbox of core/webhooks/outbox.ts; with
@@ -55,6 +54,8 @@ export interface OutboxEvent {
 export interface DeliveryClaimant {
   readonly instanceId: string;
   readonly leaseMs: number;
+  /** Wall clock for the lease (never the injectable test clock the due times use); Date.now unless a test sets it. */
+  readonly wallClock?: () => number;
 }
 
 export interface WebhookRetentionResult {

@@ -3,7 +3,7 @@
  * exactly, and the `agent.*` / `join_key.*` lifecycle types, whose payloads SPEC leaves to us (SPEC
  * "Event types": "not shown"); ours are documented in docs/exec.md. Timestamps are ISO 8601, as in
  * SPEC's exec payloads. They are returned as data so the caller writes them in the transaction of the
- * state change (store/webhook-outbox.ts).
+ * state change (store/webhooks/webhook-outbox.ts).
  */
 import type { EventType } from '../../core/webhooks/event-types.js';
 import type { AgentRecord, JoinKeyRecord } from './records.js';

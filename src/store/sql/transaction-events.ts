@@ -1,14 +1,16 @@
 /**
  * A webhook event written inside a program's transaction (SPEC Webhooks: an event is never lost nor sent
- * for a change that did not commit). The two outboxes differ by design, not by dialect: SQLite fans out to
- * its own endpoint rows (store/webhook-outbox.ts), PostgreSQL to the shared tables (postgres/
- * webhooks-store.ts emitEventIn). So each backend's is one native step, chosen at the composition root.
+ * for a change that did not commit). The two outboxes differ by design, not by dialect: on SQLite the
+ * instance's file has its own outbox (store/webhooks/webhook-outbox.ts: fanned out there, or kept for the
+ * relay when the endpoints are in PostgreSQL), so the event is one native step on the program's
+ * connection; on PostgreSQL it is appended to the shared tables (store/webhooks/webhook-append.ts, the
+ * same statements the relay's append runs) as the program's own steps. Chosen at the composition root.
  */
-import type pg from 'pg';
 import type { EventType } from '../../core/webhooks/event-types.js';
 import type { EventOutbox } from '../../core/webhooks/outbox.js';
-import type { PgStore } from '../postgres/pg-store.js';
-import { emitEventIn } from '../postgres/webhooks-store.js';
+import { appendEvents, appendQueries, eventsOf } from '../webhooks/webhook-append.js';
+import type { WebhooksTables } from '../webhooks/webhooks-tables.js';
+import { sqlFor } from './sql-builder.js';
 import { native, type SqlProgram } from './sql-program.js';
 
 export interface TransactionEvents {
@@ -33,11 +35,11 @@ export function sqliteTransactionEvents(outbox: EventOutbox & { subscribed?(proj
   };
 }
 
-/** PostgreSQL: fanned out on the program's connection; `client` is the transaction's pooled client. */
-export function postgresTransactionEvents(store: Pick<PgStore, 'notifyChange'>): TransactionEvents {
+/** PostgreSQL: appended and fanned out by the program's own steps, with the change notice to every dispatcher. */
+export function postgresTransactionEvents(): TransactionEvents {
+  const q = appendQueries(sqlFor<WebhooksTables>('postgres').db, 'postgres');
   return {
-    emit: (projectId, type, data, at) =>
-      native({ sqlite: wrongBackend('PostgreSQL'), postgres: (client) => emitEventIn(store, client as pg.PoolClient, projectId, type, data, at) }),
+    emit: (projectId, type, data, at) => appendEvents(q, eventsOf(projectId, type, data, at)),
     // The subscribers are in PostgreSQL: asking would cost the round trip the skip would save.
     goesNowhere: () => false,
   };

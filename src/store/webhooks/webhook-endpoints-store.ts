@@ -2,8 +2,9 @@
  * The webhook endpoints port (core/store/webhooks-store.ts `WebhookEndpointsStore`: the management
  * routes' half of the aggregate), written once for SQLite and PostgreSQL (issue 33): each method is a
  * program (store/sql/sql-program.ts) its backend's runner drives. Signing secrets are sealed (secret-box.ts)
- * with the webhook id as associated data and opened only to sign. The delivery queue, the outbox and the
- * relay are the dispatcher's half and stay in webhook-deliveries-repo.ts / postgres/webhooks-store.ts.
+ * with the webhook id as associated data and opened only to sign. The delivery queue, the outbox's append
+ * and the retention are the dispatcher's half (webhook-delivery-queue.ts, webhook-append.ts,
+ * webhook-retention.ts), assembled with this in webhooks-store.ts.
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { WebhookEndpointsStore } from '../../core/store/webhooks-store.js';

@@ -1,13 +1,13 @@
 /**
- * The webhooks aggregate's tables the endpoints store works on, declared once for both backends: what
- * every query in webhook-endpoints-store.ts is checked against at compile time. Created by SQLite
+ * The webhooks aggregate's tables, declared once for both backends: what every query of the endpoints
+ * store, the outbox, the delivery queue and the retention (this folder) is checked against at compile time. Created by SQLite
  * migrations 004 and 016 and PostgreSQL migration 003 (history: released migrations are never edited);
  * test/contract/store-schema.test.ts compares this declaration with both live schemas. Where the two
  * differ by design, the column's kind says so: `events` is text[] in PostgreSQL and JSON text in SQLite,
  * `metadata` jsonb and JSON text, `is_active` boolean and 0/1 (table-schema.ts).
  */
 import type { DeliveryState } from '../../core/webhooks/delivery.js';
-import { boolean, generated, integer, json, maybeText, nullable, text, textArray, time, type TablesOf } from '../sql/table-schema.js';
+import { boolean, generated, integer, json, maybeText, nullable, onlyIn, text, textArray, time, type GatewayInstancesRead, type TablesOf } from '../sql/table-schema.js';
 
 const maybeInteger = () => nullable(integer());
 
@@ -25,6 +25,17 @@ export const WEBHOOKS_SCHEMA = {
     metadata: json<Readonly<Record<string, string>>>(),
     created_at: time(),
     updated_at: time(),
+  },
+  webhook_events: {
+    /** PostgreSQL's insertion order; SQLite's table keeps it in its rowid. */
+    seq: onlyIn('postgres', generated(integer())),
+    /** `evt_<24 hex>`: the idempotency key of an append. */
+    id: text(),
+    project_id: text(),
+    type: text(),
+    /** The envelope, serialized once: every attempt to every subscriber sends these bytes. */
+    body: text(),
+    created_at: time(),
   },
   webhook_deliveries: {
     seq: generated(integer()),
@@ -45,10 +56,5 @@ export const WEBHOOKS_SCHEMA = {
   },
 } as const;
 
-/**
- * Only deleted from here (an endpoint's orphaned events): the outbox (webhook-outbox.ts, postgres/
- * webhooks-store.ts) owns the table, not moved yet; PostgreSQL's has a `seq` SQLite's lacks.
- */
-type EventsDelete = { webhook_events: { id: string } };
-
-export type WebhooksTables = TablesOf<typeof WEBHOOKS_SCHEMA> & EventsDelete;
+/** The delivery queue gives back the claims of instances no longer registered (instances-registry.ts owns the table). */
+export type WebhooksTables = TablesOf<typeof WEBHOOKS_SCHEMA> & GatewayInstancesRead;

@@ -11,7 +11,7 @@ import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
 import { sqliteTransactionEvents } from '../../../src/store/sql/transaction-events.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
-import { createOutbox } from '../../../src/store/webhook-outbox.js';
+import { createOutbox } from '../../../src/store/webhooks/webhook-outbox.js';
 import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 
 let db: Db;

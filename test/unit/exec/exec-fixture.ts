@@ -15,7 +15,7 @@ import { createSecretBox } from '../../../src/store/secret-box.js';
 import { createExecInvocationsStore } from '../../../src/store/exec-invocations/exec-invocations-store.js';
 import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
 import { sqliteTransactionEvents } from '../../../src/store/sql/transaction-events.js';
-import { createOutbox } from '../../../src/store/webhook-outbox.js';
+import { createOutbox } from '../../../src/store/webhooks/webhook-outbox.js';
 import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 
 export const PROJECT = 'proj_a';

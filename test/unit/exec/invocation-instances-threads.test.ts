@@ -25,7 +25,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 (async () => {
   const load = (path) => import(workerData.dist + path);
   const { openDatabase } = await load('src/store/db.js');
-  const { createOutbox } = await load('src/store/webhook-outbox.js');
+  const { createOutbox } = await load('src/store/webhooks/webhook-outbox.js');
   const { InvocationService, DUE_BATCH } = await load('src/exec/invocations/invocation-service.js');
   const { createExecInvocationsStore } = await load('src/store/exec-invocations/exec-invocations-store.js');
   const { createSqliteRunner } = await load('src/store/sql/sqlite-runner.js');

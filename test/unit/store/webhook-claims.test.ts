@@ -1,5 +1,5 @@
 /**
- * Webhook deliveries claimed with a lease (issue 12, store/webhook-deliveries-repo.ts): two instances on
+ * Webhook deliveries claimed with a lease (issue 12, store/webhooks/webhook-delivery-queue.ts): two instances on
  * one store never hold the same row, only the claimant writes an outcome, and the claims of an instance
  * that is gone (or whose lease ran out) go back to pending for another to take.
  */
@@ -12,8 +12,8 @@ import type { DueDelivery } from '../../../src/core/webhooks/delivery.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createInstanceRegistry, type InstanceRegistry } from '../../../src/store/instances-registry.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
-import { createDeliveriesRepo, type SqliteDispatchStore } from '../../../src/store/webhook-deliveries-repo.js';
-import { createOutbox } from '../../../src/store/webhook-outbox.js';
+import { createSqliteDispatchStore, type SqliteDispatchStore } from '../../../src/store/webhooks/webhook-delivery-queue.js';
+import { createOutbox } from '../../../src/store/webhooks/webhook-outbox.js';
 import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
 import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 
@@ -50,7 +50,7 @@ let boxOf: ReturnType<typeof createSecretBox>;
 function instance(): { registry: InstanceRegistry; deliveries: SqliteDispatchStore } {
   const registry = createInstanceRegistry({ dbPath, db, leaseMs: LEASE, onError: (m) => expect.fail(m), onWarn: () => undefined });
   registries.push(registry);
-  return { registry, deliveries: createDeliveriesRepo(openDatabase(dbPath, 'NORMAL'), boxOf, { instanceId: registry.id, leaseMs: LEASE, wallClock: () => wall }) };
+  return { registry, deliveries: createSqliteDispatchStore(openDatabase(dbPath, 'NORMAL'), boxOf, { instanceId: registry.id, leaseMs: LEASE, wallClock: () => wall }) };
 }
 
 const states = (): Record<string, number> =>

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { WebhookEndpointRecord } from '../../../src/core/webhooks/delivery.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
-import { createOutbox, type StoreOutbox } from '../../../src/store/webhook-outbox.js';
+import { createOutbox, type StoreOutbox } from '../../../src/store/webhooks/webhook-outbox.js';
 import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
 import { webhookEndpointPrograms } from '../../../src/store/webhooks/webhook-endpoints-store.js';
 

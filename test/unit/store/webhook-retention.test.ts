@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../../src/store/db.js';
-import { createWebhookRetention } from '../../../src/store/webhook-retention.js';
+import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
+import { pruneWebhookHistory } from '../../../src/store/webhooks/webhook-retention.js';
 
 const DAY = 86_400_000;
 const NOW = 100 * DAY;
@@ -34,7 +35,7 @@ describe('webhook retention', () => {
     event('evt_recent', NOW - 5 * DAY);
     delivery('evt_recent', 'delivered', NOW - 5 * DAY);
 
-    const result = await createWebhookRetention(db, 30 * DAY).prune(NOW);
+    const result = await pruneWebhookHistory(createSqliteRunner(db), NOW, 30 * DAY);
     expect(result).toEqual({ deliveries: 2, events: 1 });
     expect(states()).toEqual(['pending', 'sending', 'delivered']);
     expect((db.prepare('SELECT id FROM webhook_events ORDER BY id').all() as { id: string }[]).map((r) => r.id)).toEqual(['evt_recent', 'evt_waiting']);
@@ -48,7 +49,7 @@ describe('webhook retention', () => {
       }
     });
     insert();
-    expect(await createWebhookRetention(db, 30 * DAY).prune(NOW)).toEqual({ deliveries: 1234, events: 1234 });
+    expect(await pruneWebhookHistory(createSqliteRunner(db), NOW, 30 * DAY)).toEqual({ deliveries: 1234, events: 1234 });
     expect(count('webhook_deliveries')).toBe(0);
     expect(count('webhook_events')).toBe(0);
   });

@@ -1,19 +1,27 @@
 /**
- * The SQL side of the outbox (core/webhooks/outbox.ts): the event row and its fan-out to subscribers, in
- * one INSERT ... SELECT, inside the caller's transaction. The body is serialized once here; every attempt
- * to every subscriber sends and signs these exact bytes.
+ * The outbox of an instance's SQLite file (core/webhooks/outbox.ts): its emitters write events inside
+ * their own synchronous transactions on that file, so the append (webhook-append.ts, the statements both
+ * backends share) runs here with the SQLite runner's `writeSync`, a savepoint of the caller's transaction.
+ * The body is serialized once here; every attempt to every subscriber sends and signs these exact bytes.
  *
  * With PostgreSQL (`relay: true`) the endpoints are not in this file, so there is no fan-out here: every
  * deliverable event is kept in `webhook_events`, in the caller's transaction as before, until the relay
  * (core/webhooks/outbox-relay.ts) has appended it to PostgreSQL and deletes it (createRelaySource).
  */
-import { budgetAlertBody, BUDGET_THRESHOLD_TYPE, envelopeBody, type BudgetThresholdEvent } from '../core/webhooks/envelope.js';
-import type { OutboxEvent } from '../core/store/webhooks-store.js';
-import type { RelaySource } from '../core/webhooks/outbox-relay.js';
-import { isDeliverable, type EventType } from '../core/webhooks/event-types.js';
-import { webhookIds } from '../core/webhooks/ids.js';
-import type { EventOutbox } from '../core/webhooks/outbox.js';
-import { writeTransaction, type Db } from './db.js';
+import { sql } from 'kysely';
+import type { OutboxEvent } from '../../core/store/webhooks-store.js';
+import { budgetAlertBody, BUDGET_THRESHOLD_TYPE, envelopeBody, type BudgetThresholdEvent } from '../../core/webhooks/envelope.js';
+import { isDeliverable, type EventType } from '../../core/webhooks/event-types.js';
+import { webhookIds } from '../../core/webhooks/ids.js';
+import type { EventOutbox } from '../../core/webhooks/outbox.js';
+import type { RelaySource } from '../../core/webhooks/outbox-relay.js';
+import { writeTransaction, type Db } from '../db.js';
+import { listOf, oneOf, type ListParam } from '../sql/one-of.js';
+import { prepared, rows, run } from '../sql/sql-program.js';
+import { sqlFor } from '../sql/sql-builder.js';
+import { createSqliteRunner } from '../sql/sqlite-runner.js';
+import { appendEvents, appendQueries, keepEvent, subscribed as subscribedProgram } from './webhook-append.js';
+import type { WebhooksTables } from './webhooks-tables.js';
 
 export interface OutboxOptions {
   now(): number;
@@ -38,41 +46,23 @@ export interface StoreOutbox extends EventOutbox {
 const newEventId = webhookIds.eventId;
 
 export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
-  const fanOut = db.prepare(`
-    INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, state, attempt_count, next_attempt_at, created_at, updated_at)
-    SELECT 'del_' || lower(hex(randomblob(12))), w.id, @eventId, @type, 'pending', 0, @now, @now, @now
-    FROM webhook_endpoints w
-    WHERE w.project_id = @projectId AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = @type)`);
-  const insertEvent = db.prepare('INSERT INTO webhook_events (id, project_id, type, body, created_at) VALUES (?, ?, ?, ?, ?)');
-  const stored = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM webhook_events WHERE id = ?');
-  const subscriber = db.prepare<{ projectId: string; type: string }, { one: number }>(
-    `SELECT 1 AS one FROM webhook_endpoints w
-     WHERE w.project_id = @projectId AND w.is_active = 1 AND EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = @type) LIMIT 1`,
-  );
-  const subscribed = (projectId: string, type: EventType): boolean => options.relay === true || subscriber.get({ projectId, type }) !== undefined;
+  const runner = createSqliteRunner(db);
+  const q = appendQueries(sqlFor<WebhooksTables>('sqlite').db, 'sqlite');
+  const subscribed = (projectId: string, type: EventType): boolean => options.relay === true || runner.readSync(subscribedProgram(q, projectId, type));
 
-  const write = writeTransaction(db, (projectId: string, type: string, eventId: string, body: string, now: number): number => {
-    const queued = fanOut.run({ eventId, type, now, projectId }).changes;
-    if (queued > 0) insertEvent.run(eventId, projectId, type, body, now);
-    return queued;
-  });
-
-  function emitBody(projectId: string, type: EventType, eventId: string, body: string, now: number): number {
+  function emitBody(projectId: string, type: EventType, id: string, body: string, now: number): number {
     if (!isDeliverable(type)) return 0;
+    const event: OutboxEvent = { id, projectId, type, body, createdAt: now };
     if (options.relay) {
       // No deliveries are known here (the subscribers are in PostgreSQL): 0, and the relay is woken.
-      insertEvent.run(eventId, projectId, type, body, now);
+      runner.writeSync(keepEvent(q, event));
       options.onEmitted?.();
       return 0;
     }
-    const queued = write(projectId, type, eventId, body, now);
+    const queued = runner.writeSync(appendEvents(q, [event]));
     if (queued > 0) options.onEmitted?.();
     return queued;
   }
-
-  const append = writeTransaction(db, (event: OutboxEvent): number =>
-    stored.get(event.id) ? 0 : write(event.projectId, event.type, event.id, event.body, event.createdAt),
-  );
 
   const emitManyTx = writeTransaction(db, (projectId: string, type: EventType, data: readonly Record<string, unknown>[]): number => {
     let queued = 0;
@@ -100,7 +90,7 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
     },
     emitMany: (projectId, type, data) => emitManyTx(projectId, type, data),
     append(event) {
-      const queued = append(event);
+      const queued = runner.writeSync(appendEvents(q, [event]));
       if (queued > 0) options.onEmitted?.();
       return queued;
     },
@@ -110,12 +100,14 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
 
 /** What the relay (core/webhooks/outbox-relay.ts) reads from the SQLite outbox in relay mode. */
 export function createRelaySource(db: Db): RelaySource {
-  const oldest = db.prepare<[number], { id: string; project_id: string; type: string; body: string; created_at: number }>(
-    'SELECT id, project_id, type, body, created_at FROM webhook_events ORDER BY rowid LIMIT ?',
-  );
-  const remove = db.prepare<[string]>('DELETE FROM webhook_events WHERE id IN (SELECT value FROM json_each(?))');
+  const runner = createSqliteRunner(db);
+  const { db: b } = sqlFor<WebhooksTables>('sqlite');
+  // SQLite's table keeps insertion order in its rowid (PostgreSQL's, never read here, has `seq`).
+  const oldest = prepared((limit: number) => b.selectFrom('webhook_events').select(['id', 'project_id', 'type', 'body', 'created_at']).orderBy(sql`rowid`).limit(limit));
+  const removeAll = prepared((ids: ListParam<string>) => b.deleteFrom('webhook_events').where(oneOf('sqlite', 'id', ids, 'text')));
   return {
-    pending: (limit) => oldest.all(limit).map((r) => ({ id: r.id, projectId: r.project_id, type: r.type, body: r.body, createdAt: r.created_at })),
-    remove: (ids) => void remove.run(JSON.stringify(ids)),
+    pending: (limit) =>
+      runner.readSync(rows(oldest(limit))).map((r) => ({ id: r.id, projectId: r.project_id, type: r.type, body: r.body, createdAt: r.created_at })),
+    remove: (ids) => void runner.readSync(run(removeAll(listOf('sqlite', ids)))),
   };
 }

@@ -1,9 +1,9 @@
 /**
- * The due delivery rows both dispatcher stores read (SQLite: webhook-deliveries-repo.ts, PostgreSQL:
- * postgres/webhooks-store.ts), their columns named alike in both schemas, and what the dispatcher gets of them.
+ * The due delivery rows the delivery queue reads (webhook-delivery-queue.ts), and what the dispatcher gets
+ * of them.
  */
-import type { DueDelivery } from '../core/webhooks/delivery.js';
-import type { SecretBox } from './secret-box.js';
+import type { DueDelivery } from '../../core/webhooks/delivery.js';
+import type { SecretBox } from '../secret-box.js';
 
 /** A due delivery with what sending it needs: its endpoint's URL and sealed secret, its event's body. */
 export interface DueRow {
