@@ -15,7 +15,8 @@
  *      last batch took).
  *   npm run build && node dist/bench/openai-surface.js     (BENCH_QUICK=1: fewer and shorter rounds)
  * SURFACE_ROUTES=stream (or json): part 1 for that kind of turn only, printed, RESULTS.md left as it is
- * (a quick before/after of the Responses stream, issue 35); SURFACE_ROUNDS overrides the round count.
+ * (a quick before/after of the Responses stream, issue 35); SURFACE_ROUNDS overrides the round count;
+ * SURFACE_SIDES=resp (or resp-stored) runs chat and that side only (a profile of one Responses variant).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -98,11 +99,14 @@ interface Side {
 function sidesFor(stream: boolean): Side[] {
   const chat = { model: BENCH_MODEL, messages: [{ role: 'user', content: PROMPT }], ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) };
   const resp = { model: BENCH_MODEL, input: PROMPT, ...(stream ? { stream: true } : {}) };
-  return [
+  // SURFACE_SIDES=chat,resp: only those (chat always stays, first: the ratios are against it); a profile of fewer sides.
+  const only = process.env.SURFACE_SIDES?.split(',');
+  const all: Side[] = [
     { id: 'chat', label: 'chat completions', path: `/${PROJECT}/${SLUG}/v1/chat/completions`, body: JSON.stringify(chat) },
     { id: 'resp', label: 'responses, store: false', path: `/${PROJECT}/${SLUG}/v1/responses`, body: JSON.stringify({ ...resp, store: false }) },
     { id: 'resp-stored', label: 'responses, store default (true)', path: `/${PROJECT}/${SLUG}/v1/responses`, body: JSON.stringify(resp) },
   ];
+  return only ? all.filter((side) => side.id === 'chat' || only.includes(side.id)) : all;
 }
 
 interface Run {
@@ -166,7 +170,7 @@ async function routeOverhead(origin: string, key: string, pid: number, stream: b
   for (const s of sides) await runSide(origin, key, s, pid, 1); // warm-up, not counted
   const runs: Run[][] = sides.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
-    for (const i of ORDERS[r % ORDERS.length]!) runs[i]!.push(await runSide(origin, key, sides[i]!, pid, ROUND_SECONDS));
+    for (const i of ORDERS[r % ORDERS.length]!.filter((i) => i < sides.length)) runs[i]!.push(await runSide(origin, key, sides[i]!, pid, ROUND_SECONDS));
     const cpu = runs.map((rs) => rs[r]?.cpuUsPerReq?.toFixed(1) ?? '-');
     log(`${stream ? 'streaming' : 'non-streaming'}, round ${r + 1}: ${sides.map((s, i) => `${s.id} ${cpu[i]} us`).join(', ')}`);
   }

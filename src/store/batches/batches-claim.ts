@@ -13,6 +13,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { ClaimedLine, NothingReady } from '../../core/batches/batch-scheduler.js';
 import { first, prepared, rawQuery, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
+import { LIMIT_ONE } from '../sql/sql-builder.js';
 import type { BatchesTables } from './batches-tables.js';
 
 export type ClaimQueries = ReturnType<typeof claimQueries>;
@@ -38,7 +39,7 @@ export function claimQueries(db: Kysely<BatchesTables>, dialect: SqlDialect) {
       .where('b.expires_at', '>', now)
       .where('l.state', '=', sql.lit<'pending'>('pending'));
   const nextDeferred = prepared((now: number) => ready(now).select(sql<number | null>`min(l.not_before)`.as('at')));
-  const nextReady = prepared((now: number) => ready(now).select(['l.batch_id', 'l.idx']).where('l.not_before', '<=', now).orderBy('b.seq').orderBy('l.idx').limit(1));
+  const nextReady = prepared((now: number) => ready(now).select(['l.batch_id', 'l.idx']).where('l.not_before', '<=', now).orderBy('b.seq').orderBy('l.idx').limit(LIMIT_ONE));
   // A running line records the instance that sends it (migration 016): only that instance's death fails it.
   const markRunning = prepared((owner: string | null, id: string, idx: number) =>
     db.updateTable('batch_lines').set({ state: 'running', owner_instance: owner }).where('batch_id', '=', id).where('idx', '=', idx).where('state', '=', sql.lit<'pending'>('pending')),

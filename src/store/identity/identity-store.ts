@@ -14,7 +14,7 @@ import type { IdentityStore, SessionRecord, SessionsStore, UserRole, UsersStore 
 import { toJson } from '../json-column.js';
 import { changeNotice } from '../sql/change-notices.js';
 import { jsonRowsFrom, parsedJsonRows } from '../sql/json-rows.js';
-import { sqlFor } from '../sql/sql-builder.js';
+import { LIMIT_ONE, sqlFor } from '../sql/sql-builder.js';
 import { first, prepared, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { toFlow, toIdentity, toRole, toSession, toUser, type RoleRow } from './identity-rows.js';
@@ -160,7 +160,7 @@ function secondFactors(runner: SqlRunner, db: Db, deleteCodesOf: (userId: string
               .where('totp_secret_sealed', 'is not', null)
               .orderBy('updated_at', 'desc')
               .orderBy('id')
-              .limit(1),
+              .limit(LIMIT_ONE),
           ),
         )
         .then((r) => (r?.sealed ? { sealed: r.sealed, associated: r.associated } : null)),

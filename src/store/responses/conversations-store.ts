@@ -9,6 +9,7 @@ import { fromJson, toJson } from '../json-column.js';
 import { first, rows, run, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import type { TransactionEvents } from '../sql/transaction-events.js';
+import { LIMIT_ONE } from '../sql/sql-builder.js';
 import type { ResponsesTables } from './responses-tables.js';
 
 /** Items inserted per statement (4 parameters an item). */
@@ -85,7 +86,7 @@ export function createConversations({ runner, db, events, now }: ConversationsDe
       return itemsOf(await runner.read(rows(query)));
     },
     async getItem(conversationId, itemId) {
-      const row = await runner.read(first(items(conversationId).select('item').where('id', '=', itemId).orderBy('seq').limit(1)));
+      const row = await runner.read(first(items(conversationId).select('item').where('id', '=', itemId).orderBy('seq').limit(LIMIT_ONE)));
       return row ? fromJson<Item>(row.item) : null;
     },
     deleteItem: async (conversationId, itemId) => (await runner.read(run(db.deleteFrom('conversation_items').where('conversation_id', '=', conversationId).where('id', '=', itemId)))) > 0,

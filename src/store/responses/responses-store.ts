@@ -16,7 +16,7 @@ import type { Item, ResponseFinish, ResponseRecord, ResponsesStore, RunningOwner
 import type { EventType } from '../../core/webhooks/event-types.js';
 import { fromJson, toJson } from '../json-column.js';
 import type { ChangeNotices } from '../sql/change-notices.js';
-import { sqlFor } from '../sql/sql-builder.js';
+import { LIMIT_ONE, sqlFor } from '../sql/sql-builder.js';
 import { first, rows, run, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import type { TransactionEvents } from '../sql/transaction-events.js';
@@ -123,7 +123,7 @@ function storedResponses({ runner, events, notices, owner, now }: ResponsesStore
     async failRunning(error, whose) {
       // Every heartbeat of every replica asks (routes/responses-background.ts): a plain read first, and a
       // transaction only when there is something to fail.
-      const any = await runner.read(first(db.selectFrom('responses').select('id').where(runningOf[whose]).limit(1)));
+      const any = await runner.read(first(db.selectFrom('responses').select('id').where(runningOf[whose]).limit(LIMIT_ONE)));
       return any ? runner.write(failRunning(error, whose)) : 0;
     },
     watchCancels: (listener) => notices.watch(RESPONSES_CANCELLED_TOPIC, listener),

@@ -8,7 +8,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { StoredDecision } from '../../core/store/router-store.js';
 import { decisionOf } from '../router-rows.js';
-import { sqlFor } from '../sql/sql-builder.js';
+import { LIMIT_ONE, sqlFor } from '../sql/sql-builder.js';
 import { first, rows, run, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import type { RouterDecisions } from './router-store.js';
@@ -44,7 +44,7 @@ export function createRouterDecisions(runner: SqlRunner): RouterDecisions {
       (await runner.read(rows(decisions(db).where('project_id', '=', projectId).where('created_at', '>=', since).orderBy('created_at', 'desc').orderBy(inserted, 'desc').limit(limit)))).map(decisionOf),
     async decisionOf(projectId, requestId, from, to) {
       const row = await runner.read(
-        first(decisions(db).where('project_id', '=', projectId).where('created_at', '>=', from).where('created_at', '<=', to).where('request_id', '=', requestId).orderBy(inserted).limit(1)),
+        first(decisions(db).where('project_id', '=', projectId).where('created_at', '>=', from).where('created_at', '<=', to).where('request_id', '=', requestId).orderBy(inserted).limit(LIMIT_ONE)),
       );
       return row ? decisionOf(row) : null;
     },

@@ -18,6 +18,7 @@ import { webhookIds } from '../../core/webhooks/ids.js';
 import { changeNotice } from '../sql/change-notices.js';
 import { listOf, oneOf, type ListParam } from '../sql/one-of.js';
 import { first, prepared, preparedRow, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
+import { LIMIT_ONE } from '../sql/sql-builder.js';
 import type { WebhooksTables } from './webhooks-tables.js';
 
 /** The change notice of new due deliveries: every replica's dispatcher looks at once instead of at its next poll. */
@@ -94,7 +95,7 @@ export function appendQueries(db: Kysely<WebhooksTables>, dialect: SqlDialect) {
     dropOne: prepared((id: string) => db.deleteFrom('webhook_events').where('id', '=', id).where(unneeded)),
     dropUnneeded: prepared((ids: ListParam<string>) => db.deleteFrom('webhook_events').where(oneOf(dialect, 'id', ids, 'text')).where(unneeded)),
     subscriber: prepared((projectId: string, type: string) =>
-      db.selectFrom('webhook_endpoints as w').select(sql.lit(1).as('one')).where('w.project_id', '=', projectId).where('w.is_active', '=', true).where(subscribes(dialect, sql.val(type))).limit(1),
+      db.selectFrom('webhook_endpoints as w').select(sql.lit(1).as('one')).where('w.project_id', '=', projectId).where('w.is_active', '=', true).where(subscribes(dialect, sql.val(type))).limit(LIMIT_ONE),
     ),
   };
 }

@@ -24,7 +24,7 @@ import type { DeliveryResult, DueDelivery } from '../../core/webhooks/delivery.j
 import type { Db } from '../db.js';
 import type { SecretBox } from '../secret-box.js';
 import { listOf, oneOf, type ListParam } from '../sql/one-of.js';
-import { sqlFor } from '../sql/sql-builder.js';
+import { LIMIT_ONE, sqlFor } from '../sql/sql-builder.js';
 import { first, prepared, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { createSqliteRunner } from '../sql/sqlite-runner.js';
@@ -98,7 +98,7 @@ function queueQueries(db: Kysely<WebhooksTables>, dialect: SqlDialect, me: strin
       .where('w.is_active', '=', true);
   const claimable = (query: ReturnType<typeof dueRows>, limit: number) => lockedForClaim(dialect, query.orderBy('d.next_attempt_at').orderBy('d.seq').limit(limit));
   return {
-    anyDue: prepared((now: number) => db.selectFrom('webhook_deliveries').select(sql.lit(1).as('one')).where('state', '=', PENDING).where('next_attempt_at', '<=', now).limit(1)),
+    anyDue: prepared((now: number) => db.selectFrom('webhook_deliveries').select(sql.lit(1).as('one')).where('state', '=', PENDING).where('next_attempt_at', '<=', now).limit(LIMIT_ONE)),
     due: prepared((now: number, skip: ListParam<string>, limit: number) => claimable(dueRows(now).where(({ not }) => not(oneOf(dialect, 'd.webhook_id', skip, 'text'))), limit)),
     dueFor: prepared((webhookId: string, now: number, limit: number) => claimable(dueRows(now).where('d.webhook_id', '=', webhookId), limit)),
     // Guarded by `state = 'pending'` although the claim's transaction already excludes other claimants:

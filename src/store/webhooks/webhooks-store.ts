@@ -11,7 +11,7 @@
  */
 import type { WebhooksStore } from '../../core/store/webhooks-store.js';
 import type { SecretBox, SealedValue } from '../secret-box.js';
-import { sqlFor } from '../sql/sql-builder.js';
+import { LIMIT_ONE, sqlFor } from '../sql/sql-builder.js';
 import { rows, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { appendEvents, appendQueries } from './webhook-append.js';
@@ -48,5 +48,5 @@ export function createWebhooksStore({ runner, box, onAppended }: WebhooksStoreDe
 /** The newest sealed signing secret, for the key check at start (secret-box.ts storedSealedValues). */
 export function* newestSealedEndpoint(dialect: SqlDialect): SqlProgram<SealedValue[]> {
   const { db } = sqlFor<WebhooksTables>(dialect);
-  return yield* rows(db.selectFrom('webhook_endpoints').select(['secret_sealed as sealed', 'id as associated']).orderBy('seq', 'desc').limit(1));
+  return yield* rows(db.selectFrom('webhook_endpoints').select(['secret_sealed as sealed', 'id as associated']).orderBy('seq', 'desc').limit(LIMIT_ONE));
 }
