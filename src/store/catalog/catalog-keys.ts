@@ -4,7 +4,7 @@
  * (config-sync.ts). A key value is never stored: only its SHA-256. Each write that changed a row sends the
  * change notice 'catalog' in its transaction (PostgreSQL: every replica's catalog reloads once it commits).
  */
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Scope } from '../../config.js';
 import type { NewApiKey } from '../../core/store/catalog-store.js';
 import { toJson } from '../json-column.js';
@@ -41,9 +41,7 @@ export interface Rotation {
 }
 
 export function keyPrograms(db: Kysely<CatalogTables>, dialect: SqlDialect) {
-  const insertKey = preparedRow((row: ReturnType<typeof declaredColumns> & { id: string; project_id: string; prefix: string; user_id: string | null; source: NewApiKey['source']; created_at: number }) =>
-    db.insertInto('api_keys').values(row),
-  );
+  const insertKey = preparedRow((row: Insertable<CatalogTables['api_keys']>) => db.insertInto('api_keys').values(row));
   const insertSecret = prepared((hash: string, keyId: string, createdAt: number) => db.insertInto('api_key_secrets').values({ hash, key_id: keyId, created_at: createdAt, valid_until: null }));
   const revokeKey = prepared((id: string, now: number, reason: string) =>
     db.updateTable('api_keys').set({ revoked_at: now, revoked_reason: reason }).where('id', '=', id).where('revoked_at', 'is', null),
