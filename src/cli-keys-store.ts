@@ -17,8 +17,9 @@ import type { ApiKeyRecord, ProjectRecord, WorkspaceRecord } from './core/record
 import type { CatalogStore } from './core/store/catalog-store.js';
 import { apiKeyWire, keyStatus, ROTATION_GRACE_MS } from './routes/management-keys.js';
 import { openDatabase, type Db } from './store/db.js';
-import { createPgCatalogStore } from './store/postgres/catalog-store.js';
-import { createSqliteCatalogStore } from './store/sqlite/catalog-store.js';
+import { createCatalogStore } from './store/catalog/catalog-store.js';
+import { createPostgresRunner } from './store/sql/postgres-runner.js';
+import { createSqliteRunner } from './store/sql/sqlite-runner.js';
 import { withCliPostgres } from './cli-postgres.js';
 
 export interface CliKeyRequest extends KeyRequest {
@@ -142,12 +143,12 @@ async function withCatalogStore<T>(store: CliStore, what: readonly [command: str
     requireExistingStore(store, what);
     const db = openDatabase(store.path);
     try {
-      return await use({ keys: createSqliteCatalogStore(db), where: store.path });
+      return await use({ keys: createCatalogStore(createSqliteRunner(db)), where: store.path });
     } finally {
       db.close();
     }
   }
-  return withCliPostgres(store.postgres, store.from === '--db', 'API keys', what, (pg, where) => use({ keys: createPgCatalogStore(pg), where }));
+  return withCliPostgres(store.postgres, store.from === '--db', 'API keys', what, (pg, where) => use({ keys: createCatalogStore(createPostgresRunner(pg)), where }));
 }
 
 /** `what`: the command and what it does to the store, for the refusal ("keys list", "reads"). */

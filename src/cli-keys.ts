@@ -2,7 +2,7 @@
  * `switchboard keys ...`: create, generate, list, revoke, rotate, against the store a gateway serves (a
  * running one notices the change within a second, store/catalog.ts). The rules are the management API's:
  * creation through core/auth/key-request.ts, the key's wire form, status and the 24 h rotation grace from
- * routes/management-keys.ts, the SQL from store/keys-repo.ts; only the wording names flags. Refusals the
+ * routes/management-keys.ts, the SQL from store/catalog/; only the wording names flags. Refusals the
  * operator must fix (an unknown key, a store that does not exist) are ConfigErrors: exit 2.
  */
 import { z } from 'zod';

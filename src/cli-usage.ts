@@ -16,7 +16,7 @@ import { DEFAULT_USAGE_RANGE_S } from './schemas/management-usage.js';
 import { openDatabase } from './store/db.js';
 import { isPostgresCompanion } from './store/store-kind-mark.js';
 import { createPgUsageStore } from './store/postgres/usage-store.js';
-import { createProjectsRepo } from './store/projects-repo.js';
+import { createSqliteCatalog } from './store/catalog/sqlite-catalog.js';
 import { DAY_MS, USAGE_GROUPS, type UsageGroupBy, type UsageTotals } from './core/store/usage-store.js';
 import { createSqliteUsageReads } from './store/usage/sqlite-usage-reads.js';
 import { withCliPostgres, type CliPostgres } from './cli-postgres.js';
@@ -108,7 +108,7 @@ function readTotals(store: { path: string; from: string }, projectId: string, ra
         `${store.from}: ${resolve(store.path)} is the own file of a gateway whose storage.kind is postgres; its usage ledger is in PostgreSQL, shared by the replicas, not in this file. Read it with --config <that gateway's config file> instead of --db`,
       );
     }
-    if (!createProjectsRepo(db).listProjects().some((p) => p.id === projectId)) throw new ConfigError(`--project: no project ${projectId} in ${store.path}`);
+    if (!createSqliteCatalog(db).snapshot().projects.some((p) => p.id === projectId)) throw new ConfigError(`--project: no project ${projectId} in ${store.path}`);
     return createSqliteUsageReads(db).page({ projectId, start: range.start, end: range.end, groupBy: range.groupBy, limit: null, after: null }).items;
   } finally {
     db.close();

@@ -13,11 +13,10 @@ import { storeOf } from './cli-keys.js';
 import { withStore, type CliStore } from './cli-keys-store.js';
 import type { UsersStore } from './core/store/identity-store.js';
 import { createUser, findUser, newPasswordHash, resetPassword, UserAdminError } from './dashboard/auth/user-admin.js';
-import { syncConfig } from './store/config-sync.js';
+import { createCatalogStore } from './store/catalog/catalog-store.js';
+import { createSqliteCatalog } from './store/catalog/sqlite-catalog.js';
 import { openDatabase } from './store/db.js';
-import { createPgCatalogStore } from './store/postgres/catalog-store.js';
 import { createIdentityStore } from './store/identity/identity-store.js';
-import { createProjectsRepo } from './store/projects-repo.js';
 import { createPostgresRunner } from './store/sql/postgres-runner.js';
 import { createSqliteRunner } from './store/sql/sqlite-runner.js';
 import { withCliPostgres } from './cli-postgres.js';
@@ -88,7 +87,7 @@ async function withUsers<T>(
 ): Promise<T> {
   if (store.postgres) {
     return withCliPostgres(store.postgres, store.from === '--db', 'dashboard users', what, async (pg, where) => {
-      const catalog = createPgCatalogStore(pg);
+      const catalog = createCatalogStore(createPostgresRunner(pg));
       if (syncFirst && config) await catalog.syncConfig(config, Date.now());
       const projectIn = async (ref: string, workspaces: readonly string[] | undefined): Promise<string> => {
         const snapshot = await catalog.loadSnapshot();
@@ -101,10 +100,12 @@ async function withUsers<T>(
   withStore(store, what, () => undefined);
   const db = openDatabase(store.path);
   try {
-    if (syncFirst && config) syncConfig(db, config, Date.now());
-    const projects = createProjectsRepo(db);
-    const projectIn = async (ref: string, workspaces: readonly string[] | undefined): Promise<string> =>
-      checkedProject(projects.listProjects(), projects.listWorkspaces(), ref, workspaces, store.path);
+    const catalog = createSqliteCatalog(db);
+    if (syncFirst && config) catalog.syncConfig(config, Date.now());
+    const projectIn = async (ref: string, workspaces: readonly string[] | undefined): Promise<string> => {
+      const snapshot = catalog.snapshot();
+      return checkedProject(snapshot.projects, snapshot.workspaces, ref, workspaces, store.path);
+    };
     return await use({ users: createIdentityStore(createSqliteRunner(db)).users, where: store.path, projectIn });
   } finally {
     db.close();

@@ -13,10 +13,8 @@
 import type { KeyLookup } from '../core/auth/authenticate.js';
 import type { ApiKeyRecord, EndpointRecord, KeyCredential, ProjectRecord, WorkspaceRecord } from '../core/records.js';
 import type { CatalogSnapshot, CatalogStore } from '../core/store/catalog-store.js';
+import { createSqliteCatalog } from './catalog/sqlite-catalog.js';
 import { dataVersion, type Db } from './db.js';
-import { createEndpointsRepo } from './endpoints-repo.js';
-import { createKeysRepo } from './keys-repo.js';
-import { createProjectsRepo } from './projects-repo.js';
 
 export interface Catalog extends KeyLookup {
   /** By external id (`proj_...`) or UUID. */
@@ -84,9 +82,7 @@ function readers(current: () => Indexed): Pick<Catalog, 'project' | 'workspaces'
 }
 
 export function createCatalog(db: Db, pollMs = 1000): Catalog {
-  const projectsRepo = createProjectsRepo(db);
-  const endpointsRepo = createEndpointsRepo(db);
-  const keysRepo = createKeysRepo(db);
+  const stored = createSqliteCatalog(db);
 
   let indexed: Indexed;
   // Only hits are cached: caching misses would let a stream of random keys grow memory without bound.
@@ -94,7 +90,7 @@ export function createCatalog(db: Db, pollMs = 1000): Catalog {
   let seenVersion = dataVersion(db);
 
   function reload(): void {
-    indexed = index({ projects: projectsRepo.listProjects(), workspaces: projectsRepo.listWorkspaces(), endpoints: endpointsRepo.listLive() });
+    indexed = index(stored.snapshot());
     credentials = new Map();
     seenVersion = dataVersion(db);
   }
@@ -110,7 +106,7 @@ export function createCatalog(db: Db, pollMs = 1000): Catalog {
     findCredential(hash) {
       const cached = credentials.get(hash);
       if (cached) return cached;
-      const found = keysRepo.findCredential(hash);
+      const found = stored.findCredential(hash);
       if (found) credentials.set(hash, found);
       return found;
     },

@@ -12,7 +12,7 @@ import type { FilesStore } from '../core/store/files-store.js';
 import type { Logger } from '../log.js';
 import type { BatchServices } from '../routes/batches.js';
 import { createBatchLineRunner } from '../app/batches/batch-line-runner.js';
-import { createKeysRepo } from '../store/keys-repo.js';
+import { createSqliteCatalog } from '../store/catalog/sqlite-catalog.js';
 import { BATCH_LINES_TOPIC, createBatchesStore } from '../store/batches/batches-store.js';
 import type { BusyStore, StoreParts } from './store.js';
 import type { SharedReplicas } from './limits.js';
@@ -34,9 +34,8 @@ export interface BatchesDeps {
 export function wireBatches({ config, storage, busy, files, chatServices, shared, instanceId, recoveryCue, logger }: BatchesDeps): BatchParts {
   const batchesRepo = createBatchesStore({ ...busy.busySql, owner: shared ? shared.instances.id : instanceId });
   const batchFiles = batchFilesOf(files);
-  const keysRepo = createKeysRepo(storage.db);
   // A line runs under its key as stored now: PostgreSQL's are all in the catalog's memory.
-  const findBatchKey = storage.preloaded ? storage.preloaded.keyInProject : keysRepo.findInProject;
+  const findBatchKey = storage.preloaded ? storage.preloaded.keyInProject : createSqliteCatalog(storage.db).findInProject;
   const batches = createBatchSystem({
     repo: batchesRepo,
     files: batchFiles,

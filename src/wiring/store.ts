@@ -8,10 +8,9 @@ import type { StoreOutbox } from '../store/webhooks/webhook-outbox.js';
 import type { Logger } from '../log.js';
 import { openStoreBackend, type StoreBackend } from '../store/backend.js';
 import { createCatalog, createPreloadedCatalog, type Catalog, type PreloadedCatalog } from '../store/catalog.js';
-import { syncConfig } from '../store/config-sync.js';
 import { openDatabase, type Db } from '../store/db.js';
-import { createPgCatalogStore } from '../store/postgres/catalog-store.js';
-import { createSqliteCatalogStore } from '../store/sqlite/catalog-store.js';
+import { createCatalogStore } from '../store/catalog/catalog-store.js';
+import { syncConfig } from '../store/catalog/sqlite-catalog.js';
 import { markStoreKind } from '../store/store-kind-mark.js';
 import { resolveStorePath, type StorePath } from '../store/store-path.js';
 import { postgresChangeNotices, sqliteChangeNotices, type ChangeNotices } from '../store/sql/change-notices.js';
@@ -47,7 +46,8 @@ export async function wireStore(config: Config, dbPathOption: string | undefined
   // Into SQLite in both modes: the tables that stay in this instance's file refer to its projects.
   const synced = syncConfig(db, config, Date.now());
   logger.info({ db: dbPath, ...synced }, 'config synced into the store');
-  const catalogStore = backend.pg ? createPgCatalogStore(backend.pg) : createSqliteCatalogStore(db);
+  const mainSql = backend.pg ? { runner: createPostgresRunner(backend.pg), notices: postgresChangeNotices(backend.pg) } : { runner: createSqliteRunner(db), notices: sqliteChangeNotices };
+  const catalogStore = createCatalogStore(mainSql.runner);
   let preloaded: PreloadedCatalog | null = null;
   if (backend.pg) {
     logger.info({ ...(await catalogStore.syncConfig(config, Date.now())) }, 'config synced into PostgreSQL');
@@ -55,7 +55,6 @@ export async function wireStore(config: Config, dbPathOption: string | undefined
     preloaded = await createPreloadedCatalog({ store: catalogStore, onChange, onError: (err) => logger.error({ err }, 'catalog could not be reloaded from PostgreSQL; serving the last read') });
   }
   const catalog: Catalog = preloaded ?? createCatalog(db);
-  const mainSql = backend.pg ? { runner: createPostgresRunner(backend.pg), notices: postgresChangeNotices(backend.pg) } : { runner: createSqliteRunner(db), notices: sqliteChangeNotices };
   return { store, dbPath, db, backend, catalogStore, preloaded, catalog, mainSql };
 }
 

@@ -2,7 +2,7 @@
  * The catalog's storage port (issue 12): projects, workspaces, endpoints and API keys with their values'
  * hashes. The config file is synced into it at start; key management (app/key-management.ts) writes keys
  * through it; the in-memory catalog (store/catalog.ts) reads a snapshot of it, so a request never waits
- * on it. Implementations: store/sqlite/catalog-store.ts, store/postgres/catalog-store.ts.
+ * on it. Implementation: store/catalog/catalog-store.ts, one for both backends.
  */
 import type { Config, Scope } from '../../config.js';
 import type { ApiKeyRecord, EndpointRecord, KeyCredential, ProjectRecord, WorkspaceRecord } from '../records.js';
@@ -33,7 +33,7 @@ export interface CatalogSnapshot {
 }
 
 export interface CatalogStore {
-  /** The config file's projects, workspaces, endpoints and keys, in one transaction (store/config-sync.ts says how). */
+  /** The config file's projects, workspaces, endpoints and keys, in one transaction (store/catalog/config-sync.ts says how). */
   syncConfig(config: Config, now: number): Promise<SyncSummary>;
   loadSnapshot(): Promise<CatalogSnapshot>;
   findCredential(hash: string): Promise<KeyCredential | null>;

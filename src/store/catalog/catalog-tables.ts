@@ -5,12 +5,10 @@
  * test/contract/store-schema.test.ts compares this declaration with both live schemas. Lists (scopes, IP
  * filters, workspace ids) are JSON text on both; `operational` and `zero_data_retention` are 0/1 integers
  * on both (PostgreSQL keeps SQLite's form, with a CHECK).
- *
- * The catalog's store is not yet written here: it still lives in store/keys-repo.ts, projects-repo.ts,
- * endpoints-repo.ts, config-sync.ts (SQLite) and postgres/catalog-store.ts. This declaration already
- * holds both migration histories to one definition.
+ * The store is written once over it: catalog-store.ts (the port) and the files it names.
  */
-import { integer, maybeText, maybeTime, text, time, type TablesOf } from '../sql/table-schema.js';
+import type { ApiKeyRecord, EndpointRecord, ProjectRecord, WorkspaceRecord } from '../../core/records.js';
+import { integer, maybeText, maybeTime, nullable, text, time, type TablesOf } from '../sql/table-schema.js';
 
 
 export const CATALOG_SCHEMA = {
@@ -19,7 +17,7 @@ export const CATALOG_SCHEMA = {
     uuid: text(),
     slug: text(),
     name: text(),
-    plan: text(),
+    plan: text<ProjectRecord['plan']>(),
     requests_per_minute: integer(),
     tokens_per_minute: integer(),
     default_workspace_id: maybeText(),
@@ -31,8 +29,8 @@ export const CATALOG_SCHEMA = {
     project_id: text(),
     id: text(),
     name: text(),
-    routing_mode: maybeText(),
-    routing_mode_default: text(),
+    routing_mode: nullable(text<NonNullable<WorkspaceRecord['routingMode']>>()),
+    routing_mode_default: text<WorkspaceRecord['routingModeDefault']>(),
     routing_mode_set_at: maybeTime(),
     pinned_endpoint_id: maybeText(),
     operational: integer(),
@@ -45,9 +43,9 @@ export const CATALOG_SCHEMA = {
     project_id: text(),
     slug: text(),
     name: text(),
-    kind: text(),
-    tier: text(),
-    status: text(),
+    kind: text<EndpointRecord['kind']>(),
+    tier: text<EndpointRecord['tier']>(),
+    status: text<EndpointRecord['status']>(),
     region: text(),
     workspace_ids: text(),
     model: text(),
@@ -71,7 +69,7 @@ export const CATALOG_SCHEMA = {
     endpoint_id: maybeText(),
     allowed_workspace_ids: maybeText(),
     user_id: maybeText(),
-    source: text(),
+    source: text<ApiKeyRecord['source']>(),
     created_at: time(),
     revoked_at: maybeTime(),
     revoked_reason: maybeText(),

@@ -59,7 +59,7 @@ function usersStore(runner: SqlRunner, db: Db, dialect: SqlDialect): UsersStore 
     for (const r of roles) yield* run(upsertRole(db, u.id, r));
   }
 
-  // A role decides what the user's own API keys reach (store/keys-repo.ts): every replica reloads them.
+  // A role decides what the user's own API keys reach (store/catalog/catalog-rows.ts toCredential): every replica reloads them.
   function* setRole(userId: string, role: UserRole): SqlProgram<void> {
     yield* run(upsertRole(db, userId, role));
     yield* changeNotice(CATALOG_TOPIC);

@@ -61,7 +61,7 @@ export const IDENTITY_SCHEMA = {
   },
 } as const;
 
-/** Written only to revoke a user's keys (the catalog's table: store/keys-repo.ts owns it). */
+/** Written only to revoke a user's keys (the catalog's table: store/catalog/ owns it). */
 type KeysRevocation = {
   api_keys: { user_id: string | null; project_id: string; revoked_at: number | null; revoked_reason: string | null };
 };

@@ -46,7 +46,7 @@ export const ROUTER_SCHEMA = {
 } as const;
 
 /**
- * Written only here, the catalog's rows (store/projects-repo.ts and config sync own them): a workspace's
+ * Written only here, the catalog's rows (store/catalog/ and its config sync own them): a workspace's
  * routing fields and its project's default, as the management API changes them.
  */
 type CatalogRouting = {

@@ -4,6 +4,7 @@
  * since no step awaits. Prepared statements are cached by their SQL text.
  */
 import type { Statement } from 'better-sqlite3';
+import type { Compilable } from 'kysely';
 import { writeTransaction, type Db } from '../db.js';
 import { isNative, type QueryOutcome, type SqlProgram, type SqlStep } from './sql-program.js';
 import { driveSync, type SqlRunner } from './sql-runner.js';
@@ -18,6 +19,12 @@ const bindable = (value: unknown): unknown => (value === true ? 1 : value === fa
 export interface SqliteRunner extends SqlRunner {
   readSync<R>(program: SqlProgram<R>): R;
   writeSync<R>(program: SqlProgram<R>): R;
+  /**
+   * `readSync(first(query))` without a program to drive: the first row straight from the statement. For a
+   * lookup on the request path (a key's credential on its first use, store/catalog/sqlite-catalog.ts),
+   * where the generator and the rows array cost ~15% of the lookup.
+   */
+  firstSync<R>(query: Compilable<R>): R | undefined;
 }
 
 export function createSqliteRunner(db: Db): SqliteRunner {
@@ -47,5 +54,9 @@ export function createSqliteRunner(db: Db): SqliteRunner {
     write: async (program) => inTransaction(program),
     readSync: (program) => driveSync(program, execute),
     writeSync: (program) => inTransaction(program),
+    firstSync<R>(query: Compilable<R>): R | undefined {
+      const { sql, parameters } = query.compile();
+      return prepared(sql).get(...parameters.map(bindable)) as R | undefined;
+    },
   };
 }

@@ -16,10 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.js';
 import type { WebhookEndpointRecord } from '../../../src/core/webhooks/delivery.js';
 import { createBudgetsRepo } from '../../../src/store/budgets-repo.js';
-import { syncConfig } from '../../../src/store/config-sync.js';
+import { createSqliteCatalog, syncConfig } from '../../../src/store/catalog/sqlite-catalog.js';
 import { BUSY_TIMEOUT_MS, openDatabase, type Db } from '../../../src/store/db.js';
 import { createEmbeddingCache } from '../../../src/store/embedding-cache.js';
-import { createKeysRepo } from '../../../src/store/keys-repo.js';
 import { createSecretBox } from '../../../src/store/secret-box.js';
 import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
 import { createSqliteDispatchStore } from '../../../src/store/webhooks/webhook-delivery-queue.js';
@@ -139,7 +138,7 @@ describe('a write while another connection holds the write lock', () => {
   });
 
   it('waits for the lock and inserts, rotates and revokes an API key', async () => {
-    const keys = createKeysRepo(db);
+    const keys = createSqliteCatalog(db);
     await besideAnotherWriter(() => keys.insert(keyRecord('key_concurrent'), 'hash-1'));
     await besideAnotherWriter(() => keys.rotate('key_concurrent', 'hash-2', 'svc_mgmt_y', 2, 3));
     expect(await besideAnotherWriter(() => keys.revoke('key_concurrent', 4, 'api'))).toBe(true);

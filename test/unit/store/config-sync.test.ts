@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config.js';
 import { createCatalog } from '../../../src/store/catalog.js';
-import { syncConfig } from '../../../src/store/config-sync.js';
+import { syncConfig } from '../../../src/store/catalog/sqlite-catalog.js';
 import { openDatabase } from '../../../src/store/db.js';
 
 const KEY = `svc_demo_${randomBytes(32).toString('base64url')}`;

@@ -27,7 +27,7 @@ const dist = (module: string): string => pathToFileURL(join(process.cwd(), 'dist
 const CHILD = `
 const [dbPath, startAt, rawConfig] = process.argv.slice(1);
 const { openDatabase } = await import(${JSON.stringify(dist('store/db.js'))});
-const { syncConfig } = await import(${JSON.stringify(dist('store/config-sync.js'))});
+const { syncConfig } = await import(${JSON.stringify(dist('store/catalog/sqlite-catalog.js'))});
 const { parseConfig } = await import(${JSON.stringify(dist('config.js'))});
 const config = parseConfig(JSON.parse(rawConfig));
 // Spin to the shared instant: a timer would add its own jitter.
