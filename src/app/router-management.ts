@@ -73,7 +73,7 @@ export function createRouterManagement(deps: RouterManagementDeps) {
         defaults: deps.defaults,
         endpoints: deps.catalog.endpoints(projectId),
         embedding: deps.router.embeddingEndpoint(projectId, null),
-        usage: decisions.usageByEndpoint(projectId, now - SEVEN_DAYS_MS),
+        usage: await decisions.usageByEndpoint(projectId, now - SEVEN_DAYS_MS),
         health: await health(projectId),
       });
     },

@@ -5,7 +5,7 @@
  * undecryptable).
  */
 import type { RouterStore, StoredDecision } from '../core/store/router-store.js';
-import type { DecisionsRepo } from '../store/decisions-repo.js';
+import type { RoutedUsage } from '../core/store/usage-store.js';
 import type { SecretBox } from '../store/secret-box.js';
 
 export interface DecisionReads {
@@ -17,11 +17,13 @@ export interface DecisionReads {
    * request detail: SPEC keeps excerpts to the decisions route); null when none was recorded or kept.
    */
   forRequest(projectId: string, requestId: string, from: number, to: number): Promise<Record<string, unknown> | null>;
-  /** Turns and tokens per endpoint served by the router since `since` (the usage ledger, in this instance's file). */
-  usageByEndpoint: DecisionsRepo['usageByEndpoint'];
+  /** Turns and tokens per endpoint served by the router since `since` (the usage ledger, wherever it is stored). */
+  usageByEndpoint: RoutedUsageReader;
 }
 
-export function createDecisionReads(store: RouterStore, box: SecretBox, usageByEndpoint: DecisionsRepo['usageByEndpoint']): DecisionReads {
+export type RoutedUsageReader = (projectId: string, since: number) => Promise<RoutedUsage[]>;
+
+export function createDecisionReads(store: RouterStore, box: SecretBox, usageByEndpoint: RoutedUsageReader): DecisionReads {
   const open = (r: StoredDecision): string => {
     if (r.sealedPreview === '') return '';
     try {

@@ -17,14 +17,13 @@ import { createSimilarityPool } from '../pool/similarity-pool.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
 import type { Catalog } from '../store/catalog.js';
 import type { DecisionLog } from '../store/decision-log.js';
-import type { DecisionsRepo } from '../store/decisions-repo.js';
 import type { EmbeddingCache } from '../store/embedding-cache.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import { embed } from '../upstream/embeddings.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import { createBatchedDecisionLog } from './decision-batcher.js';
-import { createDecisionReads, type DecisionReads } from './decision-reads.js';
+import { createDecisionReads, type DecisionReads, type RoutedUsageReader } from './decision-reads.js';
 import { createProfileIndexes } from './profile-index.js';
 import type { RouterSettingsCache, RouterState } from './router-state.js';
 import { createSemanticRouter, type SemanticRouter } from './semantic-router.js';
@@ -57,7 +56,7 @@ export interface RouterLocalStorage {
   readonly embeddingCache: EmbeddingCache;
   /** Seals the decision rows' texts at rest. */
   readonly box: SecretBox;
-  readonly usageByEndpoint: DecisionsRepo['usageByEndpoint'];
+  readonly usageByEndpoint: RoutedUsageReader;
   /** The decision log on the store's writer thread (SQLite); not called with PostgreSQL. */
   readonly decisionLog: (onError: (message: string) => void) => DecisionLog;
 }

@@ -10,7 +10,6 @@ import { createRouterAdmin } from '../router/router-admin.js';
 import { openRouterState, type RouterState } from '../router/router-state.js';
 import { createRouterSystem, type RouterLocalStorage, type RouterSystem } from '../router/router-system.js';
 import { createDecisionLog } from '../store/decision-log.js';
-import { createDecisionsRepo } from '../store/decisions-repo.js';
 import { createEmbeddingCache } from '../store/embedding-cache.js';
 import { createModelAliasesRepo } from '../store/model-aliases-repo.js';
 import { loadSecretBox, storedSealedValues } from '../store/secret-box.js';
@@ -50,7 +49,7 @@ export function wireRouting({ config, storage, limits, state, storeWriter, pool,
   const local: RouterLocalStorage = {
     embeddingCache: createEmbeddingCache(db),
     box,
-    usageByEndpoint: createDecisionsRepo(db, box).usageByEndpoint,
+    usageByEndpoint: (projectId, since) => limits.usageStore.routedByEndpoint(projectId, since),
     decisionLog: (onError) => createDecisionLog(storeWriter, onError),
   };
   const routing = createRouterSystem({ config, local, state, storeWriter, pool, upstream, catalog, now, logger });

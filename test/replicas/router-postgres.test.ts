@@ -4,7 +4,8 @@
  * API routes the next matching turn on B within 1 s (B's cache reloads on the change notice), and a turn
  * routed on B is listed, excerpt readable, by A's decisions route (B writes its decision rows to
  * PostgreSQL in batches; both share SWITCHBOARD_SECRET_KEY, as replicas must for the excerpts). Model
- * aliases and SLOs written on A are read on B the same way.
+ * aliases and SLOs written on A are read on B the same way, and the routed turns B answered count in A's
+ * 7-day usage (the ledger is PostgreSQL's).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,6 +78,18 @@ describe('two replicas sharing the router state in PostgreSQL, without Redis', (
     const decision = await decisionOnA();
     expect(decision).toMatchObject({ route_reason: expect.any(String), endpoint_slug: routed.headers.get('x-service-routed-endpoint') });
     expect(decision?.query_preview).toContain('Porto');
+  });
+
+  it("counts turns routed on B in A's 7-day usage (the ledger is PostgreSQL's, not A's own file)", async () => {
+    const routedOnReplica = async (replica: GatewayProcess) => {
+      const res = await call(`${replica.url}/${ROUTER_PROJECT}/v1/management/semantic-router/config`, { key: routerKeys.full });
+      return (res.body as { usage_7d: { routed_requests: number } }).usage_7d.routed_requests;
+    };
+    // A has routed nothing itself: every routed turn it counts was answered (and billed) on B.
+    for (const ask of ['one more weekend in Porto', 'and one in Faro']) expect((await routedOn(b, ask)).status).toBe(200);
+    await expect.poll(() => routedOnReplica(a), { timeout: 10_000, interval: 250 }).toBeGreaterThanOrEqual(2);
+    // The same ledger read from either (polled: B's earlier turns may still be reaching it).
+    await expect.poll(async () => (await routedOnReplica(a)) - (await routedOnReplica(b)), { timeout: 10_000, interval: 250 }).toBe(0);
   });
 
   it('resolves on B a model alias created on A, and lists on B an SLO stored on A', async () => {

@@ -200,5 +200,14 @@ export interface UsageStore extends UsageTotalsSource, RequestRowsSource, Budget
   forgetSegments(segments: readonly string[]): Promise<void>;
   /** Spend per endpoint or workspace since the hour's and the day's start, and in total (from the hourly rollup). */
   spend(level: BudgetLevel, since: { hourStart: number; dayStart: number }): Promise<SpendRow[]>;
+  /** Turns and tokens per endpoint served by the semantic router (route `router`) since `since`, by endpoint id. */
+  routedByEndpoint(projectId: string, since: number): Promise<RoutedUsage[]>;
   close(): Promise<void>;
+}
+
+export interface RoutedUsage {
+  readonly endpoint_id: string;
+  readonly requests: number;
+  readonly prompt_tokens: number;
+  readonly completion_tokens: number;
 }

@@ -16,7 +16,7 @@
  * totals do, which is why SQLite runs both on the usage reader thread.
  */
 import { sql, type Compilable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { DAY_MS, type RequestEntry, type RequestsPage, type RequestsQuery, type UsageGroupBy, type UsagePage, type UsageQuery, type UsageTotals } from '../../core/store/usage-store.js';
+import { DAY_MS, type RequestEntry, type RoutedUsage, type RequestsPage, type RequestsQuery, type UsageGroupBy, type UsagePage, type UsageQuery, type UsageTotals } from '../../core/store/usage-store.js';
 import { sqlFor } from '../sql/sql-builder.js';
 import { first, prepared, preparedRow, rows, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { UsageTables } from './usage-tables.js';
@@ -54,6 +54,7 @@ export interface UsageReads {
   page(q: UsageQuery): SqlProgram<UsagePage>;
   requests(q: RequestsQuery): SqlProgram<RequestsPage>;
   request(projectId: string, id: number): SqlProgram<RequestEntry | null>;
+  routedByEndpoint(projectId: string, since: number): SqlProgram<RoutedUsage[]>;
   /** The statement of a page, for checking its query plan. */
   pageQuery(q: UsageQuery): Compilable<TotalsRow>;
 }
@@ -115,6 +116,21 @@ export function usageReads(dialect: SqlDialect): UsageReads {
     return build(q);
   };
   const one = prepared((id: number, projectId: string) => db.selectFrom('usage_events').select(REQUEST_COLUMNS).where('id', '=', id).where('project_id', '=', projectId));
+  const routed = prepared((projectId: string, since: number) =>
+    db
+      .selectFrom('usage_events')
+      .select([
+        'endpoint_id',
+        sql<number>`COUNT(*)`.as('requests'),
+        sql<number>`SUM(prompt_tokens)`.as('prompt_tokens'),
+        sql<number>`SUM(completion_tokens)`.as('completion_tokens'),
+      ])
+      .where('project_id', '=', projectId)
+      .where('route', '=', 'router')
+      .where('created_at', '>=', since)
+      .groupBy('endpoint_id')
+      .orderBy('endpoint_id'),
+  );
 
   return {
     *page(q) {
@@ -131,6 +147,15 @@ export function usageReads(dialect: SqlDialect): UsageReads {
     *request(projectId, id) {
       const row = yield* first(one(id, projectId));
       return row ? requestOf(row) : null;
+    },
+    *routedByEndpoint(projectId, since) {
+      // PostgreSQL's COUNT and SUM are bigint, read as text.
+      return (yield* rows(routed(projectId, since))).map((r) => ({
+        endpoint_id: r.endpoint_id,
+        requests: Number(r.requests),
+        prompt_tokens: Number(r.prompt_tokens),
+        completion_tokens: Number(r.completion_tokens),
+      }));
     },
     pageQuery: (q) => pageQuery(q).query,
   };

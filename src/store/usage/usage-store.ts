@@ -28,6 +28,7 @@ export function createUsageStore({ runner, notices, reads: elsewhere }: UsageSto
     requests: (q) => (elsewhere ? elsewhere.requests(q) : runner.read(reads.requests(q))),
     // One primary-key lookup: on the runner, wherever the pages are read.
     request: (projectId, id) => runner.read(reads.request(projectId, id)),
+    routedByEndpoint: (projectId, since) => runner.read(reads.routedByEndpoint(projectId, since)),
     listBudgets: () => runner.read(budgets.list()),
     putBudget: (b, now) => runner.write(budgets.put(b, now)),
     removeBudget: (projectId, level, targetId) => runner.write(budgets.remove(projectId, level, targetId)),
