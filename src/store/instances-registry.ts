@@ -139,7 +139,7 @@ export function createInstanceRegistry(options: InstanceRegistryOptions): Instan
       beatListeners.add(listener);
       return () => beatListeners.delete(listener);
     },
-    isRegistered: (other) => runner.readSync(programs.isRegistered(other)),
+    isRegistered: (other) => runner.firstSync(programs.registered(other)) !== undefined,
     liveInstances: () => live,
     close() {
       if (closed) return;

@@ -98,6 +98,8 @@ export function instancesPrograms(dialect: SqlDialect, self: RegisteredInstance)
     *isRegistered(other: string): SqlProgram<boolean> {
       return (yield* first(registered(other))) !== undefined;
     },
+    /** isRegistered's query, for SQLite's synchronous `firstSync` (no program to drive: asked per agent listed). */
+    registered,
   };
 }
 
