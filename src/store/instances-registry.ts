@@ -18,9 +18,10 @@
  * next beat it finds its row gone, registers again and says so.
  */
 import { randomBytes } from 'node:crypto';
-import { threadId } from 'node:worker_threads';
-import { openDatabase, writeTransaction, type Db } from './db.js';
-import { isDead, whereabouts, type Whereabouts } from './instances-liveness.js';
+import { openDatabase, type Db } from './db.js';
+import { whereabouts, type Whereabouts } from './instances-liveness.js';
+import { instancesPrograms } from './instances/instances-store.js';
+import { createSqliteRunner } from './sql/sqlite-runner.js';
 
 /**
  * How long an instance may go without a heartbeat before the others treat it as dead. It beats every
@@ -75,56 +76,38 @@ export interface InstanceRegistryOptions {
   readonly alive?: (pid: number) => boolean;
 }
 
-interface InstanceRow {
-  id: string;
-  pid: number;
-  host: string;
-  pid_scope: string;
-  started_at: number;
-  heartbeat_at: number;
-}
-
 export const newInstanceId = (): string => `inst_${randomBytes(8).toString('hex')}`;
 
+/** How often an instance beats: every third of the lease (both backends). */
+export const beatIntervalMs = (leaseMs: number): number => Math.max(100, Math.floor(leaseMs / 3));
+
+/**
+ * SQLite's registry: the statements are store/instances/instances-store.ts's, run synchronously on the
+ * registry's own connection, each beat (renew, register again if need be, reap) one IMMEDIATE transaction,
+ * so two instances sweeping at once judge and delete each dead row once.
+ */
 export function createInstanceRegistry(options: InstanceRegistryOptions): InstanceRegistry {
   const leaseMs = options.leaseMs ?? instanceLeaseMs();
   const now = options.now ?? Date.now;
-  const where = options.where ?? whereabouts();
   const db = options.dbPath === ':memory:' ? options.db : openDatabase(options.dbPath, 'NORMAL');
+  const runner = createSqliteRunner(db);
   const id = newInstanceId();
-  const startedAt = now();
-
-  const insert = db.prepare(
-    'INSERT INTO gateway_instances (id, pid, thread_id, host, pid_scope, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  const beat = db.prepare('UPDATE gateway_instances SET heartbeat_at = ? WHERE id = ?');
-  const others = db.prepare<[string], InstanceRow>('SELECT id, pid, host, pid_scope, started_at, heartbeat_at FROM gateway_instances WHERE id <> ?');
-  const remove = db.prepare('DELETE FROM gateway_instances WHERE id = ?');
-  const registered = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM gateway_instances WHERE id = ?');
-
-  const register = (): void => void insert.run(id, where.pid, threadId, where.host, where.pidScope, startedAt, now());
-  let live = 1;
-  // Judged and deleted under the write lock: two instances sweeping at once delete each dead row once.
-  const reap = writeTransaction(db, (at: number): string[] => {
-    const rows = others.all(id);
-    const dead = rows.filter((r) => isDead({ id: r.id, pid: r.pid, host: r.host, pidScope: r.pid_scope, startedAt: r.started_at, heartbeatAt: r.heartbeat_at }, where, at, leaseMs, options.alive));
-    for (const r of dead) remove.run(r.id);
-    live = 1 + rows.length - dead.length;
-    return dead.map((r) => r.id);
-  });
+  const programs = instancesPrograms('sqlite', { id, where: options.where ?? whereabouts(), startedAt: now(), leaseMs, now, alive: options.alive });
 
   const listeners = new Set<(sweep: InstanceSweep) => void>();
   const beatListeners = new Set<() => void>();
   let beats = 0;
+  let closed = false;
+  let live = 1;
   function heartbeat(): void {
     try {
-      if (beat.run(now(), id).changes === 0) {
-        register();
+      const beat = runner.writeSync(programs.beat(() => !closed));
+      live = beat.live;
+      if (beat.registeredAgain) {
         options.onWarn('instance registry: this instance had been judged dead (no heartbeat for longer than the lease) and registered again; work it held may have been recovered by another instance', { instance: id, lease_ms: leaseMs });
       }
-      const reaped = reap(now());
       beats += 1;
-      if (reaped.length > 0 || beats % RECOVER_EVERY_BEATS === 0) notify(listeners, { reaped });
+      if (beat.reaped.length > 0 || beats % RECOVER_EVERY_BEATS === 0) notify(listeners, { reaped: beat.reaped });
     } catch (err) {
       options.onError(`instance registry: heartbeat failed: ${(err as Error).message}`);
     }
@@ -141,11 +124,9 @@ export function createInstanceRegistry(options: InstanceRegistryOptions): Instan
   }
 
   // Registered and swept before the caller's start-up recovery runs, which relies on both.
-  register();
-  reap(now());
-  const timer = setInterval(heartbeat, Math.max(100, Math.floor(leaseMs / 3)));
+  live = runner.writeSync(programs.start()).live;
+  const timer = setInterval(heartbeat, beatIntervalMs(leaseMs));
   timer.unref();
-  let closed = false;
 
   return {
     id,
@@ -158,7 +139,7 @@ export function createInstanceRegistry(options: InstanceRegistryOptions): Instan
       beatListeners.add(listener);
       return () => beatListeners.delete(listener);
     },
-    isRegistered: (other) => registered.get(other) !== undefined,
+    isRegistered: (other) => runner.firstSync(programs.registered(other)) !== undefined,
     liveInstances: () => live,
     close() {
       if (closed) return;
@@ -167,7 +148,7 @@ export function createInstanceRegistry(options: InstanceRegistryOptions): Instan
       listeners.clear();
       beatListeners.clear();
       try {
-        remove.run(id);
+        runner.writeSync(programs.deregister());
       } catch (err) {
         options.onError(`instance registry: deleting this instance's row failed: ${(err as Error).message}`);
       }

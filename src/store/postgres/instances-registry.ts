@@ -6,8 +6,10 @@
  * not doubled. Liveness is judged by instances-liveness.ts: the lease everywhere, the process table on the
  * same host.
  */
-import { newInstanceId } from '../instances-registry.js';
-import { isDead, whereabouts, type Whereabouts } from '../instances-liveness.js';
+import { beatIntervalMs, newInstanceId } from '../instances-registry.js';
+import { whereabouts, type Whereabouts } from '../instances-liveness.js';
+import { instancesPrograms } from '../instances/instances-store.js';
+import { createPostgresRunner } from '../sql/postgres-runner.js';
 import type { PgStore } from './pg-store.js';
 
 export interface PgInstanceRegistry {
@@ -31,60 +33,28 @@ export interface PgInstanceRegistryOptions {
   readonly alive?: (pid: number) => boolean;
 }
 
-interface InstanceRow {
-  id: string;
-  pid: number;
-  host: string;
-  pid_scope: string;
-  started_at: number;
-  heartbeat_at: number;
-}
-
+/**
+ * PostgreSQL's registry: the statements are store/instances/instances-store.ts's, awaited on the pool
+ * statement by statement (no transaction held across a beat: the reap's guarded delete needs none).
+ */
 export async function createPgInstanceRegistry(store: PgStore, options: PgInstanceRegistryOptions): Promise<PgInstanceRegistry> {
-  const { pool } = store;
+  const runner = createPostgresRunner(store);
   const { leaseMs } = options;
-  const where = options.where ?? whereabouts();
   const id = newInstanceId();
-  const startedAt = Date.now();
+  const programs = instancesPrograms('postgres', { id, where: options.where ?? whereabouts(), startedAt: Date.now(), leaseMs, now: Date.now, alive: options.alive });
 
-  const register = async (): Promise<void> => {
-    await pool.query('INSERT INTO gateway_instances (id, pid, host, pid_scope, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-      id,
-      where.pid,
-      where.host,
-      where.pidScope,
-      startedAt,
-      Date.now(),
-    ]);
-  };
   let live = 1;
-  // A row is deleted only if it has not beaten since it was judged: a late beat saves it.
-  const reap = async (): Promise<void> => {
-    const now = Date.now();
-    const { rows } = await pool.query<InstanceRow>('SELECT id, pid, host, pid_scope, started_at, heartbeat_at FROM gateway_instances WHERE id <> $1', [id]);
-    const dead = rows.filter((r) =>
-      isDead({ id: r.id, pid: r.pid, host: r.host, pidScope: r.pid_scope, startedAt: r.started_at, heartbeatAt: r.heartbeat_at }, where, now, leaseMs, options.alive),
-    );
-    live = 1 + rows.length - dead.length;
-    if (dead.length === 0) return;
-    await pool.query(
-      'DELETE FROM gateway_instances g USING unnest($1::text[], $2::bigint[]) AS d(id, heartbeat_at) WHERE g.id = d.id AND g.heartbeat_at = d.heartbeat_at',
-      [dead.map((r) => r.id), dead.map((r) => r.heartbeat_at)],
-    );
-  };
-
   const listeners = new Set<() => void>();
   let beating = false;
   let closed = false;
   let lastBeat: Promise<void> = Promise.resolve();
   const beat = async (): Promise<void> => {
     try {
-      const { rowCount } = await pool.query('UPDATE gateway_instances SET heartbeat_at = $1 WHERE id = $2', [Date.now(), id]);
-      if (rowCount === 0 && !closed) {
-        await register();
+      const outcome = await runner.read(programs.beat(() => !closed));
+      live = outcome.live;
+      if (outcome.registeredAgain) {
         options.onWarn('instance registry (PostgreSQL): this instance had been judged dead (no heartbeat for longer than the lease) and registered again; deliveries it held may have been sent by another instance', { instance: id, lease_ms: leaseMs });
       }
-      await reap();
     } catch (err) {
       options.onError(`instance registry (PostgreSQL): heartbeat failed: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -98,13 +68,12 @@ export async function createPgInstanceRegistry(store: PgStore, options: PgInstan
   };
 
   // Registered and swept before the dispatcher's start-up release, which relies on both.
-  await register();
-  await reap();
+  live = (await runner.read(programs.start())).live;
   const timer = setInterval(() => {
     if (beating || closed) return;
     beating = true;
     lastBeat = beat().finally(() => (beating = false));
-  }, Math.max(100, Math.floor(leaseMs / 3)));
+  }, beatIntervalMs(leaseMs));
   timer.unref();
 
   const subscribe = (listener: () => void): (() => void) => {
@@ -125,7 +94,7 @@ export async function createPgInstanceRegistry(store: PgStore, options: PgInstan
       listeners.clear();
       await lastBeat;
       try {
-        await pool.query('DELETE FROM gateway_instances WHERE id = $1', [id]);
+        await runner.read(programs.deregister());
       } catch (err) {
         options.onError(`instance registry (PostgreSQL): deleting this instance's row failed: ${err instanceof Error ? err.message : String(err)}`);
       }

@@ -12,6 +12,7 @@ import { FILES_SCHEMA } from '../files/files-tables.js';
 import { EXEC_AGENTS_SCHEMA } from '../exec-agents/exec-agents-tables.js';
 import { IDENTITY_SCHEMA } from '../identity/identity-tables.js';
 import { USAGE_SCHEMA } from '../usage/usage-tables.js';
+import { INSTANCES_SCHEMA } from '../instances/instances-tables.js';
 import type { SchemaDef } from './table-schema.js';
 
 export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
@@ -25,4 +26,5 @@ export const STORE_SCHEMAS: Readonly<Record<string, SchemaDef>> = {
   execAgents: EXEC_AGENTS_SCHEMA,
   files: FILES_SCHEMA,
   usage: USAGE_SCHEMA,
+  instances: INSTANCES_SCHEMA,
 };

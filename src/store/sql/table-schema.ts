@@ -74,5 +74,5 @@ type RowOf<D extends TableDef> = { [K in keyof D]: D[K] extends Column<infer T, 
 /** The Kysely table types of a schema declaration. */
 export type TablesOf<S extends SchemaDef> = { [T in keyof S]: RowOf<S[T]> };
 
-/** For the stores that only ask which instances are alive (store/instances-registry.ts owns the table). */
+/** For the stores that only ask which instances are alive (the registry owns the table: store/instances/instances-tables.ts). */
 export type GatewayInstancesRead = { gateway_instances: { id: string } };
