@@ -116,21 +116,7 @@ export function usageReads(dialect: SqlDialect): UsageReads {
     return build(q);
   };
   const one = prepared((id: number, projectId: string) => db.selectFrom('usage_events').select(REQUEST_COLUMNS).where('id', '=', id).where('project_id', '=', projectId));
-  const routed = prepared((projectId: string, since: number) =>
-    db
-      .selectFrom('usage_events')
-      .select([
-        'endpoint_id',
-        sql<number>`COUNT(*)`.as('requests'),
-        sql<number>`SUM(prompt_tokens)`.as('prompt_tokens'),
-        sql<number>`SUM(completion_tokens)`.as('completion_tokens'),
-      ])
-      .where('project_id', '=', projectId)
-      .where('route', '=', 'router')
-      .where('created_at', '>=', since)
-      .groupBy('endpoint_id')
-      .orderBy('endpoint_id'),
-  );
+  const routed = routedQuery(db);
 
   return {
     *page(q) {
@@ -159,6 +145,25 @@ export function usageReads(dialect: SqlDialect): UsageReads {
     },
     pageQuery: (q) => pageQuery(q).query,
   };
+}
+
+/** The semantic router's turns per endpoint since a time (the router config's 7-day usage). */
+function routedQuery(db: Kysely<UsageTables>) {
+  return prepared((projectId: string, since: number) =>
+    db
+      .selectFrom('usage_events')
+      .select([
+        'endpoint_id',
+        sql<number>`COUNT(*)`.as('requests'),
+        sql<number>`SUM(prompt_tokens)`.as('prompt_tokens'),
+        sql<number>`SUM(completion_tokens)`.as('completion_tokens'),
+      ])
+      .where('project_id', '=', projectId)
+      .where('route', '=', 'router')
+      .where('created_at', '>=', since)
+      .groupBy('endpoint_id')
+      .orderBy('endpoint_id'),
+  );
 }
 
 /**
