@@ -50,6 +50,11 @@ export function filesRoutes(services: FilesServices): RouteDef[] {
         try {
           const purpose = parsePurpose(got.fields.purpose);
           const meta = await files.commit(auth.project.id, got.staged, got.filename, purpose);
+          // The close can also land while the commit runs (seen on a loaded machine): the file goes again.
+          if (ctx.req.aborted) {
+            await files.delete(auth.project.id, meta.id);
+            return;
+          }
           ctx.reply.json(200, fileObject(meta));
         } catch (err) {
           void files.discard(got.staged).catch(() => undefined);
