@@ -9,8 +9,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { LedgerRow } from '../src/core/store/usage-store.js';
 import { createPgUsageWriter } from '../src/store/postgres/usage-writer.js';
+import { ledgerBatch } from './ledger-rows.js';
 
 const ADMIN_URL = process.env.SWITCHBOARD_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BATCH = Number(process.argv[2] ?? 512);
@@ -26,14 +26,6 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
-function batchOf(n: number, at: number): LedgerRow[] {
-  return Array.from({ length: n }, (_, i) => ({
-    requestId: `req_${at}_${i}`, projectId: 'proj_bench', workspaceId: i % 2 === 0 ? 'ws_01' : null, endpointId: `ep_${i % 4}`, keyId: 'key_1',
-    route: 'chat', promptTokens: 100, completionTokens: 50, cachedTokens: 0, reasoningTokens: null, serviceTier: 'default', tierMultiplier: 1,
-    status: 'completed', usageSource: 'upstream', latencyMs: 12.5, createdAt: at + i, model: 'model-1', costNanos: 1500,
-  }));
-}
-
 async function main(): Promise<void> {
   const name = `sbbench_${randomBytes(6).toString('hex')}`;
   await admin(`CREATE DATABASE ${name}`);
@@ -42,13 +34,13 @@ async function main(): Promise<void> {
   const writer = createPgUsageWriter(url.toString());
   try {
     // Warm-up: opens and migrates the database, prepares the statement.
-    await writer.store(batchOf(BATCH, 0), 'seg-warmup', []);
+    await writer.store(ledgerBatch(BATCH, 0), 'seg-warmup', []);
     let rows = 0;
     let batches = 0;
     const started = performance.now();
     const until = started + SECONDS * 1000;
     while (performance.now() < until) {
-      await writer.store(batchOf(BATCH, Date.now()), `seg-bench-${batches}`, []);
+      await writer.store(ledgerBatch(BATCH, Date.now()), `seg-bench-${batches}`, []);
       rows += BATCH;
       batches += 1;
     }

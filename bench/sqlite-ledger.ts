@@ -9,20 +9,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LedgerRow } from '../src/core/store/usage-store.js';
 import { openDatabase } from '../src/store/db.js';
 import { createSqliteUsageStore } from '../src/store/sqlite/usage-store.js';
+import { ledgerBatch } from './ledger-rows.js';
 
 const BATCH = Number(process.argv[2] ?? 512);
 const SEGMENTS = Number(process.argv[3] ?? 100);
-
-function batchOf(n: number, at: number): LedgerRow[] {
-  return Array.from({ length: n }, (_, i) => ({
-    requestId: `req_${at}_${i}`, projectId: 'proj_bench', workspaceId: i % 2 === 0 ? 'ws_01' : null, endpointId: `ep_${i % 4}`, keyId: 'key_1',
-    route: 'chat', promptTokens: 100, completionTokens: 50, cachedTokens: 0, reasoningTokens: null, serviceTier: 'default', tierMultiplier: 1,
-    status: 'completed', usageSource: 'upstream', latencyMs: 12.5, createdAt: at + i, model: 'model-1', costNanos: 1500,
-  }));
-}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sqlite-ledger-'));
@@ -30,8 +22,8 @@ async function main(): Promise<void> {
   const store = createSqliteUsageStore(db);
   try {
     // Warm-up: prepares the statements.
-    await store.storeSegment('seg-warmup', batchOf(BATCH, 0));
-    const batches = Array.from({ length: SEGMENTS }, (_, b) => batchOf(BATCH, 1_000_000 + b * BATCH));
+    await store.storeSegment('seg-warmup', ledgerBatch(BATCH, 0));
+    const batches = Array.from({ length: SEGMENTS }, (_, b) => ledgerBatch(BATCH, 1_000_000 + b * BATCH));
     const cpu = process.cpuUsage();
     const started = performance.now();
     for (const [b, rows] of batches.entries()) await store.storeSegment(`seg-bench-${b}`, rows);
