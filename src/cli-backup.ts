@@ -55,7 +55,7 @@ export async function backupCommand(argv: string[]): Promise<void> {
     }),
   );
   if (!flags.config && !flags.db) throw new UsageError('--config or --db is required: the store to back up');
-  // --db is from the working directory; storage.path is already from the config file's folder (config.ts).
+  // --db is from the working directory; storage.path is already from the config file's folder (config/load-config.ts).
   const source = flags.db !== undefined ? { path: flags.db, from: '--db' } : { path: loadConfigFile(flags.config ?? '').storage.path, from: `storage.path in ${flags.config ?? ''}` };
   const result = await backupStore(source, flags.to);
   const mib = (result.bytes / (1024 * 1024)).toFixed(1);

@@ -21,7 +21,7 @@ export const KEYS_USAGE = `  switchboard keys create --project ID --scopes a,b [
 
 const KEY_COMMANDS = ['create', 'generate', 'list', 'revoke', 'rotate'] as const;
 
-/** The config's rule for project slugs (config.ts), which key values carry: `svc_<slug>_<token>`. */
+/** The config's rule for project slugs (config/endpoint.ts), which key values carry: `svc_<slug>_<token>`. */
 const PROJECT_SLUG = /^[a-z0-9][a-z0-9-]{0,39}$/;
 
 export async function keysCommand(argv: string[]): Promise<void> {

@@ -35,7 +35,7 @@ export interface McpSessionLimits {
   readonly maxPerKey: number;
 }
 
-/** config `exec.mcp_sessions` defaults (src/config.ts): a key's clients, a project's keys, a process's memory. */
+/** config `exec.mcp_sessions` defaults (src/config/exec.ts): a key's clients, a project's keys, a process's memory. */
 export const DEFAULT_SESSION_LIMITS: McpSessionLimits = { idleMs: 30 * 60 * 1000, maxSessions: 10_000, maxPerProject: 1_000, maxPerKey: 100 };
 
 /** A place held for a session being initialized: `commit` once the SDK gave it an id, else `release`. */

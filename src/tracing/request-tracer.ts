@@ -25,7 +25,7 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
-import type { TracingConfig } from '../config-tracing.js';
+import type { TracingConfig } from '../config/tracing.js';
 import type { AttemptSpan, AttemptTarget, RequestTrace, RequestTracer, RoutingSpan, TraceEnd, TraceRoute, TraceStart } from './trace-port.js';
 
 /**

@@ -9,7 +9,8 @@
  *                   webhooks-verify: import nothing of ours; every unit above them may import them
  *   leaf helpers    json-body.ts (over errors and json-depth)
  *   domain          core/: pure rules and the ports the use cases need
- *   configuration   config*.ts: the YAML file's zod schema and the vocabulary it declares
+ *   config sections config/: the YAML file's zod schema, one file per part of it, and its loader
+ *   configuration   config*.ts: the entry the rest imports config/ through, and the vocabulary it declares
  *   wire schemas    schemas/ (zod per API family); the piscina tasks of workers/ (outside src/)
  *   adapters        store/, upstream/, pool/, coordination/, tracing/, http/, log.ts
  *   components      router/, exec/, simulator/, access-line.ts, metrics-workers.ts
@@ -48,7 +49,8 @@ const LAYERS: readonly (readonly [name: string, units: Readonly<Record<string, r
   ['leaves', Object.fromEntries(LEAVES.map((leaf) => [leaf, []]))],
   ['leaf helpers', { 'json-body.ts': [] }],
   ['domain', { 'core/': [] }],
-  ['configuration', { 'config*.ts': ['core/'] }],
+  ['config sections', { 'config/': ['core/'] }],
+  ['configuration', { 'config*.ts': ['core/', 'config/'] }],
   ['wire schemas', { 'schemas/': ['json-body.ts', 'core/', 'config*.ts'], '../workers/': ['core/'] }],
   [
     'adapters',

@@ -4,7 +4,7 @@
  */
 import type { IdentityRecord, SessionRecord } from '../../core/store/identity-store.js';
 import { ACCOUNT_PATH, csrfField, html, pageShell, SafeHtml, type Markup } from '../html.js';
-import type { OidcProviderConfig } from '../../config-dashboard.js';
+import type { OidcProviderConfig } from '../../config/dashboard.js';
 import type { SignedIn } from './dashboard-route.js';
 
 export interface AccountView {

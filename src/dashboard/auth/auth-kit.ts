@@ -5,7 +5,7 @@
 import type { SessionsStore, UsersStore } from '../../core/store/identity-store.js';
 import type { RouteContext } from '../../http/server.js';
 import type { SecretBox } from '../../store/secret-box.js';
-import type { OidcProviderConfig } from '../../config-dashboard.js';
+import type { OidcProviderConfig } from '../../config/dashboard.js';
 import { setCookie, type CookieNames } from './cookies.js';
 import type { DashboardGuard } from './dashboard-route.js';
 import { setSecurityHeaders } from './security-headers.js';

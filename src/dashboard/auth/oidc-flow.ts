@@ -8,7 +8,7 @@
 import * as oidc from 'openid-client';
 import type { RouteContext } from '../../http/server.js';
 import { redirect, type AuthDeps } from './auth-kit.js';
-import type { OidcProviderConfig } from '../../config-dashboard.js';
+import type { OidcProviderConfig } from '../../config/dashboard.js';
 import { setCookie } from './cookies.js';
 import { randomId, sha256 } from './secrets.js';
 

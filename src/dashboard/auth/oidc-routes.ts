@@ -8,7 +8,7 @@
 import type { RouteContext, RouteDef } from '../../http/server.js';
 import { ACCOUNT_PATH, html, LOGIN_PATH, pageShell } from '../html.js';
 import { redirect, sendPage, type AuthDeps } from './auth-kit.js';
-import type { OidcProviderConfig } from '../../config-dashboard.js';
+import type { OidcProviderConfig } from '../../config/dashboard.js';
 import { readCookie, setCookie } from './cookies.js';
 import { safeNext } from './dashboard-route.js';
 import { completeSignIn } from './login-routes.js';

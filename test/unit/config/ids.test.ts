@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { endpointIdFor, uuidV5, workspaceIdFor } from '../../src/config-ids.js';
-import { parseConfig } from '../../src/config.js';
-import { createCatalog } from '../../src/store/catalog.js';
-import { syncConfig } from '../../src/store/catalog/sqlite-catalog.js';
-import { openDatabase } from '../../src/store/db.js';
+import { endpointIdFor, uuidV5, workspaceIdFor } from '../../../src/config/ids.js';
+import { parseConfig } from '../../../src/config.js';
+import { createCatalog } from '../../../src/store/catalog.js';
+import { syncConfig } from '../../../src/store/catalog/sqlite-catalog.js';
+import { openDatabase } from '../../../src/store/db.js';
 
 type Raw = Record<string, unknown>;
 

@@ -3,8 +3,8 @@
  * profile, budget, realtime settings and prices, and the names these schemas share with the rest of the file.
  */
 import { z } from 'zod';
-import { REASONING_LEVELS } from './core/chat/reasoning-levels.js';
-import { PER_MILLION_DECIMALS, PER_SECOND_DECIMALS, priceProblem } from './core/usage/cost.js';
+import { REASONING_LEVELS } from '../core/chat/reasoning-levels.js';
+import { PER_MILLION_DECIMALS, PER_SECOND_DECIMALS, priceProblem } from '../core/usage/cost.js';
 /** At most 40 characters, so minted key values stay under the 128-character cap of key parsing. */
 export const SLUG = /^[a-z0-9][a-z0-9-]{0,39}$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -156,11 +156,11 @@ const routerProfileSchema = z.strictObject({
   examples: z.array(z.string()).default([]),
 });
 
-/** A workspace named by its id or its name (an id-less workspace has no id to write); config-ids.ts. */
+/** A workspace named by its id or its name (an id-less workspace has no id to write); ids.ts. */
 export const workspaceRef = z.string().min(1);
 
 export const endpointSchema = z.strictObject({
-  /** Omitted: derived from the project id and the slug, the same at every start (config-ids.ts). */
+  /** Omitted: derived from the project id and the slug, the same at every start (ids.ts). */
   id: z.string().regex(UUID, 'must be a UUID').optional(),
   slug: z
     .string()

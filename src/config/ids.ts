@@ -8,7 +8,7 @@
  *              share the input; endpoint ids are global in the store, hence the project in the input.
  *   workspace: `ws_` + the first 24 hex digits (96 bits) of SHA-256 of `<project id>/<name>`. Workspace ids
  *              are per project in the store; names must then differ among the id-less ones.
- * A project id never holds `/` (config.ts: proj_ and letters and digits), so the input splits one way only.
+ * A project id never holds `/` (project.ts: proj_ and letters and digits), so the input splits one way only.
  * The cost: renaming a slug or a workspace name makes a new id (the old endpoint is marked deleted, as when
  * an id changes). Entries whose names may change should keep an explicit id; an explicit id always wins.
  *
@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
-import type { DeclaredProject } from './config.js';
+import type { DeclaredProject } from './project.js';
 
 /** Fixed forever: changing it would change every derived endpoint id. */
 export const SWITCHBOARD_ENDPOINT_NAMESPACE = '6f1c9a52-3d7e-4b0a-9e65-8a2f4c1d7b39';
