@@ -6,7 +6,8 @@
  * Management scope and rate limit, 16 KiB bodies.
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
-import { BUDGET_WINDOWS, WARNING_PERCENT, type BudgetCaps, type BudgetDescription, type BudgetLevel, type BudgetWindow } from '../core/limits/budgets.js';
+import { BUDGET_WINDOWS, WARNING_PERCENT, type BudgetCaps, type BudgetLevel, type BudgetWindow } from '../core/limits/budget-caps.js';
+import type { BudgetDescription } from '../core/limits/budgets.js';
 import type { BudgetCapsStore } from '../core/store/usage-store.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';

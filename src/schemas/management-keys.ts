@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { isoTimestamp, SCOPES, type Scope } from '../config.js';
 import type { KeyRequest } from '../core/auth/key-request.js';
-import type { BudgetCaps } from '../core/limits/budgets.js';
+import type { BudgetCaps } from '../core/limits/budget-caps.js';
 import { absentIfNull, integer, string } from './fields.js';
 import { needs, parseStrictBody } from './issues.js';
 

@@ -5,7 +5,8 @@
  * Restoring the budgets at start, from a usage store of either kind, is here too.
  */
 import type { BudgetConfig, Config } from '../config.js';
-import { budgetWindowStarts, type BudgetCaps, type BudgetLevel, type Budgets } from '../core/limits/budgets.js';
+import { budgetWindowStarts, type BudgetCaps, type BudgetLevel } from '../core/limits/budget-caps.js';
+import type { Budgets } from '../core/limits/budgets.js';
 import type { SpendRow, StoredBudget, UsageStore } from '../core/store/usage-store.js';
 import type { Db } from './db.js';
 import { sqliteChangeNotices } from './sql/change-notices.js';

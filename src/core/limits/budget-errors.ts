@@ -1,6 +1,6 @@
 /** The 429 of a spent budget (SPEC "Errors": endpoint_budget_exhausted, workspace_budget_exhausted). */
 import type { GatewayError } from '../../errors.js';
-import type { BudgetExhaustion } from './budgets.js';
+import type { BudgetExhaustion } from './budget-caps.js';
 import { retryStrategy, tooManyRequests } from './limit-headers.js';
 
 const WINDOW_WORDS = { hourly: 'hourly', daily: 'daily', hardCap: 'hard-cap' } as const;

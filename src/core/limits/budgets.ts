@@ -1,41 +1,34 @@
 /**
- * Budgets per endpoint and per workspace (docs/decisions.md "Budgets"): an hourly cap (UTC clock hour), a
- * daily cap (UTC day) and a hard cap (all-time spend), each in tokens, in money (US cents of the turns'
- * recorded cost; README "Usage and spend"), or both. Spend is tracked in memory for every endpoint and
- * workspace, in tokens and in nano-dollars, charged from the same per-turn event as the token limiter, and
- * rebuilt from the usage ledger at start; caps come from the config file, overridden by the management API.
+ * The budget ledger (docs/decisions.md "Budgets"): spend per endpoint and per workspace, tracked in memory
+ * in tokens and in nano-dollars, charged from the same per-turn event as the token limiter, and rebuilt from
+ * the usage ledger at start; caps come from the config file, overridden by the management API. The caps,
+ * their windows and their arithmetic are budget-caps.ts.
  *
  * At or above 80% of a cap, responses carry `X-Service-Budget-Warning: <level>:<window>`; a spent cap
  * refuses the next request. Like the token limiter, a turn is charged after it completes, so the turn that
  * crosses a cap finishes and the next request is refused.
  */
-
-import { NANOS_PER_CENT, nanosToCents } from '../usage/cost.js';
-
-export type BudgetLevel = 'endpoint' | 'workspace';
-export const BUDGET_WINDOWS = ['hourly', 'daily', 'hardCap'] as const;
-export type BudgetWindow = (typeof BUDGET_WINDOWS)[number];
-/** Token caps are checked before money caps of the same window: the first spent one names the error. */
-export const BUDGET_UNITS = ['tokens', 'cents'] as const;
-export type BudgetUnit = (typeof BUDGET_UNITS)[number];
-
-/** A cap of null is no cap in that window. */
-export interface BudgetCaps {
-  readonly hourlyTokens: number | null;
-  readonly dailyTokens: number | null;
-  readonly hardCapTokens: number | null;
-  /** Money caps in US cents. Optional so that a token-only budget (the management API's wire) needs no nulls. */
-  readonly hourlyCents?: number | null;
-  readonly dailyCents?: number | null;
-  readonly hardCapCents?: number | null;
-}
-
-/** Tokens, or nano-dollars. */
-export interface BudgetSpend {
-  readonly hourly: number;
-  readonly daily: number;
-  readonly total: number;
-}
+import {
+  asWritten,
+  BUDGET_UNITS,
+  BUDGET_WINDOWS,
+  capMeasure,
+  capOf,
+  DAY_MS,
+  hasCap,
+  HOUR_MS,
+  NO_CAPS,
+  NO_SPEND,
+  reachesWarning,
+  retryAfter,
+  WARNING_PERCENT,
+  type BudgetCaps,
+  type BudgetExhaustion,
+  type BudgetLevel,
+  type BudgetSpend,
+  type BudgetUnit,
+  type BudgetWindow,
+} from './budget-caps.js';
 
 /** Fired once per budget window when spend crosses the warning threshold (the webhook hook). */
 export interface BudgetThresholdEvent {
@@ -56,17 +49,6 @@ export interface BudgetThresholdEvent {
   readonly at: number;
 }
 
-export interface BudgetExhaustion {
-  readonly level: BudgetLevel;
-  readonly window: BudgetWindow;
-  readonly unit: BudgetUnit;
-  /** Tokens, or whole cents (spend rounded halves up) for a money budget. */
-  readonly cap: number;
-  readonly spent: number;
-  /** Until every spent budget of the request has reset. */
-  readonly retryAfterSeconds: number;
-}
-
 export interface BudgetVerdict {
   /** `endpoint:hourly, workspace:daily`; null when no budget is at its warning threshold. */
   readonly warning: string | null;
@@ -81,15 +63,6 @@ export interface BudgetDescription {
   /** Nano-dollars of the priced turns (an unpriced turn costs 0). */
   readonly spendNanos: BudgetSpend;
 }
-
-export const WARNING_PERCENT = 80;
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
-/** A hard cap never resets by itself: the hour is a polling interval for an operator raising the cap. */
-export const HARD_CAP_RETRY_AFTER_SECONDS = 3600;
-
-const NO_CAPS: BudgetCaps = { hourlyTokens: null, dailyTokens: null, hardCapTokens: null, hourlyCents: null, dailyCents: null, hardCapCents: null };
-const NO_SPEND: BudgetSpend = { hourly: 0, daily: 0, total: 0 };
 
 interface BudgetState {
   readonly projectId: string;
@@ -109,23 +82,6 @@ interface BudgetState {
   totalNanos: number;
   /** Window id and cap for which the threshold event last fired, per unit and window. */
   fired: Record<`${BudgetUnit}:${BudgetWindow}`, string>;
-}
-
-function hasCap(c: BudgetCaps | null | undefined): boolean {
-  if (!c) return false;
-  return BUDGET_WINDOWS.some((w) => capOf(c, w, 'tokens') !== null || capOf(c, w, 'cents') !== null);
-}
-
-/** The cap as written: tokens, or cents. */
-export function capOf(c: BudgetCaps, w: BudgetWindow, unit: BudgetUnit): number | null {
-  if (unit === 'tokens') return w === 'hourly' ? c.hourlyTokens : w === 'daily' ? c.dailyTokens : c.hardCapTokens;
-  return (w === 'hourly' ? c.hourlyCents : w === 'daily' ? c.dailyCents : c.hardCapCents) ?? null;
-}
-
-/** The cap in the unit spend is tracked in: tokens, or nano-dollars. */
-function capMeasure(c: BudgetCaps, w: BudgetWindow, unit: BudgetUnit): number | null {
-  const cap = capOf(c, w, unit);
-  return cap === null || unit === 'tokens' ? cap : cap * NANOS_PER_CENT;
 }
 
 /**
@@ -248,7 +204,7 @@ export class Budgets {
           if (cap === null) continue;
           const spent = spentIn(s, w, unit);
           // One warning per window, whichever of its caps is near.
-          if (!warned && spent * 100 >= cap * WARNING_PERCENT) {
+          if (!warned && reachesWarning(spent, cap)) {
             warnings.push(`${s.level}:${w}`);
             warned = true;
           }
@@ -353,7 +309,7 @@ export class Budgets {
 
   #over(s: BudgetState, caps: BudgetCaps, w: BudgetWindow, unit: BudgetUnit): boolean {
     const cap = capMeasure(caps, w, unit);
-    return cap !== null && spentIn(s, w, unit) * 100 >= cap * WARNING_PERCENT;
+    return cap !== null && reachesWarning(spentIn(s, w, unit), cap);
   }
 
   /** Fires again in a new hour or day, or after the cap changed; never twice for the same window and cap. */
@@ -396,20 +352,4 @@ function effectiveCaps(s: BudgetState): BudgetCaps | null {
 function spentIn(s: BudgetState, w: BudgetWindow, unit: BudgetUnit): number {
   if (unit === 'tokens') return w === 'hourly' ? s.hourly : w === 'daily' ? s.daily : s.total;
   return w === 'hourly' ? s.hourlyNanos : w === 'daily' ? s.dailyNanos : s.totalNanos;
-}
-
-/** Spend in the unit its cap is written in: tokens, or whole cents. */
-function asWritten(spent: number, unit: BudgetUnit): number {
-  return unit === 'tokens' ? spent : nanosToCents(spent);
-}
-
-function retryAfter(w: BudgetWindow, now: number): number {
-  if (w === 'hardCap') return HARD_CAP_RETRY_AFTER_SECONDS;
-  const size = w === 'hourly' ? HOUR_MS : DAY_MS;
-  return Math.max(1, Math.ceil(((Math.floor(now / size) + 1) * size - now) / 1000));
-}
-
-/** Start of the current UTC hour and day, for rebuilding spend from the ledger. */
-export function budgetWindowStarts(now: number): { hourStart: number; dayStart: number } {
-  return { hourStart: Math.floor(now / HOUR_MS) * HOUR_MS, dayStart: Math.floor(now / DAY_MS) * DAY_MS };
 }

@@ -8,7 +8,7 @@
  * written in batches off the event loop (the store's writer thread). `storeSegment` is for the journal
  * replay at start and when a sibling died, and for the contract suite.
  */
-import type { BudgetCaps, BudgetLevel, BudgetSpend } from '../limits/budgets.js';
+import type { BudgetCaps, BudgetLevel, BudgetSpend } from '../limits/budget-caps.js';
 
 export interface UsageRow {
   readonly requestId: string;

@@ -9,7 +9,7 @@
  * row), and an unpriced turn costs nothing against a money budget: both backends' rollup triggers do both.
  */
 import { sql } from 'kysely';
-import type { BudgetLevel } from '../../core/limits/budgets.js';
+import type { BudgetLevel } from '../../core/limits/budget-caps.js';
 import type { SpendRow, StoredBudget } from '../../core/store/usage-store.js';
 import type { ChangeNotices } from '../sql/change-notices.js';
 import { sqlFor } from '../sql/sql-builder.js';

@@ -7,7 +7,7 @@
  * The rollup is kept by a trigger of each backend's migration (SQLite: one upsert a row; PostgreSQL: one
  * grouped upsert a statement), in the inserting transaction: no program writes it.
  */
-import type { BudgetLevel } from '../../core/limits/budgets.js';
+import type { BudgetLevel } from '../../core/limits/budget-caps.js';
 import type { LedgerRow } from '../../core/store/usage-store.js';
 import { generated, integer, maybeText, nullable, real, text, type TablesOf } from '../sql/table-schema.js';
 

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { budgetWindowStarts } from '../../../src/core/limits/budgets.js';
+import { budgetWindowStarts } from '../../../src/core/limits/budget-caps.js';
 import { createBudgetsRepo } from '../../../src/store/budgets-repo.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { migrationUsageSpendRollup } from '../../../src/store/migrations/014-usage-spend-rollup.js';

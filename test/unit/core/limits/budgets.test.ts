@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { budgetError } from '../../../../src/core/limits/budget-errors.js';
-import { Budgets, budgetWindowStarts, HARD_CAP_RETRY_AFTER_SECONDS, type BudgetCaps, type BudgetThresholdEvent } from '../../../../src/core/limits/budgets.js';
+import { budgetWindowStarts, HARD_CAP_RETRY_AFTER_SECONDS, type BudgetCaps } from '../../../../src/core/limits/budget-caps.js';
+import { Budgets, type BudgetThresholdEvent } from '../../../../src/core/limits/budgets.js';
 
 const HOUR = 3_600_000;
 const T0 = 1_700_000_000_000 - (1_700_000_000_000 % (24 * HOUR)) + 10 * HOUR; // 10:00 UTC on a day
