@@ -6,7 +6,7 @@
  * operator must fix (an unknown key, a store that does not exist) are ConfigErrors: exit 2.
  */
 import { z } from 'zod';
-import { ConfigError, isoTimestamp, loadConfigFile, SCOPES, type Config } from './config.js';
+import { ConfigError, isoTimestamp, loadConfigFile, SCOPES, SLUG, type Config } from './config.js';
 import { csv, parseCommandLine, parseFlags, UsageError } from './cli-flags.js';
 import { createKeyFromCli, listKeys, revokeKey, rotateKey, type CliStore, type WireKey } from './cli-keys-store.js';
 import { isWellFormedKey, mintKeyValue } from './core/auth/key-token.js';
@@ -20,9 +20,6 @@ export const KEYS_USAGE = `  switchboard keys create --project ID --scopes a,b [
   switchboard keys rotate KEY_ID --project ID (--config FILE | --db PATH)`;
 
 const KEY_COMMANDS = ['create', 'generate', 'list', 'revoke', 'rotate'] as const;
-
-/** The config's rule for project slugs (config/endpoint.ts), which key values carry: `svc_<slug>_<token>`. */
-const PROJECT_SLUG = /^[a-z0-9][a-z0-9-]{0,39}$/;
 
 export async function keysCommand(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
@@ -107,7 +104,7 @@ async function generate(argv: string[]): Promise<void> {
     argv,
     { 'project-slug': { type: 'string' }, project: { type: 'string' }, config: { type: 'string' } },
     z.object({
-      'project-slug': z.string().regex(PROJECT_SLUG, 'must be a project slug: lowercase letters, digits and dashes, at most 40').optional(),
+      'project-slug': z.string().regex(SLUG, 'must be a project slug: lowercase letters, digits and dashes, at most 40').optional(),
       project: z.string().optional(),
       config: z.string().optional(),
     }),

@@ -6,7 +6,7 @@
  * The entry the rest of the gateway imports the config through; the schema per section and the loader
  * live in src/config/ (its README lists the files).
  */
-export { ENDPOINT_KINDS, ENDPOINT_STATUSES, ENDPOINT_TIERS, MODEL_CAPABILITIES } from './config/endpoint.js';
+export { ENDPOINT_KINDS, ENDPOINT_STATUSES, ENDPOINT_TIERS, MODEL_CAPABILITIES, SLUG } from './config/endpoint.js';
 export { REASONING_LEVELS } from './core/chat/reasoning-levels.js';
 export { SCOPES, type Scope } from './core/auth/scopes.js';
 export { isoTimestamp } from './config/iso-timestamp.js';
