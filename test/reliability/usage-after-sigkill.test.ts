@@ -8,9 +8,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { chatLoad, ledgerCheck } from '../helpers/chat-load.js';
+import { makeKeys, testConfig, type TestKeys } from '../helpers/configs.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
-import { openUsageDb } from '../helpers/usage-db.js';
 
 let sim: SimulatorProcess;
 let keys: TestKeys;
@@ -42,31 +42,14 @@ const leftSegments = (dbPath: string): string[] => {
  * rows of the last answers are then in the journal, not yet in the ledger (the writer flushes every 50 ms).
  */
 async function killUnderLoad(gateway: GatewayProcess, answers: number): Promise<string[]> {
-  const answered: string[] = [];
-  let stop = false;
   let killed: Promise<unknown> | null = null;
-  const worker = async (): Promise<void> => {
-    while (!stop) {
-      try {
-        const res = await fetch(`${gateway.url}/${PROJECT}/chat/v1/chat/completions`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${keys.full}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'model-chat', messages: [{ role: 'user', content: `turn ${answered.length}` }], max_tokens: 4 }),
-        });
-        const body = (await res.json()) as { id?: string };
-        if (res.status === 200 && body.id) answered.push(body.id);
-        if (answered.length >= answers && killed === null) killed = gateway.stop('SIGKILL');
-      } catch {
-        return; // the gateway is gone
-      }
-    }
-  };
-  const workers = Array.from({ length: 32 }, () => worker());
+  const load = chatLoad(gateway, keys.full, 32, (answered) => {
+    if (answered.length >= answers && killed === null) killed = gateway.stop('SIGKILL');
+  });
   while (killed === null) await new Promise((r) => setTimeout(r, 5));
   await killed;
-  stop = true;
-  await Promise.all(workers);
-  return answered;
+  await load.stop();
+  return load.answered;
 }
 
 describe('SIGKILL under chat load', () => {
@@ -88,11 +71,7 @@ describe('SIGKILL under chat load', () => {
 
     const second = await startGatewayProcess(config, { dir, dbPath });
     processes.push(second);
-    const usage = openUsageDb(dbPath);
-    const missing = answered.filter((id) => usage.rowsFor(id).length === 0);
-    const doubled = answered.filter((id) => usage.rowsFor(id).length > 1);
-    usage.close();
-    expect({ answered: answered.length, missing, doubled }).toEqual({ answered: answered.length, missing: [], doubled: [] });
+    expect(ledgerCheck(dbPath, answered)).toEqual({ answered: answered.length, missing: [], doubled: [] });
     expect(second.stdout.join('')).toMatch(/usage journal: rows of a stopped process replayed/);
   });
 });

@@ -12,9 +12,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { chatLoad, ledgerCheck } from '../helpers/chat-load.js';
+import { makeKeys, testConfig, type TestKeys } from '../helpers/configs.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
-import { openUsageDb } from '../helpers/usage-db.js';
 
 const LEASE_ENV = { SWITCHBOARD_INSTANCE_LEASE_MS: '5000' };
 const WORKERS = 16;
@@ -37,41 +37,6 @@ afterEach(async () => {
 afterAll(async () => {
   await sim?.stop();
 });
-
-interface Load {
-  readonly answered: string[];
-  /** Stops sending; resolves once every request in flight has settled. */
-  stop(): Promise<void>;
-}
-
-/** WORKERS clients sending chat turns to `gw` back to back; `answered` holds the ids of the 200s. */
-function chatLoad(gw: GatewayProcess): Load {
-  const answered: string[] = [];
-  let stopped = false;
-  const worker = async (): Promise<void> => {
-    while (!stopped) {
-      try {
-        const res = await fetch(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${keys.full}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'model-chat', messages: [{ role: 'user', content: `turn ${answered.length}` }], max_tokens: 4 }),
-        });
-        const body = (await res.json()) as { id?: string };
-        if (res.status === 200 && body.id) answered.push(body.id);
-      } catch {
-        return; // the gateway is gone
-      }
-    }
-  };
-  const workers = Array.from({ length: WORKERS }, () => worker());
-  return {
-    answered,
-    async stop() {
-      stopped = true;
-      await Promise.all(workers);
-    },
-  };
-}
 
 async function start(config: unknown, dbPath: string, dir: string, n: number): Promise<GatewayProcess[]> {
   const started = await Promise.all(Array.from({ length: n }, () => startGatewayProcess(config, { dir, dbPath, env: LEASE_ENV })));
@@ -97,22 +62,14 @@ function replayedSegments(gw: GatewayProcess): number {
   return segments;
 }
 
-function ledgerCheck(dbPath: string, answered: readonly string[]): { answered: number; missing: string[]; doubled: string[] } {
-  const usage = openUsageDb(dbPath);
-  const missing = answered.filter((id) => usage.rowsFor(id).length === 0);
-  const doubled = answered.filter((id) => usage.rowsFor(id).length > 1);
-  usage.close();
-  return { answered: answered.length, missing, doubled };
-}
-
 describe('the usage journal with two instances on one store', () => {
   it('the survivor of a SIGKILL replays the killed instance\'s segments once: every answered turn billed, none twice', { timeout: 60_000 }, async () => {
     const config = testConfig(sim.url, keys, { rateLimit: { requests_per_minute: 1_000_000, tokens_per_minute: 1_000_000_000 } });
     const dir = tempDir();
     const dbPath = join(dir, 'journal.db');
     const [victim, survivor] = (await start(config, dbPath, dir, 2)) as [GatewayProcess, GatewayProcess];
-    const onVictim = chatLoad(victim);
-    const onSurvivor = chatLoad(survivor);
+    const onVictim = chatLoad(victim, keys.full, WORKERS);
+    const onSurvivor = chatLoad(survivor, keys.full, WORKERS);
     await until(() => onVictim.answered.length >= TURNS_BEFORE_KILL && onSurvivor.answered.length >= TURNS_BEFORE_KILL);
     expect(await victim.stop('SIGKILL')).toBe('SIGKILL');
     await onVictim.stop();
@@ -135,7 +92,7 @@ describe('the usage journal with two instances on one store', () => {
     const dir = tempDir();
     const dbPath = join(dir, 'journal.db');
     const killed = await start(config, dbPath, dir, 2);
-    const loads = killed.map(chatLoad);
+    const loads = killed.map((gw) => chatLoad(gw, keys.full, WORKERS));
     await until(() => loads.every((l) => l.answered.length >= TURNS_BEFORE_KILL));
     for (const gw of killed) expect(await gw.stop('SIGKILL')).toBe('SIGKILL');
     for (const l of loads) await l.stop();

@@ -5,7 +5,8 @@
  * poll, and a restart resumes the same deadlines. Every instance on a store polls the same rows; the
  * service's guarded commits let one of them apply each transition.
  */
-import { DUE_BATCH, type InvocationService } from './invocation-service.js';
+import type { InvocationService } from './invocation-service.js';
+import { DUE_BATCH } from './invocation-upkeep.js';
 
 /** A poll stops after this many full batches; the rest waits for the next poll (the event loop runs). */
 const MAX_BATCHES = 20;

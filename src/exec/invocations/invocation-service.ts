@@ -2,37 +2,40 @@
  * The invocations' use cases (docs/exec.md "Invocations", "Approvals", "Durability"): create, read,
  * cancel, approve; dispatch through the agent registry; and what agents report (AgentReports). Decisions
  * are the pure state machines' (core/exec); this module loads records, applies a transition, commits the
- * new state with its events in one transaction, then tells the agent and the live readers.
+ * new state with its events in one transaction (transition-settler.ts), then tells the agent and the live
+ * readers. The work no request asks for (timeouts, approval lapses, recovery, reconciling with other
+ * instances) is invocation-upkeep.ts's; the service exposes it.
  *
  * Output of a dispatched invocation is kept in memory (invocation-live.ts) as it arrives and written
  * with the terminal state.
  *
  * Several instances share the store (issue 12), and any of them may apply a transition to any invocation
  * (a client's cancel, a clock's timeout, a queued retry), each from what it read a moment before. Every
- * commit is therefore guarded by the state the transition was computed from (store/sqlite/invocation-store.ts), and
+ * commit is therefore guarded by the state the transition was computed from (store/exec-invocations/exec-invocations-store.ts), and
  * whatever follows a commit (the send to the agent, telling readers) is done only by the instance whose
  * commit won: an event is written once, an invocation is dispatched to one agent. Only the instance that
  * dispatched an invocation holds its agent's socket, so when another instance ends it, `reconcile` (on
- * the clock) tells the agent to stop and this instance's readers that it is over.
+ * the clock, invocation-upkeep.ts) tells the agent to stop and this instance's readers that it is over.
  */
 import type { AgentOfflineReason, AgentRegistry, AgentReports } from '../../core/exec/agent-registry.js';
 import * as approvals from '../../core/exec/approval-machine.js';
 import type { Approval, ApprovalPolicy, Requester } from '../../core/exec/approval-machine.js';
-import type { ExecEvent } from '../../core/exec/exec-events.js';
 import { execEvents } from '../../core/exec/exec-events.js';
 import type { InvocationIds } from '../../core/exec/invocation-ids.js';
 import * as machine from '../../core/exec/invocation-machine.js';
-import type { Invocation, Transition } from '../../core/exec/invocation-machine.js';
+import type { Invocation } from '../../core/exec/invocation-machine.js';
 import { checkArguments, type ArgumentsValidator } from '../../core/exec/tool-arguments.js';
 import { GatewayError } from '../../errors.js';
-import type { Change, ClaimOutcome, ExecInvocationsStore, Page, PageQuery } from '../../core/store/exec-invocations-store.js';
+import type { Change, ExecInvocationsStore, Page, PageQuery } from '../../core/store/exec-invocations-store.js';
 import { LiveInvocations } from './invocation-live.js';
+import { InvocationDispatcher } from './invocation-dispatcher.js';
+import { DUE_BATCH, InvocationUpkeep } from './invocation-upkeep.js';
 import type { InvocationWatch, WatchListener } from './invocation-watch.js';
+import { TransitionSettler } from './transition-settler.js';
 
 /** docs/exec.md: Idempotency-Keys are kept 24 hours. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-/** Rows handled per store query by the clock's work and the queued retries. */
-export const DUE_BATCH = 100;
+export { DUE_BATCH } from './invocation-upkeep.js';
 
 export interface InvocationServiceDeps {
   readonly store: ExecInvocationsStore;
@@ -66,8 +69,9 @@ export interface CreateRequest {
 export class InvocationService implements AgentReports {
   readonly #deps: InvocationServiceDeps;
   readonly #live: LiveInvocations;
-  /** Claims under way (the send made, the commit not yet acknowledged), by invocation id. */
-  readonly #claims = new Map<string, Promise<void>>();
+  readonly #settler: TransitionSettler;
+  readonly #upkeep: InvocationUpkeep;
+  readonly #dispatcher: InvocationDispatcher;
   /** The last report of an invocation being applied, by id: the next one runs after it. */
   readonly #reports = new Map<string, Promise<void>>();
   /** Agents going offline whose invocations are being failed (before they are queued in `#reports`). */
@@ -76,6 +80,10 @@ export class InvocationService implements AgentReports {
   constructor(deps: InvocationServiceDeps) {
     this.#deps = deps;
     this.#live = new LiveInvocations(deps.outputCapBytes);
+    this.#settler = new TransitionSettler(deps.store, deps.registry, this.#live);
+    this.#dispatcher = new InvocationDispatcher({ ...deps, live: this.#live });
+    const inFlight = { reporting: (id: string) => this.#reports.has(id), claiming: (id: string) => this.#dispatcher.claiming(id) };
+    this.#upkeep = new InvocationUpkeep({ ...deps, live: this.#live, settler: this.#settler, ...inFlight });
   }
 
   /** The live readers (the SSE events route, the chat bridge). */
@@ -115,7 +123,7 @@ export class InvocationService implements AgentReports {
     const outcome = await store.create(inv, requested?.approval ?? null, requested?.events ?? [], idem, now);
     if (outcome.kind === 'conflict') return { invocation: await this.#replay(null), created: false };
     if (outcome.kind === 'replayed') return { invocation: this.#live.withOutput(outcome.invocation), created: false };
-    return { invocation: inv.status === 'queued' ? await this.#dispatch(inv) : inv, created: true };
+    return { invocation: inv.status === 'queued' ? await this.#dispatcher.dispatch(inv) : inv, created: true };
   }
 
   async #replay(invocationId: string | null): Promise<Invocation> {
@@ -152,7 +160,7 @@ export class InvocationService implements AgentReports {
       if (!t) throw new GatewayError('invocation_terminal', { param: 'invocation_id', message: `Invocation ${id} is already ${inv.status}; only a queued, pending or running invocation can be cancelled.` });
       const approval = inv.approvalId === null ? null : await this.#deps.store.approval(inv.approvalId);
       const withdrawn = approval ? approvals.withdraw(approval, this.#deps.now()) : null;
-      if (await this.#settle(inv, t, approval && withdrawn && { from: approval, to: withdrawn })) return t.invocation;
+      if (await this.#settler.settle(inv, t, approval && withdrawn && { from: approval, to: withdrawn })) return t.invocation;
     }
   }
 
@@ -187,7 +195,7 @@ export class InvocationService implements AgentReports {
       if (!(await store.commit(change))) continue;
       if (ready) {
         this.#live.status(ready.id, ready.status);
-        await this.#dispatch(ready);
+        await this.#dispatcher.dispatch(ready);
       }
       return t.approval;
     }
@@ -202,78 +210,13 @@ export class InvocationService implements AgentReports {
       const inv = await this.#deps.store.invocation(a.invocationId);
       const message = reason ? `The approval was rejected: ${reason}` : 'The approval was rejected.';
       const failed = inv ? machine.fail(inv, 'approval_rejected', message, now, t.events) : null;
-      if (await this.#settle(inv, failed ?? { invocation: null, events: t.events }, { from: a, to: t.approval })) return t.approval;
+      if (await this.#settler.settle(inv, failed ?? { invocation: null, events: t.events }, { from: a, to: t.approval })) return t.approval;
     }
   }
-
-  // ---- dispatch ----
-
-  /**
-   * Sends a queued invocation to the least busy agent that takes it; stays queued when none does. The
-   * claim (queued -> dispatched, guarded) and the send are one transaction: when another instance
-   * dispatched or ended the invocation first, nothing is sent and its current state is returned.
-   *
-   * The live output slot exists before the send: with a network store the agent may answer before the
-   * claim's commit is acknowledged, and its reports wait for the claim (`#claims`) instead of being lost.
-   */
-  async #dispatch(inv: Invocation): Promise<Invocation> {
-    const { registry, store } = this.#deps;
-    // Already being dispatched here (a retry and an accept at once): one claim at a time per invocation,
-    // so a losing claim never drops the live output slot of the winning one.
-    const pending = this.#claims.get(inv.id);
-    if (pending) {
-      await pending;
-      return (await store.invocation(inv.id)) ?? inv;
-    }
-    for (const agent of registry.candidates(inv.projectId, inv.workspaceId, inv.toolName)) {
-      const now = this.#deps.now();
-      const t = machine.dispatch(inv, agent.id, now);
-      if (!t) return inv;
-      const message = { invocationId: inv.id, toolName: inv.toolName, arguments: inv.arguments, timeoutMs: machine.remainingMs(inv, now) };
-      const change: Change = { projectId: inv.projectId, invocation: { from: inv.status, to: t.invocation }, approval: null, events: t.events };
-      let sent = false;
-      this.#live.open(inv.id);
-      const claim = store.claim(change, () => (sent = registry.dispatch(agent.id, message)));
-      this.#claims.set(inv.id, claim.then(() => undefined, () => undefined));
-      let outcome: ClaimOutcome;
-      try {
-        outcome = await claim;
-      } catch (err) {
-        this.#live.forget(inv.id);
-        // Sent but not recorded as dispatched: the agent must not run it behind our back.
-        if (sent) registry.cancel(agent.id, inv.id);
-        throw err;
-      } finally {
-        this.#claims.delete(inv.id);
-      }
-      if (outcome !== 'claimed') this.#live.forget(inv.id);
-      if (outcome === 'unsent') continue;
-      if (outcome === 'taken') return (await store.invocation(inv.id)) ?? inv;
-      this.#live.status(inv.id, t.invocation.status);
-      return t.invocation;
-    }
-    return inv;
-  }
-
-  #retrying = false;
 
   /** Queued invocations look for an agent again (one came online, or the clock's periodic retry). */
-  async retryQueued(): Promise<void> {
-    if (this.#retrying) return;
-    this.#retrying = true;
-    try {
-      let after = 0;
-      for (;;) {
-        const batch = await this.#deps.store.withStatus('queued', after, DUE_BATCH);
-        for (const { seq, invocation } of batch) {
-          after = seq;
-          await this.#dispatch(invocation);
-        }
-        if (batch.length < DUE_BATCH) return;
-      }
-    } finally {
-      this.#retrying = false;
-    }
+  retryQueued(): Promise<void> {
+    return this.#dispatcher.retryQueued();
   }
 
   // ---- what agents report (AgentReports) ----
@@ -283,7 +226,7 @@ export class InvocationService implements AgentReports {
    * awaits the store), after the claim that dispatched it; a failure is logged by `onReportError`.
    */
   #inOrder(invocationId: string, fn: () => Promise<void>): Promise<void> {
-    const previous = this.#reports.get(invocationId) ?? this.#claims.get(invocationId) ?? Promise.resolve();
+    const previous = this.#reports.get(invocationId) ?? this.#dispatcher.claimOf(invocationId) ?? Promise.resolve();
     const next = previous.then(fn);
     const settledNext = next.then(() => undefined, () => undefined);
     this.#reports.set(invocationId, settledNext);
@@ -315,7 +258,7 @@ export class InvocationService implements AgentReports {
       const t = machine.finish(this.#live.withOutput(inv), { exitCode: result.exitCode, error: result.error }, this.#deps.now());
       // Ended elsewhere first (t null: before the result came; a lost commit: while it was applied): the
       // agent is done, so its output is all there is to forget.
-      if (!t || !(await this.#settle(inv, t, null))) this.#live.forget(invocationId);
+      if (!t || !(await this.#settler.settle(inv, t, null))) this.#live.forget(invocationId);
     });
   }
 
@@ -332,8 +275,10 @@ export class InvocationService implements AgentReports {
    * graceful stop waits for this before closing the store, so what its drain settled is written.
    */
   async settled(): Promise<void> {
-    while (this.#offline.size > 0 || this.#reports.size > 0 || this.#claims.size > 0) {
-      await Promise.all([...this.#offline, ...this.#reports.values(), ...this.#claims.values()]);
+    for (;;) {
+      const pending = [...this.#offline, ...this.#reports.values(), ...this.#dispatcher.claims()];
+      if (pending.length === 0) return;
+      await Promise.all(pending);
     }
   }
 
@@ -352,7 +297,7 @@ export class InvocationService implements AgentReports {
             : `The agent running the invocation went offline (${reason}).`;
         const t = machine.fail(this.#live.withOutput(inv), 'agent_offline', message, now, before);
         // Ended elsewhere first: the agent is gone, nothing to tell it.
-        if (!t || !(await this.#settle(inv, t, null))) this.#live.forget(id);
+        if (!t || !(await this.#settler.settle(inv, t, null))) this.#live.forget(id);
       });
     }
   }
@@ -361,123 +306,26 @@ export class InvocationService implements AgentReports {
     return this.retryQueued();
   }
 
-  // ---- the clock (exec-clock.ts) ----
+  // ---- the clock's work and recovery (invocation-upkeep.ts) ----
 
-  /**
-   * Timeouts whose deadline has come; the agent is told to stop. Every instance's clock reads the same
-   * due rows: the guarded commit lets one of them time each out (one `exec.timeout`); the others' lose.
-   */
-  async expireDue(limit = DUE_BATCH): Promise<number> {
-    const due = await this.#deps.store.dueInvocations(this.#deps.now(), limit);
-    for (const inv of due) {
-      const t = machine.timeOut(this.#live.withOutput(inv), this.#deps.now());
-      if (t) await this.#settle(inv, t, null);
-    }
-    return due.length;
+  /** Timeouts whose deadline has come; the agent is told to stop. */
+  expireDue(limit = DUE_BATCH): Promise<number> {
+    return this.#upkeep.expireDue(limit);
   }
 
   /** Approval stages that lapsed: escalations, and expiries that fail their invocation. */
-  async lapseDue(limit = DUE_BATCH): Promise<number> {
-    const { store } = this.#deps;
-    const due = await store.dueApprovals(this.#deps.now(), limit);
-    for (const a of due) {
-      const t = approvals.lapse(a, this.#deps.now());
-      if (!t) continue;
-      // A lost commit: another instance's clock escalated or expired it first, with the events.
-      if (t.approval.state !== 'expired') {
-        await store.commit({ projectId: a.projectId, invocation: null, approval: { from: a, to: t.approval }, events: t.events });
-        continue;
-      }
-      const inv = await store.invocation(a.invocationId);
-      const expired = inv ? machine.fail(inv, 'approval_expired', 'Nobody decided on the approval before its escalation chain ran out.', this.#deps.now(), t.events) : null;
-      await this.#settle(inv, expired ?? { invocation: null, events: t.events }, { from: a, to: t.approval });
-    }
-    return due.length;
+  lapseDue(limit = DUE_BATCH): Promise<number> {
+    return this.#upkeep.lapseDue(limit);
   }
 
-  /**
-   * At start (docs/exec.md "Durability"), and whenever a sibling instance is found dead: invocations that
-   * a stopped gateway instance had dispatched fail with gateway_restarted (their agent's result would come
-   * to a connection that no longer exists); a live instance's are left alone. Queued ones and pending
-   * approvals resume, their deadlines on the stored clock times. Each batch is read and failed in one
-   * transaction, so two instances recovering at once fail each invocation once.
-   */
-  async recover(): Promise<number> {
-    const { store } = this.#deps;
-    let failed = 0;
-    for (const status of ['dispatched', 'running'] as const) {
-      let after = 0;
-      for (;;) {
-        const batch = await store.failAbandoned(status, after, DUE_BATCH, (invocation) => {
-          const t = this.#abandoned(invocation);
-          return t && { projectId: invocation.projectId, invocation: { from: invocation.status, to: t.invocation }, approval: null, events: t.events };
-        });
-        after = batch.at(-1)?.seq ?? after;
-        failed += batch.length;
-        if (batch.length < DUE_BATCH) break;
-      }
-    }
-    return failed;
+  /** At start, and whenever a sibling instance is found dead: fails what a stopped instance had out. */
+  recover(): Promise<number> {
+    return this.#upkeep.recover();
   }
 
-  /**
-   * What other instances did to invocations this one serves (issue 12): one it dispatched that another
-   * ended (a cancel made there, its clock's timeout, a recovery that judged this instance dead) still
-   * runs on our agent, which only we can reach: it is told to stop. Readers here (SSE, the chat bridge)
-   * of any invocation that changed elsewhere are told its status. Run by the clock at every poll, and on
-   * a change notice when the store sends them (PostgreSQL).
-   */
-  async reconcile(): Promise<void> {
-    const ids = this.#live.followed();
-    if (ids.size === 0) return;
-    for (const { id, status, agentId } of await this.#deps.store.statusesOf([...ids])) {
-      if (!machine.isTerminal(status)) {
-        // Readers of an invocation served elsewhere hear its moves (approved, dispatched, running) too.
-        this.#live.movedElsewhere(id, status);
-        continue;
-      }
-      if (this.#live.serves(id) && agentId !== null && !this.#reports.has(id)) this.#deps.registry.cancel(agentId, id);
-      if (this.#reports.has(id) || this.#claims.has(id)) continue;
-      const servedHere = this.#live.ended(id);
-      if (!servedHere) {
-        // Run by another replica: its output streamed there; readers here get it whole with the end.
-        const ended = await this.#deps.store.invocation(id);
-        if (ended?.output) this.#live.watch.publish(id, { kind: 'output', data: ended.output });
-      }
-      this.#live.watch.publish(id, { kind: 'status', status });
-    }
-  }
-
-  // ---- helpers ----
-
-  #abandoned(inv: Invocation): Transition | null {
-    const now = this.#deps.now();
-    if (this.#deps.abandonedAs !== 'agent_offline' || inv.agentId === null) {
-      return machine.fail(inv, 'gateway_restarted', 'The gateway instance running this invocation stopped; its result cannot be known.', now);
-    }
-    const before = [execEvents.agentOffline({ invocationId: inv.id, agentId: inv.agentId, reason: 'disconnected', at: now })];
-    return machine.fail(inv, 'agent_offline', 'The agent running the invocation went offline (disconnected: the gateway replica it was connected to stopped).', now, before);
-  }
-
-  /**
-   * Commits a transition that ends (or changes) an invocation, with the approval it touches; then stops
-   * the agent if it was running it, forgets its live output and tells the readers. False, with nothing
-   * done, when another writer changed either record since `before` and the approval were read.
-   */
-  async #settle(before: Invocation | null, t: Transition | { invocation: null; events: readonly ExecEvent[] }, approval: Change['approval']): Promise<boolean> {
-    const projectId = t.invocation?.projectId ?? approval?.to.projectId ?? before?.projectId ?? '';
-    const invocation = before && t.invocation && { from: before.status, to: t.invocation };
-    if (!(await this.#deps.store.commit({ projectId, invocation, approval, events: t.events }))) return false;
-    const inv = t.invocation;
-    if (!inv) return true;
-    const wasOut = before !== null && (before.status === 'dispatched' || before.status === 'running');
-    if (machine.isTerminal(inv.status)) {
-      this.#live.ended(inv.id);
-      // A timeout or a cancel: the agent stops (a result or an offline agent needs no word).
-      if (wasOut && before?.agentId && (inv.error?.code === 'timeout' || inv.status === 'cancelled')) this.#deps.registry.cancel(before.agentId, inv.id);
-    }
-    this.#live.status(inv.id, inv.status);
-    return true;
+  /** What other instances did to invocations this one serves or has readers of (issue 12). */
+  reconcile(): Promise<void> {
+    return this.#upkeep.reconcile();
   }
 }
 

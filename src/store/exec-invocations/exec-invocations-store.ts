@@ -18,6 +18,7 @@ import type { ExecEvent } from '../../core/exec/exec-events.js';
 import type { Invocation } from '../../core/exec/invocation-machine.js';
 import type { Change, ClaimOutcome, CreateOutcome, ExecInvocationsStore, IdempotencyRecord, Page, PageQuery, Sequenced } from '../../core/store/exec-invocations-store.js';
 import { changeNotice } from '../sql/change-notices.js';
+import { listOf, oneOf } from '../sql/one-of.js';
 import { sqlFor } from '../sql/sql-builder.js';
 import { first, preparedRow, rawQuery, rows, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
@@ -145,7 +146,7 @@ export function createExecInvocationsStore({ runner, events, owner, now }: ExecI
     activeOfAgent: async (agentId) => (await runner.read(rows(reads.activeOfAgent(agentId)))).map(toInvocation),
     async statusesOf(ids) {
       if (ids.length === 0) return [];
-      const found = await runner.read(rows(db.selectFrom('exec_invocations').select(['id', 'status', 'agent_id']).where(oneOf(dialect, 'id', ids))));
+      const found = await runner.read(rows(db.selectFrom('exec_invocations').select(['id', 'status', 'agent_id']).where(oneOf(dialect, 'id', listOf(dialect, ids), 'text'))));
       return found.map((r) => ({ id: r.id, status: r.status, agentId: r.agent_id }));
     },
     dropExpiredKeys: (at) => runner.read(run(db.deleteFrom('exec_idempotency_keys').where('expires_at', '<=', at))),
@@ -190,7 +191,7 @@ function requestStatements(db: Kysely<ExecInvocationsTables>) {
 function execReads(db: Kysely<ExecInvocationsTables>, dialect: SqlDialect) {
   const seqOf = (table: 'exec_invocations' | 'exec_approvals', projectId: string, after: string | null) =>
     after === null ? null : db.selectFrom(table).select('seq').where('project_id', '=', projectId).where('id', '=', after);
-  const inWorkspaces = (q: PageQuery) => oneOf(dialect, 'workspace_id', q.workspaceIds ?? []);
+  const inWorkspaces = (q: PageQuery) => oneOf(dialect, 'workspace_id', listOf(dialect, q.workspaceIds ?? []), 'text');
   return {
     invocationSeq: (projectId: string, after: string | null) => seqOf('exec_invocations', projectId, after),
     approvalSeq: (projectId: string, after: string | null) => seqOf('exec_approvals', projectId, after),
@@ -252,17 +253,6 @@ function* page<R, T>(after: Compilable<{ seq: number }> | null, list: (before: n
   }
   const found = yield* rows(list(before));
   return { items: found.slice(0, limit).map(map), hasMore: found.length > limit };
-}
-
-/**
- * `column` is one of `ids`, as one parameter whatever their number, so the statement's text is the same
- * for every list (one prepared statement, no parameter limit): a JSON array on SQLite, a text[] on
- * PostgreSQL. An empty list matches nothing.
- */
-function oneOf(dialect: SqlDialect, column: 'id' | 'workspace_id', ids: readonly string[]) {
-  return dialect === 'postgres'
-    ? sql<boolean>`${sql.ref(column)} = ANY(${[...ids]}::text[])`
-    : sql<boolean>`${sql.ref(column)} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 }
 
 /** `step` in a savepoint of the program's transaction: a Rollback it throws undoes its writes only. */
