@@ -1,7 +1,7 @@
 /**
  * The catalog's reads, each defined once and compiled once (sql/sql-program.ts `prepared`): the credential
  * by value hash is on the request path (SQLite's in-memory catalog asks it on a key's first use, through
- * sqlite-catalog.ts's readSync), the others are read per management call or per reload.
+ * sqlite-catalog.ts, prepared once there), the others are read per management call or per reload.
  */
 import type { Kysely } from 'kysely';
 import { sqlFor } from '../sql/sql-builder.js';

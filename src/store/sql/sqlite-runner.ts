@@ -20,9 +20,8 @@ export interface SqliteRunner extends SqlRunner {
   readSync<R>(program: SqlProgram<R>): R;
   writeSync<R>(program: SqlProgram<R>): R;
   /**
-   * `readSync(first(query))` without a program to drive: the first row straight from the statement. For a
-   * lookup on the request path (a key's credential on its first use, store/catalog/sqlite-catalog.ts),
-   * where the generator and the rows array cost ~15% of the lookup.
+   * `readSync(first(query))` without a program to drive: the first row straight from the statement, for a
+   * lookup asked often (the generator and the rows array cost ~15% of a short one).
    */
   firstSync<R>(query: Compilable<R>): R | undefined;
 }

@@ -1,6 +1,6 @@
 /**
  * The synchronous SQLite face of the catalog store (store/catalog/sqlite-catalog.ts): the same programs as
- * the port, so it must answer as the port does; its key lookup (the request path) reads the port's
+ * the port, so it must answer as the port does; its key lookup (the request path) runs the port's
  * compiled query without driving a program.
  */
 import { randomBytes } from 'node:crypto';
