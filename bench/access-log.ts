@@ -18,7 +18,7 @@ import { median } from './limiter-cost.js';
 import { runRotatingRounds } from './cpu-rounds.js';
 import { runLoad } from './load.js';
 import { SMALL_BODY, type Scenario, type Target } from './scenarios.js';
-import { freePort, hasTaskset, onExitSync, pinSelf, runIfEntryPoint, startProc, startSimulator, stopAll, type Proc } from './targets.js';
+import { freePort, hasTaskset, onExitSync, pinSelf, runIfEntryPoint, serveArgs, startProc, startSimulator, stopAll, type Proc } from './targets.js';
 
 const ROUNDS = Number(process.env.ACCESS_ROUNDS ?? 7);
 const SECONDS = Number(process.env.ACCESS_SECONDS ?? 4);
@@ -32,7 +32,7 @@ async function startGatewayFrom(dist: string, dir: string, core: number | null, 
   const prof = process.env.ACCESS_PROF_DIR;
   const proc: Proc = await startProc({
     name,
-    args: [...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof, '--cpu-prof-name', `${name}.cpuprofile`] : []), join(dist, 'src/cli.js'), 'serve', '--config', cfg.file, '--port', String(port), '--db', cfg.dbPath],
+    args: [...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof, '--cpu-prof-name', `${name}.cpuprofile`] : []), ...serveArgs(dist, ['--config', cfg.file, '--port', String(port), '--db', cfg.dbPath])],
     core,
     logDir: dir,
     env: { SWITCHBOARD_LOG_LEVEL: level },

@@ -183,6 +183,19 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
+/**
+ * `node <flags> <dist>/src/cli.js serve <args>`, the flags being those of that build's `switchboard`
+ * shebang (`#!/usr/bin/env -S node --max-semi-space-size=64`): the gateway as a user starts it, and a
+ * build before a flag existed compared as it was run.
+ */
+export function serveArgs(dist: string, args: readonly string[]): string[] {
+  const cli = join(dist, 'src/cli.js');
+  const shebang = readFileSync(cli, 'utf8').split('\n', 1)[0] ?? '';
+  const words = shebang.replace(/^#!\s*/, '').split(/\s+/);
+  const flags = words.slice(words.indexOf('node') + 1).filter((w) => w.startsWith('--'));
+  return [...flags, cli, 'serve', ...args];
+}
+
 export async function startGateway(
   logDir: string,
   core: number | null,
@@ -193,7 +206,7 @@ export async function startGateway(
   const fallbackUrl = `http://127.0.0.1:${port}`;
   return startProc({
     name: opts.name,
-    args: [join(opts.dist ?? distDir, 'src/cli.js'), 'serve', '--config', opts.config, '--port', String(port), '--db', opts.db],
+    args: serveArgs(opts.dist ?? distDir, ['--config', opts.config, '--port', String(port), '--db', opts.db]),
     core,
     logDir,
     // The bench configs' `testing:` hooks (webhook-drain's event injection) need it too.

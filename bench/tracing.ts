@@ -20,7 +20,7 @@ import { median } from './limiter-cost.js';
 import { runRotatingRounds } from './cpu-rounds.js';
 import { runLoad } from './load.js';
 import { SMALL_BODY, type Scenario, type Target } from './scenarios.js';
-import { freePort, hasTaskset, onExitSync, pinSelf, runIfEntryPoint, startProc, startSimulator, stopAll } from './targets.js';
+import { freePort, hasTaskset, onExitSync, pinSelf, runIfEntryPoint, serveArgs, startProc, startSimulator, stopAll } from './targets.js';
 
 const ROUNDS = Number(process.env.TRACING_ROUNDS ?? 5);
 const SECONDS = Number(process.env.TRACING_SECONDS ?? 3);
@@ -48,7 +48,7 @@ async function startGatewayFrom(dist: string, dir: string, core: number | null, 
   const port = await freePort();
   const proc = await startProc({
     name,
-    args: [join(dist, 'src/cli.js'), 'serve', '--config', cfg.file, '--port', String(port), '--db', cfg.dbPath],
+    args: serveArgs(dist, ['--config', cfg.file, '--port', String(port), '--db', cfg.dbPath]),
     core,
     logDir: dir,
     env: { SWITCHBOARD_LOG_LEVEL: 'warn' },

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { writeBenchConfig } from './config.js';
 import { runLoad, type LoadResult } from './load.js';
 import { SMALL_BODY } from './scenarios.js';
-import { freePort, onExitSync, runIfEntryPoint, startProc, startSimulator, stopAll, type Proc } from './targets.js';
+import { freePort, onExitSync, runIfEntryPoint, serveArgs, startProc, startSimulator, stopAll, type Proc } from './targets.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 4);
@@ -25,7 +25,7 @@ async function startWorkersGateway(dir: string, workers: number, config: string,
   const url = `http://127.0.0.1:${port}`;
   return startProc({
     name: `gateway-${workers}w`,
-    args: [join(distDir, 'src/cli.js'), 'serve', '--config', config, '--port', String(port), '--db', db, '--workers', String(workers)],
+    args: serveArgs(distDir, ['--config', config, '--port', String(port), '--db', db, '--workers', String(workers)]),
     core: null,
     logDir: dir,
     env: { SWITCHBOARD_LOG_LEVEL: 'info' },

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 /**
  * The `switchboard` command: serve, simulate, keys (cli-keys.ts), backup (cli-backup.ts), restore (cli-restore.ts). Usage errors,
  * config errors and a secret key that does not fit the store exit with code 2 and a message naming the
