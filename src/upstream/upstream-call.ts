@@ -15,6 +15,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors.js';
 import { errorText } from './answer-cap.js';
+import type { AnswerStream } from './answer-stream.js';
 import { UpstreamAbort, type BufferedResponse, type UpstreamCall, type UpstreamClient, type UpstreamResponse, type UpstreamTarget } from './upstream-client.js';
 import { mapUpstreamError, unreachableUpstream } from './upstream-errors.js';
 
@@ -115,6 +116,22 @@ export async function callUpstream(client: UpstreamClient, endpoint: UpstreamTar
   call.signal.answered();
   if (res.statusCode < 400) return res;
   throw upstreamRefusal(res.statusCode, res.headers, Buffer.isBuffer(res.body) ? res.body.toString('utf8') : await errorText(res.body));
+}
+
+/**
+ * A streamed chat answer, read by the gateway's own handler (answer-stream.ts) rather than undici's body
+ * stream. Resolves only with a status below 400, as callUpstream.
+ */
+export async function callUpstreamStream(client: UpstreamClient, endpoint: UpstreamTarget, call: BufferedCall): Promise<AnswerStream> {
+  let res: AnswerStream;
+  try {
+    res = await client.stream(endpoint, call);
+  } catch (err) {
+    throw call.signal.failure(err);
+  }
+  call.signal.answered();
+  if (res.statusCode < 400) return res;
+  throw upstreamRefusal(res.statusCode, res.headers, await res.errorText());
 }
 
 /** An error status from the model server as the client's error (Retry-After kept for a 429). */

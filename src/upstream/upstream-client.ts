@@ -19,7 +19,8 @@ import type { BufferedResponse } from './buffering-handler.js';
 import { probeModels } from './models-probe.js';
 import { isServerFailureStatus } from './server-health.js';
 import { causeOf, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from './upstream-errors.js';
-import { EXCHANGE, POST, type Answer, type ExchangeCall, type Sender } from './upstream-senders.js';
+import type { AnswerStream } from './answer-stream.js';
+import { EXCHANGE, POST, STREAM, type Answer, type ExchangeCall, type Sender } from './upstream-senders.js';
 import { EndpointPool, resolveServers, type PoolDeps, type PoolReport, type PoolServer, type UpstreamEndpoint } from './upstream-pool.js';
 import type { AttemptSpan, AttemptTarget, RequestTrace } from '../tracing/trace-port.js';
 
@@ -100,6 +101,8 @@ export interface UpstreamClient {
    * `pool.request`: no Readable body stream, no body-mixin promise (bench/RESULTS.md).
    */
   exchange(target: UpstreamTarget, call: ExchangeCall): Promise<BufferedResponse>;
+  /** A streamed chat answer read by a handler of our own, handed to its one reader with no Readable (answer-stream.ts). */
+  stream(target: UpstreamTarget, call: ExchangeCall): Promise<AnswerStream>;
   /**
    * The key resolved at config load for the endpoint's first server, for a caller that connects by
    * itself (the realtime relay's WebSocket, to the URL derived from `upstream.base_url`).
@@ -184,6 +187,7 @@ class PooledUpstreamClient implements UpstreamClient {
 
   readonly post = (endpoint: UpstreamTarget, call: UpstreamCall): Promise<UpstreamResponse> => this.#dispatch(endpoint, call, POST);
   readonly exchange = (endpoint: UpstreamTarget, call: ExchangeCall): Promise<BufferedResponse> => this.#dispatch(endpoint, call, EXCHANGE);
+  readonly stream = (endpoint: UpstreamTarget, call: ExchangeCall): Promise<AnswerStream> => this.#dispatch(endpoint, call, STREAM);
   readonly apiKey = (endpoint: UpstreamEndpoint): string | null => this.#poolFor(endpoint).servers[0]?.apiKey ?? null;
   readonly healthy = (endpointId: string): boolean => this.#pools.get(endpointId)?.healthy ?? true;
   readonly report = (projectId?: string): PoolReport[] =>

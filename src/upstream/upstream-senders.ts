@@ -1,10 +1,11 @@
 /**
  * How each kind of upstream call is sent to a server of its pool (upstream-client.ts picks the server and
- * retries): a streamed POST through undici's request, or a whole answer through our own dispatch handler,
- * and how long each answer keeps its server counted busy.
+ * retries): a streamed POST through undici's request, a streamed chat answer or a whole answer through our
+ * own dispatch handlers, and how long each answer keeps its server counted busy.
  */
 import type { Dispatcher, Pool } from 'undici';
 import type { AttemptSpan } from '../tracing/trace-port.js';
+import { AnswerStream } from './answer-stream.js';
 import { BufferingHandler, type BufferedResponse } from './buffering-handler.js';
 import type { UpstreamAbort, UpstreamCall, UpstreamResponse } from './upstream-client.js';
 import type { EndpointPool, PoolServer } from './upstream-pool.js';
@@ -51,19 +52,33 @@ export const POST: Sender<UpstreamResponse, UpstreamCall> = {
   settle: (res, span) => void res.body.once('close', () => span.end()),
 };
 
+/** The dispatch options of a call with bytes for a body (the handler is the abort's listener). */
+function dispatchOptions(server: PoolServer, call: ExchangeCall, span: AttemptSpan | null): Dispatcher.DispatchOptions {
+  return {
+    method: 'POST',
+    path: server.prefix + call.path,
+    headers: headersOf(server, call, span),
+    body: call.body,
+    headersTimeout: call.headersTimeoutMs,
+    bodyTimeout: call.bodyTimeoutMs,
+  };
+}
+
+/** Streamed chat answers, read by our own dispatch handler (answer-stream.ts): busy until the answer is over. */
+export const STREAM: Sender<AnswerStream, ExchangeCall> = {
+  send: (origin, server, call, span) =>
+    new Promise<AnswerStream>((resolve, reject) => {
+      origin.dispatch(dispatchOptions(server, call, span), new AnswerStream(call.signal, resolve, reject));
+    }),
+  hold: (res, pool, server) => res.whenDone(() => pool.release(server)),
+  settle: (res, span) => res.whenDone(() => span.end()),
+};
+
 /** Whole answers, read by our own dispatch handler: the server is free once the answer is in. */
 export const EXCHANGE: Sender<BufferedResponse, ExchangeCall> = {
   send: (origin, server, call, span) =>
     new Promise<BufferedResponse>((resolve, reject) => {
-      const options: Dispatcher.DispatchOptions = {
-        method: 'POST',
-        path: server.prefix + call.path,
-        headers: headersOf(server, call, span),
-        body: call.body,
-        headersTimeout: call.headersTimeoutMs,
-        bodyTimeout: call.bodyTimeoutMs,
-      };
-      origin.dispatch(options, new BufferingHandler(call.signal, resolve, reject));
+      origin.dispatch(dispatchOptions(server, call, span), new BufferingHandler(call.signal, resolve, reject));
     }),
   hold: (_res, pool, server) => pool.release(server),
   settle: (_res, span) => span.end(),

@@ -13,8 +13,8 @@ import type { TurnContext, TurnUsage } from '../../core/chat/turn-context.js';
 import type { EndpointRecord } from '../../core/records.js';
 import { GatewayError, toGatewayError } from '../../errors.js';
 import type { UsageLedger } from '../../store/usage-ledger.js';
-import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
-import type { BufferedResponse, UpstreamClient, UpstreamResponse } from '../../upstream/upstream-client.js';
+import { callUpstream, callUpstreamStream, UpstreamDeadline } from '../../upstream/upstream-call.js';
+import type { UpstreamClient } from '../../upstream/upstream-client.js';
 import type { MediaResolver } from './chat-media.js';
 import { streamTurn } from './chat-stream.js';
 import type { Services } from '../services.js';
@@ -117,12 +117,13 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       trace: t.req.trace,
     };
     // Below 400 only: an error status, a deadline or an unreachable server is thrown as the client's error.
-    const res = await callUpstream(services.upstream, t.endpoint, call, t.stream);
-    if (isBuffered(res)) {
+    if (t.stream) {
+      const answer = await callUpstreamStream(services.upstream, t.endpoint, call);
+      await streamTurn(t, answer, deadline, () => deadline.timedOut, { charge, promptEstimate: () => estimatePrompt(t) });
+    } else {
+      const res = await callUpstream(services.upstream, t.endpoint, call, false);
       const completing = bufferedTurn(services, t, res.body, charge);
       if (completing) await completing;
-    } else {
-      await streamTurn(t, res, deadline, () => deadline.timedOut, { charge, promptEstimate: () => estimatePrompt(t) });
     }
   } catch (err) {
     const e = toGatewayError(err);
@@ -131,11 +132,6 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
   } finally {
     deadline.done();
   }
-}
-
-/** Non-streamed turns read the answer whole (`exchange`); streamed ones get undici's body stream. */
-function isBuffered(res: UpstreamResponse | BufferedResponse): res is BufferedResponse {
-  return Buffer.isBuffer(res.body);
 }
 
 /** Answers the turn; a promise only when a completion hook (audio output) has work to wait for. */

@@ -15,7 +15,8 @@ import { ChunkRestamper } from '../../core/chat/chunk-restamp.js';
 import type { TurnUsage } from '../../core/chat/turn-context.js';
 import { GatewayError } from '../../errors.js';
 import { SseDecoder } from '../../upstream/sse-decoder.js';
-import type { UpstreamAbort, UpstreamResponse } from '../../upstream/upstream-client.js';
+import type { AnswerReader, AnswerStream } from '../../upstream/answer-stream.js';
+import type { UpstreamAbort } from '../../upstream/upstream-client.js';
 import { mapUpstreamError } from '../../upstream/upstream-errors.js';
 import type { Outcome, TurnRequest } from './chat-dispatch.js';
 
@@ -36,13 +37,14 @@ export interface StreamAccounting {
   readonly promptEstimate: () => number;
 }
 
-export function streamTurn(t: TurnRequest, res: UpstreamResponse, controller: UpstreamAbort, timedOut: () => boolean, accounting: StreamAccounting): Promise<void> {
+export function streamTurn(t: TurnRequest, res: AnswerStream, controller: UpstreamAbort, timedOut: () => boolean, accounting: StreamAccounting): Promise<void> {
   return new Promise<void>((resolve) => new TurnStream(t, res, controller, timedOut, accounting, resolve).start());
 }
 
-class TurnStream {
+/** The answer's one reader (answer-stream.ts): each read of the model server's socket comes here as it is. */
+class TurnStream implements AnswerReader {
   readonly #t: TurnRequest;
-  readonly #res: UpstreamResponse;
+  readonly #res: AnswerStream;
   readonly #controller: UpstreamAbort;
   readonly #timedOut: () => boolean;
   readonly #accounting: StreamAccounting;
@@ -66,9 +68,9 @@ class TurnStream {
   readonly #flush = (): void => this.#flushPending();
   readonly #onData = (data: string): void => this.#handle(data);
   readonly #onIdle = (): void => this.#idleCheck();
-  readonly #resume = (): void => void this.#res.body.resume();
+  readonly #resume = (): void => this.#res.resume();
 
-  constructor(t: TurnRequest, res: UpstreamResponse, controller: UpstreamAbort, timedOut: () => boolean, accounting: StreamAccounting, resolve: () => void) {
+  constructor(t: TurnRequest, res: AnswerStream, controller: UpstreamAbort, timedOut: () => boolean, accounting: StreamAccounting, resolve: () => void) {
     this.#t = t;
     this.#res = res;
     this.#controller = controller;
@@ -92,10 +94,19 @@ class TurnStream {
       this.#finish('drained');
       this.#controller.abort();
     });
-    const body = this.#res.body;
-    body.on('data', (buf: Buffer) => this.#read(buf));
-    body.on('end', () => this.#upstreamEnded());
-    body.on('error', () => this.#upstreamFailed());
+    this.#res.read(this);
+  }
+
+  onAnswerData(buf: Buffer): void {
+    this.#read(buf);
+  }
+
+  onAnswerEnd(): void {
+    this.#upstreamEnded();
+  }
+
+  onAnswerError(): void {
+    this.#upstreamFailed();
   }
 
   #read(buf: Buffer): void {
@@ -186,7 +197,7 @@ class TurnStream {
     if (!reply.open) return;
     this.#noteFirstByte();
     if (!reply.write(out)) {
-      this.#res.body.pause();
+      this.#res.pause();
       reply.onWritable(this.#resume);
     }
   }
