@@ -32,7 +32,24 @@ function reads(chunks: number): Buffer[] {
   return out;
 }
 
+/**
+ * The stand-in upstream answer, in both shapes a build may read: this build's AnswerStream (`read(reader)`,
+ * src/upstream/answer-stream.ts) and, for older builds and the bare relay, undici's body events (`body`).
+ */
 class Body extends EventEmitter {
+  readonly body = this;
+  #reader: { onAnswerData(b: Buffer): void; onAnswerEnd(): void } | null = null;
+  read(reader: { onAnswerData(b: Buffer): void; onAnswerEnd(): void }): void {
+    this.#reader = reader;
+  }
+  data(buf: Buffer): void {
+    if (this.#reader) this.#reader.onAnswerData(buf);
+    else this.emit('data', buf);
+  }
+  end(): void {
+    if (this.#reader) this.#reader.onAnswerEnd();
+    else this.emit('end');
+  }
   pause(): this {
     return this;
   }
@@ -104,13 +121,13 @@ async function oneStream(streamTurn: StreamTurn, data: readonly Buffer[], sink: 
   const promptEstimate = (): number => 9;
   const controller = { abort: () => undefined };
   // The build before issue 35 took (charge, promptEstimate) as two arguments; this one takes them together.
-  const done = streamTurn.length === 6 ? streamTurn(t, { body }, controller, () => false, charge, promptEstimate) : streamTurn(t, { body }, controller, () => false, { charge, promptEstimate });
+  const done = streamTurn.length === 6 ? streamTurn(t, body, controller, () => false, charge, promptEstimate) : streamTurn(t, body, controller, () => false, { charge, promptEstimate });
   for (const buf of data) {
-    body.emit('data', buf);
+    body.data(buf);
     // Each read is its own turn of the event loop's microtasks, where the stream's flush runs.
     await Promise.resolve();
   }
-  body.emit('end');
+  body.end();
   await done;
 }
 
