@@ -6,9 +6,11 @@
  * The insert is the throughput path, so it is one native step whose SQL both backends generate from the one
  * column list (usage-tables.ts LEDGER_COLUMNS):
  * - SQLite: statements of 32 rows, prepared once per connection (one multi-row statement costs ~1 us a row
- *   less than one a row), then one a row for the rest, all in the caller's transaction.
+ *   less than one a row), then one a row for the rest, then the batch's hourly spend (one upsert per hour
+ *   and target: migration 019), all in the caller's transaction.
  * - PostgreSQL: one INSERT a batch over unnest()ed column arrays: 22 parameters whatever the batch size, so
- *   the statement is named (parsed once per connection) and never meets the 65,535-parameter limit.
+ *   the statement is named (parsed once per connection) and never meets the 65,535-parameter limit; its
+ *   statement-level trigger keeps the hourly spend.
  * No query builder is loaded here (sql/fixed-shape.ts says why).
  */
 import type { Statement } from 'better-sqlite3';
@@ -38,7 +40,42 @@ const POSTGRES_INSERT = {
     .join(', ')})`,
 };
 
+const HOUR_MS = 3_600_000;
+
+/** One rollup row's key and what a batch adds to it (usage_spend_hourly; migration 014 says how it counts). */
+interface HourSpend {
+  readonly projectId: string;
+  readonly endpointId: string;
+  readonly workspaceId: string;
+  readonly hourStart: number;
+  tokens: number;
+  nanos: number;
+}
+
+/**
+ * A batch's rows added up per project, endpoint, workspace ('' for none) and hour, counted as the budgets
+ * count them: tokens billed (prompt + completion - cached, never below 0) and nano-dollars (0 unpriced).
+ * Exported for its test: the sums must equal what migration 014's per-row trigger added.
+ */
+export function spendByHour(rows: readonly LedgerRow[]): HourSpend[] {
+  const sums = new Map<string, HourSpend>();
+  for (const r of rows) {
+    const workspaceId = r.workspaceId ?? '';
+    const hourStart = Math.floor(r.createdAt / HOUR_MS) * HOUR_MS;
+    const key = `${r.projectId}\u0000${r.endpointId}\u0000${workspaceId}\u0000${hourStart}`;
+    let sum = sums.get(key);
+    if (!sum) sums.set(key, (sum = { projectId: r.projectId, endpointId: r.endpointId, workspaceId, hourStart, tokens: 0, nanos: 0 }));
+    sum.tokens += Math.max(r.promptTokens + r.completionTokens - r.cachedTokens, 0);
+    sum.nanos += r.costNanos ?? 0;
+  }
+  return [...sums.values()];
+}
+
+const SQLITE_ROLLUP = `INSERT INTO usage_spend_hourly (project_id, endpoint_id, workspace_id, hour_start, tokens, nanos) VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (project_id, endpoint_id, workspace_id, hour_start) DO UPDATE SET tokens = tokens + excluded.tokens, nanos = nanos + excluded.nanos`;
+
 const sqliteInserter = perConnection((db) => {
+  const rollup = db.prepare(SQLITE_ROLLUP);
   const one = db.prepare(sqliteInsertText(1));
   const many = db.prepare(sqliteInsertText(ROWS_PER_STATEMENT));
   // Argument arrays reused for every statement: binding row by row allocated an array per row.
@@ -58,6 +95,8 @@ const sqliteInserter = perConnection((db) => {
     let next = 0;
     for (; next + ROWS_PER_STATEMENT <= rows.length; next += ROWS_PER_STATEMENT) runRows(many, manyArgs, rows, next, ROWS_PER_STATEMENT);
     for (; next < rows.length; next += 1) runRows(one, oneArgs, rows, next, 1);
+    // The hourly rollup, in the same transaction: one upsert per hour and target, not one per row (migration 019).
+    for (const h of spendByHour(rows)) rollup.run(h.projectId, h.endpointId, h.workspaceId, h.hourStart, h.tokens, h.nanos);
   };
 });
 

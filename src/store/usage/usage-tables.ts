@@ -4,8 +4,9 @@
  * 003, 006, 013, 014 and 018 and PostgreSQL migrations 004 and 011 (history: released migrations are never
  * edited); test/contract/store-schema.test.ts compares this declaration with both live schemas.
  *
- * The rollup is kept by a trigger of each backend's migration (SQLite: one upsert a row; PostgreSQL: one
- * grouped upsert a statement), in the inserting transaction: no program writes it.
+ * The rollup is kept in the inserting transaction: on SQLite by the ledger's insert program (one upsert
+ * per hour and target a batch, usage-ledger-writes.ts; a per-row trigger before migration 019), on
+ * PostgreSQL by its migration's statement-level trigger (one grouped upsert a statement).
  */
 import type { BudgetLevel } from '../../core/limits/budget-caps.js';
 import type { LedgerRow } from '../../core/store/usage-store.js';

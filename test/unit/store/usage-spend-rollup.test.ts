@@ -1,8 +1,9 @@
 /**
- * The budgets' spend comes from the hourly rollup that a trigger keeps beside usage_events (migration 014),
- * no longer from a scan of the ledger: it must equal that scan, per endpoint and per workspace, for the
- * hour, the day and in total, in tokens and nano-dollars, including rows that were in the ledger before
- * the migration (rolled up once by the migration itself).
+ * The budgets' spend comes from the hourly rollup kept beside usage_events (migration 014; since migration
+ * 019 by the ledger's insert, a batch at a time, instead of a trigger a row at a time), no longer from a
+ * scan of the ledger: it must equal that scan, per endpoint and per workspace, for the hour, the day and in
+ * total, in tokens and nano-dollars, including rows that were in the ledger before migration 014 (rolled
+ * up once by the migration itself) and rows rolled up by its trigger before migration 019.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +13,10 @@ import { budgetWindowStarts } from '../../../src/core/limits/budget-caps.js';
 import { createBudgetsRepo } from '../../../src/store/budgets-repo.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
 import { migrationUsageSpendRollup } from '../../../src/store/migrations/014-usage-spend-rollup.js';
+import { migrationUsageRollupByBatch } from '../../../src/store/migrations/019-usage-rollup-by-batch.js';
 import { createSqliteRunner } from '../../../src/store/sql/sqlite-runner.js';
 import { insertRows } from '../../../src/store/usage/usage-ledger-writes.js';
+import { LEDGER_COLUMNS, USAGE_COLUMNS } from '../../../src/store/usage/usage-tables.js';
 import type { LedgerRow } from '../../../src/store/usage-ledger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'spend-rollup-test-'));
@@ -33,6 +36,12 @@ function rows(from: number, count: number): LedgerRow[] {
       createdAt: NOW - ((i * 7919) % (72 * HOUR)), model: 'm', costNanos: i % 4 === 0 ? null : i * 1000,
     };
   });
+}
+
+/** The rows alone, as a build before migration 019 inserted them (its trigger kept the rollup). */
+function insertAsBefore019(db: Db, batch: readonly LedgerRow[]): void {
+  const insert = db.prepare(`INSERT INTO usage_events (${Object.values(LEDGER_COLUMNS).join(', ')}) VALUES (${USAGE_COLUMNS.map(() => '?').join(', ')})`);
+  for (const row of batch) insert.run(...USAGE_COLUMNS.map((field) => row[field] ?? null));
 }
 
 /** What the budgets read before the rollup: one scan of the ledger. */
@@ -62,9 +71,13 @@ describe('the hourly spend rollup', () => {
     const insert = (batch: readonly LedgerRow[]): void => runner.writeSync(insertRows(batch));
     insert(rows(0, 400));
     // As a store from before migration 014: no rollup yet, the 400 rows already in the ledger.
-    db.exec('DROP TRIGGER usage_events_spend_rollup; DROP TABLE usage_spend_hourly;');
+    db.exec('DROP TABLE usage_spend_hourly;');
     db.exec(migrationUsageSpendRollup);
-    insert(rows(400, 600));
+    // Migration 014's trigger rolls up these 300 rows one by one, as stores between 014 and 019 did.
+    insertAsBefore019(db, rows(400, 300));
+    db.exec(migrationUsageRollupByBatch);
+    // From 019 on, the insert program adds each batch up (with the trigger still there, they would count twice).
+    insert(rows(700, 300));
     expect(scan(db, 'endpoint_id')).toHaveLength(6);
     expect(fromRollup(db, 'endpoint')).toEqual(scan(db, 'endpoint_id'));
     expect(fromRollup(db, 'workspace')).toEqual(scan(db, 'workspace_id'));
