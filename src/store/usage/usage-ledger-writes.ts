@@ -14,7 +14,9 @@
  * No query builder is loaded here (sql/fixed-shape.ts says why).
  */
 import type { Statement } from 'better-sqlite3';
+import { HOUR_MS } from '../../core/limits/budget-caps.js';
 import type { LedgerRow } from '../../core/store/usage-store.js';
+import { countedTokens } from '../charging-ledger.js';
 import { fixedStatement, perConnection } from '../sql/fixed-shape.js';
 import { native, type SqlProgram } from '../sql/sql-program.js';
 import { LEDGER_COLUMNS, USAGE_COLUMNS, USAGE_SCHEMA } from './usage-tables.js';
@@ -40,8 +42,6 @@ const POSTGRES_INSERT = {
     .join(', ')})`,
 };
 
-const HOUR_MS = 3_600_000;
-
 /** One rollup row's key and what a batch adds to it (usage_spend_hourly; migration 014 says how it counts). */
 interface HourSpend {
   readonly projectId: string;
@@ -54,10 +54,9 @@ interface HourSpend {
 
 /**
  * A batch's rows added up per project, endpoint, workspace ('' for none) and hour, counted as the budgets
- * count them: tokens billed (prompt + completion - cached, never below 0) and nano-dollars (0 unpriced).
- * Exported for its test: the sums must equal what migration 014's per-row trigger added.
+ * count them (what migration 014's per-row trigger added): tokens billed and nano-dollars (0 unpriced).
  */
-export function spendByHour(rows: readonly LedgerRow[]): HourSpend[] {
+function spendByHour(rows: readonly LedgerRow[]): HourSpend[] {
   const sums = new Map<string, HourSpend>();
   for (const r of rows) {
     const workspaceId = r.workspaceId ?? '';
@@ -65,7 +64,7 @@ export function spendByHour(rows: readonly LedgerRow[]): HourSpend[] {
     const key = `${r.projectId}\u0000${r.endpointId}\u0000${workspaceId}\u0000${hourStart}`;
     let sum = sums.get(key);
     if (!sum) sums.set(key, (sum = { projectId: r.projectId, endpointId: r.endpointId, workspaceId, hourStart, tokens: 0, nanos: 0 }));
-    sum.tokens += Math.max(r.promptTokens + r.completionTokens - r.cachedTokens, 0);
+    sum.tokens += countedTokens(r);
     sum.nanos += r.costNanos ?? 0;
   }
   return [...sums.values()];
