@@ -7,13 +7,13 @@
  * What undici delivers before the reader attaches (the headers resolve the call; the rest of the same
  * socket read, often the whole answer, arrives before the awaiting code runs) is queued, and handed over
  * in order when it attaches. Backpressure is the reader's: `pause()` stops undici's parser, `resume()`
- * starts it again. An abort of the turn aborts the request wherever it is (buffering-handler.ts does the
- * same for whole answers).
+ * starts it again. An abort of the turn aborts the request wherever it is (abortable-handler.ts, shared
+ * with buffering-handler.ts for whole answers).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { errors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { AbortableHandler, type AbortTrigger } from './abortable-handler.js';
 import { MAX_ERROR_BYTES } from './answer-cap.js';
-import type { AbortTrigger } from './buffering-handler.js';
 
 /** The one reader of a streamed answer. */
 export interface AnswerReader {
@@ -25,13 +25,11 @@ export interface AnswerReader {
 /** Bytes queued before the reader attaches, past which undici's parser is paused until it does. */
 const QUEUE_PAUSE_BYTES = 64 * 1024;
 
-export class AnswerStream implements Dispatcher.DispatchHandler {
+export class AnswerStream extends AbortableHandler implements Dispatcher.DispatchHandler {
   statusCode = 0;
   headers: IncomingHttpHeaders = {};
-  readonly #signal: AbortTrigger;
   #resolve: ((answer: AnswerStream) => void) | null;
   #reject: ((err: Error) => void) | null;
-  #controller: Dispatcher.DispatchController | null = null;
   #reader: AnswerReader | null = null;
   #queued: Buffer[] | null = null;
   #queuedBytes = 0;
@@ -39,12 +37,9 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
   #error: Error | null = null;
   /** Run once the answer is over (ended, failed or aborted): the pool's release, the attempt's span. */
   #whenDone: (() => void)[] | null = null;
-  readonly #onAbort = (): void => {
-    this.#controller?.abort(new errors.RequestAbortedError());
-  };
 
   constructor(signal: AbortTrigger, resolve: (answer: AnswerStream) => void, reject: (err: Error) => void) {
-    this.#signal = signal;
+    super(signal);
     this.#resolve = resolve;
     this.#reject = reject;
   }
@@ -69,15 +64,15 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
     if (queued !== null) for (const chunk of queued) reader.onAnswerData(chunk);
     if (this.#error !== null) reader.onAnswerError(this.#error);
     else if (this.#ended) reader.onAnswerEnd();
-    else this.#controller?.resume();
+    else this.controller?.resume();
   }
 
   pause(): void {
-    this.#controller?.pause();
+    this.controller?.pause();
   }
 
   resume(): void {
-    this.#controller?.resume();
+    this.controller?.resume();
   }
 
   /** An error answer's text, at most MAX_ERROR_BYTES of it; the rest is not read. */
@@ -93,7 +88,7 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
           chunks.push(part);
           size += part.length;
           if (size >= MAX_ERROR_BYTES) {
-            this.#controller?.abort(new errors.RequestAbortedError());
+            this.abortRequest();
             finish();
           }
         },
@@ -102,12 +97,6 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
         onAnswerError: finish,
       });
     });
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller;
-    if (this.#signal.aborted) controller.abort(new errors.RequestAbortedError());
-    else this.#signal.on('abort', this.#onAbort);
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -132,13 +121,13 @@ export class AnswerStream implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.#ended = true;
-    this.#signal.removeListener('abort', this.#onAbort);
+    this.stopListening();
     this.#reader?.onAnswerEnd();
     this.#settle();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#signal.removeListener('abort', this.#onAbort);
+    this.stopListening();
     const reject = this.#reject;
     this.#resolve = null;
     this.#reject = null;

@@ -4,7 +4,8 @@
  * is (queued, sent or reading).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { errors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { AbortableHandler, type AbortTrigger } from './abortable-handler.js';
 import { answerTooLarge, MAX_ANSWER_BYTES } from './answer-cap.js';
 
 /** A whole upstream response, read into memory (non-streamed turns). */
@@ -14,36 +15,18 @@ export interface BufferedResponse {
   readonly body: Buffer;
 }
 
-/** The abort trigger undici accepts in place of an AbortSignal (UpstreamAbort in upstream-client.ts). */
-export interface AbortTrigger {
-  readonly aborted: boolean;
-  on(event: 'abort', listener: () => void): unknown;
-  removeListener(event: 'abort', listener: () => void): unknown;
-}
-
-export class BufferingHandler implements Dispatcher.DispatchHandler {
-  readonly #signal: AbortTrigger;
+export class BufferingHandler extends AbortableHandler implements Dispatcher.DispatchHandler {
   readonly #resolve: (res: BufferedResponse) => void;
   readonly #reject: (err: Error) => void;
-  #controller: Dispatcher.DispatchController | null = null;
   #statusCode = 0;
   #headers: IncomingHttpHeaders = {};
   #chunks: Buffer[] = [];
   #size = 0;
-  readonly #onAbort = (): void => {
-    this.#controller?.abort(new errors.RequestAbortedError());
-  };
 
   constructor(signal: AbortTrigger, resolve: (res: BufferedResponse) => void, reject: (err: Error) => void) {
-    this.#signal = signal;
+    super(signal);
     this.#resolve = resolve;
     this.#reject = reject;
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller;
-    if (this.#signal.aborted) controller.abort(new errors.RequestAbortedError());
-    else this.#signal.on('abort', this.#onAbort);
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -51,27 +34,27 @@ export class BufferingHandler implements Dispatcher.DispatchHandler {
     this.#headers = headers;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#size += chunk.length;
     if (this.#size > MAX_ANSWER_BYTES) {
       // Stop reading and fail the turn; undici reports the abort through onResponseError, ignored then.
       this.#chunks = [];
-      this.#signal.removeListener('abort', this.#onAbort);
+      this.stopListening();
       this.#reject(answerTooLarge(MAX_ANSWER_BYTES));
-      controller.abort(new errors.RequestAbortedError());
+      this.abortRequest();
       return;
     }
     this.#chunks.push(chunk);
   }
 
   onResponseEnd(): void {
-    this.#signal.removeListener('abort', this.#onAbort);
+    this.stopListening();
     const body = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks, this.#size);
     this.#resolve({ statusCode: this.#statusCode, headers: this.#headers, body });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#signal.removeListener('abort', this.#onAbort);
+    this.stopListening();
     this.#reject(error);
   }
 }
