@@ -97,19 +97,8 @@ class TurnStream implements AnswerReader {
     this.#res.read(this);
   }
 
+  /** One read of the model server's socket (AnswerReader). */
   onAnswerData(buf: Buffer): void {
-    this.#read(buf);
-  }
-
-  onAnswerEnd(): void {
-    this.#upstreamEnded();
-  }
-
-  onAnswerError(): void {
-    this.#upstreamFailed();
-  }
-
-  #read(buf: Buffer): void {
     if (this.#ended) return;
     this.#lastRead = performance.now();
     this.#decoder.pushData(this.#text(buf), this.#onData);
@@ -207,7 +196,7 @@ class TurnStream implements AnswerReader {
     if (req.log.ttftMs === undefined) req.log.ttftMs = performance.now() - req.startedAt;
   }
 
-  #upstreamEnded(): void {
+  onAnswerEnd(): void {
     if (this.#ended) return;
     this.#decoder.pushData(this.#utf8?.end() ?? '', this.#onData);
     for (const event of this.#decoder.flush()) this.#handle(event.data);
@@ -221,7 +210,7 @@ class TurnStream implements AnswerReader {
     this.#finish('completed');
   }
 
-  #upstreamFailed(): void {
+  onAnswerError(): void {
     if (this.#ended) return;
     const t = this.#t;
     if (t.req.aborted) return this.#finish('aborted');
