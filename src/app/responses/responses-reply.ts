@@ -54,6 +54,14 @@ function deltaFrame(e: ResponseEvent): string {
   );
 }
 
+/**
+ * An event whose only member besides type and sequence number is `response`, with that Response already
+ * serialized: the bytes `frame` makes of it (a test holds the two equal).
+ */
+export function responseEventFrame(event: ResponseEvent, responseJson: string): string {
+  return `event: ${event.type}\ndata: {"type":${JSON.stringify(event.type)},"sequence_number":${integer(event.sequence_number)},"response":${responseJson}}\n\n`;
+}
+
 /** JSON of a value that is an integer on this path; anything else as JSON.stringify writes it. */
 const integer = (v: unknown): string => (Number.isInteger(v) ? String(v) : JSON.stringify(v));
 
@@ -77,6 +85,18 @@ export class ResponsesReply implements TurnSink {
   #opened = false;
   /** The stored outcome's commit, then the writes that wait for it; rejected when storing failed. */
   #tail: Promise<void> = Promise.resolve();
+  /**
+   * Frames not yet handed to the client: the opening events, and what the stream's last read brought. They
+   * go out with the next write or the end, in one socket write (the chat path's rule, chat-stream.ts: a
+   * syscall and a packet each were 3 writes a turn where the chat turn makes 1, issue 35), and at the
+   * latest once this I/O phase is over (setImmediate), so a model still thinking does not hold them back.
+   */
+  #held = '';
+  #heldFlush: NodeJS.Immediate | null = null;
+  readonly #flushHeld = (): void => {
+    this.#heldFlush = null;
+    if (this.#held !== '' && this.#reply.open) this.#reply.write(this.#takeHeld(''));
+  };
 
   constructor(reply: TurnSink, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
     this.#reply = reply;
@@ -132,19 +152,42 @@ export class ResponsesReply implements TurnSink {
 
   beginStream(status: number, contentType: string): void {
     this.#reply.beginStream(status, contentType);
-    this.openEvents();
+    if (!this.#opened) this.#hold(this.#openingFrames());
   }
 
   /**
-   * Writes response.created and response.in_progress, once. A streamed background response opens its
-   * events when it is created (created: `queued`), before the chat turn has begun its stream.
+   * Writes response.created and response.in_progress at once, if not yet sent. A streamed background
+   * response opens its events when it is created (created: `queued`), before the chat turn has begun its stream.
    */
   openEvents(): void {
-    if (this.#opened) return;
+    if (!this.#opened) this.#reply.write(this.#openingFrames());
+  }
+
+  #openingFrames(): string {
     this.#opened = true;
     const snapshot = responseObject(this.#header, { status: 'in_progress', output: [], usage: null, error: null });
     const created = this.#header.background ? responseObject(this.#header, { status: 'queued', output: [], usage: null, error: null }) : snapshot;
-    this.#reply.write(this.#translator.start(snapshot, created).map(frame).join(''));
+    const events = this.#translator.start(snapshot, created);
+    if (created !== snapshot) return events.map(frame).join('');
+    // The pair carries one snapshot: serialized once (each copy was ~2 us, issue 35).
+    const json = JSON.stringify(snapshot);
+    return events.map((e) => responseEventFrame(e, json)).join('');
+  }
+
+  #hold(frames: string): void {
+    if (frames === '') return;
+    this.#held += frames;
+    this.#heldFlush ??= setImmediate(this.#flushHeld);
+  }
+
+  /** The held frames followed by `frames`; nothing is held after. */
+  #takeHeld(frames: string): string {
+    if (this.#held === '') return frames;
+    if (this.#heldFlush !== null) clearImmediate(this.#heldFlush);
+    this.#heldFlush = null;
+    const out = this.#held + frames;
+    this.#held = '';
+    return out;
   }
 
   /**
@@ -163,10 +206,15 @@ export class ResponsesReply implements TurnSink {
 
   /** Chat SSE text (possibly several frames): translated frame by frame. */
   write(chunk: string | Buffer): boolean {
+    const out = this.#takeHeld(this.#translated(chunk));
+    return out === '' ? true : this.#reply.write(out);
+  }
+
+  #translated(chunk: string | Buffer): string {
     this.#decoder.pushData(typeof chunk === 'string' ? chunk : chunk.toString(), this.#onData);
     const out = this.#out;
     this.#out = '';
-    return out === '' ? true : this.#reply.write(out);
+    return out;
   }
 
   #translate(data: string): string {
@@ -210,7 +258,7 @@ export class ResponsesReply implements TurnSink {
       // The stream's end is already asked for (the common case: [DONE] came with the upstream's end): the
       // frames go out with it, one write instead of two.
       if (this.#ending) this.#terminal = frames;
-      else if (this.#reply.open) this.#reply.write(frames);
+      else if (this.#reply.open) this.#reply.write(this.#takeHeld(frames));
     });
   }
 
@@ -219,11 +267,14 @@ export class ResponsesReply implements TurnSink {
   }
 
   endStream(last?: string | Buffer): void {
-    if (last !== undefined) this.write(last);
+    if (last !== undefined) this.#hold(this.#translated(last));
     // A stream cut before the chat path's [DONE] or error frame (the client left, or the connection failed).
     if (!this.#done && this.#reply.open) this.#end({ code: 'internal_error', message: 'The model stream ended before it was complete.' });
     this.#ending = true;
-    this.#afterStored(() => this.#reply.endStream(this.#terminal ?? undefined));
+    this.#afterStored(() => {
+      const out = this.#takeHeld(this.#terminal ?? '');
+      this.#reply.endStream(out === '' ? undefined : out);
+    });
   }
 
   onDrainDeadline(handler: () => void): void {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ResponseState } from '../../../src/core/responses/translate.js';
-import { contentOnlyText, frame, ResponsesReply, type FinishResponse } from '../../../src/app/responses/responses-reply.js';
+import { contentOnlyText, frame, responseEventFrame, ResponsesReply, type FinishResponse } from '../../../src/app/responses/responses-reply.js';
 import type { TurnSink } from '../../../src/app/turn-io.js';
 import { parseResponseRequest } from '../../../src/schemas/responses-request.js';
 
@@ -112,6 +112,50 @@ describe('ResponsesReply and the store', () => {
   });
 });
 
+describe('ResponsesReply socket writes (issue 35)', () => {
+  /** Each write and the end, as the events each carries. */
+  function counting(): { sink: TurnSink; calls: string[][] } {
+    const calls: string[][] = [];
+    const events = (text: string): string[] => [...text.matchAll(/^event: (\S+)$/gm)].map((m) => m[1] ?? '');
+    const base = sink();
+    return {
+      calls,
+      sink: { ...base, write: (c: string | Buffer) => (calls.push(['write', ...events(c.toString())]), true), endStream: (last?: string) => void calls.push(['end', ...events(last ?? '')]) },
+    };
+  }
+
+  it('sends a turn whose last read brings the whole answer in one write with the end, opening events included', async () => {
+    const { sink: out, calls } = counting();
+    const reply = new ResponsesReply(out, header, newId, async () => undefined);
+    reply.beginStream(200, 'text/event-stream');
+    reply.endStream(chunk({ role: 'assistant', content: 'hel' }) + chunk({ content: 'lo' }, 'stop') + 'data: [DONE]\n\n');
+    await reply.settled();
+    expect(calls).toEqual([
+      ['end', 'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.delta',
+        'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed'],
+    ]);
+  });
+
+  it('sends the opening events with the first chunk that follows in the same I/O phase', () => {
+    const { sink: out, calls } = counting();
+    const reply = new ResponsesReply(out, header, newId, async () => undefined);
+    reply.beginStream(200, 'text/event-stream');
+    reply.write(chunk({ role: 'assistant', content: 'hel' }));
+    expect(calls).toEqual([['write', 'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta']]);
+  });
+
+  it('sends the opening events on their own once the I/O phase is over when no chunk came (a model still thinking)', async () => {
+    const { sink: out, calls } = counting();
+    const reply = new ResponsesReply(out, header, newId, async () => undefined);
+    reply.beginStream(200, 'text/event-stream');
+    expect(calls).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual([['write', 'response.created', 'response.in_progress']]);
+    reply.write(chunk({ role: 'assistant', content: 'hel' }));
+    expect(calls[1]).toEqual(['write', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta']);
+  });
+});
+
 describe('the output_text.delta frame, written by hand', () => {
   it.each([
     ['plain text', ' word7', []],
@@ -120,6 +164,15 @@ describe('the output_text.delta frame, written by hand', () => {
   ])('is the bytes JSON.stringify makes of the event: %s', (_label, delta, logprobs) => {
     const event = { type: 'response.output_text.delta', sequence_number: 12, item_id: 'msg_0a1b"c', output_index: 1, content_index: 0, delta, logprobs };
     expect(frame(event)).toBe(`event: response.output_text.delta\ndata: ${JSON.stringify(event)}\n\n`);
+  });
+});
+
+describe('an event carrying a Response serialized once', () => {
+  it('is the bytes JSON.stringify makes of the event', () => {
+    const response = { id: 'resp_"1', object: 'response', status: 'in_progress', output: [], metadata: { k: 'v\u2028' } };
+    for (const event of [{ type: 'response.created', sequence_number: 0, response }, { type: 'response.in_progress', sequence_number: 1, response }]) {
+      expect(responseEventFrame(event, JSON.stringify(response))).toBe(frame(event));
+    }
   });
 });
 
