@@ -66,6 +66,30 @@ export interface TurnSink {
   /** `last`: the stream's final bytes, handed over with the end (one socket write for both). */
   endStream(last?: string): void;
   onDrainDeadline(handler: () => void): void;
+  /** A sink that answers a streamed chat turn in a shape of its own has one (the Responses reply). */
+  readonly reshaper?: StreamReshaper;
+}
+
+/**
+ * How a sink answers a streamed chat turn in its own shape. The chat stream (app/chat/chat-stream.ts) hands
+ * it each piece as it comes, in order, and sends what it returns through `write` and `end`: a chunk that is
+ * only content text reaches it as that text, never as a chat frame it would decode and read back (that
+ * round trip was a tenth of a streamed Responses turn, issue 35).
+ */
+export interface StreamReshaper {
+  /**
+   * The frames a chunk that is only content text makes, given that text as the body of its JSON string
+   * (escapes as the model sent them); null when it cannot be read (the chunk then goes as a chat frame).
+   */
+  content(escaped: string): string | null;
+  /** The frames a chat chunk makes that the chat path parsed and normalized (handed over as the object). */
+  chunk(chunk: Record<string, unknown>): string;
+  /** The frames chat SSE text makes (a chunk off the fast path, [DONE], an error event). */
+  translate(chatFrames: string): string;
+  /** Writes frames this reshaper made; false: wait for onWritable. */
+  write(frames: string): boolean;
+  /** Ends the stream; `frames` (made by this reshaper, perhaps none) go out with the end. */
+  end(frames: string): void;
 }
 
 /** A sink that also answers with bytes of its own content type (audio, embeddings passed through). */

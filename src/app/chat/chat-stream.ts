@@ -18,6 +18,7 @@ import { SseDecoder } from '../../upstream/sse-decoder.js';
 import type { AnswerReader, AnswerStream } from '../../upstream/answer-stream.js';
 import type { UpstreamAbort } from '../../upstream/upstream-client.js';
 import { mapUpstreamError } from '../../upstream/upstream-errors.js';
+import type { StreamReshaper } from '../turn-io.js';
 import type { Outcome, TurnRequest } from './chat-dispatch.js';
 
 const DONE = 'data: [DONE]\n\n';
@@ -52,6 +53,8 @@ class TurnStream implements AnswerReader {
   readonly #normalizer: ChunkNormalizer;
   readonly #restamper: ChunkRestamper;
   readonly #decoder = new SseDecoder();
+  /** The sink's own shape for the stream (the Responses reply), or null: chat frames as they are. */
+  readonly #shaper: StreamReshaper | null;
   /** Made at the first read that is not plain ASCII; from then on every read goes through it. */
   #utf8: StringDecoder | null = null;
   /** What the current upstream read brought, for one write once its microtasks are done. */
@@ -79,6 +82,7 @@ class TurnStream implements AnswerReader {
     this.#resolve = resolve;
     this.#normalizer = new ChunkNormalizer(t.turn);
     this.#restamper = new ChunkRestamper(t.turn);
+    this.#shaper = t.reply.reshaper ?? null;
   }
 
   start(): void {
@@ -134,11 +138,23 @@ class TurnStream implements AnswerReader {
       this.#sawDone = true;
       return;
     }
-    const frame = this.#restamper.frame(data);
-    if (frame !== null) {
-      this.#normalizer.countRestamped(this.#restamper.hadContent);
-      this.#send(frame);
-      return;
+    if (this.#shaper !== null) {
+      // A reshaping sink takes content text as text; any other chunk as the normalized object (below), never
+      // as a re-stamped chat frame it would parse again.
+      const text = this.#restamper.contentOnly(data);
+      const frames = text === null ? null : this.#shaper.content(text);
+      if (frames !== null) {
+        this.#normalizer.countRestamped(this.#restamper.hadContent);
+        this.#queue(frames);
+        return;
+      }
+    } else {
+      const frame = this.#restamper.frame(data);
+      if (frame !== null) {
+        this.#normalizer.countRestamped(this.#restamper.hadContent);
+        this.#send(frame);
+        return;
+      }
     }
     let chunk: Record<string, unknown>;
     try {
@@ -161,7 +177,12 @@ class TurnStream implements AnswerReader {
   // upstream's end came in the same read (its 'end' is a nextTick, which runs before them), the head, the
   // chunks and the end leave in a single write (four before: a syscall each, and four packets to parse).
   #send(text: string): void {
-    this.#pending += text;
+    this.#queue(this.#shaper === null ? text : this.#shaper.translate(text));
+  }
+
+  /** Bytes for the client, as they will be written (a reshaping sink's frames already made). */
+  #queue(out: string): void {
+    this.#pending += out;
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
       queueMicrotask(this.#flush);
@@ -169,7 +190,8 @@ class TurnStream implements AnswerReader {
   }
 
   #sendJson(chunk: Record<string, unknown>): void {
-    this.#send(`data: ${JSON.stringify(chunk)}\n\n`);
+    if (this.#shaper === null) this.#send(`data: ${JSON.stringify(chunk)}\n\n`);
+    else this.#queue(this.#shaper.chunk(chunk));
   }
 
   #flushNormalizer(): void {
@@ -185,7 +207,7 @@ class TurnStream implements AnswerReader {
     // After the end (or the client's abort) nothing may touch the response: uWS has let go of it.
     if (!reply.open) return;
     this.#noteFirstByte();
-    if (!reply.write(out)) {
+    if (!(this.#shaper === null ? reply.write(out) : this.#shaper.write(out))) {
       this.#res.pause();
       reply.onWritable(this.#resume);
     }
@@ -235,7 +257,8 @@ class TurnStream implements AnswerReader {
     // Noted before the charge: a fast stream's first bytes may all go out here, and its row records the time.
     if (last && reply.open) this.#noteFirstByte();
     this.#accounting.charge(outcome, usage);
-    reply.endStream(last || undefined);
+    if (this.#shaper === null) reply.endStream(last || undefined);
+    else this.#shaper.end(last);
     // The latency measurements the router's objectives are judged on (issue 14; main.ts feeds them on).
     const firstTokenMs = req.log.firstTokenMs;
     if (outcome === 'completed' && firstTokenMs !== undefined && usage.completionTokens >= 2) {

@@ -10,7 +10,7 @@ import type { Item, NewId } from '../../core/responses/input-items.js';
 import { ResponseStreamTranslator, type ResponseEvent } from '../../core/responses/stream-events.js';
 import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type ResponseState } from '../../core/responses/translate.js';
 import { SseDecoder } from '../../upstream/sse-decoder.js';
-import type { TurnSink } from '../turn-io.js';
+import type { StreamReshaper, TurnSink } from '../turn-io.js';
 
 export type FinishResponse = (state: ResponseState, body: Record<string, unknown>) => Promise<void>;
 
@@ -98,6 +98,15 @@ export class ResponsesReply implements TurnSink {
     if (this.#held !== '' && this.#reply.open) this.#reply.write(this.#takeHeld(''));
   };
 
+  /** The chat stream hands a streamed turn over piece by piece (turn-io.ts StreamReshaper). */
+  readonly reshaper: StreamReshaper = {
+    content: (escaped) => this.#contentFrames(escaped),
+    chunk: (chunk) => this.#chunkFrames(chunk),
+    translate: (chatFrames) => this.#translated(chatFrames),
+    write: (frames) => this.#writeFrames(frames),
+    end: (frames) => this.#endWith(frames),
+  };
+
   constructor(reply: TurnSink, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
     this.#reply = reply;
     this.#header = header;
@@ -165,13 +174,12 @@ export class ResponsesReply implements TurnSink {
 
   #openingFrames(): string {
     this.#opened = true;
-    const snapshot = responseObject(this.#header, { status: 'in_progress', output: [], usage: null, error: null });
-    const created = this.#header.background ? responseObject(this.#header, { status: 'queued', output: [], usage: null, error: null }) : snapshot;
-    const events = this.#translator.start(snapshot, created);
-    if (created !== snapshot) return events.map(frame).join('');
-    // The pair carries one snapshot: serialized once (each copy was ~2 us, issue 35).
-    const json = JSON.stringify(snapshot);
-    return events.map((e) => responseEventFrame(e, json)).join('');
+    const opening: ResponseState = { status: 'in_progress', output: [], usage: null, error: null };
+    // The pair carries one snapshot when the response is not a background one: serialized once.
+    const snapshot = JSON.stringify(responseObject(this.#header, opening));
+    const createdJson = this.#header.background ? JSON.stringify(responseObject(this.#header, { ...opening, status: 'queued' })) : snapshot;
+    const [created, inProgress] = this.#translator.start();
+    return responseEventFrame(created, createdJson) + responseEventFrame(inProgress, snapshot);
   }
 
   #hold(frames: string): void {
@@ -206,8 +214,44 @@ export class ResponsesReply implements TurnSink {
 
   /** Chat SSE text (possibly several frames): translated frame by frame. */
   write(chunk: string | Buffer): boolean {
-    const out = this.#takeHeld(this.#translated(chunk));
+    return this.#writeFrames(this.#translated(chunk));
+  }
+
+  #writeFrames(frames: string): boolean {
+    const out = this.#takeHeld(frames);
     return out === '' ? true : this.#reply.write(out);
+  }
+
+  /** A content-only chunk's text (the body of its JSON string): its events, or null when it is not valid JSON text. */
+  #contentFrames(escaped: string): string | null {
+    if (escaped.includes('\\')) {
+      try {
+        return this.#textFrames(JSON.parse(`"${escaped}"`) as string);
+      } catch {
+        return null;
+      }
+    }
+    return this.#textFrames(escaped);
+  }
+
+  #textFrames(text: string): string {
+    if (this.#done) return '';
+    let frames = '';
+    for (const event of this.#translator.text(text)) frames += frame(event);
+    return frames;
+  }
+
+  /** A chat chunk (normalized by the chat path) as its events; an error chunk ends the Response failed. */
+  #chunkFrames(chunk: Record<string, unknown>): string {
+    if (this.#done) return '';
+    if (chunk.error && typeof chunk.error === 'object') {
+      const e = chunk.error as Item;
+      this.#end({ code: typeof e.code === 'string' ? e.code : 'internal_error', message: typeof e.message === 'string' ? e.message : 'The model turn failed.' });
+      return '';
+    }
+    let frames = '';
+    for (const event of this.#translator.chunk(chunk)) frames += frame(event);
+    return frames;
   }
 
   #translated(chunk: string | Buffer): string {
@@ -223,25 +267,12 @@ export class ResponsesReply implements TurnSink {
       return '';
     }
     const text = contentOnlyText(data);
-    if (text !== null) {
-      let frames = '';
-      for (const event of this.#translator.text(text)) frames += frame(event);
-      return frames;
-    }
-    let chunk: Record<string, unknown>;
+    if (text !== null) return this.#textFrames(text);
     try {
-      chunk = JSON.parse(data) as Record<string, unknown>;
+      return this.#chunkFrames(JSON.parse(data) as Record<string, unknown>);
     } catch {
       return '';
     }
-    if (chunk.error && typeof chunk.error === 'object') {
-      const e = chunk.error as Item;
-      this.#end({ code: typeof e.code === 'string' ? e.code : 'internal_error', message: typeof e.message === 'string' ? e.message : 'The model turn failed.' });
-      return '';
-    }
-    let frames = '';
-    for (const event of this.#translator.chunk(chunk)) frames += frame(event);
-    return frames;
   }
 
   /**
@@ -253,7 +284,7 @@ export class ResponsesReply implements TurnSink {
     const state: ResponseState = error ? { status: 'failed', output: result.output, usage: result.usage, error } : { status: result.status, output: result.output, usage: result.usage, error: null };
     const response = responseObject(this.#header, state);
     const type = state.status === 'failed' ? 'response.failed' : state.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    const frames = [...events, this.#translator.terminal(type, response)].map(frame).join('');
+    const frames = events.map(frame).join('') + responseEventFrame(this.#translator.terminal(type), JSON.stringify(response));
     this.#store(state, response, () => {
       // The stream's end is already asked for (the common case: [DONE] came with the upstream's end): the
       // frames go out with it, one write instead of two.
@@ -267,7 +298,11 @@ export class ResponsesReply implements TurnSink {
   }
 
   endStream(last?: string | Buffer): void {
-    if (last !== undefined) this.#hold(this.#translated(last));
+    this.#endWith(last === undefined ? '' : this.#translated(last));
+  }
+
+  #endWith(frames: string): void {
+    this.#hold(frames);
     // A stream cut before the chat path's [DONE] or error frame (the client left, or the connection failed).
     if (!this.#done && this.#reply.open) this.#end({ code: 'internal_error', message: 'The model stream ended before it was complete.' });
     this.#ending = true;

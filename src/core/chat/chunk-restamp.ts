@@ -60,6 +60,21 @@ export class ChunkRestamper {
     return this.#build(data, this.#framedHead, '}\n\n');
   }
 
+  /**
+   * The content text of a chunk that carries nothing else (a content delta, no finish reason, no usage),
+   * as the body of its JSON string, escapes kept; null when the chunk carries more or takes the full path.
+   * For a sink that reshapes the stream: it needs the text, not a chat frame. `hadContent` as for `frame`.
+   */
+  contentOnly(data: string): string | null {
+    if (this.#ctx.splitInlineThink) return null;
+    const match = COMMON_CHUNK.exec(data);
+    // Within the choices every quote of the content is escaped, so this finds the member, never the text.
+    if (!match || !(match[2] ?? '').includes('"finish_reason":null')) return null;
+    const content = match[3] ?? '';
+    this.hadContent = content !== '';
+    return content;
+  }
+
   #build(data: string, head: string, end: string): string | null {
     if (this.#ctx.splitInlineThink) return null;
     const match = COMMON_CHUNK.exec(data);

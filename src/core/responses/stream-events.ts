@@ -55,11 +55,11 @@ export class ResponseStreamTranslator {
   }
 
   /**
-   * The opening pair, given the in-progress Response snapshot; `created` is the snapshot of the first
-   * event when it differs (a background response is created `queued`).
+   * The opening pair, numbered. They carry a Response snapshot, which the caller writes into their frames
+   * already serialized (app/responses/responses-reply.ts responseEventFrame), as it does the terminal's.
    */
-  start(snapshot: Record<string, unknown>, created: Record<string, unknown> = snapshot): ResponseEvent[] {
-    return [this.#event('response.created', { response: created }), this.#event('response.in_progress', { response: snapshot })];
+  start(): [ResponseEvent, ResponseEvent] {
+    return [this.#event('response.created', {}), this.#event('response.in_progress', {})];
   }
 
   /** One chat chunk (already normalized by the chat path). */
@@ -166,8 +166,8 @@ export class ResponseStreamTranslator {
     return this.#usage;
   }
 
-  /** The terminal event, given the final Response snapshot. */
-  terminal(type: 'response.completed' | 'response.incomplete' | 'response.failed', snapshot: Record<string, unknown>): ResponseEvent {
-    return this.#event(type, { response: snapshot });
+  /** The terminal event, numbered; the caller writes the final Response into its frame (see start). */
+  terminal(type: 'response.completed' | 'response.incomplete' | 'response.failed'): ResponseEvent {
+    return this.#event(type, {});
   }
 }

@@ -205,6 +205,29 @@ describe('the content-only fast path (issue 35)', () => {
     for (const data of parsed) expect(contentOnlyText(data)).toBeNull();
   });
 
+  it('makes the same frames of content text handed over by the chat stream as of its chat frame', () => {
+    const frames = (via: 'frame' | 'reshaper'): string => {
+      const out: string[] = [];
+      const s = { ...sink(), write: (c: string | Buffer) => (out.push(c.toString()), true) };
+      let ids = 0;
+      const reply = new ResponsesReply(s, header, (prefix) => `${prefix}${++ids}`, async () => undefined);
+      reply.beginStream(200, 'text/event-stream');
+      for (const d of plain) {
+        const escaped = /"content":"((?:[^"\\]|\\.)*)"/.exec(d)?.[1] ?? '';
+        if (via === 'frame') reply.write(`data: ${d}\n\n`);
+        else reply.reshaper.write(reply.reshaper.content(escaped) ?? 'unreadable');
+      }
+      return out.join('');
+    };
+    expect(frames('reshaper')).toBe(frames('frame'));
+    expect(frames('reshaper')).toContain('"delta":"hi \\"there\\"\\né\\\\"');
+  });
+
+  it('leaves content text that is not valid JSON string text to the chat frame (null)', () => {
+    const reply = new ResponsesReply(sink(), header, newId, async () => undefined);
+    expect(reply.reshaper.content('bad \\x escape')).toBeNull();
+  });
+
   it('writes the same frames for a stream as the full parse does', () => {
     const frames = (fast: boolean): string => {
       const out: string[] = [];

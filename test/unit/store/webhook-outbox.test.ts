@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { WebhookEndpointRecord } from '../../../src/core/webhooks/delivery.js';
 import { openDatabase, type Db } from '../../../src/store/db.js';
@@ -106,5 +109,33 @@ describe('the outbox', () => {
 
   it('refuses to envelope a budget alert', () => {
     expect(() => outbox.emit('proj_a', 'budget.threshold_reached', {})).toThrow(/emitBudgetThreshold/);
+  });
+});
+
+describe('whether anyone subscribes, kept between changes (issue 35)', () => {
+  it('sees an endpoint added or disabled through this connection or another one (a sibling process) at its next ask', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'outbox-subscribed-'));
+    const path = join(dir, 'gateway.db');
+    const mine = openDatabase(path);
+    const sibling = openDatabase(path);
+    try {
+      mine.prepare("INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES ('proj_a', 'u-a', 'a', 'A', 'paid', 0, 0, 0, 0)").run();
+      const box = createOutbox(mine, { now: () => 1 });
+      expect(box.subscribed('proj_a', 'response.completed')).toBe(false);
+      expect(box.subscribed('proj_a', 'response.completed')).toBe(false);
+
+      db = sibling;
+      endpoint('w1', ['response.completed']);
+      expect(box.subscribed('proj_a', 'response.completed')).toBe(true);
+      expect(box.subscribed('proj_a', 'response.failed')).toBe(false);
+
+      db = mine;
+      createSqliteRunner(mine).writeSync(webhookEndpointPrograms('sqlite', createSecretBox(randomBytes(32))).update('proj_a', 'w1', { isActive: false }, 2));
+      expect(box.subscribed('proj_a', 'response.completed')).toBe(false);
+    } finally {
+      mine.close();
+      sibling.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

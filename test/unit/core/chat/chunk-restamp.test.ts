@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ChunkNormalizer } from '../../../../src/core/chat/chunk-normalizer.js';
-import { createRestamper } from '../../../../src/core/chat/chunk-restamp.js';
+import { ChunkRestamper, createRestamper } from '../../../../src/core/chat/chunk-restamp.js';
 import type { TurnContext } from '../../../../src/core/chat/turn-context.js';
 import { RESTAMP_CONTEXT } from '../../../helpers/turn-context.js';
 
@@ -48,6 +48,30 @@ describe('the streaming fast path', () => {
 
   it('is off when inline think text must be split', () => {
     expect(createRestamper({ ...ctx, splitInlineThink: true })(CONTENT)).toBeNull();
+  });
+});
+
+describe('the content text a reshaping sink takes (the Responses reply)', () => {
+  it('is the body of the content string, escapes kept, for a chunk that carries nothing else', () => {
+    const r = new ChunkRestamper(ctx);
+    expect(r.contentOnly(CONTENT)).toBe(' caf\\u00e9 \\"usage\\"');
+    expect(r.hadContent).toBe(true);
+    expect(r.contentOnly(ROLE)).toBe('');
+    expect(r.hadContent).toBe(false);
+  });
+
+  it.each([
+    ['a finish reason', FINISH],
+    ['a finish reason and content', chunk('[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":"length","stop_reason":null}]')],
+    ['content that reads like the finish member', chunk('[{"index":0,"delta":{"content":"\\"finish_reason\\":null"},"logprobs":null,"finish_reason":"stop"}]')],
+    ['logprobs', chunk('[{"index":0,"delta":{"content":"a"},"logprobs":{"content":[]},"finish_reason":null}]')],
+    ['a usage object', chunk('[]', ',"usage":{"prompt_tokens":1}')],
+  ])('is null for a chunk with %s', (_label, data) => {
+    expect(new ChunkRestamper(ctx).contentOnly(data)).toBeNull();
+  });
+
+  it('is off when inline think text must be split', () => {
+    expect(new ChunkRestamper({ ...ctx, splitInlineThink: true }).contentOnly(CONTENT)).toBeNull();
   });
 });
 

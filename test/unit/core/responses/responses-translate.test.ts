@@ -42,14 +42,14 @@ describe('stream translation', () => {
   it('closes the text item before a function call opens, and numbers events from 0', () => {
     const t = new ResponseStreamTranslator(newId);
     const events = [
-      ...t.start({ id: 'resp_1' }),
+      ...t.start(),
       ...t.chunk({ choices: [{ index: 0, delta: { content: 'Hi' } }] }),
       ...t.chunk({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', function: { name: 'f', arguments: '{"a"' } }] } }] }),
       ...t.chunk({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }, finish_reason: 'tool_calls' }] }),
       ...t.chunk({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } }),
     ];
     const { events: closing, result } = t.finish();
-    const all = [...events, ...closing, t.terminal('response.completed', {})];
+    const all = [...events, ...closing, t.terminal('response.completed')];
     expect(all.map((e) => e.type)).toEqual([
       'response.created',
       'response.in_progress',
