@@ -138,25 +138,6 @@ function migrate(db: Db): void {
 }
 
 /** Changes whenever another connection (another process) commits: the cue to reload caches. */
-/**
- * Whether the file may have changed since the last call: true when another connection committed (a
- * sibling process, the writer thread: data_version) or this one wrote (total_changes). One statement that
- * reads no table, ~3.5 us, against ~10 us for a lookup with its read transaction (issue 35); for answers
- * kept in memory that must still be the file's truth across processes.
- */
-export function changeWatch(db: Db): () => boolean {
-  const stamp = db.prepare<[], [number, number]>('SELECT total_changes(), data_version FROM pragma_data_version').raw();
-  let changes = -1;
-  let version = -1;
-  return () => {
-    const [c, v] = stamp.get() ?? [-1, -1];
-    if (c === changes && v === version) return false;
-    changes = c;
-    version = v;
-    return true;
-  };
-}
-
 export function dataVersion(db: Db): number {
   return db.pragma('data_version', { simple: true }) as number;
 }

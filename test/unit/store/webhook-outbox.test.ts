@@ -112,7 +112,7 @@ describe('the outbox', () => {
   });
 });
 
-describe('whether anyone subscribes, kept between changes (issue 35)', () => {
+describe('whether anyone subscribes to an event', () => {
   it('sees an endpoint added or disabled through this connection or another one (a sibling process) at its next ask', () => {
     const dir = mkdtempSync(join(tmpdir(), 'outbox-subscribed-'));
     const path = join(dir, 'gateway.db');
