@@ -204,7 +204,7 @@ function ledgerOf(services: ResponsesServices, ctx: RouteContext, auth: Authenti
     background: t.request.background === true,
     namespaces: chatToolsOf(t.request.tools ?? []).namespaces,
   };
-  const record = (status: ResponseStatus, responseBody: Record<string, unknown>): ResponseRecord => ({
+  const record = (status: ResponseStatus, responseBody: Record<string, unknown>, bodyJson?: string): ResponseRecord => ({
     id: header.id,
     projectId: auth.project.id,
     workspaceId: placed.workspaceId,
@@ -213,16 +213,17 @@ function ledgerOf(services: ResponsesServices, ctx: RouteContext, auth: Authenti
     status,
     input: t.input,
     body: responseBody,
+    ...(bodyJson === undefined ? {} : { bodyJson }),
     createdAt: header.createdAt,
   });
-  const finish: FinishResponse = (state, responseBody) => {
+  const finish: FinishResponse = (state, responseBody, bodyJson) => {
     const failed = state.status === 'failed';
     return services.responses.finish({
       projectId: auth.project.id,
       responseId: header.id,
       failed,
       background: header.background,
-      store: store ? record(state.status, responseBody) : null,
+      store: store ? record(state.status, responseBody, bodyJson) : null,
       conversation: conversationId !== null && !failed ? { id: conversationId, items: [...t.input, ...state.output], createdAt: header.createdAt } : null,
     });
   };

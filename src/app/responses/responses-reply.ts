@@ -12,7 +12,8 @@ import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type
 import { SseDecoder } from '../../upstream/sse-decoder.js';
 import type { StreamReshaper, TurnSink } from '../turn-io.js';
 
-export type FinishResponse = (state: ResponseState, body: Record<string, unknown>) => Promise<void>;
+/** Stores the outcome; `bodyJson`: the body as the answer serialized it, when it did (stored as it is). */
+export type FinishResponse = (state: ResponseState, body: Record<string, unknown>, bodyJson?: string) => Promise<void>;
 
 /**
  * A chat chunk as the streamed chat path re-stamps it (core/chat/chunk-restamp.ts) when it carries nothing
@@ -130,9 +131,9 @@ export class ResponsesReply implements TurnSink {
   }
 
   /** Stores the outcome; `then` (the terminal answer) runs once it is committed, and not if storing failed. */
-  #store(state: ResponseState, body: Record<string, unknown>, then: () => void): void {
+  #store(state: ResponseState, body: Record<string, unknown>, then: () => void, bodyJson?: string): void {
     this.#done = true;
-    this.#setTail(this.#finish(state, body).then(then));
+    this.#setTail(this.#finish(state, body, bodyJson).then(then));
   }
 
   /** `step` after the commit and the writes before it, whether or not storing succeeded. */
@@ -156,7 +157,9 @@ export class ResponsesReply implements TurnSink {
     const turn = outputOfCompletion(completion, this.#newId, this.#header.namespaces);
     const state: ResponseState = { status: statusOf(turn.finishReason), output: turn.output, usage: turn.usage, error: null };
     const response = responseObject(this.#header, state);
-    this.#store(state, response, () => this.#reply.json(status, response));
+    const text = JSON.stringify(response);
+    const reply = this.#reply;
+    this.#store(state, response, () => (reply.jsonText ? reply.jsonText(status, text) : reply.json(status, response)), text);
   }
 
   beginStream(status: number, contentType: string): void {
@@ -284,13 +287,14 @@ export class ResponsesReply implements TurnSink {
     const state: ResponseState = error ? { status: 'failed', output: result.output, usage: result.usage, error } : { status: result.status, output: result.output, usage: result.usage, error: null };
     const response = responseObject(this.#header, state);
     const type = state.status === 'failed' ? 'response.failed' : state.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    const frames = events.map(frame).join('') + responseEventFrame(this.#translator.terminal(type), JSON.stringify(response));
+    const json = JSON.stringify(response);
+    const frames = events.map(frame).join('') + responseEventFrame(this.#translator.terminal(type), json);
     this.#store(state, response, () => {
       // The stream's end is already asked for (the common case: [DONE] came with the upstream's end): the
       // frames go out with it, one write instead of two.
       if (this.#ending) this.#terminal = frames;
       else if (this.#reply.open) this.#reply.write(this.#takeHeld(frames));
-    });
+    }, json);
   }
 
   onWritable(handler: () => void): void {

@@ -34,6 +34,8 @@ export interface ResponseRecord {
   readonly status: string;
   readonly input: readonly Item[];
   readonly body: Record<string, unknown>;
+  /** `body` as JSON text, when its writer serialized it already (for the answer): stored as it is. */
+  readonly bodyJson?: string;
   readonly createdAt: number;
 }
 

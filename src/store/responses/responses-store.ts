@@ -46,6 +46,9 @@ export function createResponsesStore(deps: ResponsesStoreDeps): ResponsesStore {
   return { responses: storedResponses(deps, db, dialect === 'postgres'), conversations: createConversations({ ...deps, db }) };
 }
 
+/** The stored body's JSON: as its writer serialized it, when it did. */
+const bodyOf = (s: ResponseRecord): string => s.bodyJson ?? toJson(s.body);
+
 const finishEvent = (f: ResponseFinish): EventType => (f.failed ? 'response.failed' : 'response.completed');
 
 function storedResponses({ runner, events, notices, owner, now }: ResponsesStoreDeps, db: Kysely<ResponsesTables>, lockRows: boolean): StoredResponses {
@@ -66,14 +69,14 @@ function storedResponses({ runner, events, notices, owner, now }: ResponsesStore
         conversation_id: s.conversationId,
         status: s.status,
         input: toJson(s.input),
-        body: toJson(s.body),
+        body: bodyOf(s),
         created_at: s.createdAt,
         owner_instance: owner,
       }),
     );
 
-  function* transition(projectId: string, id: string, status: string, body: Record<string, unknown>): SqlProgram<boolean> {
-    const changed = yield* run(db.updateTable('responses').set({ status, body: toJson(body) }).where('project_id', '=', projectId).where('id', '=', id).where(running));
+  function* transition(projectId: string, id: string, status: string, body: string): SqlProgram<boolean> {
+    const changed = yield* run(db.updateTable('responses').set({ status, body }).where('project_id', '=', projectId).where('id', '=', id).where(running));
     return changed > 0;
   }
 
@@ -81,7 +84,7 @@ function storedResponses({ runner, events, notices, owner, now }: ResponsesStore
     const s = f.store;
     if (f.background) {
       // Cancelled (or failed by a recovery) meanwhile: that outcome stands, and nothing else happens.
-      if (!s || !(yield* transition(f.projectId, f.responseId, s.status, s.body))) return;
+      if (!s || !(yield* transition(f.projectId, f.responseId, s.status, bodyOf(s)))) return;
     } else if (s) {
       yield* insert(s);
     }
@@ -90,7 +93,7 @@ function storedResponses({ runner, events, notices, owner, now }: ResponsesStore
   }
 
   function* cancelled(projectId: string, id: string, status: string, body: Record<string, unknown>): SqlProgram<boolean> {
-    const moved = yield* transition(projectId, id, status, body);
+    const moved = yield* transition(projectId, id, status, toJson(body));
     if (moved && status === 'cancelled') yield* notices.notify(RESPONSES_CANCELLED_TOPIC);
     return moved;
   }
@@ -105,7 +108,7 @@ function storedResponses({ runner, events, notices, owner, now }: ResponsesStore
     const select = db.selectFrom('responses').select(['project_id', 'id', 'body']).where(runningOf[whose]);
     const found = yield* rows(lockRows ? select.forUpdate().skipLocked() : select);
     for (const row of found) {
-      yield* transition(row.project_id, row.id, 'failed', { ...fromJson<Record<string, unknown>>(row.body), status: 'failed', error });
+      yield* transition(row.project_id, row.id, 'failed', toJson({ ...fromJson<Record<string, unknown>>(row.body), status: 'failed', error }));
       yield* events.emit(row.project_id, 'response.failed', { id: row.id }, now());
     }
     return found.length;

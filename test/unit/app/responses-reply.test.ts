@@ -112,6 +112,28 @@ describe('ResponsesReply and the store', () => {
   });
 });
 
+describe('the stored body', () => {
+  it('is handed to the store as the text the answer carries, streamed or not', async () => {
+    const seen: { body: Record<string, unknown>; text: string | undefined }[] = [];
+    const finish: FinishResponse = async (_state, body, bodyJson) => void seen.push({ body, text: bodyJson });
+    const answered: string[] = [];
+    const out = { ...sink(), jsonText: (_status: number, text: string) => void answered.push(text), endStream: (last?: string) => void answered.push(last ?? '') };
+
+    const plain = new ResponsesReply(out, header, newId, finish);
+    plain.json(200, completion);
+    await plain.settled();
+    const streamed = new ResponsesReply(out, header, newId, finish);
+    streamed.beginStream(200, 'text/event-stream');
+    streamed.endStream(chunk({ role: 'assistant', content: 'hi' }, 'stop') + 'data: [DONE]\n\n');
+    await streamed.settled();
+
+    expect(seen).toHaveLength(2);
+    for (const s of seen) expect(s.text).toBe(JSON.stringify(s.body));
+    expect(answered[0]).toBe(seen[0]?.text);
+    expect(answered[1]).toContain(`"response":${seen[1]?.text}}`);
+  });
+});
+
 describe('ResponsesReply socket writes (issue 35)', () => {
   /** Each write and the end, as the events each carries. */
   function counting(): { sink: TurnSink; calls: string[][] } {
