@@ -101,6 +101,19 @@ export function writeTransaction<A extends unknown[], R>(db: Db, fn: (...args: A
   return db.transaction(fn).immediate;
 }
 
+/**
+ * A step of a transaction writeTransaction opened, rolled back alone when it throws: better-sqlite3 runs a
+ * transaction function called inside another one as a SAVEPOINT. Outside a transaction it would open a
+ * plain deferred one, so there it refuses to run.
+ */
+export function savepoint<A extends unknown[], R>(db: Db, fn: (...args: A) => R): (...args: A) => R {
+  const step = db.transaction(fn);
+  return (...args) => {
+    if (!db.inTransaction) throw new Error('a savepoint runs only inside a write transaction');
+    return step(...args);
+  };
+}
+
 const schemaVersion = (db: Db): number => db.pragma('user_version', { simple: true }) as number;
 
 /**

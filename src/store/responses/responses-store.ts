@@ -121,7 +121,8 @@ function storedResponses({ runner, events, notices, owner, now }: ResponsesStore
     },
     // A foreground response neither stored nor in a conversation changes nothing but its event: with no
     // subscriber to it, no transaction at all (it was 5% of a streamed Responses turn's CPU, issue 35).
-    finish: (f) => (!f.background && !f.store && !f.conversation && events.goesNowhere(f.projectId, finishEvent(f)) ? Promise.resolve() : runner.write(finish(f))),
+    // The caller only awaits the outcome (the answer waits for it): committed with the neighbours of its turn.
+    finish: (f) => (!f.background && !f.store && !f.conversation && events.goesNowhere(f.projectId, finishEvent(f)) ? Promise.resolve() : runner.writeSoon(finish(f))),
     delete: (projectId, id) => runner.write(remove(projectId, id)),
     queue: async (record) => void (await runner.write(insert(record))),
     transition: (projectId, id, status, body) => runner.write(cancelled(projectId, id, status, body)),

@@ -19,5 +19,7 @@ export function createPostgresRunner(store: Pick<PgStore, 'pool' | 'transaction'
     dialect: 'postgres',
     read: (program) => driveAsync(program, onPool),
     write: (program) => store.transaction((client) => driveAsync(program, executeOn(client))),
+    // Each on its own transaction: the pool already runs concurrent ones side by side.
+    writeSoon: (program) => store.transaction((client) => driveAsync(program, executeOn(client))),
   };
 }

@@ -9,6 +9,12 @@ export interface SqlRunner {
   readonly dialect: SqlDialect;
   read<R>(program: SqlProgram<R>): Promise<R>;
   write<R>(program: SqlProgram<R>): Promise<R>;
+  /**
+   * As `write`, for a caller that only awaits the outcome: the runner may commit it with the others asked
+   * for in the same event-loop turn (SQLite: one transaction at setImmediate, a savepoint each, so one
+   * program's failure is its own). Its effects are not visible before the promise settles.
+   */
+  writeSoon<R>(program: SqlProgram<R>): Promise<R>;
 }
 
 /**

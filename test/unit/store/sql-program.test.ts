@@ -64,6 +64,32 @@ describe('the SQLite runner', () => {
     expect(await runner.read(rows(db.selectFrom('items').selectAll().orderBy('id')))).toEqual([{ id: 'a', n: 1 }]);
   });
 
+  it('runs the programs asked for soon in one turn at its end, in order, each rolled back alone when it throws', async () => {
+    const { runner, db } = open();
+    function* failing(): SqlProgram<void> {
+      yield* run(db.insertInto('items').values({ id: 'b', n: 2 }));
+      throw new Error('stop');
+    }
+    const a = runner.writeSoon(run(db.insertInto('items').values({ id: 'a', n: 1 })));
+    const b = runner.writeSoon(failing());
+    const c = runner.writeSoon(first(db.selectFrom('items').select('n').where('id', '=', 'a')));
+    // Nothing has run yet: the batch waits for the end of this turn.
+    expect(runner.readSync(rows(db.selectFrom('items').selectAll()))).toEqual([]);
+    const outcomes = await Promise.allSettled([a, b, c]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(outcomes[2]).toEqual({ status: 'fulfilled', value: { n: 1 } });
+    expect(runner.readSync(rows(db.selectFrom('items').selectAll().orderBy('id')))).toEqual([{ id: 'a', n: 1 }]);
+  });
+
+  it('rejects every program of a batch whose commit fails', async () => {
+    const { store, runner, db } = open();
+    const a = runner.writeSoon(run(db.insertInto('items').values({ id: 'a', n: 1 })));
+    const b = runner.writeSoon(run(db.insertInto('items').values({ id: 'b', n: 2 })));
+    store.close();
+    const outcomes = await Promise.allSettled([a, b]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+  });
+
   it('binds booleans as 1 and 0, and runs the same program synchronously', () => {
     const { runner, db } = open();
     runner.writeSync(run(db.insertInto('items').values({ id: 'x', n: 0 })));
