@@ -155,6 +155,12 @@ class TurnStream implements AnswerReader {
         this.#send(frame);
         return;
       }
+      const usage = this.#restamper.usageFrame(data);
+      if (usage !== null) {
+        this.#normalizer.countUsage(usage.usage);
+        if (usage.frame !== null) this.#send(usage.frame);
+        return;
+      }
     }
     let chunk: Record<string, unknown>;
     try {

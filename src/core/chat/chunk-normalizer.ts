@@ -47,6 +47,11 @@ export class ChunkNormalizer {
     if (hasContent) this.#contentChunks++;
   }
 
+  /** Keeps the usage of a usage chunk that took the fast path (chunk-restamp.ts usageFrame). */
+  countUsage(usage: TurnUsage): void {
+    this.#usage = usage;
+  }
+
   /** The chunk to send, or null when nothing is left of it (e.g. excluded reasoning). */
   normalize(chunk: Json): Json | null {
     const ctx = this.#ctx;

@@ -49,7 +49,7 @@ export function restampCompletion(text: string, ctx: TurnContext): RestampedComp
   if (ctx.splitInlineThink) return null;
   const match = COMMON_COMPLETION.exec(text);
   if (!match) return null;
-  const usage = usageOf(match[4] ?? '', ctx.reasoningModel);
+  const usage = restampedUsage(match[4] ?? '', ctx.reasoningModel);
   if (!usage) return null;
   const adjusted = ctx.adjustedEffort === null ? '' : `,"x_adjusted_reasoning_effort":${JSON.stringify(ctx.adjustedEffort)}`;
   const body =
@@ -60,7 +60,7 @@ export function restampCompletion(text: string, ctx: TurnContext): RestampedComp
 }
 
 /** The usage object as normalizeUsage would serialize it, and its counts; null if it is not JSON. */
-function usageOf(raw: string, reasoningModel: boolean): { text: string; turn: TurnUsage } | null {
+export function restampedUsage(raw: string, reasoningModel: boolean): { text: string; turn: TurnUsage } | null {
   const m = COMMON_USAGE.exec(raw);
   if (m) {
     const reasoning = reasoningModel && m[5] !== undefined ? m[5] : 'null';

@@ -102,3 +102,41 @@ describe('usage the client did not ask for', () => {
     expect(JSON.parse(fast?.chunk ?? '')).toEqual(full);
   });
 });
+
+describe('the usage chunk on the fast path', () => {
+  const usageChunk = (usage: string, extra = ''): string => chunk('[]', `,"usage":${usage}${extra}`);
+  const SIM = '{"prompt_tokens":6,"completion_tokens":3,"total_tokens":9,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}';
+  const cases: [string, TurnContext, string][] = [
+    ['the three counts', ctx, '{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}'],
+    ['cached and reasoning details', ctx, SIM],
+    ['a reasoning model', { ...ctx, reasoningModel: true }, SIM],
+    ['an adjusted effort', { ...ctx, adjustedEffort: 'high' }, SIM],
+    ['members in another order (parsed)', ctx, '{"total_tokens":5,"completion_tokens":2,"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":1,"audio_tokens":0}}'],
+  ];
+
+  it.each(cases)('writes the bytes full normalization writes: %s', (_label, turn, usage) => {
+    const data = usageChunk(usage);
+    const normalizer = new ChunkNormalizer(turn);
+    const full = normalizer.normalize(JSON.parse(data) as Record<string, unknown>);
+    const fast = new ChunkRestamper(turn).usageFrame(data);
+    expect(fast?.frame).toBe(`data: ${JSON.stringify(full)}\n\n`);
+    expect(fast?.usage).toEqual(normalizer.usage);
+  });
+
+  it('sends nothing but keeps the usage when the client did not ask for it', () => {
+    const unasked: TurnContext = { ...ctx, streamUsage: false };
+    const normalizer = new ChunkNormalizer(unasked);
+    expect(normalizer.normalize(JSON.parse(usageChunk(SIM)) as Record<string, unknown>)).toBeNull();
+    const fast = new ChunkRestamper(unasked).usageFrame(usageChunk(SIM));
+    expect(fast).toEqual({ frame: null, usage: normalizer.usage });
+  });
+
+  it.each([
+    ['an upstream service_tier', usageChunk(SIM, ',"service_tier":"default"')],
+    ['a choice beside the usage', chunk('[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]', `,"usage":${SIM}`)],
+    ['usage nested deeper', usageChunk('{"prompt_tokens":1,"x":{"y":{"z":1}}}')],
+    ['usage that is not JSON', usageChunk('{"prompt_tokens":1,}')],
+  ])('leaves a chunk with %s to full normalization', (_label, data) => {
+    expect(new ChunkRestamper(ctx).usageFrame(data)).toBeNull();
+  });
+});
