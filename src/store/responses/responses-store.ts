@@ -121,8 +121,12 @@ function storedResponses({ runner, events, notices, owner, now }: ResponsesStore
     },
     // A foreground response neither stored nor in a conversation changes nothing but its event: with no
     // subscriber to it, no transaction at all (it was 5% of a streamed Responses turn's CPU, issue 35).
-    // The caller only awaits the outcome (the answer waits for it): committed with the neighbours of its turn.
-    finish: (f) => (!f.background && !f.store && !f.conversation && events.goesNowhere(f.projectId, finishEvent(f)) ? Promise.resolve() : runner.writeSoon(finish(f))),
+    // Either way the caller only awaits the outcome (its answer waits for it), so the lookup and the commit
+    // are shared with the responses finishing in the same turn.
+    async finish(f) {
+      if (!f.background && !f.store && !f.conversation && (await events.goesNowhere(f.projectId, finishEvent(f)))) return;
+      await runner.writeSoon(finish(f));
+    },
     delete: (projectId, id) => runner.write(remove(projectId, id)),
     queue: async (record) => void (await runner.write(insert(record))),
     transition: (projectId, id, status, body) => runner.write(cancelled(projectId, id, status, body)),

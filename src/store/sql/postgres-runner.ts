@@ -21,5 +21,6 @@ export function createPostgresRunner(store: Pick<PgStore, 'pool' | 'transaction'
     write: (program) => store.transaction((client) => driveAsync(program, executeOn(client))),
     // Each on its own transaction: the pool already runs concurrent ones side by side.
     writeSoon: (program) => store.transaction((client) => driveAsync(program, executeOn(client))),
+    readSoon: (program) => driveAsync(program, onPool),
   };
 }

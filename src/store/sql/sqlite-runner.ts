@@ -5,7 +5,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import type { Compilable } from 'kysely';
-import { savepoint, writeTransaction, type Db } from '../db.js';
+import { readTransaction, savepoint, writeTransaction, type Db } from '../db.js';
 import { isNative, type QueryOutcome, type SqlProgram, type SqlStep } from './sql-program.js';
 import { driveSync, type SqlRunner } from './sql-runner.js';
 
@@ -47,12 +47,15 @@ export function createSqliteRunner(db: Db): SqliteRunner {
     return { rows: [], changes: stmt.run(...params).changes } satisfies QueryOutcome;
   };
   const inTransaction = writeTransaction(db, <R>(program: SqlProgram<R>): R => driveSync(program, execute));
-  const soon = groupCommit(db, <R>(program: SqlProgram<R>): R => driveSync(program, execute));
+  const drive = <R>(program: SqlProgram<R>): R => driveSync(program, execute);
+  const soon = grouped(writeTransaction, savepoint(db, drive), db);
+  const readSoon = grouped(readTransaction, drive, db);
   return {
     dialect: 'sqlite',
     read: async (program) => driveSync(program, execute),
     write: async (program) => inTransaction(program),
     writeSoon: (program) => soon(program),
+    readSoon: (program) => readSoon(program),
     readSync: (program) => driveSync(program, execute),
     writeSync: (program) => inTransaction(program),
     firstSync<R>(query: Compilable<R>): R | undefined {
@@ -68,20 +71,26 @@ interface Queued {
   readonly reject: (err: unknown) => void;
 }
 
+type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
+
 /**
- * Programs asked for in one event-loop turn, committed in one IMMEDIATE transaction at setImmediate, each
- * in a savepoint (db.ts): a program that throws is rolled back alone and its promise rejects; a commit
- * that fails rejects them all. A stored Response's commit was ~55 us of a streamed turn, nearly all of it
- * the transaction's own (the locks, the WAL append), which the turns finishing beside it now share
- * (issue 35).
+ * Programs asked for in one event-loop turn, run together at setImmediate in one transaction (`open`):
+ * writes in one IMMEDIATE transaction, each in a savepoint (db.ts), so a program that throws is rolled back
+ * alone and its promise rejects, and a commit that fails rejects them all; reads under one read lock. A
+ * stored Response's commit was ~55 us of a streamed turn, nearly all of it the transaction's own (the locks,
+ * the WAL append), and a lookup's read lock most of its ~10 us: the turns finishing beside it now share
+ * them (issue 35).
  */
-function groupCommit(db: Db, drive: <R>(program: SqlProgram<R>) => R): <R>(program: SqlProgram<R>) => Promise<R> {
+function grouped(
+  open: (db: Db, fn: (due: readonly Queued[]) => Outcome[]) => (due: readonly Queued[]) => Outcome[],
+  each: (program: SqlProgram<unknown>) => unknown,
+  db: Db,
+): <R>(program: SqlProgram<R>) => Promise<R> {
   let queued: Queued[] = [];
-  const step = savepoint(db, (program: SqlProgram<unknown>) => drive(program));
-  const commit = writeTransaction(db, (due: readonly Queued[]) =>
-    due.map((q): { ok: true; value: unknown } | { ok: false; err: unknown } => {
+  const together = open(db, (due) =>
+    due.map((q): Outcome => {
       try {
-        return { ok: true, value: step(q.program) };
+        return { ok: true, value: each(q.program) };
       } catch (err) {
         return { ok: false, err };
       }
@@ -90,9 +99,9 @@ function groupCommit(db: Db, drive: <R>(program: SqlProgram<R>) => R): <R>(progr
   const run = (): void => {
     const due = queued;
     queued = [];
-    let outcomes;
+    let outcomes: Outcome[];
     try {
-      outcomes = commit(due);
+      outcomes = together(due);
     } catch (err) {
       for (const q of due) q.reject(err);
       return;

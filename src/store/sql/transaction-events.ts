@@ -20,7 +20,7 @@ export interface TransactionEvents {
    * True when the event is known to reach no endpoint (SQLite: no active endpoint of the project subscribes
    * to it), so a change that is only this event need not open a transaction. False when not known here.
    */
-  goesNowhere(projectId: string, type: EventType): boolean;
+  goesNowhere(projectId: string, type: EventType): Promise<boolean>;
 }
 
 const wrongBackend = (name: string) => (): never => {
@@ -28,10 +28,10 @@ const wrongBackend = (name: string) => (): never => {
 };
 
 /** SQLite: the outbox's own statements, on the program's connection (a savepoint of its transaction). */
-export function sqliteTransactionEvents(outbox: EventOutbox & { subscribed?(projectId: string, type: EventType): boolean }): TransactionEvents {
+export function sqliteTransactionEvents(outbox: EventOutbox & { subscribedSoon?(projectId: string, type: EventType): Promise<boolean> }): TransactionEvents {
   return {
     emit: (projectId, type, data) => native({ sqlite: () => outbox.emit(projectId, type, data), postgres: wrongBackend('SQLite') }),
-    goesNowhere: (projectId, type) => outbox.subscribed !== undefined && !outbox.subscribed(projectId, type),
+    goesNowhere: async (projectId, type) => outbox.subscribedSoon !== undefined && !(await outbox.subscribedSoon(projectId, type)),
   };
 }
 
@@ -41,6 +41,6 @@ export function postgresTransactionEvents(): TransactionEvents {
   return {
     emit: (projectId, type, data, at) => appendEvents(q, eventsOf(projectId, type, data, at)),
     // The subscribers are in PostgreSQL: asking would cost the round trip the skip would save.
-    goesNowhere: () => false,
+    goesNowhere: () => Promise.resolve(false),
   };
 }
