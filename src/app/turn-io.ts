@@ -79,7 +79,7 @@ export interface TurnSink {
 export interface StreamReshaper {
   /**
    * The frames a chunk that is only content text makes, given that text as the body of its JSON string
-   * (escapes as the model sent them); null when it cannot be read (the chunk then goes as a chat frame).
+   * (escapes as the model sent them); null when it is not valid JSON text (the chunk then takes the full parse).
    */
   content(escaped: string): string | null;
   /** The frames a chat chunk makes that the chat path parsed and normalized (handed over as the object). */
