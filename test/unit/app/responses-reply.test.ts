@@ -245,6 +245,22 @@ describe('the content-only fast path (issue 35)', () => {
     expect(frames('reshaper')).toContain('"delta":"hi \\"there\\"\\né\\\\"');
   });
 
+  it('ends the Response failed, after the text it delivered, when the chat stream hands over an error frame', async () => {
+    const calls: string[] = [];
+    const out = { ...sink(), write: (c: string | Buffer) => (calls.push(c.toString()), true), endStream: (last?: string) => void calls.push(last ?? '') };
+    const stored: ResponseState[] = [];
+    const reply = new ResponsesReply(out, header, newId, async (state) => void stored.push(state));
+    reply.beginStream(200, 'text/event-stream');
+    const frames = (reply.reshaper.content('par') ?? '') + reply.reshaper.translate('data: {"error":{"message":"The connection to the model server failed mid-stream.","type":"server_error","code":"internal_error","param":null}}\n\ndata: [DONE]\n\n');
+    reply.reshaper.end(frames);
+    await reply.settled();
+    const events = [...calls.join('').matchAll(/^event: (\S+)$/gm)].map((m) => m[1]);
+    expect(events.at(-1)).toBe('response.failed');
+    expect(events).toContain('response.output_text.delta');
+    expect(stored).toEqual([expect.objectContaining({ status: 'failed', error: { code: 'internal_error', message: 'The connection to the model server failed mid-stream.' } })]);
+    expect(stored[0]?.output).toEqual([expect.objectContaining({ type: 'message', content: [expect.objectContaining({ text: 'par' })] })]);
+  });
+
   it('leaves content text that is not valid JSON string text to the chat frame (null)', () => {
     const reply = new ResponsesReply(sink(), header, newId, async () => undefined);
     expect(reply.reshaper.content('bad \\x escape')).toBeNull();
