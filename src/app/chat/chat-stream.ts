@@ -139,13 +139,21 @@ class TurnStream implements AnswerReader {
       return;
     }
     if (this.#shaper !== null) {
-      // A reshaping sink takes content text as text; any other chunk as the normalized object (below), never
-      // as a re-stamped chat frame it would parse again.
-      const text = this.#restamper.contentOnly(data);
-      const frames = text === null ? null : this.#shaper.content(text);
+      // A reshaping sink takes content text as text and any other chunk as the normalized object, never as
+      // a re-stamped chat frame it would parse again; on the fast path that object is read from the choices
+      // (or the usage) alone.
+      const piece = this.#restamper.reshapable(data);
+      const frames = piece === null ? null : typeof piece === 'string' ? this.#shaper.content(piece) : this.#shaper.chunk(piece);
       if (frames !== null) {
         this.#normalizer.countRestamped(this.#restamper.hadContent);
         this.#queue(frames);
+        return;
+      }
+      const usage = this.#restamper.usageFrame(data);
+      if (usage !== null) {
+        this.#normalizer.countUsage(usage.usage);
+        // As the full path: a usage chunk the client did not ask for says nothing.
+        if (usage.frame !== null) this.#queue(this.#shaper.chunk({ choices: [], usage: JSON.parse(usage.usageJson) as unknown }));
         return;
       }
     } else {

@@ -36,6 +36,8 @@ const USAGE_CHUNK = new RegExp(
 export interface RestampedUsage {
   readonly frame: string | null;
   readonly usage: TurnUsage;
+  /** The usage object as full normalization leaves it, serialized. */
+  readonly usageJson: string;
 }
 
 export interface Restamped {
@@ -77,18 +79,26 @@ export class ChunkRestamper {
   }
 
   /**
-   * The content text of a chunk that carries nothing else (a content delta, no finish reason, no usage),
-   * as the body of its JSON string, escapes kept; null when the chunk carries more or takes the full path.
-   * For a sink that reshapes the stream: it needs the text, not a chat frame. `hadContent` as for `frame`.
+   * What a sink that reshapes the stream takes of a chunk on the fast path, instead of a chat frame: a chunk
+   * that carries nothing but content text (no finish reason, no usage), that text as the body of its JSON
+   * string, escapes kept; any other common chunk (a finish reason, a role alone), its choices as full
+   * normalization leaves them, read from the choices alone; null when the chunk takes the full path.
+   * `hadContent` as for `frame`.
    */
-  contentOnly(data: string): string | null {
+  reshapable(data: string): string | { readonly choices: unknown[] } | null {
     if (this.#ctx.splitInlineThink) return null;
     const match = COMMON_CHUNK.exec(data);
-    // Within the choices every quote of the content is escaped, so this finds the member, never the text.
-    if (!match || !(match[2] ?? '').includes('"finish_reason":null')) return null;
+    if (!match) return null;
     const content = match[3] ?? '';
     this.hadContent = content !== '';
-    return content;
+    const choices = match[2] ?? '';
+    // Within the choices every quote of the content is escaped, so this finds the member, never the text.
+    if (choices.includes('"finish_reason":null')) return content;
+    try {
+      return JSON.parse(`{${choices}}`) as { choices: unknown[] };
+    } catch {
+      return null;
+    }
   }
 
   /**
@@ -102,13 +112,13 @@ export class ChunkRestamper {
     if (!match) return null;
     const usage = restampedUsage(match[2] ?? '', this.#ctx.reasoningModel);
     if (!usage) return null;
-    if (!this.#ctx.streamUsage) return { frame: null, usage: usage.turn };
+    if (!this.#ctx.streamUsage) return { frame: null, usage: usage.turn, usageJson: usage.text };
     const ctx = this.#ctx;
     const adjusted = ctx.adjustedEffort === null ? '' : `,"x_adjusted_reasoning_effort":${JSON.stringify(ctx.adjustedEffort)}`;
     const frame =
       `${this.#framedHead}${match[1] ?? '0'},"model":${JSON.stringify(ctx.clientModel)},"choices":[],"usage":${usage.text},` +
       `"service_tier":${JSON.stringify(ctx.lane)}${adjusted}}\n\n`;
-    return { frame, usage: usage.turn };
+    return { frame, usage: usage.turn, usageJson: usage.text };
   }
 
   #build(data: string, head: string, end: string): string | null {

@@ -261,6 +261,33 @@ describe('the content-only fast path (issue 35)', () => {
     expect(stored[0]?.output).toEqual([expect.objectContaining({ type: 'message', content: [expect.objectContaining({ text: 'par' })] })]);
   });
 
+  it('makes the same frames and outcome of the finish and usage chunks handed over as objects as of their chat frames', async () => {
+    const run = async (via: 'frame' | 'reshaper'): Promise<{ out: string; state: ResponseState | undefined }> => {
+      const out: string[] = [];
+      const s = { ...sink(), write: (c: string | Buffer) => (out.push(c.toString()), true), endStream: (last?: string) => void out.push(last ?? '') };
+      let ids = 0;
+      let state: ResponseState | undefined;
+      const reply = new ResponsesReply(s, header, (prefix) => `${prefix}${++ids}`, async (st) => void (state = st));
+      reply.beginStream(200, 'text/event-stream');
+      const finish = { index: 0, delta: {}, logprobs: null, finish_reason: 'length' };
+      const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_tokens_details: { cached_tokens: 1, audio_tokens: null } };
+      if (via === 'frame') {
+        reply.write(chunk({ content: 'ab' }) + `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [finish] })}\n\n`);
+        reply.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage })}\n\ndata: [DONE]\n\n`);
+        reply.endStream();
+      } else {
+        const shaper = reply.reshaper;
+        shaper.write((shaper.content('ab') ?? '') + shaper.chunk({ choices: [finish] }));
+        shaper.end(shaper.chunk({ choices: [], usage }) + shaper.translate('data: [DONE]\n\n'));
+      }
+      await reply.settled();
+      return { out: out.join(''), state };
+    };
+    const [framed, shaped] = [await run('frame'), await run('reshaper')];
+    expect(shaped).toEqual(framed);
+    expect(shaped.state).toMatchObject({ status: 'incomplete', usage: { input_tokens: 3, output_tokens: 2 } });
+  });
+
   it('leaves content text that is not valid JSON string text to the chat frame (null)', () => {
     const reply = new ResponsesReply(sink(), header, newId, async () => undefined);
     expect(reply.reshaper.content('bad \\x escape')).toBeNull();

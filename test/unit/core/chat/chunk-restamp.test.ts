@@ -51,27 +51,35 @@ describe('the streaming fast path', () => {
   });
 });
 
-describe('the content text a reshaping sink takes (the Responses reply)', () => {
+describe('what a reshaping sink takes of a chunk on the fast path (the Responses reply)', () => {
   it('is the body of the content string, escapes kept, for a chunk that carries nothing else', () => {
     const r = new ChunkRestamper(ctx);
-    expect(r.contentOnly(CONTENT)).toBe(' caf\\u00e9 \\"usage\\"');
+    expect(r.reshapable(CONTENT)).toBe(' caf\\u00e9 \\"usage\\"');
     expect(r.hadContent).toBe(true);
-    expect(r.contentOnly(ROLE)).toBe('');
+    expect(r.reshapable(ROLE)).toBe('');
     expect(r.hadContent).toBe(false);
   });
 
   it.each([
-    ['a finish reason', FINISH],
-    ['a finish reason and content', chunk('[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":"length","stop_reason":null}]')],
-    ['content that reads like the finish member', chunk('[{"index":0,"delta":{"content":"\\"finish_reason\\":null"},"logprobs":null,"finish_reason":"stop"}]')],
+    ['a finish reason', FINISH, false],
+    ['a finish reason and content, with stop_reason', chunk('[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":"length","stop_reason":null}]'), true],
+    ['content that reads like the finish member', chunk('[{"index":0,"delta":{"content":"\\"finish_reason\\":null"},"logprobs":null,"finish_reason":"stop"}]'), true],
+  ])('is the choices as full normalization leaves them for a chunk with %s', (_label, data, hasContent) => {
+    const r = new ChunkRestamper(ctx);
+    const full = new ChunkNormalizer(ctx).normalize(JSON.parse(data) as Record<string, unknown>);
+    expect(r.reshapable(data)).toEqual({ choices: full?.choices });
+    expect(r.hadContent).toBe(hasContent);
+  });
+
+  it.each([
     ['logprobs', chunk('[{"index":0,"delta":{"content":"a"},"logprobs":{"content":[]},"finish_reason":null}]')],
     ['a usage object', chunk('[]', ',"usage":{"prompt_tokens":1}')],
   ])('is null for a chunk with %s', (_label, data) => {
-    expect(new ChunkRestamper(ctx).contentOnly(data)).toBeNull();
+    expect(new ChunkRestamper(ctx).reshapable(data)).toBeNull();
   });
 
   it('is off when inline think text must be split', () => {
-    expect(new ChunkRestamper({ ...ctx, splitInlineThink: true }).contentOnly(CONTENT)).toBeNull();
+    expect(new ChunkRestamper({ ...ctx, splitInlineThink: true }).reshapable(CONTENT)).toBeNull();
   });
 });
 
@@ -121,6 +129,7 @@ describe('the usage chunk on the fast path', () => {
     const fast = new ChunkRestamper(turn).usageFrame(data);
     expect(fast?.frame).toBe(`data: ${JSON.stringify(full)}\n\n`);
     expect(fast?.usage).toEqual(normalizer.usage);
+    expect(fast?.usageJson).toBe(JSON.stringify(full?.usage));
   });
 
   it('sends nothing but keeps the usage when the client did not ask for it', () => {
@@ -128,7 +137,7 @@ describe('the usage chunk on the fast path', () => {
     const normalizer = new ChunkNormalizer(unasked);
     expect(normalizer.normalize(JSON.parse(usageChunk(SIM)) as Record<string, unknown>)).toBeNull();
     const fast = new ChunkRestamper(unasked).usageFrame(usageChunk(SIM));
-    expect(fast).toEqual({ frame: null, usage: normalizer.usage });
+    expect(fast).toMatchObject({ frame: null, usage: normalizer.usage });
   });
 
   it.each([
