@@ -138,37 +138,18 @@ class TurnStream implements AnswerReader {
       this.#sawDone = true;
       return;
     }
-    if (this.#shaper !== null) {
-      // A reshaping sink takes content text as text and any other chunk as the normalized object, never as
-      // a re-stamped chat frame it would parse again; on the fast path that object is read from the choices
-      // (or the usage) alone.
-      const piece = this.#restamper.reshapable(data);
-      const frames = piece === null ? null : typeof piece === 'string' ? this.#shaper.content(piece) : this.#shaper.chunk(piece);
-      if (frames !== null) {
-        this.#normalizer.countRestamped(this.#restamper.hadContent);
-        this.#queue(frames);
-        return;
-      }
-      const usage = this.#restamper.usageFrame(data);
-      if (usage !== null) {
-        this.#normalizer.countUsage(usage.usage);
-        // As the full path: a usage chunk the client did not ask for says nothing.
-        if (usage.frame !== null) this.#queue(this.#shaper.chunk({ choices: [], usage: JSON.parse(usage.usageJson) as unknown }));
-        return;
-      }
-    } else {
-      const frame = this.#restamper.frame(data);
-      if (frame !== null) {
-        this.#normalizer.countRestamped(this.#restamper.hadContent);
-        this.#send(frame);
-        return;
-      }
-      const usage = this.#restamper.usageFrame(data);
-      if (usage !== null) {
-        this.#normalizer.countUsage(usage.usage);
-        if (usage.frame !== null) this.#send(usage.frame);
-        return;
-      }
+    const frames = this.#shaper === null ? this.#restamper.frame(data) : this.#reshaped(data, this.#shaper);
+    if (frames !== null) {
+      this.#normalizer.countRestamped(this.#restamper.hadContent);
+      this.#queue(frames);
+      return;
+    }
+    const usage = this.#restamper.usageFrame(data);
+    if (usage !== null) {
+      this.#normalizer.countUsage(usage.usage);
+      // No frame: the client did not ask for usage, and the chunk says nothing (as on the full path).
+      if (usage.frame !== null) this.#queue(this.#shaper === null ? usage.frame : this.#shaper.chunk({ choices: [], usage: JSON.parse(usage.usageJson) as unknown }));
+      return;
     }
     let chunk: Record<string, unknown>;
     try {
@@ -184,6 +165,15 @@ class TurnStream implements AnswerReader {
     }
     const normalized = this.#normalizer.normalize(chunk);
     if (normalized) this.#sendJson(normalized);
+  }
+
+  /**
+   * A reshaping sink takes content text as text and any other chunk as the normalized object, never as a
+   * re-stamped chat frame it would parse again; on the fast path that object is read from the choices alone.
+   */
+  #reshaped(data: string, shaper: StreamReshaper): string | null {
+    const piece = this.#restamper.reshapable(data);
+    return piece === null ? null : typeof piece === 'string' ? shaper.content(piece) : shaper.chunk(piece);
   }
 
   // What one read of the upstream socket brings goes out in one write, after the microtasks of that read:
