@@ -213,7 +213,7 @@ function ledgerOf(services: ResponsesServices, ctx: RouteContext, auth: Authenti
     status,
     input: t.input,
     body: responseBody,
-    ...(bodyJson === undefined ? {} : { bodyJson }),
+    bodyJson,
     createdAt: header.createdAt,
   });
   const finish: FinishResponse = (state, responseBody, bodyJson) => {

@@ -15,12 +15,8 @@ export function createPostgresRunner(store: Pick<PgStore, 'pool' | 'transaction'
       return { rows: result.rows, changes: result.rowCount ?? 0 } satisfies QueryOutcome;
     };
   const onPool = executeOn(store.pool);
-  return {
-    dialect: 'postgres',
-    read: (program) => driveAsync(program, onPool),
-    write: (program) => store.transaction((client) => driveAsync(program, executeOn(client))),
-    // Each on its own transaction: the pool already runs concurrent ones side by side.
-    writeSoon: (program) => store.transaction((client) => driveAsync(program, executeOn(client))),
-    readSoon: (program) => driveAsync(program, onPool),
-  };
+  const read: SqlRunner['read'] = (program) => driveAsync(program, onPool);
+  const write: SqlRunner['write'] = (program) => store.transaction((client) => driveAsync(program, executeOn(client)));
+  // The soon variants are the plain ones: the pool already runs concurrent transactions side by side.
+  return { dialect: 'postgres', read, write, writeSoon: write, readSoon: read };
 }

@@ -46,18 +46,18 @@ export function createSqliteRunner(db: Db): SqliteRunner {
     }
     return { rows: [], changes: stmt.run(...params).changes } satisfies QueryOutcome;
   };
-  const inTransaction = writeTransaction(db, <R>(program: SqlProgram<R>): R => driveSync(program, execute));
   const drive = <R>(program: SqlProgram<R>): R => driveSync(program, execute);
-  const soon = grouped(writeTransaction, savepoint(db, drive), db);
+  const inTransaction = writeTransaction(db, drive);
+  const writeSoon = grouped(writeTransaction, savepoint(db, drive), db);
   const readSoon = grouped(readTransaction, drive, db);
   return {
     dialect: 'sqlite',
-    read: async (program) => driveSync(program, execute),
+    read: async (program) => drive(program),
     write: async (program) => inTransaction(program),
-    writeSoon: (program) => soon(program),
-    readSoon: (program) => readSoon(program),
-    readSync: (program) => driveSync(program, execute),
-    writeSync: (program) => inTransaction(program),
+    writeSoon,
+    readSoon,
+    readSync: drive,
+    writeSync: inTransaction,
     firstSync<R>(query: Compilable<R>): R | undefined {
       const { sql, parameters } = query.compile();
       return prepared(sql).get(...parameters.map(bindable)) as R | undefined;

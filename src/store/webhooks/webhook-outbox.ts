@@ -38,10 +38,9 @@ export interface StoreOutbox extends EventOutbox {
   append(event: OutboxEvent): number;
   /**
    * Whether an emit of `type` would queue anything: an active endpoint of the project subscribes to it
-   * (always true in relay mode, where the subscribers are in PostgreSQL). A read, outside any transaction.
+   * (always true in relay mode, where the subscribers are in PostgreSQL). A read, outside any transaction,
+   * with the other lookups of this event-loop turn under one read lock.
    */
-  subscribed(projectId: string, type: EventType): boolean;
-  /** As `subscribed`, read with the other lookups of this event-loop turn under one read lock. */
   subscribedSoon(projectId: string, type: EventType): Promise<boolean>;
 }
 
@@ -102,7 +101,6 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
       if (queued > 0) options.onEmitted?.();
       return queued;
     },
-    subscribed,
     subscribedSoon,
   };
 }

@@ -113,7 +113,7 @@ describe('the outbox', () => {
 });
 
 describe('whether anyone subscribes to an event', () => {
-  it('sees an endpoint added or disabled through this connection or another one (a sibling process) at its next ask', () => {
+  it('sees an endpoint added or disabled through this connection or another one (a sibling process) at its next ask', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'outbox-subscribed-'));
     const path = join(dir, 'gateway.db');
     const mine = openDatabase(path);
@@ -121,17 +121,17 @@ describe('whether anyone subscribes to an event', () => {
     try {
       mine.prepare("INSERT INTO projects (id, uuid, slug, name, plan, requests_per_minute, tokens_per_minute, created_at, updated_at) VALUES ('proj_a', 'u-a', 'a', 'A', 'paid', 0, 0, 0, 0)").run();
       const box = createOutbox(mine, { now: () => 1 });
-      expect(box.subscribed('proj_a', 'response.completed')).toBe(false);
-      expect(box.subscribed('proj_a', 'response.completed')).toBe(false);
+      expect(await box.subscribedSoon('proj_a', 'response.completed')).toBe(false);
+      expect(await box.subscribedSoon('proj_a', 'response.completed')).toBe(false);
 
       db = sibling;
       endpoint('w1', ['response.completed']);
-      expect(box.subscribed('proj_a', 'response.completed')).toBe(true);
-      expect(box.subscribed('proj_a', 'response.failed')).toBe(false);
+      expect(await box.subscribedSoon('proj_a', 'response.completed')).toBe(true);
+      expect(await box.subscribedSoon('proj_a', 'response.failed')).toBe(false);
 
       db = mine;
       createSqliteRunner(mine).writeSync(webhookEndpointPrograms('sqlite', createSecretBox(randomBytes(32))).update('proj_a', 'w1', { isActive: false }, 2));
-      expect(box.subscribed('proj_a', 'response.completed')).toBe(false);
+      expect(await box.subscribedSoon('proj_a', 'response.completed')).toBe(false);
     } finally {
       mine.close();
       sibling.close();
