@@ -44,7 +44,7 @@ export async function runRotatingRounds(targets: readonly Target[], scenario: Sc
   for (let i = 0; i < rounds; i++) {
     const rotated = targets.map((_, j) => targets[(i + j) % targets.length] as Target);
     for (const t of i % 2 === 0 ? rotated : rotated.reverse()) rows.get(t.label)?.push(await runScenario(t, scenario, seconds));
-    log(`${scenario.label}, round ${i + 1}: ${targets.map((t) => `${t.label} ${rows.get(t.label)?.[i]?.cpuUsPerReq?.toFixed(1)} us`).join(', ')}`);
+    log(`${scenario.label}, round ${i + 1}: ${targets.map((t) => `${t.label} ${rows.get(t.label)?.[i]?.cpuUsPerReq?.toFixed(1)} us (${rows.get(t.label)?.[i]?.load.completed} req)`).join(', ')}`);
   }
   return rows;
 }

@@ -88,7 +88,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const scrape = wireMetricsSurface({ uws, config, services, metrics, upstream, token: metricsScrapeToken, workerRpc, sharedPort, workerId: instances.id, logger });
   routes.push(...scrape.routes);
   const tracing = await openTracing(config, instances.id);
-  const server = wireGatewayServer({ uws, config, routes, services, chatServices, agents: exec.agents, catalog, routing, backend, metrics, sharedPort, workerId: instances.id, tracing, logger });
+  const server = wireGatewayServer({ uws, config, routes, services, chatServices, agents: exec.agents, catalog, routing, backend, metrics, sharedPort, workerId: instances.id, tracing, logger, answerBarrier: chat.answerBarrier });
   // Before listening: what a stopped instance left dispatched fails (gateway_restarted) before any agent
   // can connect and be handed work that recovery would then fail.
   exec.execInvocations.start();

@@ -70,6 +70,18 @@ export function statusLine(status: number): string {
  */
 const bytesOf = byteCache(256);
 
+/**
+ * What an answer must wait for before it leaves: the usage rows its turn recorded, which the usage journal
+ * writes for all the turns of one event-loop turn at once (store/usage-journal.ts). Null on servers that
+ * record none.
+ */
+export interface AnswerBarrier {
+  /** Something recorded is not written yet: an answer ending now waits for it. */
+  readonly holding: boolean;
+  /** Runs `send` once what is held is written (at the latest at setImmediate). */
+  after(send: () => void): void;
+}
+
 export class Reply {
   readonly #res: UwsResponse;
   readonly #headers: [string, string][];
@@ -89,16 +101,18 @@ export class Reply {
   status = 0;
 
   readonly #drain: DrainState;
+  readonly #barrier: AnswerBarrier | null;
   #unwatchDeadline: (() => void) | null = null;
 
   /**
    * `drain`: while the server drains, every response ends its connection (Connection: close, FIN after
    * the last byte), so the final close of the app never cuts a client off before it has read its answer.
    */
-  constructor(res: UwsResponse, requestId: string, drain: DrainState = new DrainState()) {
+  constructor(res: UwsResponse, requestId: string, drain: DrainState = new DrainState(), barrier: AnswerBarrier | null = null) {
     this.#res = res;
     this.#headers = [['X-Request-ID', requestId]];
     this.#drain = drain;
+    this.#barrier = barrier;
   }
 
   /**
@@ -212,6 +226,11 @@ export class Reply {
    */
   #end(status: number, body: string | Buffer | null, contentType: string | null, closeConnection: boolean, linger: boolean): void {
     if (this.#aborted) return;
+    const barrier = this.#barrier;
+    if (barrier !== null && barrier.holding) {
+      barrier.after(() => this.#end(status, body, contentType, closeConnection, linger));
+      return;
+    }
     this.#finished = true;
     const close = closeConnection || this.#drain.draining;
     this.#res.cork(() => {
@@ -288,8 +307,18 @@ export class Reply {
   endStream(last?: string | Buffer): void {
     if (!this.open) return;
     this.#ended = true;
-    this.#finished = true;
     this.#forgetDeadline();
+    this.#endStream(last);
+  }
+
+  #endStream(last: string | Buffer | undefined): void {
+    if (this.#aborted) return;
+    const barrier = this.#barrier;
+    if (barrier !== null && barrier.holding) {
+      barrier.after(() => this.#endStream(last));
+      return;
+    }
+    this.#finished = true;
     this.#res.cork(() => {
       this.#writeStreamHead();
       if (last === undefined) this.#res.end();

@@ -9,7 +9,7 @@ import { BodyGate, bodyTooLarge, declaredLength, discardBoundFor } from './body-
 import { DrainState } from './drain-state.js';
 import { IncomingRequest, type DataSource } from './request.js';
 import { newRequestId } from './request-id.js';
-import { Reply, WORKER_ID_HEADER } from './reply.js';
+import { Reply, WORKER_ID_HEADER, type AnswerBarrier } from './reply.js';
 import { createRouteTable, type RouteMatch, type RoutePattern, type RouteTable } from './route-table.js';
 import { listenExclusive, type Uws } from './uws.js';
 import { registerWsRoutes, type WsRegistry, type WsRouteDef } from './ws.js';
@@ -117,6 +117,8 @@ export interface HttpServerOptions {
   readonly workerId?: string;
   /** Starts each request's trace (src/tracing); absent or null with tracing off: one check per request. */
   readonly tracer?: RequestTracer | null;
+  /** What every answer waits for before it leaves (the usage journal's held rows); absent: nothing. */
+  readonly answerBarrier?: AnswerBarrier | null;
 }
 
 export interface HttpServer {
@@ -262,7 +264,7 @@ class UwsHttpServer implements HttpServer {
     const match = this.#table.match(method, path);
     const route = match.kind === 'found' ? match.value : UNMATCHED;
     const req = new IncomingRequest(res, uwsReq, method, path, newRequestId(route.idPrefix ?? 'req_'), opts.trustProxy);
-    const reply = new Reply(res, req.requestId, this.#drain);
+    const reply = new Reply(res, req.requestId, this.#drain, opts.answerBarrier ?? null);
     if (this.#workerId !== undefined) reply.setHeader(WORKER_ID_HEADER, this.#workerId);
     res.onAborted(
       this.#guarded(() => {

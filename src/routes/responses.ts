@@ -218,6 +218,9 @@ function ledgerOf(services: ResponsesServices, ctx: RouteContext, auth: Authenti
   });
   const finish: FinishResponse = (state, responseBody, bodyJson) => {
     const failed = state.status === 'failed';
+    // A stored or background Response can be read back before any answer leaves: its turn's usage row is
+    // journaled first (usage-journal.ts).
+    if (store || header.background) services.usage.settle();
     return services.responses.finish({
       projectId: auth.project.id,
       responseId: header.id,

@@ -58,6 +58,7 @@ export function chargingLedger(ledger: LedgerWriter, limiter: Pick<AdmissionPort
       limiter.chargeTokens(row.projectId, tokens, row.createdAt);
       budgets.charge(row.projectId, row.endpointId, row.workspaceId, tokens, row.createdAt, priced.costNanos ?? 0);
     },
+    settle: () => ledger.settle(),
     close: () => ledger.close(),
   };
 }

@@ -23,6 +23,7 @@ export function meteredLedger(inner: UsageLedger, metrics: Metrics, catalog: Cat
       const l = labelsOf(row.projectId, row.endpointId);
       if (l) metrics.tokensBilled(l, row.promptTokens, row.completionTokens, row.cachedTokens);
     },
+    settle: () => inner.settle(),
     close: () => inner.close(),
   };
 }

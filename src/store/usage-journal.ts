@@ -1,9 +1,15 @@
 /**
  * The usage journal: what makes "every answered turn is billed" survive a SIGKILL. The ledger batches rows
  * for 50 ms before its writer thread inserts them (usage-ledger.ts), so a killed process used to lose the
- * turns of its last 50 ms. Now each row is first appended to a segment file with one write(2), in the tick
- * that answers the turn: the kernel holds the bytes once the call returns, so a killed process loses
- * nothing (a power loss can, as with synchronous=NORMAL). No fsync, no lock, no SQL on the event loop.
+ * turns of its last 50 ms. Now each row is first appended to a segment file before the turn's answer
+ * leaves: the kernel holds the bytes once write(2) returns, so a killed process loses nothing (a power loss
+ * can, as with synchronous=NORMAL). No fsync, no lock, no SQL on the event loop.
+ *
+ * The rows of one event-loop turn share one write(2) (issue 35: a write per row was ~10% of a non-streamed
+ * request's CPU under load). A recorded row is held until `setImmediate`, and the journal is the HTTP
+ * answers' barrier (http/reply.ts AnswerBarrier): an answer that would end while rows are held waits for
+ * that write. Paths whose result leaves some other way (a realtime event, a batch line's stored answer, a
+ * stored Response) call `settle()` first, which writes what is held at once.
  *
  * Each batch handed to the writer is exactly one segment: the segment is rotated when the batch is cut.
  * The writer inserts the rows with the segment's marker in one transaction, then unlinks the file.
@@ -81,9 +87,15 @@ export function parseSegment(text: string): LedgerRow[] {
 }
 
 export interface UsageJournal {
-  /** Appends the row to the open segment (opened on first use). */
+  /** Holds the row for the open segment (opened on first use); written at the latest at setImmediate. */
   append(row: LedgerRow): void;
-  /** Closes the open segment and returns its name (null when no row came since the last cut). */
+  /** Rows are held: an answer must wait (`after`) or write them first (`settle`). */
+  readonly holding: boolean;
+  /** Runs `send` once the held rows are written (at once when none are held). */
+  after(send: () => void): void;
+  /** Writes the held rows now, then lets the answers waiting on them go. */
+  settle(): void;
+  /** Writes the held rows, closes the open segment and returns its name (null when no row came since the last cut). */
   cut(): string | null;
   /**
    * No append has failed: every segment cut holds every row recorded into it, so the writer may read a
@@ -101,10 +113,54 @@ export function createUsageJournal(dbPath: string, instanceId: string, onError: 
   let fd: number | null = null;
   let name: string | null = null;
   let broken = false;
+  /** The lines of the rows recorded since the last write, and the answers waiting for that write. */
+  let held = '';
+  let waiting: (() => void)[] = [];
+  let scheduled = false;
+
+  const fail = (err: unknown): void => {
+    // A full or read-only disk must not fail the turn: the row still goes to the batched insert, only
+    // without its crash protection. Said once, loudly.
+    broken = true;
+    held = '';
+    onError(`usage journal disabled: ${(err as Error).message}`);
+  };
+  const writeHeld = (): void => {
+    if (held === '' || fd === null) return;
+    const bytes = Buffer.from(held, 'utf8');
+    held = '';
+    try {
+      // A regular file takes the whole buffer unless the disk is full; the loop is for that short write.
+      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    } catch (err) {
+      fail(err);
+    }
+  };
+  const release = (): void => {
+    const go = waiting;
+    waiting = [];
+    for (const send of go) {
+      try {
+        send();
+      } catch (err) {
+        // One answer's failure must not keep the others back; the server's own guards report it.
+        onError(`an answer held for the usage journal failed: ${(err as Error).message}`);
+      }
+    }
+  };
+  const settle = (): void => {
+    scheduled = false;
+    writeHeld();
+    if (waiting.length > 0) release();
+  };
+
   return {
     dir,
     get intact() {
       return !broken;
+    },
+    get holding() {
+      return held !== '';
     },
     append(row) {
       if (broken) return;
@@ -113,16 +169,26 @@ export function createUsageJournal(dbPath: string, instanceId: string, onError: 
           name = `${prefix}${next++}.jsonl`;
           fd = openSync(join(dir, name), 'a');
         }
-        writeSync(fd, lineOf(row));
       } catch (err) {
-        // A full or read-only disk must not fail the turn: the row still goes to the batched insert, only
-        // without its crash protection. Said once, loudly.
-        broken = true;
-        onError(`usage journal disabled: ${(err as Error).message}`);
+        fail(err);
+        return;
       }
+      held += lineOf(row);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(settle);
+      }
+    },
+    after(send) {
+      if (held === '') send();
+      else waiting.push(send);
+    },
+    settle() {
+      if (held !== '' || waiting.length > 0) settle();
     },
     cut() {
       if (fd === null) return null;
+      writeHeld();
       closeSync(fd);
       fd = null;
       const done = name;

@@ -7,6 +7,7 @@ import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import { createMediaResolver } from '../app/chat/chat-media.js';
 import type { Services } from '../app/services.js';
 import type { Config } from '../config.js';
+import type { AnswerBarrier } from '../http/reply.js';
 import { pricingFromConfig } from '../core/usage/pricing.js';
 import type { ExecToolRunner } from '../core/chat/exec-bridge.js';
 import type { Logger } from '../log.js';
@@ -30,6 +31,8 @@ export interface ChatParts {
   readonly storeWriter: StoreWriter;
   /** Each turn's usage row also charges the token limiter and the budgets, once, as it is recorded. */
   readonly usage: UsageLedger;
+  /** The usage journal as the HTTP answers' barrier (they leave once their rows are written); null: no journal. */
+  readonly answerBarrier: AnswerBarrier | null;
   readonly mediaFetcher: MediaFetcher;
 }
 
@@ -53,7 +56,7 @@ export function wireChat(config: Config, storage: StoreParts, limits: LimitsPart
     maxRedirects: config.media.max_redirects,
     userAgent: outboundUserAgent(VERSION, config.media),
   });
-  return { upstream, storeWriter, usage, mediaFetcher };
+  return { upstream, storeWriter, usage, answerBarrier: journal, mediaFetcher };
 }
 
 export function chatServicesOf(services: Services, config: Config, { upstream, usage, mediaFetcher }: ChatParts, execTools: ExecToolRunner): ChatServices {

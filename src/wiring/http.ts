@@ -10,6 +10,7 @@ import type { WorkerRpc } from '../coordination/worker-rpc.js';
 import { GatewayError } from '../errors.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions, type RouteDef } from '../http/server.js';
 import type { Uws } from '../http/uws.js';
+import type { AnswerBarrier } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { workersMetrics } from '../metrics-workers.js';
@@ -98,6 +99,7 @@ export interface GatewayServerDeps {
   readonly workerId: string;
   readonly tracing: Tracing | null;
   readonly logger: Logger;
+  readonly answerBarrier: AnswerBarrier | null;
 }
 
 /**
@@ -129,6 +131,7 @@ export function wireGatewayServer(d: GatewayServerDeps): HttpServer {
     sharedPort: d.sharedPort,
     workerId: d.workerId,
     tracer: tracing?.tracer ?? null,
+    answerBarrier: d.answerBarrier,
     onStart: (family) => metrics.requestStarted(family),
     logClientAddress: logger.isLevelEnabled('info'),
     nameDependencyError: dependencyErrorNamer(d.backend, logger),

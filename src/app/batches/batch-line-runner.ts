@@ -93,6 +93,8 @@ export function createBatchLineRunner(services: ChatServices, findKey: (projectI
         const seconds = Number(refusal.headers?.['Retry-After'] ?? '1');
         return { kind: 'deferred', retryAfterMs: Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000 };
       }
+      // The line's answer is stored next, not sent: its usage row is journaled first (usage-journal.ts).
+      services.usage.settle();
       return { kind: 'answered', statusCode: reply.status, requestId: req.requestId, body: reply.body };
     },
   };

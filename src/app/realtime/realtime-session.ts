@@ -214,6 +214,8 @@ export class SessionIo {
 
   recordSegment(itemId: string, outcome: Outcome, usage: AudioUsage | null, started: number): void {
     recordAudioUsage(this.ctx.services, { requestId: itemId, endpoint: this.ctx.endpoint, account: this.ctx.account, route: 'realtime', outcome, usage, started, call: null });
+    // The segment's transcript goes out as a WebSocket event, not an HTTP answer: journaled first.
+    this.ctx.services.usage.settle();
   }
 
   /** Called once from the socket's close: the session's own row (no tokens; its duration and outcome). */

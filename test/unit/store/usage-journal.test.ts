@@ -55,16 +55,54 @@ function markers(path: string): string[] {
 const NOBODY_LIVE = { id: 'inst_5e1f', isRegistered: () => false };
 
 describe('the usage journal', () => {
-  it('holds each row the moment it is recorded, before any batch is stored', () => {
+  it('writes the rows of one event-loop turn together, before any answer waiting on them and before any batch is stored', async () => {
     const path = freshStore('append.db');
     const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
+    const segmentRows = (): LedgerRow[] => {
+      const files = readdirSync(journal.dir);
+      expect(files).toHaveLength(1);
+      return parseSegment(readFileSync(join(journal.dir, files[0] as string), 'utf8'));
+    };
+    expect(journal.holding).toBe(false);
     journal.append(row(1));
     journal.append(row(2));
+    // Held, not written: one write(2) takes both, at setImmediate.
+    expect(journal.holding).toBe(true);
+    expect(segmentRows()).toEqual([]);
+    const seenByAnswer: LedgerRow[][] = [];
+    journal.after(() => seenByAnswer.push(segmentRows()));
+    expect(seenByAnswer).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seenByAnswer).toEqual([[row(1), row(2)]]);
+    expect(journal.holding).toBe(false);
+    // Nothing held: an answer goes at once.
+    journal.after(() => seenByAnswer.push([]));
+    expect(seenByAnswer).toHaveLength(2);
     const files = readdirSync(journal.dir);
-    expect(files).toHaveLength(1);
-    expect(parseSegment(readFileSync(join(journal.dir, files[0] as string), 'utf8'))).toEqual([row(1), row(2)]);
     expect(journal.cut()).toBe(files[0]);
     expect(journal.cut()).toBeNull();
+  });
+
+  it('settle() writes the held rows at once and lets the answers waiting on them go', () => {
+    const path = freshStore('settle.db');
+    const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
+    journal.append(row(3));
+    const order: string[] = [];
+    journal.after(() => order.push(`answer sees ${parseSegment(readFileSync(join(journal.dir, readdirSync(journal.dir)[0] as string), 'utf8')).length} row`));
+    journal.settle();
+    expect(order).toEqual(['answer sees 1 row']);
+    expect(journal.holding).toBe(false);
+  });
+
+  it('a cut writes the held rows into the segment it closes', () => {
+    const path = freshStore('cut.db');
+    const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
+    journal.append(row(4));
+    journal.append(row(5));
+    const name = journal.cut();
+    expect(name).not.toBeNull();
+    expect(parseSegment(readFileSync(join(journal.dir, name as string), 'utf8'))).toEqual([row(4), row(5)]);
+    expect(journal.holding).toBe(false);
   });
 
   it('reads a line written before the request-detail columns with those columns null', () => {

@@ -111,6 +111,11 @@ describe('the usage ledger', () => {
           if (appended < 10) real.append(r);
           appended += 1;
         },
+        get holding() {
+          return real.holding;
+        },
+        after: (send: () => void) => real.after(send),
+        settle: () => real.settle(),
         cut: () => real.cut(),
       };
     });
