@@ -228,11 +228,14 @@ class UwsHttpServer implements HttpServer {
     // Realtime sessions are not requests: they get a last event and a 1001 close, not a wait. Agents
     // with invocations running keep their socket while those finish, alongside the requests' drain.
     let socketsDone = sockets === null;
-    return new Promise<void>((resolve) => {
+    const barrier = this.#opts.answerBarrier ?? null;
+    return new Promise<void>((whenSent) => {
+      // Answers held for the usage journal's write (reply.ts AnswerBarrier) leave before the app closes.
+      const resolve = (): void => (barrier === null ? whenSent() : barrier.after(whenSent));
       const timer = setTimeout(() => {
         // Streams still open get their last frame and end; the app closes once they have (or at once
         // for anything that registered no last words). Sockets still open are ended now.
-        this.#drained = () => resolve();
+        this.#drained = resolve;
         this.#drain.deadline();
         sockets?.closeAll();
         setImmediate(resolve);
