@@ -218,17 +218,18 @@ function ledgerOf(services: ResponsesServices, ctx: RouteContext, auth: Authenti
   });
   const finish: FinishResponse = (state, responseBody, bodyJson) => {
     const failed = state.status === 'failed';
-    // A stored or background Response can be read back before any answer leaves: its turn's usage row is
-    // journaled first (usage-journal.ts).
-    if (store || header.background) services.usage.settle();
-    return services.responses.finish({
+    const finished = {
       projectId: auth.project.id,
       responseId: header.id,
       failed,
       background: header.background,
       store: store ? record(state.status, responseBody, bodyJson) : null,
       conversation: conversationId !== null && !failed ? { id: conversationId, items: [...t.input, ...state.output], createdAt: header.createdAt } : null,
-    });
+    };
+    // A stored or background Response can be read back before any answer leaves: it is stored once its
+    // turn's usage row is journaled (with the event-loop turn's shared write: usage-journal.ts).
+    if (store || header.background) return services.usage.journaled().then(() => services.responses.finish(finished));
+    return services.responses.finish(finished);
   };
   return { header, record, finish };
 }

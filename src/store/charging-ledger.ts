@@ -59,6 +59,7 @@ export function chargingLedger(ledger: LedgerWriter, limiter: Pick<AdmissionPort
       budgets.charge(row.projectId, row.endpointId, row.workspaceId, tokens, row.createdAt, priced.costNanos ?? 0);
     },
     settle: () => ledger.settle(),
+    journaled: () => ledger.journaled(),
     close: () => ledger.close(),
   };
 }

@@ -24,6 +24,7 @@ export function meteredLedger(inner: UsageLedger, metrics: Metrics, catalog: Cat
       if (l) metrics.tokensBilled(l, row.promptTokens, row.completionTokens, row.cachedTokens);
     },
     settle: () => inner.settle(),
+    journaled: () => inner.journaled(),
     close: () => inner.close(),
   };
 }

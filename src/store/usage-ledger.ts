@@ -22,6 +22,8 @@ export interface UsageLedger {
   record(row: BilledRow): void;
   /** Writes the rows recorded so far to the journal now: before a result leaves other than as an HTTP answer. */
   settle(): void;
+  /** Resolves once the rows recorded so far are in the journal (with the next shared write, not one of its own). */
+  journaled(): Promise<void>;
   /** Hands every queued row to the writer and resolves once they are stored; then stops the writer. */
   close(): Promise<void>;
 }
@@ -30,6 +32,7 @@ export interface UsageLedger {
 export interface LedgerWriter {
   record(row: LedgerRow): void;
   settle(): void;
+  journaled(): Promise<void>;
   /** Hands every queued row to the writer and resolves once they are stored; then stops the writer. */
   close(): Promise<void>;
 }
@@ -98,6 +101,9 @@ export function createUsageLedger(writer: StoreWriter, journal: UsageJournal | n
     },
     settle() {
       journal?.settle();
+    },
+    journaled() {
+      return journal === null ? Promise.resolve() : new Promise<void>((resolve) => journal.after(resolve));
     },
     async close() {
       closing = true;

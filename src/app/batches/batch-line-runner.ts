@@ -94,7 +94,7 @@ export function createBatchLineRunner(services: ChatServices, findKey: (projectI
         return { kind: 'deferred', retryAfterMs: Math.max(1, Number.isFinite(seconds) ? seconds : 1) * 1000 };
       }
       // The line's answer is stored next, not sent: its usage row is journaled first (usage-journal.ts).
-      services.usage.settle();
+      await services.usage.journaled();
       return { kind: 'answered', statusCode: reply.status, requestId: req.requestId, body: reply.body };
     },
   };

@@ -50,7 +50,7 @@ describe('the charging ledger', () => {
   it('charges the budgets the cost beside the tokens', () => {
     const stored: LedgerRow[] = [];
     const budgets = new Budgets();
-    const ledger = chargingLedger({ record: (r) => stored.push(r), settle: () => undefined, close: async () => undefined }, new RateLimiter(), budgets, pricing);
+    const ledger = chargingLedger({ record: (r) => stored.push(r), settle: () => undefined, journaled: async () => undefined, close: async () => undefined }, new RateLimiter(), budgets, pricing);
     ledger.record(billed(row('priced')));
     ledger.record(billed(row('free')));
     expect(stored.map((r) => r.costNanos)).toEqual([5_800_000, null]);

@@ -123,6 +123,21 @@ describe('the usage journal', () => {
     expect(markers(path)).toEqual([]);
   });
 
+  it("journaled() resolves with the event-loop turn's shared write, the row then on disk", async () => {
+    const path = freshStore('journaled.db');
+    const journal = createCompiledJournal(path, 'inst_0dead', () => undefined);
+    const ledger = createUsageLedger(createStoreWriter({ path, journalDir: journal.dir }, 1), journal, () => undefined);
+    ledger.record(row(8));
+    const onDisk: LedgerRow[][] = [];
+    const journaled = ledger.journaled().then(() => onDisk.push(parseSegment(readFileSync(join(journal.dir, readdirSync(journal.dir)[0] as string), 'utf8'))));
+    expect(journal.holding).toBe(true);
+    await journaled;
+    expect(onDisk).toEqual([[row(8)]]);
+    // Nothing held: at once.
+    await ledger.journaled();
+    await ledger.close();
+  });
+
   it('replays the segments of a dead process once, skipping a torn last line', () => {
     const path = freshStore('replay.db');
     const jdir = journalDirOf(path);
