@@ -55,26 +55,41 @@ function markers(path: string): string[] {
 const NOBODY_LIVE = { id: 'inst_5e1f', isRegistered: () => false };
 
 describe('the usage journal', () => {
-  it('writes the rows of one event-loop turn together, before any answer waiting on them and before any batch is stored', async () => {
+  it('writes a lone row at once, and under load the rows of one event-loop turn together, before the answers waiting on them', async () => {
     const path = freshStore('append.db');
-    const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
+    let clock = 0;
+    const journal = createUsageJournal(path, 'inst_0dead', () => undefined, () => clock);
     const segmentRows = (): LedgerRow[] => {
       const files = readdirSync(journal.dir);
       expect(files).toHaveLength(1);
       return parseSegment(readFileSync(join(journal.dir, files[0] as string), 'utf8'));
     };
-    expect(journal.holding).toBe(false);
+    const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     journal.append(row(1));
+    // One row at a time: on disk the moment it is recorded, nothing held.
+    expect(segmentRows()).toEqual([row(1)]);
+    expect(journal.holding).toBe(false);
     journal.append(row(2));
-    // Held, not written: one write(2) takes both, at setImmediate.
+    // A second row in the same turn is held for the turn's one write, and an answer waits for it.
     expect(journal.holding).toBe(true);
-    expect(segmentRows()).toEqual([]);
+    expect(segmentRows()).toEqual([row(1)]);
     const seenByAnswer: LedgerRow[][] = [];
     journal.after(() => seenByAnswer.push(segmentRows()));
     expect(seenByAnswer).toEqual([]);
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     expect(seenByAnswer).toEqual([[row(1), row(2)]]);
     expect(journal.holding).toBe(false);
+    // After a busy turn the next one groups from its first row, however late it comes...
+    clock = 1000;
+    journal.append(row(3));
+    expect(journal.holding).toBe(true);
+    await nextTurn();
+    expect(segmentRows()).toEqual([row(1), row(2), row(3)]);
+    // ...and after a turn with one row, a row that comes alone is written at once again.
+    clock = 2000;
+    journal.append(row(4));
+    expect(journal.holding).toBe(false);
+    expect(segmentRows()).toEqual([row(1), row(2), row(3), row(4)]);
     // Nothing held: an answer goes at once.
     journal.after(() => seenByAnswer.push([]));
     expect(seenByAnswer).toHaveLength(2);
@@ -85,20 +100,23 @@ describe('the usage journal', () => {
 
   it('settle() writes the held rows at once and lets the answers waiting on them go', () => {
     const path = freshStore('settle.db');
-    const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
+    const journal = createUsageJournal(path, 'inst_0dead', () => undefined, () => 0);
     journal.append(row(3));
+    journal.append(row(4));
     const order: string[] = [];
-    journal.after(() => order.push(`answer sees ${parseSegment(readFileSync(join(journal.dir, readdirSync(journal.dir)[0] as string), 'utf8')).length} row`));
+    journal.after(() => order.push(`answer sees ${parseSegment(readFileSync(join(journal.dir, readdirSync(journal.dir)[0] as string), 'utf8')).length} rows`));
+    expect(order).toEqual([]);
     journal.settle();
-    expect(order).toEqual(['answer sees 1 row']);
+    expect(order).toEqual(['answer sees 2 rows']);
     expect(journal.holding).toBe(false);
   });
 
   it('a cut writes the held rows into the segment it closes', () => {
     const path = freshStore('cut.db');
-    const journal = createUsageJournal(path, 'inst_0dead', () => undefined);
+    const journal = createUsageJournal(path, 'inst_0dead', () => undefined, () => 0);
     journal.append(row(4));
     journal.append(row(5));
+    expect(journal.holding).toBe(true);
     const name = journal.cut();
     expect(name).not.toBeNull();
     expect(parseSegment(readFileSync(join(journal.dir, name as string), 'utf8'))).toEqual([row(4), row(5)]);
@@ -125,14 +143,15 @@ describe('the usage journal', () => {
 
   it("journaled() resolves with the event-loop turn's shared write, the row then on disk", async () => {
     const path = freshStore('journaled.db');
-    const journal = createCompiledJournal(path, 'inst_0dead', () => undefined);
+    const journal = createCompiledJournal(path, 'inst_0dead', () => undefined, () => 0);
     const ledger = createUsageLedger(createStoreWriter({ path, journalDir: journal.dir }, 1), journal, () => undefined);
     ledger.record(row(8));
+    ledger.record(row(9));
     const onDisk: LedgerRow[][] = [];
     const journaled = ledger.journaled().then(() => onDisk.push(parseSegment(readFileSync(join(journal.dir, readdirSync(journal.dir)[0] as string), 'utf8'))));
     expect(journal.holding).toBe(true);
     await journaled;
-    expect(onDisk).toEqual([[row(8)]]);
+    expect(onDisk).toEqual([[row(8), row(9)]]);
     // Nothing held: at once.
     await ledger.journaled();
     await ledger.close();
