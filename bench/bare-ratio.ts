@@ -4,7 +4,8 @@
  * the added p99 at 1 connection, in rotating rounds (runRotatingRounds) so a busy minute on the shared
  * machine falls on every side of a round. Ratios per round, then the median.
  *   npm run build && node dist/bench/bare-ratio.js [--rounds 7] [--seconds 4] [--other-dist <dist dir>]
- * --other-dist: that build's gateway as a third side (same config, info logs), for before/after.
+ * --other-dist: that build's gateway as a third side (same config, info logs), for before/after; several
+ * comma-separated dist dirs add a side each (an ablation: copies of dist/ with one cost taken out).
  */
 import { parseArgs } from 'node:util';
 import { runRotatingRounds } from './cpu-rounds.js';
@@ -45,10 +46,12 @@ export async function main(): Promise<void> {
   const rounds = Number(values.rounds ?? 7);
   const seconds = Number(values.seconds ?? 4);
   const bench = standaloneBench('switchboard-bare-ratio-');
-  const sides = await startComparedSides(bench, 'info', values['other-dist']);
+  const [otherDist, ...moreDists] = values['other-dist']?.split(',') ?? [];
+  const sides = await startComparedSides(bench, 'info', otherDist, moreDists);
   const side = (key: Target['key'], label: string, s: BenchSide, cpuOf: string): Target => ({ key, label, url: s.chatUrl, headers: s.headers, cpuPid: s.proc.pid, cpuOf });
   const targets: Target[] = [side('bare', 'bare proxy', sides.bare, 'bare proxy'), side('gateway-info', 'gateway (info logs)', sides.gateway, 'gateway')];
   if (sides.other) targets.push(side('gateway-info', 'other build (info logs)', sides.other, 'gateway'));
+  sides.more.forEach((s, i) => targets.push(side('gateway-info', `${moreDists[i] ?? ''} (info logs)`, s, 'gateway')));
   for (const t of targets) {
     await runLoad({ url: t.url, connections: 50, seconds: 1, headers: t.headers, body: SMALL_BODY });
     await runLoad({ url: t.url, connections: 50, seconds: 1, headers: { ...t.headers, ...STREAM_HEADERS }, body: STREAM_BODY });

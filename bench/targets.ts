@@ -252,7 +252,12 @@ export interface BenchSide {
  * The sides the per-request benches compare (issue 35): the simulator, the bare proxy and this build's
  * gateway, proxies pinned to core 1; with `otherDist`, that build's gateway too (same config shape and level).
  */
-export async function startComparedSides(bench: StandaloneBench, logLevel: string, otherDist?: string): Promise<{ bare: BenchSide; gateway: BenchSide; other: BenchSide | null }> {
+export async function startComparedSides(
+  bench: StandaloneBench,
+  logLevel: string,
+  otherDist?: string,
+  moreDists: readonly string[] = [],
+): Promise<{ bare: BenchSide; gateway: BenchSide; other: BenchSide | null; more: BenchSide[] }> {
   const core = bench.pinned ? 1 : null;
   const sim = await startSimulator(bench.dir, bench.pinned ? 0 : null);
   const gatewaySide = async (name: string, stem: string, dist?: string): Promise<BenchSide> => {
@@ -263,6 +268,9 @@ export async function startComparedSides(bench: StandaloneBench, logLevel: strin
   const bareProc = await startBareProxy(bench.dir, core, sim.url);
   const gateway = await gatewaySide('gateway', 'gateway');
   const bare = { proc: bareProc, chatUrl: `${new URL(bareProc.url).origin}${CHAT_PATH}`, headers: gateway.headers };
-  return { bare, gateway, other: otherDist ? await gatewaySide('other build', 'other', otherDist) : null };
+  const other = otherDist ? await gatewaySide('other build', 'other', otherDist) : null;
+  const more: BenchSide[] = [];
+  for (const [i, dist] of moreDists.entries()) more.push(await gatewaySide(`build ${i + 3}`, `more${i}`, dist));
+  return { bare, gateway, other, more };
 }
 

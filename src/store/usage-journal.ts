@@ -30,15 +30,13 @@ import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, 
 import { join } from 'node:path';
 import type { Db } from './db.js';
 import { processAlive } from './instances-liveness.js';
+import { TurnGroup } from './journal-turn-group.js';
 import { createSqliteRunner } from './sql/sqlite-runner.js';
 import { forgetSegments, storeSegment } from './usage/usage-ledger-writes.js';
 import { USAGE_COLUMNS } from './usage/usage-tables.js';
 import type { LedgerRow, UsageStore } from '../core/store/usage-store.js';
 
 export const journalDirOf = (dbPath: string): string => `${dbPath}.usage-journal`;
-
-/** Rows closer together than this are taken for load, and grouped (see `grouping` below). */
-const GROUP_WINDOW_MS = 0.1;
 
 /** `seg-<instance id>-<ms>-<n>.jsonl`; before instance ids, `seg-<pid>-<ms>-<n>.jsonl`. */
 const SEGMENT = /^seg-(inst_[0-9a-f]+)-\d+-\d+\.jsonl$/;
@@ -91,7 +89,10 @@ export function parseSegment(text: string): LedgerRow[] {
 }
 
 export interface UsageJournal {
-  /** Holds the row for the open segment (opened on first use); written at the latest at setImmediate. */
+  /**
+   * Writes the row to the open segment (opened on first use): at once, or under load held for the event-loop
+   * turn's one write at setImmediate.
+   */
   append(row: LedgerRow): void;
   /** Rows are held: an answer must wait (`after`) or write them first (`settle`). */
   readonly holding: boolean;
@@ -118,34 +119,14 @@ export function createUsageJournal(dbPath: string, instanceId: string, onError: 
   let fd: number | null = null;
   let name: string | null = null;
   let broken = false;
-  /** The lines of the rows recorded since the last write, and the answers waiting for that write. */
-  let held = '';
-  let waiting: (() => void)[] = [];
-  /**
-   * Rows are grouped only under load: a row that comes within GROUP_WINDOW_MS of the one before starts
-   * grouping, and a turn that brought one row ends it. At one request at a time a row is written at once,
-   * as before: no answer waits for a turn with nothing to share, and no `setImmediate` makes the loop turn
-   * once more (measured at one connection: ~20 us a request, and a longer p99).
-   */
-  let grouping = false;
-  let rowsThisTurn = 0;
-  let turnWatched = false;
-  let lastAppendAt = -Infinity;
-
   const fail = (err: unknown): void => {
     // A full or read-only disk must not fail the turn: the row still goes to the batched insert, only
     // without its crash protection. Said once, loudly.
     broken = true;
-    held = '';
+    group.drop();
     onError(`usage journal disabled: ${(err as Error).message}`);
   };
-  const writeHeld = (): void => {
-    if (held === '') return;
-    const text = held;
-    held = '';
-    writeText(text);
-  };
-  const writeText = (text: string): void => {
+  const write = (text: string): void => {
     if (fd === null) return;
     const bytes = Buffer.from(text, 'utf8');
     try {
@@ -155,28 +136,7 @@ export function createUsageJournal(dbPath: string, instanceId: string, onError: 
       fail(err);
     }
   };
-  const release = (): void => {
-    const go = waiting;
-    waiting = [];
-    for (const send of go) {
-      try {
-        send();
-      } catch (err) {
-        // One answer's failure must not keep the others back; the server's own guards report it.
-        onError(`an answer held for the usage journal failed: ${(err as Error).message}`);
-      }
-    }
-  };
-  const settle = (): void => {
-    writeHeld();
-    if (waiting.length > 0) release();
-  };
-  const turnEnded = (): void => {
-    turnWatched = false;
-    grouping = rowsThisTurn > 1;
-    rowsThisTurn = 0;
-    settle();
-  };
+  const group = new TurnGroup(write, now, onError);
 
   return {
     dir,
@@ -184,7 +144,7 @@ export function createUsageJournal(dbPath: string, instanceId: string, onError: 
       return !broken;
     },
     get holding() {
-      return held !== '';
+      return group.holding;
     },
     append(row) {
       if (broken) return;
@@ -197,36 +157,13 @@ export function createUsageJournal(dbPath: string, instanceId: string, onError: 
         fail(err);
         return;
       }
-      const line = lineOf(row);
-      const at = now();
-      const close = at - lastAppendAt < GROUP_WINDOW_MS;
-      lastAppendAt = at;
-      if (!grouping) {
-        if (!close) {
-          writeText(line);
-          return;
-        }
-        grouping = true;
-        // The row before, written at once, came in this burst too.
-        rowsThisTurn = 1;
-      }
-      rowsThisTurn += 1;
-      held += line;
-      if (!turnWatched) {
-        turnWatched = true;
-        setImmediate(turnEnded);
-      }
+      group.add(lineOf(row));
     },
-    after(send) {
-      if (held === '') send();
-      else waiting.push(send);
-    },
-    settle() {
-      if (held !== '' || waiting.length > 0) settle();
-    },
+    after: (send) => group.after(send),
+    settle: () => group.settle(),
     cut() {
       if (fd === null) return null;
-      writeHeld();
+      group.writeHeld();
       closeSync(fd);
       fd = null;
       const done = name;

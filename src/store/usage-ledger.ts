@@ -1,10 +1,11 @@
 /**
  * The usage ledger: one row per turn. Rows are queued and handed in batches (every FLUSH_MS or BATCH_MAX
  * rows) to a writer thread that inserts them in one transaction, so the hot path does no SQL. Each row is
- * also appended to the usage journal before the turn's answer leaves (one write(2) for the rows of an
- * event-loop turn, usage-journal.ts), so a killed process loses no answered turn: its segments are replayed
- * at the next start. While every append has succeeded, a batch is handed over as its segment's name
- * alone and the writer reads the rows from the file. A batch the writer could not store comes back and is sent again, whole, with its segment.
+ * also appended to the usage journal before the turn's answer leaves (under load one write(2) for the
+ * rows of an event-loop turn, usage-journal.ts), so a killed process loses no answered turn: its segments
+ * are replayed at the next start. While every append has succeeded, a batch is handed over as its
+ * segment's name alone and the writer reads the rows from the file. A batch the writer could not store
+ * comes back and is sent again, whole, with its segment.
  */
 import { Packr } from 'msgpackr';
 import type { BilledRow, LedgerRow } from '../core/store/usage-store.js';
@@ -16,8 +17,8 @@ export type { BilledRow, LedgerRow, UsageRow } from '../core/store/usage-store.j
 /** What routes record through: one row per turn, made by app/usage-row.ts (the only maker of a BilledRow). */
 export interface UsageLedger {
   /**
-   * Journals the row before any HTTP answer leaves (the journal holds the HTTP replies back: usage-journal.ts)
-   * and queues it for the batched insert.
+   * Journals the row before any HTTP answer leaves (under load the journal holds the HTTP answers back for
+   * its shared write: usage-journal.ts) and queues it for the batched insert.
    */
   record(row: BilledRow): void;
   /** Writes the rows recorded so far to the journal now: before a result leaves other than as an HTTP answer. */
