@@ -71,9 +71,9 @@ export function statusLine(status: number): string {
 const bytesOf = byteCache(256);
 
 /**
- * What an answer must wait for before it leaves: the usage rows its turn recorded, which the usage journal
- * writes for all the turns of one event-loop turn at once (store/usage-journal.ts). Null on servers that
- * record none.
+ * What an answer must wait for before it leaves: the usage rows its turn recorded, which under load the
+ * usage journal holds and writes for the whole event-loop turn at once (store/usage-journal.ts). Null on
+ * servers that record none.
  */
 export interface AnswerBarrier {
   /** Something recorded is not written yet: an answer ending now waits for it. */

@@ -6,11 +6,12 @@
  * can, as with synchronous=NORMAL). No fsync, no lock, no SQL on the event loop.
  *
  * Under load the rows of one event-loop turn share one write(2) (issue 35: a write per row was ~10% of a
- * non-streamed request's CPU). Once turns bring more than one row, a recorded row is held until
- * `setImmediate`, and the journal is the HTTP answers' barrier (http/reply.ts AnswerBarrier): an answer
- * that would end while rows are held waits for that write. One row at a time is written at once. Paths
- * whose result leaves some other way call `settle()` (a realtime event: writes what is held now) or wait
- * for `after` (a batch line's stored answer, a stored Response: the ledger's `journaled()`).
+ * non-streamed request's CPU). Once rows come less than 0.1 ms apart (journal-turn-group.ts), a recorded
+ * row is held until `setImmediate`, and the journal is the HTTP answers' barrier (http/reply.ts
+ * AnswerBarrier): an answer that would end while rows are held waits for that write. A row that comes
+ * alone is written at once. Paths whose result leaves some other way call `settle()` (a realtime event:
+ * writes what is held now) or wait for `after` (a batch line's stored answer, a stored Response: the
+ * ledger's `journaled()`).
  *
  * Each batch handed to the writer is exactly one segment: the segment is rotated when the batch is cut.
  * The writer inserts the rows with the segment's marker in one transaction, then unlinks the file.
