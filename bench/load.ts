@@ -11,6 +11,8 @@ export interface LoadSpec {
   readonly seconds: number;
   readonly headers: Record<string, string>;
   readonly body: string;
+  /** Requests a second over all connections (autocannon's overallRate); unset: as fast as answered. */
+  readonly rate?: number;
 }
 
 export interface LoadResult {
@@ -56,6 +58,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         method: 'POST',
         connections: spec.connections,
         duration: spec.seconds,
+        ...(spec.rate === undefined ? {} : { overallRate: spec.rate }),
         pipelining: 1,
         timeout: 10,
         headers: { 'content-type': 'application/json', ...spec.headers },

@@ -37,6 +37,13 @@ const quick = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.SURFACE_ROUNDS ?? (quick ? 3 : 5));
 const ROUND_SECONDS = quick ? 2 : 4;
 const CONNECTIONS = 50;
+/**
+ * SURFACE_RATE: every side at this many requests a second instead of as fast as answered. Saturated, a
+ * side whose answers are bigger runs at a lower rate, and a gateway under less load batches less (reads,
+ * writes and journal rows a loop turn): its CPU per request rises for that alone, and the rounds' ratios
+ * spread (1.1-2.7x in one run, 2026-11-29). At one rate below saturation the sides do the same batching.
+ */
+const RATE = process.env.SURFACE_RATE === undefined ? undefined : Number(process.env.SURFACE_RATE);
 const BATCH_LINES = Number(process.env.BENCH_BATCH_LINES ?? (quick ? 500 : 2000));
 const BATCH_ROUNDS = quick ? 2 : 4;
 const LIVE_CONNECTIONS = 10;
@@ -137,9 +144,13 @@ async function probeSide(origin: string, key: string, side: Side, stream: boolea
 }
 
 async function runSide(origin: string, key: string, side: Side, pid: number, seconds: number): Promise<Run> {
+  const t0 = process.hrtime.bigint() / 1000n;
   const meter = startCpuMeter(pid);
-  const load = await runLoad({ url: `${origin}${side.path}`, connections: CONNECTIONS, seconds, headers: { authorization: `Bearer ${key}` }, body: side.body });
-  return { load, cpuUsPerReq: meter.stop(load.completed) };
+  const load = await runLoad({ url: `${origin}${side.path}`, connections: CONNECTIONS, seconds, headers: { authorization: `Bearer ${key}` }, body: side.body, ...(RATE === undefined ? {} : { rate: RATE }) });
+  const cpuUsPerReq = meter.stop(load.completed);
+  // With BENCH_PROFILE_DIR, the side's window on the profile's clock (monotonic us): a profile split by side.
+  if (process.env.BENCH_PROFILE_DIR) log(`window ${side.id} ${t0} ${process.hrtime.bigint() / 1000n} ${load.completed}`);
+  return { load, cpuUsPerReq };
 }
 
 /**
@@ -171,8 +182,8 @@ async function routeOverhead(origin: string, key: string, pid: number, stream: b
   const runs: Run[][] = sides.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
     for (const i of ORDERS[r % ORDERS.length]!.filter((i) => i < sides.length)) runs[i]!.push(await runSide(origin, key, sides[i]!, pid, ROUND_SECONDS));
-    const cpu = runs.map((rs) => rs[r]?.cpuUsPerReq?.toFixed(1) ?? '-');
-    log(`${stream ? 'streaming' : 'non-streaming'}, round ${r + 1}: ${sides.map((s, i) => `${s.id} ${cpu[i]} us`).join(', ')}`);
+    const cpu = runs.map((rs) => `${rs[r]?.cpuUsPerReq?.toFixed(1) ?? '-'} us (${rs[r]?.load.reqPerSec.toFixed(0) ?? '-'} req/s)`);
+    log(`${stream ? 'streaming' : 'non-streaming'}, round ${r + 1}: ${sides.map((s, i) => `${s.id} ${cpu[i]}`).join(', ')}`);
   }
   return { stream, sides, runs, probes };
 }

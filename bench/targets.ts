@@ -57,7 +57,9 @@ export function standaloneBench(dirPrefix: string): StandaloneBench {
   const loadBefore = (loadavg()[0] ?? 0).toFixed(2);
   const pinned = hasTaskset() && cores >= 2 && pinSelf(0);
   const dir = mkdtempSync(join(tmpdir(), dirPrefix));
-  onExitSync(() => rmSync(dir, { recursive: true, force: true }));
+  // BENCH_KEEP_DIR=1: the children's logs (and their databases) are left for reading after the run.
+  if (process.env.BENCH_KEEP_DIR !== '1') onExitSync(() => rmSync(dir, { recursive: true, force: true }));
+  else process.stderr.write(`bench: the run's directory is kept: ${dir}\n`);
   return { pinned, dir, loadLine: () => `${loadBefore} at start, ${(loadavg()[0] ?? 0).toFixed(2)} at end (${cores} cores)` };
 }
 
@@ -127,7 +129,9 @@ export async function startProc(options: StartOptions): Promise<Proc> {
   const fd = openSync(logFile, 'w');
   // BENCH_PROFILE_DIR: every child writes a V8 CPU profile there when it exits (NODE_OPTIONS refuses --cpu-prof).
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const nodeArgs = [process.execPath, ...profile, ...options.args];
+  // BENCH_NODE_FLAGS: more V8 flags for every child (--trace-deopt, say; NODE_OPTIONS refuses most of them).
+  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
+  const nodeArgs = [process.execPath, ...profile, ...flags, ...options.args];
   const [cmd, ...args] = options.core === null ? nodeArgs : ['taskset', '-c', String(options.core), ...nodeArgs];
   const child = spawn(cmd!, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...options.env } });
   closeSync(fd);

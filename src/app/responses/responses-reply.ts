@@ -91,11 +91,15 @@ export class ResponsesReply implements TurnSink {
    * go out with the next write or the end, in one socket write (the chat path's rule, chat-stream.ts: a
    * syscall and a packet each were 3 writes a turn where the chat turn makes 1, issue 35), and at the
    * latest once this I/O phase is over (setImmediate), so a model still thinking does not hold them back.
+   * Once the turn's end is read they wait for the terminal event instead, which waits for the store only.
    */
   #held = '';
   #heldFlush: NodeJS.Immediate | null = null;
   readonly #flushHeld = (): void => {
     this.#heldFlush = null;
+    // Once the turn's end is read, what is held goes out with the terminal event, which waits only for
+    // the store (a loop turn or a round trip): one write where this would make it two (issue 35).
+    if (this.#done) return;
     if (this.#held !== '' && this.#reply.open) this.#reply.write(this.#takeHeld(''));
   };
 
@@ -221,6 +225,11 @@ export class ResponsesReply implements TurnSink {
   }
 
   #writeFrames(frames: string): boolean {
+    // The turn's end is read: what came before it goes out with the terminal event (#flushHeld).
+    if (this.#done) {
+      this.#hold(frames);
+      return true;
+    }
     const out = this.#takeHeld(frames);
     return out === '' ? true : this.#reply.write(out);
   }

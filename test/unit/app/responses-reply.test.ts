@@ -73,21 +73,25 @@ describe('ResponsesReply and the store', () => {
     expect(out.log).toEqual(['store completed', 'committed', 'json 200']);
   });
 
-  it('writes the terminal event and ends the stream after the commit, the deltas before it at once', async () => {
+  it('writes the terminal event and ends the stream after the commit, the deltas read before the end at once', async () => {
     const out = sink();
     const store = heldStore(out.log);
     const reply = new ResponsesReply(out, header, newId, store.finish);
     reply.beginStream(200, 'text/event-stream');
-    reply.write(chunk({ role: 'assistant', content: 'hel' }) + chunk({ content: 'lo' }, 'stop') + 'data: [DONE]\n\n');
-    reply.endStream();
-    expect(out.log).toContain('store completed');
+    reply.write(chunk({ role: 'assistant', content: 'hel' }));
     expect(out.log).toContain('response.output_text.delta');
+    // The read that brings the end: its delta waits for the terminal event (one socket write, issue 35).
+    reply.write(chunk({ content: 'lo' }, 'stop') + 'data: [DONE]\n\n');
+    reply.endStream();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(out.log).toContain('store completed');
+    expect(out.log.filter((e) => e === 'response.output_text.delta')).toHaveLength(1);
     expect(out.log).not.toContain('end');
     expect(out.log).not.toContain('response.completed');
     store.commit();
     await reply.settled();
-    // The items' closing events and the terminal one, then the end: all after the commit.
-    expect(out.log.slice(out.log.indexOf('committed'))).toEqual(['committed', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed', 'end']);
+    // The last delta, the items' closing events and the terminal one, then the end: all after the commit.
+    expect(out.log.slice(out.log.indexOf('committed'))).toEqual(['committed', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed', 'end']);
   });
 
   it('writes no terminal answer when storing fails, ends the stream, and rejects settled()', async () => {
