@@ -17,6 +17,8 @@
  * SURFACE_ROUTES=stream (or json): part 1 for that kind of turn only, printed, RESULTS.md left as it is
  * (a quick before/after of the Responses stream, issue 35); SURFACE_ROUNDS overrides the round count;
  * SURFACE_SIDES=resp (or resp-stored) runs chat and that side only (a profile of one Responses variant).
+ * SURFACE_OTHER_DIST=<another build's dist/> (with SURFACE_ROUTES): both builds' gateways in the same
+ * rounds, each build's Responses sides against its own chat side (a before/after in one run).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -186,6 +188,39 @@ async function routeOverhead(origin: string, key: string, pid: number, stream: b
     log(`${stream ? 'streaming' : 'non-streaming'}, round ${r + 1}: ${sides.map((s, i) => `${s.id} ${cpu[i]}`).join(', ')}`);
   }
   return { stream, sides, runs, probes };
+}
+
+/** A gateway of the before/after comparison (SURFACE_OTHER_DIST). */
+interface Build {
+  readonly label: string;
+  readonly origin: string;
+  readonly pid: number;
+}
+
+/**
+ * Part 1's quick form for two builds in one run: every side of every build in each round, the order
+ * rotated each round and reversed every other, so a noisy minute falls on every cell. Each build's ratios
+ * are against its own chat side of the same round.
+ */
+async function compareBuilds(builds: readonly Build[], key: string, stream: boolean): Promise<void> {
+  const sides = sidesFor(stream);
+  const cells = builds.flatMap((build) => sides.map((side, i) => ({ build, side, i })));
+  for (const c of cells) await runSide(c.build.origin, key, c.side, c.build.pid, 1); // warm-up, not counted
+  const cpu = cells.map((): number[] => []);
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = cells.map((_, k) => (k + r) % cells.length);
+    if (r % 2 === 1) order.reverse();
+    for (const k of order) {
+      const c = cells[k]!;
+      cpu[k]!.push((await runSide(c.build.origin, key, c.side, c.build.pid, ROUND_SECONDS)).cpuUsPerReq ?? Number.NaN);
+    }
+    log(`round ${r + 1}: ${cells.map((c, k) => `${c.build.label} ${c.side.id} ${cpu[k]![r]!.toFixed(1)}`).join(', ')}`);
+  }
+  for (const [k, c] of cells.entries()) {
+    const chat = cpu[cells.findIndex((d) => d.build === c.build && d.i === 0)]!;
+    const ratios = cpu[k]!.map((x, r) => x / chat[r]!);
+    log(`${c.build.label} ${c.side.label}: CPU/req median ${median(cpu[k]!)?.toFixed(1)} us; vs its chat median ${median(ratios)?.toFixed(2)}x (${ratios.map((x) => x.toFixed(2)).join(', ')})`);
+  }
 }
 
 // ---- part 2: a batch beside live traffic ----
@@ -411,6 +446,17 @@ async function main(): Promise<void> {
     const origin = new URL(gw.url).origin;
     const overheads: Overhead[] = [];
     const only = process.env.SURFACE_ROUTES;
+    const other = process.env.SURFACE_OTHER_DIST;
+    if ((only === 'stream' || only === 'json') && other) {
+      const gwOther = await startGateway(dir, pinned ? 1 : null, { name: 'gateway-surface-other', config: cfg.file, db: join(dir, 'other.db'), logLevel: 'warn', dist: other });
+      const builds = [
+        { label: 'this build', origin, pid: gw.pid },
+        { label: 'other build', origin: new URL(gwOther.url).origin, pid: gwOther.pid },
+      ];
+      await compareBuilds(builds, cfg.key, only === 'stream');
+      log(`load ${loadLine()}`);
+      return;
+    }
     if (only === 'stream' || only === 'json') {
       const o = await routeOverhead(origin, cfg.key, gw.pid, only === 'stream');
       const cpu = (i: number): number[] => (o.runs[i] ?? []).map((r) => r.cpuUsPerReq ?? Number.NaN);

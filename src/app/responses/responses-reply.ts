@@ -7,10 +7,11 @@
  * PostgreSQL), and the route awaits `settled()` before its request ends.
  */
 import type { Item, NewId } from '../../core/responses/input-items.js';
-import { ResponseStreamTranslator, type ResponseEvent } from '../../core/responses/stream-events.js';
+import { ResponseStreamTranslator } from '../../core/responses/stream-events.js';
 import { outputOfCompletion, responseObject, statusOf, type ResponseHeader, type ResponseState } from '../../core/responses/translate.js';
 import { SseDecoder } from '../../upstream/sse-decoder.js';
 import type { StreamReshaper, TurnSink } from '../turn-io.js';
+import { deltaItemPart, frame, responseEventFrame, textDeltaFrame } from './event-frames.js';
 
 /** Stores the outcome; `bodyJson`: the body as the answer serialized it, when it did (stored as it is). */
 export type FinishResponse = (state: ResponseState, body: Record<string, unknown>, bodyJson?: string) => Promise<void>;
@@ -34,37 +35,6 @@ export function contentOnlyText(data: string): string | null {
   const match = CONTENT_ONLY_CHUNK.exec(data);
   return match ? (JSON.parse(match[1] as string) as string) : null;
 }
-
-export function frame(event: ResponseEvent): string {
-  if (event.type === 'response.output_text.delta') return deltaFrame(event);
-  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
-}
-
-/**
- * The event a streamed turn sends once per chunk, written out by hand: the same bytes JSON.stringify makes
- * of it (stream-events.ts builds it as type, sequence_number, item_id, output_index, content_index, delta,
- * logprobs), in a third of the time (issue 35). A test holds the two equal.
- */
-function deltaFrame(e: ResponseEvent): string {
-  // The indexes and sequence number are integers (their JSON is their decimal form); logprobs are mostly none.
-  const logprobs = Array.isArray(e.logprobs) && e.logprobs.length === 0 ? '[]' : JSON.stringify(e.logprobs);
-  return (
-    `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${integer(e.sequence_number)},` +
-    `"item_id":${JSON.stringify(e.item_id)},"output_index":${integer(e.output_index)},"content_index":${integer(e.content_index)},` +
-    `"delta":${JSON.stringify(e.delta)},"logprobs":${logprobs}}\n\n`
-  );
-}
-
-/**
- * An event whose only member besides type and sequence number is `response`, with that Response already
- * serialized: the bytes `frame` makes of it (a test holds the two equal).
- */
-export function responseEventFrame(event: ResponseEvent, responseJson: string): string {
-  return `event: ${event.type}\ndata: {"type":${JSON.stringify(event.type)},"sequence_number":${integer(event.sequence_number)},"response":${responseJson}}\n\n`;
-}
-
-/** JSON of a value that is an integer on this path; anything else as JSON.stringify writes it. */
-const integer = (v: unknown): string => (Number.isInteger(v) ? String(v) : JSON.stringify(v));
 
 export class ResponsesReply implements TurnSink {
   readonly #reply: TurnSink;
@@ -94,6 +64,9 @@ export class ResponsesReply implements TurnSink {
    * Once the turn's end is read they wait for the terminal event instead, which waits for the store only.
    */
   #held = '';
+  /** The open text item's id and its deltas' item members (deltaItemPart), made at its second delta. */
+  #deltaItemId = '';
+  #deltaItem = '';
   #heldFlush: NodeJS.Immediate | null = null;
   readonly #flushHeld = (): void => {
     this.#heldFlush = null;
@@ -247,10 +220,22 @@ export class ResponsesReply implements TurnSink {
   }
 
   #textFrames(text: string): string {
-    if (this.#done) return '';
+    if (this.#done || text === '') return '';
+    // A text item is open: its delta's frame written from the item's part, made once (no event object).
+    const sequence = this.#translator.continueText(text);
+    if (sequence !== -1) return textDeltaFrame(sequence, this.#deltaItemPart(), JSON.stringify(text), '[]');
     let frames = '';
     for (const event of this.#translator.text(text)) frames += frame(event);
     return frames;
+  }
+
+  #deltaItemPart(): string {
+    const open = this.#translator.openText;
+    if (open !== null && open.id !== this.#deltaItemId) {
+      this.#deltaItemId = open.id;
+      this.#deltaItem = deltaItemPart(open.id, open.index, 0);
+    }
+    return this.#deltaItem;
   }
 
   /** A chat chunk (normalized by the chat path) as its events; an error chunk ends the Response failed. */

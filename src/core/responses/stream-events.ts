@@ -84,6 +84,23 @@ export class ResponseStreamTranslator {
     return delta === '' ? [] : this.#textDelta(delta, []);
   }
 
+  /**
+   * Appends content text to the open text item and counts its delta event without building it: the
+   * sequence number that event carries, or -1 when no text item is open (`text` opens one). The Responses
+   * reply's per-chunk fast path writes that event's frame itself (issue 35). `delta` is not empty.
+   */
+  continueText(delta: string): number {
+    const open = this.#text;
+    if (open === null) return -1;
+    open.text += delta;
+    return this.#sequence++;
+  }
+
+  /** The open text item (the one `continueText` appends to), or null. */
+  get openText(): { readonly id: string; readonly index: number } | null {
+    return this.#text;
+  }
+
   #textDelta(delta: string, logprobs: unknown[]): ResponseEvent[] {
     const events: ResponseEvent[] = [];
     if (!this.#text) {

@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ResponseState } from '../../../src/core/responses/translate.js';
-import { contentOnlyText, frame, responseEventFrame, ResponsesReply, type FinishResponse } from '../../../src/app/responses/responses-reply.js';
+import { frame, responseEventFrame } from '../../../src/app/responses/event-frames.js';
+import { ResponseStreamTranslator } from '../../../src/core/responses/stream-events.js';
+import { contentOnlyText, ResponsesReply, type FinishResponse } from '../../../src/app/responses/responses-reply.js';
 import type { TurnSink } from '../../../src/app/turn-io.js';
 import { parseResponseRequest } from '../../../src/schemas/responses-request.js';
 
@@ -190,6 +192,39 @@ describe('the output_text.delta frame, written by hand', () => {
   ])('is the bytes JSON.stringify makes of the event: %s', (_label, delta, logprobs) => {
     const event = { type: 'response.output_text.delta', sequence_number: 12, item_id: 'msg_0a1b"c', output_index: 1, content_index: 0, delta, logprobs };
     expect(frame(event)).toBe(`event: response.output_text.delta\ndata: ${JSON.stringify(event)}\n\n`);
+  });
+});
+
+describe('the frames of a message turn, written by hand (issue 35)', () => {
+  // Every event a translator makes of these turns: text with every kind of character, token logprobs,
+  // text then a tool call, a refusal-free finish; each frame must be the bytes JSON.stringify makes.
+  const texts = ['hello', 'caf\u00e9 "q" \\ \t\u0001 \u2028 \ud83d\ude00', ''];
+  const turns: Record<string, unknown>[][] = [
+    texts.map((content) => ({ choices: [{ index: 0, delta: { content }, finish_reason: null }] })),
+    [{ choices: [{ index: 0, delta: { content: 'x' }, logprobs: { content: [{ token: 'x', logprob: -0.25, bytes: [120], top_logprobs: [] }] }, finish_reason: null }] }],
+    [
+      { choices: [{ index: 0, delta: { content: 'calling' }, finish_reason: null }] },
+      { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }, finish_reason: 'tool_calls' }] },
+    ],
+  ];
+
+  it.each(turns.map((chunks, i) => [i, chunks] as const))('are the bytes JSON.stringify makes of each event (turn %i)', (_i, chunks) => {
+    let ids = 0;
+    const translator = new ResponseStreamTranslator((prefix) => `${prefix}"${++ids}`);
+    const events = [...translator.start(), ...chunks.flatMap((c) => translator.chunk(c)), ...translator.finish().events];
+    expect(events.length).toBeGreaterThan(4);
+    for (const event of events) expect(frame(event)).toBe(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  });
+
+  it('leaves an event of another shape to JSON.stringify', () => {
+    const odd = [
+      { type: 'response.output_item.done', sequence_number: 3, output_index: 0, item: { type: 'message', id: 'm', status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: 'no' }] } },
+      { type: 'response.output_item.done', sequence_number: 3, output_index: 0, item: { type: 'message', id: 'm', status: 'completed', role: 'assistant', content: [], extra: 1 } },
+      { type: 'response.content_part.done', sequence_number: 3, item_id: 'm', output_index: 0, content_index: 0, part: { type: 'output_text', text: 't', annotations: [{ type: 'url_citation' }], logprobs: [] } },
+      { type: 'response.output_text.done', sequence_number: 3, item_id: 'm', output_index: 0, content_index: 0, text: 't' },
+      { type: 'response.output_text.delta', sequence_number: 1.5, item_id: 'm', output_index: 0, content_index: 0, delta: 'd', logprobs: [] },
+    ];
+    for (const event of odd) expect(frame(event)).toBe(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
   });
 });
 
