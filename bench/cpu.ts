@@ -1,6 +1,6 @@
 /** Per-process CPU time and RSS from /proc (Linux only; every reader returns null elsewhere). */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 let clockTicks: number | null = null;
 
@@ -37,6 +37,28 @@ export function rssKiB(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** utime + stime by thread name (comm; same-named threads summed), in clock ticks. */
+export function threadTicks(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
 }
 
 export interface CpuMeter {

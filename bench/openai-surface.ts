@@ -29,7 +29,7 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { parseConfig } from '../src/config.js';
 import { BENCH_MODEL } from './config.js';
-import { clkTck, cpuTicks, startCpuMeter } from './cpu.js';
+import { clkTck, cpuTicks, startCpuMeter, threadTicks } from './cpu.js';
 import { median } from './limiter-cost.js';
 import { percentile, runLoad, type LoadResult } from './load.js';
 import { writeResultsSection } from './sections.js';
@@ -147,9 +147,15 @@ async function probeSide(origin: string, key: string, side: Side, stream: boolea
 
 async function runSide(origin: string, key: string, side: Side, pid: number, seconds: number): Promise<Run> {
   const t0 = process.hrtime.bigint() / 1000n;
+  const threadsBefore = process.env.SURFACE_THREADS === '1' ? threadTicks(pid) : null;
   const meter = startCpuMeter(pid);
   const load = await runLoad({ url: `${origin}${side.path}`, connections: CONNECTIONS, seconds, headers: { authorization: `Bearer ${key}` }, body: side.body, ...(RATE === undefined ? {} : { rate: RATE }) });
   const cpuUsPerReq = meter.stop(load.completed);
+  // SURFACE_THREADS=1: the side's CPU per request by gateway thread (which thread a difference is on).
+  if (threadsBefore !== null) {
+    const perThread = [...threadTicks(pid)].map(([name, t]) => [name, ((t - (threadsBefore.get(name) ?? 0)) / clkTck() / load.completed) * 1e6] as const);
+    log(`threads ${side.id}: ${perThread.filter(([, us]) => us >= 0.5).map(([name, us]) => `${name} ${us.toFixed(1)}`).join(', ')} us/req`);
+  }
   // With BENCH_PROFILE_DIR, the side's window on the profile's clock (monotonic us): a profile split by side.
   if (process.env.BENCH_PROFILE_DIR) log(`window ${side.id} ${t0} ${process.hrtime.bigint() / 1000n} ${load.completed}`);
   return { load, cpuUsPerReq };

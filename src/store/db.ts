@@ -102,14 +102,6 @@ export function writeTransaction<A extends unknown[], R>(db: Db, fn: (...args: A
 }
 
 /**
- * Several reads under one read lock (a deferred transaction that writes nothing): in WAL mode each
- * statement outside a transaction takes and drops the lock itself, most of a short lookup's cost.
- */
-export function readTransaction<A extends unknown[], R>(db: Db, fn: (...args: A) => R): (...args: A) => R {
-  return db.transaction(fn).deferred;
-}
-
-/**
  * A step of a transaction writeTransaction opened, rolled back alone when it throws: better-sqlite3 runs a
  * transaction function called inside another one as a SAVEPOINT. Outside a transaction it would open a
  * plain deferred one, so there it refuses to run.

@@ -18,5 +18,5 @@ export function createPostgresRunner(store: Pick<PgStore, 'pool' | 'transaction'
   const read: SqlRunner['read'] = (program) => driveAsync(program, onPool);
   const write: SqlRunner['write'] = (program) => store.transaction((client) => driveAsync(program, executeOn(client)));
   // The soon variants are the plain ones: the pool already runs concurrent transactions side by side.
-  return { dialect: 'postgres', read, write, writeSoon: write, readSoon: read };
+  return { dialect: 'postgres', read, write, writeSoon: write };
 }

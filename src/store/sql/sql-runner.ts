@@ -15,8 +15,6 @@ export interface SqlRunner {
    * program's failure is its own). Its effects are not visible before the promise settles.
    */
   writeSoon<R>(program: SqlProgram<R>): Promise<R>;
-  /** As `read`, for a caller that only awaits the outcome: SQLite runs the reads of one turn under one read lock. */
-  readSoon<R>(program: SqlProgram<R>): Promise<R>;
 }
 
 /**

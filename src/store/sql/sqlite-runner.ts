@@ -5,7 +5,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import type { Compilable } from 'kysely';
-import { readTransaction, savepoint, writeTransaction, type Db } from '../db.js';
+import { savepoint, writeTransaction, type Db } from '../db.js';
 import { isNative, type QueryOutcome, type SqlProgram, type SqlStep } from './sql-program.js';
 import { driveSync, type SqlRunner } from './sql-runner.js';
 
@@ -49,13 +49,11 @@ export function createSqliteRunner(db: Db): SqliteRunner {
   const drive = <R>(program: SqlProgram<R>): R => driveSync(program, execute);
   const inTransaction = writeTransaction(db, drive);
   const writeSoon = grouped(writeTransaction, savepoint(db, drive), db);
-  const readSoon = grouped(readTransaction, drive, db);
   return {
     dialect: 'sqlite',
     read: async (program) => drive(program),
     write: async (program) => inTransaction(program),
     writeSoon,
-    readSoon,
     readSync: drive,
     writeSync: inTransaction,
     firstSync<R>(query: Compilable<R>): R | undefined {
@@ -76,10 +74,10 @@ type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 /**
  * Programs asked for in one event-loop turn, run together at setImmediate in one transaction (`open`):
  * writes in one IMMEDIATE transaction, each in a savepoint (db.ts), so a program that throws is rolled back
- * alone and its promise rejects, and a commit that fails rejects them all; reads under one read lock. A
- * stored Response's commit was ~55 us of a streamed turn, nearly all of it the transaction's own (the locks,
- * the WAL append), and a lookup's read lock most of its ~10 us: the turns finishing beside it now share
- * them (issue 35).
+ * alone and its promise rejects, and a commit that fails rejects them all. A stored Response's commit was
+ * ~55 us of a streamed turn, nearly all of it the transaction's own (the locks, the WAL append): the turns
+ * finishing beside it now share them (issue 35). The reads of a turn were grouped the same way until
+ * their only caller, the outbox's "anyone subscribed?", answered at once (webhook-outbox.ts says why).
  */
 function grouped(
   open: (db: Db, fn: (due: readonly Queued[]) => Outcome[]) => (due: readonly Queued[]) => Outcome[],

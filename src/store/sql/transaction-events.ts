@@ -28,10 +28,10 @@ const wrongBackend = (name: string) => (): never => {
 };
 
 /** SQLite: the outbox's own statements, on the program's connection (a savepoint of its transaction). */
-export function sqliteTransactionEvents(outbox: EventOutbox & { subscribedSoon?(projectId: string, type: EventType): Promise<boolean> }): TransactionEvents {
+export function sqliteTransactionEvents(outbox: EventOutbox & { subscribedNow?(projectId: string, type: EventType): boolean }): TransactionEvents {
   return {
     emit: (projectId, type, data) => native({ sqlite: () => outbox.emit(projectId, type, data), postgres: wrongBackend('SQLite') }),
-    goesNowhere: async (projectId, type) => outbox.subscribedSoon !== undefined && !(await outbox.subscribedSoon(projectId, type)),
+    goesNowhere: (projectId, type) => Promise.resolve(outbox.subscribedNow !== undefined && !outbox.subscribedNow(projectId, type)),
   };
 }
 

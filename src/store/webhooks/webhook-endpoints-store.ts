@@ -10,6 +10,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { WebhookEndpointsStore } from '../../core/store/webhooks-store.js';
 import type { DeliveryRecord, Page, WebhookEndpointRecord, WebhookPatch } from '../../core/webhooks/delivery.js';
 import type { SecretBox } from '../secret-box.js';
+import { noteEndpointWrite } from './endpoint-write-count.js';
 import { sqlFor } from '../sql/sql-builder.js';
 import { first, prepared, rawQuery, rows, run, truthy, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
@@ -27,13 +28,15 @@ export interface WebhookEndpointsStoreDeps {
 /** The changes run as one transaction each; the reads statement by statement. */
 export function createWebhookEndpointsStore({ runner, box }: WebhookEndpointsStoreDeps): WebhookEndpointsStore {
   const p = webhookEndpointPrograms(runner.dialect, box);
+  // Counted once settled, committed or not: the outbox's answers of this turn are only dropped early.
+  const change = <R>(write: Promise<R>): Promise<R> => write.finally(noteEndpointWrite);
   return {
-    insertCapped: (record, secret, max) => runner.write(p.insertCapped(record, secret, max)),
+    insertCapped: (record, secret, max) => change(runner.write(p.insertCapped(record, secret, max))),
     get: (projectId, id) => runner.read(p.get(projectId, id)),
     secret: (projectId, id) => runner.read(p.secret(projectId, id)),
     list: (projectId, limit, after) => runner.read(p.list(projectId, limit, after)),
-    update: (projectId, id, patch, now) => runner.write(p.update(projectId, id, patch, now)),
-    delete: (projectId, id) => runner.write(p.delete(projectId, id)),
+    update: (projectId, id, patch, now) => change(runner.write(p.update(projectId, id, patch, now))),
+    delete: (projectId, id) => change(runner.write(p.delete(projectId, id))),
     deliveries: (webhookId, limit, after) => runner.read(p.deliveries(webhookId, limit, after)),
     redeliver: (webhookId, deliveryId, now) => runner.read(p.redeliver(webhookId, deliveryId, now)),
   };

@@ -20,6 +20,7 @@ import { listOf, oneOf, type ListParam } from '../sql/one-of.js';
 import { prepared, rows, run } from '../sql/sql-program.js';
 import { sqlFor } from '../sql/sql-builder.js';
 import { createSqliteRunner } from '../sql/sqlite-runner.js';
+import { endpointWriteCount } from './endpoint-write-count.js';
 import { appendEvents, appendQueries, keepEvent, subscribed as subscribedProgram } from './webhook-append.js';
 import type { WebhooksTables } from './webhooks-tables.js';
 
@@ -38,10 +39,11 @@ export interface StoreOutbox extends EventOutbox {
   append(event: OutboxEvent): number;
   /**
    * Whether an emit of `type` would queue anything: an active endpoint of the project subscribes to it
-   * (always true in relay mode, where the subscribers are in PostgreSQL). A read, outside any transaction,
-   * with the other lookups of this event-loop turn under one read lock.
+   * (always true in relay mode, where the subscribers are in PostgreSQL). A read outside any transaction,
+   * answered at once; its answer is kept for the rest of this event-loop turn, or until this process
+   * changes an endpoint (endpoint-write-count.ts).
    */
-  subscribedSoon(projectId: string, type: EventType): Promise<boolean>;
+  subscribedNow(projectId: string, type: EventType): boolean;
 }
 
 const newEventId = webhookIds.eventId;
@@ -52,10 +54,29 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
   const subscribed = (projectId: string, type: EventType): boolean => options.relay === true || runner.readSync(subscribedProgram(q, projectId, type));
   // A foreground Response asks once as it finishes. An answer kept in memory until data_version or
   // total_changes moved cost more under load than the query (13.9 against 10.7 us: the WAL read lock is the
-  // cost, and data_version takes it too), and a timed one would miss a sibling's new endpoint: the lookups of
-  // one turn share one read lock instead.
-  const subscribedSoon = (projectId: string, type: EventType): Promise<boolean> =>
-    options.relay === true ? Promise.resolve(true) : runner.readSoon(subscribedProgram(q, projectId, type));
+  // cost, and data_version takes it too), and a timed one would miss a sibling's new endpoint. The lookups of
+  // one event-loop turn share one read: the first reads, the others of the turn take its answer. They shared
+  // one read lock at setImmediate before (readSoon), which held every finishing Response's objects (its
+  // frames, its Response, its turn) until the check phase: under load V8 then promoted ~5 MB a scavenge
+  // and scavenges took 20-40 ms, in 8 runs of 17 against none of 23 answered at once (issue 35,
+  // bench/RESULTS.md round 7).
+  let answers: Map<string, boolean> | null = null;
+  let answersAt = -1;
+  const forgetAnswers = (): void => {
+    answers = null;
+  };
+  const subscribedNow = (projectId: string, type: EventType): boolean => {
+    if (options.relay === true) return true;
+    if (answers === null || answersAt !== endpointWriteCount()) {
+      if (answers === null) setImmediate(forgetAnswers);
+      answers = new Map();
+      answersAt = endpointWriteCount();
+    }
+    const key = `${projectId}\u0000${type}`;
+    let answer = answers.get(key);
+    if (answer === undefined) answers.set(key, (answer = subscribed(projectId, type)));
+    return answer;
+  };
 
   function emitBody(projectId: string, type: EventType, id: string, body: string, now: number): number {
     if (!isDeliverable(type)) return 0;
@@ -101,7 +122,7 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
       if (queued > 0) options.onEmitted?.();
       return queued;
     },
-    subscribedSoon,
+    subscribedNow,
   };
 }
 

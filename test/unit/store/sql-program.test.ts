@@ -81,20 +81,6 @@ describe('the SQLite runner', () => {
     expect(runner.readSync(rows(db.selectFrom('items').selectAll().orderBy('id')))).toEqual([{ id: 'a', n: 1 }]);
   });
 
-  it('runs the reads asked for soon in one turn at its end, each failing alone', async () => {
-    const { runner, db } = open();
-    runner.writeSync(run(db.insertInto('items').values({ id: 'a', n: 1 })));
-    const a = runner.readSoon(first(db.selectFrom('items').select('n').where('id', '=', 'a')));
-    const b = runner.readSoon(first(db.selectFrom('items').select(sql<number>`no_such_function(n)`.as('x'))));
-    runner.writeSync(run(db.insertInto('items').values({ id: 'c', n: 3 })));
-    const c = runner.readSoon(rows(db.selectFrom('items').select('id').orderBy('id')));
-    const outcomes = await Promise.allSettled([a, b, c]);
-    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: { n: 1 } });
-    // Read when the turn ended: the row written after the ask is there.
-    expect(outcomes[2]).toEqual({ status: 'fulfilled', value: [{ id: 'a' }, { id: 'c' }] });
-  });
-
   it('rejects every program of a batch whose commit fails', async () => {
     const { store, runner, db } = open();
     const a = runner.writeSoon(run(db.insertInto('items').values({ id: 'a', n: 1 })));
