@@ -154,7 +154,7 @@ async function runSide(origin: string, key: string, side: Side, pid: number, sec
   // SURFACE_THREADS=1: the side's CPU per request by gateway thread (which thread a difference is on).
   if (threadsBefore !== null) {
     const perThread = [...threadTicks(pid)].map(([name, t]) => [name, ((t - (threadsBefore.get(name) ?? 0)) / clkTck() / load.completed) * 1e6] as const);
-    log(`threads ${side.id}: ${perThread.filter(([, us]) => us >= 0.5).map(([name, us]) => `${name} ${us.toFixed(1)}`).join(', ')} us/req`);
+    log(`threads ${side.id} (gateway pid ${pid}): ${perThread.filter(([, us]) => us >= 0.5).map(([name, us]) => `${name} ${us.toFixed(1)}`).join(', ')} us/req`);
   }
   // With BENCH_PROFILE_DIR, the side's window on the profile's clock (monotonic us): a profile split by side.
   if (process.env.BENCH_PROFILE_DIR) log(`window ${side.id} ${t0} ${process.hrtime.bigint() / 1000n} ${load.completed}`);
