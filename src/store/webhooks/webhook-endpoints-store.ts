@@ -10,11 +10,11 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { WebhookEndpointsStore } from '../../core/store/webhooks-store.js';
 import type { DeliveryRecord, Page, WebhookEndpointRecord, WebhookPatch } from '../../core/webhooks/delivery.js';
 import type { SecretBox } from '../secret-box.js';
-import { noteEndpointWrite } from './endpoint-write-count.js';
 import { sqlFor } from '../sql/sql-builder.js';
 import { first, prepared, rawQuery, rows, run, truthy, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { storedIn } from '../sql/table-schema.js';
+import { noteEndpointWrite } from './endpoint-write-count.js';
 import type { WebhooksTables } from './webhooks-tables.js';
 
 type EndpointRow = Selectable<WebhooksTables['webhook_endpoints']>;
