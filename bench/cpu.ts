@@ -19,14 +19,18 @@ export function clkTck(): number {
 /** utime + stime of the whole process (all threads), in clock ticks. */
 export function cpuTicks(pid: number): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // comm (field 2) may contain spaces and parentheses: parse after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Field 3 (state) is fields[0]; utime is field 14, stime field 15.
-    return Number(fields[11]) + Number(fields[12]);
+    return statTicks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return null;
   }
+}
+
+/** utime + stime of a /proc stat line (a process's or a thread's), in clock ticks. */
+function statTicks(stat: string): number {
+  // comm (field 2) may contain spaces and parentheses: parse after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Field 3 (state) is fields[0]; utime is field 14, stime field 15.
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 /** Resident set size in KiB (VmRSS). */
@@ -52,8 +56,7 @@ export function threadTicks(pid: number): Map<string, number> {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]));
+      out.set(name, (out.get(name) ?? 0) + statTicks(stat));
     } catch {
       // the thread ended meanwhile
     }

@@ -29,7 +29,11 @@ export function deltaItemPart(itemId: unknown, outputIndex: unknown, contentInde
 
 /** The output_text.delta frame from its parts, already JSON: the event a streamed turn sends once per chunk. */
 export function textDeltaFrame(sequence: string | number, itemPart: string, deltaJson: string, logprobsJson: string): string {
-  return `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${sequence}${itemPart}${deltaJson},"logprobs":${logprobsJson}}\n\n`;
+  return `event: response.output_text.delta\ndata: ${textDeltaData(sequence, itemPart, deltaJson, logprobsJson)}\n\n`;
+}
+
+function textDeltaData(sequence: string | number, itemPart: string, deltaJson: string, logprobsJson: string): string {
+  return `{"type":"response.output_text.delta","sequence_number":${sequence}${itemPart}${deltaJson},"logprobs":${logprobsJson}}`;
 }
 
 function handWritten(e: ResponseEvent): string | null {
@@ -37,7 +41,7 @@ function handWritten(e: ResponseEvent): string | null {
   switch (e.type) {
     case 'response.output_text.delta': {
       const logprobs = list(e.logprobs);
-      return typeof e.delta !== 'string' || logprobs === null || !ofPart(e) ? null : `{"type":"response.output_text.delta","sequence_number":${e.sequence_number}${deltaItemPart(e.item_id, e.output_index, e.content_index)}${JSON.stringify(e.delta)},"logprobs":${logprobs}}`;
+      return typeof e.delta !== 'string' || logprobs === null || !ofPart(e) ? null : textDeltaData(e.sequence_number as number, deltaItemPart(e.item_id, e.output_index, e.content_index), JSON.stringify(e.delta), logprobs);
     }
     case 'response.output_text.done': {
       const logprobs = list(e.logprobs);

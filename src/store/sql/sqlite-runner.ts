@@ -48,7 +48,7 @@ export function createSqliteRunner(db: Db): SqliteRunner {
   };
   const drive = <R>(program: SqlProgram<R>): R => driveSync(program, execute);
   const inTransaction = writeTransaction(db, drive);
-  const writeSoon = grouped(writeTransaction, savepoint(db, drive), db);
+  const writeSoon = grouped(db, savepoint(db, drive));
   return {
     dialect: 'sqlite',
     read: async (program) => drive(program),
@@ -72,20 +72,16 @@ interface Queued {
 type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 
 /**
- * Programs asked for in one event-loop turn, run together at setImmediate in one transaction (`open`):
- * writes in one IMMEDIATE transaction, each in a savepoint (db.ts), so a program that throws is rolled back
+ * Programs asked for in one event-loop turn, run together at setImmediate: writes in one IMMEDIATE
+ * transaction, each in a savepoint (`each`, db.ts), so a program that throws is rolled back
  * alone and its promise rejects, and a commit that fails rejects them all. A stored Response's commit was
  * ~55 us of a streamed turn, nearly all of it the transaction's own (the locks, the WAL append): the turns
  * finishing beside it now share them (issue 35). The reads of a turn were grouped the same way until
  * their only caller, the outbox's "anyone subscribed?", answered at once (webhook-outbox.ts says why).
  */
-function grouped(
-  open: (db: Db, fn: (due: readonly Queued[]) => Outcome[]) => (due: readonly Queued[]) => Outcome[],
-  each: (program: SqlProgram<unknown>) => unknown,
-  db: Db,
-): <R>(program: SqlProgram<R>) => Promise<R> {
+function grouped(db: Db, each: (program: SqlProgram<unknown>) => unknown): <R>(program: SqlProgram<R>) => Promise<R> {
   let queued: Queued[] = [];
-  const together = open(db, (due) =>
+  const together = writeTransaction(db, (due: readonly Queued[]) =>
     due.map((q): Outcome => {
       try {
         return { ok: true, value: each(q.program) };
