@@ -179,7 +179,7 @@ export async function createWebhookSystem(options: WebhookSystemOptions): Promis
 /** As before PostgreSQL: the dispatcher on the synchronous repo (its answers used at once), on its own connection. */
 function sqliteBacking(box: SecretBox, options: WebhookSystemOptions, wake: () => void): Backing {
   const { db, dbPath, instances, now } = options;
-  const dispatchDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
+  const dispatchDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL', 'event-loop');
   const store = createWebhooksStore({ runner: createSqliteRunner(db), box, onAppended: wake });
   return {
     endpoints: store.endpoints,

@@ -43,15 +43,26 @@ const MIGRATIONS: readonly string[] = [migration001, migration002, migration003,
 export const BUSY_TIMEOUT_MS = 5000;
 
 /**
+ * Where a connection commits. SQLite checkpoints the WAL (copies its pages into the database file, then
+ * fsyncs both) inside whichever commit finds the WAL past 1,000 pages: under stored Responses that was the
+ * event loop's connection, every ~0.7 s, with two fsyncs of 3.5-4.6 ms each on the event loop (strace, issue
+ * 35 round 8). A connection on the event loop (`'event-loop'`) therefore never checkpoints; the store's
+ * writer thread does it for every connection of the file (store-writer-thread.ts), in its own commits and
+ * once a second. CLI commands and threads open theirs `'apart'` (SQLite's default: 1,000 pages).
+ */
+export type ConnectionSite = 'event-loop' | 'apart';
+
+/**
  * `FULL` (the default) fsyncs every commit: for management writes, rare and precious. `NORMAL` is for
  * the usage ledger's own connection: in WAL mode a NORMAL commit survives a process crash (only a power
  * loss can roll back the last commits), and it never fsyncs on the event loop per batch.
  */
-export function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL' = 'FULL'): Db {
+export function openDatabase(path: string, synchronous: 'FULL' | 'NORMAL' = 'FULL', where: ConnectionSite = 'apart'): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   enterWalMode(db, path);
   db.pragma(`synchronous = ${synchronous}`);
+  if (where === 'event-loop') db.pragma('wal_autocheckpoint = 0');
   db.pragma('foreign_keys = ON');
   migrate(db);
   return db;

@@ -89,7 +89,7 @@ export const beatIntervalMs = (leaseMs: number): number => Math.max(100, Math.fl
 export function createInstanceRegistry(options: InstanceRegistryOptions): InstanceRegistry {
   const leaseMs = options.leaseMs ?? instanceLeaseMs();
   const now = options.now ?? Date.now;
-  const db = options.dbPath === ':memory:' ? options.db : openDatabase(options.dbPath, 'NORMAL');
+  const db = options.dbPath === ':memory:' ? options.db : openDatabase(options.dbPath, 'NORMAL', 'event-loop');
   const runner = createSqliteRunner(db);
   const id = newInstanceId();
   const programs = instancesPrograms('sqlite', { id, where: options.where ?? whereabouts(), startedAt: now(), leaseMs, now, alive: options.alive });

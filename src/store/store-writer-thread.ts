@@ -45,15 +45,30 @@ export interface StoreWriterData {
   readonly journalDir: string | null;
   /** PostgreSQL's URL when the usage ledger lives there (`storage.kind: postgres`). */
   readonly usagePgUrl?: string | null;
+  /** How often this thread checkpoints the WAL the event loop's connections wrote (tests shorten it). */
+  readonly checkpointEveryMs?: number;
 }
+
+/** The WAL checkpoint's period when no commit of this thread's ran one (db.ts ConnectionSite says why). */
+const CHECKPOINT_EVERY_MS = 1000;
 
 if (parentPort) {
   // At normal priority one flush every 50 ms put ~0.5 ms into whichever request was in flight on a shared
   // core: the whole of the 1-connection p99 (1.1 ms with it, 0.55 ms without; bench/RESULTS.md).
   yieldToEventLoop();
   const port = parentPort;
-  const { path, journalDir, usagePgUrl = null } = workerData as StoreWriterData;
+  const { path, journalDir, usagePgUrl = null, checkpointEveryMs = CHECKPOINT_EVERY_MS } = workerData as StoreWriterData;
   const db = openDatabase(path, 'NORMAL');
+  // The event loop's connections never checkpoint (db.ts ConnectionSite): this thread's commits do, past
+  // 1,000 pages as SQLite's default, and this timer covers the pages they wrote while this thread had
+  // nothing to commit (a PostgreSQL ledger, exec traffic without turns, an idle gateway's heartbeats).
+  const checkpoints = setInterval(() => {
+    try {
+      db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // another connection's checkpoint, or a disk error the next commit reports: the next tick tries again
+    }
+  }, checkpointEveryMs);
 
   // Usage rows.
   const runner = createSqliteRunner(db);
@@ -152,6 +167,7 @@ if (parentPort) {
         port.postMessage(decisions(() => pruneDecisions.run(message.before), message.seq));
         return;
       case 'close':
+        clearInterval(checkpoints);
         if (pgUsage) {
           // After the batches still being written; the markers of their files go in a last transaction.
           void pgUsage

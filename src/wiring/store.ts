@@ -39,7 +39,7 @@ export interface StoreParts {
 export async function wireStore(config: Config, dbPathOption: string | undefined, logger: Logger): Promise<StoreParts> {
   const store = resolveStorePath(dbPathOption ?? config.storage.path);
   const dbPath = store.path;
-  const db = openDatabase(dbPath);
+  const db = openDatabase(dbPath, 'FULL', 'event-loop');
   const backend = await openStoreBackend(config.storage, logger);
   // So that `switchboard usage --db` on this file knows the ledger is elsewhere (store-kind-mark.ts).
   markStoreKind(db, backend.kind);
@@ -82,7 +82,7 @@ export interface BusyStore {
  * an outbox on the same connection, so each stays in its state change's transaction.
  */
 export function openBusyStore({ db, dbPath, backend }: StoreParts, outboxOn: (db: Db) => StoreOutbox): BusyStore {
-  const busyDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL');
+  const busyDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL', 'event-loop');
   const busyOutbox = outboxOn(busyDb);
   const busySql = backend.pg
     ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(), notices: postgresChangeNotices(backend.pg) }
