@@ -64,6 +64,13 @@ export function threadTicks(pid: number): Map<string, number> {
   return out;
 }
 
+/** Microseconds of CPU per completed request by thread name, between two `threadTicks` snapshots. */
+export function threadUsPerRequest(before: Map<string, number>, after: Map<string, number>, completed: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, ticks] of after) out.set(name, (((ticks - (before.get(name) ?? 0)) / clkTck()) * 1e6) / Math.max(1, completed));
+  return out;
+}
+
 export interface CpuMeter {
   /** Microseconds of CPU per completed request since the meter started. */
   stop(completed: number): number | null;

@@ -13,9 +13,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { clkTck, threadTicks } from './cpu.js';
+import { threadTicks, threadUsPerRequest } from './cpu.js';
 import { BENCH_MODEL, writeBenchConfig } from './config.js';
 import { median } from './limiter-cost.js';
 import { runLoad } from './load.js';
@@ -39,8 +38,8 @@ interface GcTrace {
   readonly pauseMs: number[];
 }
 
-/** The scavenges of a `--trace-gc-nvp` log after byte `from`: bytes promoted and the main thread's pause. */
-export function scavengesIn(text: string): GcTrace {
+/** The scavenges of a `--trace-gc-nvp` log: bytes promoted and the main thread's pause, each. */
+function scavengesIn(text: string): GcTrace {
   const promotedKB: number[] = [];
   const pauseMs: number[] = [];
   for (const line of text.split('\n')) {
@@ -53,11 +52,6 @@ export function scavengesIn(text: string): GcTrace {
   return { scavenges: promotedKB.length, promotedKB, pauseMs };
 }
 
-function sumTicks(ticks: Map<string, number>, pick: (name: string) => boolean): number {
-  let n = 0;
-  for (const [name, t] of ticks) if (pick(name)) n += t;
-  return n;
-}
 
 /**
  * Every thread of `pid` but the main one onto core 0: a `--cpu-prof` of the main thread then is not charged
@@ -99,15 +93,16 @@ async function runCell(bench: StandaloneBench, simUrl: string, cell: Cell, run: 
   const after = threadTicks(proc.pid);
   const gc = scavengesIn(readFileSync(proc.logFile, 'utf8').slice(logFrom));
   await proc.stop();
-  const per = (pick: (name: string) => boolean): number => (((sumTicks(after, pick) - sumTicks(before, pick)) / clkTck()) * 1e6) / Math.max(1, load.completed);
-  const threads = [...after.keys()].map((name) => `${name} ${per((n) => n === name).toFixed(1)}`).join(', ');
+  const perThread = threadUsPerRequest(before, after, load.completed);
+  const usPerReq = [...perThread.values()].reduce((sum, us) => sum + us, 0);
+  const threads = [...perThread].map(([name, us]) => `${name} ${us.toFixed(1)}`).join(', ');
   const promotedKB = median(gc.promotedKB) ?? 0;
   log(
-    `run ${run + 1} ${cell.dist ?? 'this build'} ${cell.side}: ${load.completed} req; us/req all ${per(() => true).toFixed(1)} (${threads}); ` +
+    `run ${run + 1} ${cell.dist ?? 'this build'} ${cell.side}: ${load.completed} req; us/req all ${usPerReq.toFixed(1)} (${threads}); ` +
       `${gc.scavenges} scavenges, promoted median ${promotedKB.toFixed(0)} KB, pause median ${median(gc.pauseMs)?.toFixed(1) ?? '-'} ms; ` +
       `non-2xx ${load.non2xx}, errors ${load.errors}`,
   );
-  return { usPerReq: per(() => true), mainUs: per((n) => n === 'main'), promotedKB };
+  return { usPerReq, mainUs: perThread.get('main') ?? 0, promotedKB };
 }
 
 export async function main(): Promise<void> {
@@ -146,7 +141,7 @@ export async function main(): Promise<void> {
         `runs promoting > ${PROMOTING_KB} KB a scavenge: ${own.filter((m) => m.promotedKB > PROMOTING_KB).length} of ${own.length}`,
     );
   });
-  log(`load ${bench.loadLine()}; pinned: ${bench.pinned}; logs in ${join(bench.dir)}`);
+  log(`load ${bench.loadLine()}; pinned: ${bench.pinned}; logs in ${bench.dir}`);
 }
 
 runIfEntryPoint(import.meta.url, 'gc-regime', main);

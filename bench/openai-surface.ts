@@ -29,7 +29,7 @@ import { request } from 'undici';
 import { stringify } from 'yaml';
 import { parseConfig } from '../src/config.js';
 import { BENCH_MODEL } from './config.js';
-import { clkTck, cpuTicks, startCpuMeter, threadTicks } from './cpu.js';
+import { clkTck, cpuTicks, startCpuMeter, threadTicks, threadUsPerRequest } from './cpu.js';
 import { median } from './limiter-cost.js';
 import { percentile, runLoad, type LoadResult } from './load.js';
 import { writeResultsSection } from './sections.js';
@@ -153,7 +153,7 @@ async function runSide(origin: string, key: string, side: Side, pid: number, sec
   const cpuUsPerReq = meter.stop(load.completed);
   // SURFACE_THREADS=1: the side's CPU per request by gateway thread (which thread a difference is on).
   if (threadsBefore !== null) {
-    const perThread = [...threadTicks(pid)].map(([name, t]) => [name, ((t - (threadsBefore.get(name) ?? 0)) / clkTck() / load.completed) * 1e6] as const);
+    const perThread = [...threadUsPerRequest(threadsBefore, threadTicks(pid), load.completed)];
     log(`threads ${side.id} (gateway pid ${pid}): ${perThread.filter(([, us]) => us >= 0.5).map(([name, us]) => `${name} ${us.toFixed(1)}`).join(', ')} us/req`);
   }
   // With BENCH_PROFILE_DIR, the side's window on the profile's clock (monotonic us): a profile split by side.
