@@ -57,9 +57,10 @@ export function createOutbox(db: Db, options: OutboxOptions): StoreOutbox {
   // cost, and data_version takes it too), and a timed one would miss a sibling's new endpoint. The lookups of
   // one event-loop turn share one read: the first reads, the others of the turn take its answer. They shared
   // one read lock at setImmediate before (readSoon), which held every finishing Response's objects (its
-  // frames, its Response, its turn) until the check phase: under load V8 then promoted ~5 MB a scavenge
-  // and scavenges took 20-40 ms, in 8 runs of 17 against none of 23 answered at once (issue 35,
-  // bench/RESULTS.md round 7).
+  // frames, its Response, its turn) until the check phase: under load V8 then promoted ~5 MB a scavenge in
+  // 8 runs of 17 against none of 23 answered at once (issue 35, bench/RESULTS.md round 7). What kept them
+  // was the drain deadline's Set (http/drain-state.ts, round 8); the wait only made more of each turn
+  // reachable through it. Answering at once stays: no turn waits for a read.
   let answers: Map<string, boolean> | null = null;
   let answersAt = -1;
   const forgetAnswers = (): void => {
