@@ -1,7 +1,7 @@
 /**
  * The gateway's own per-read cost of a streamed chat turn, in process (issue 35): streamTurn fed by a
  * stand-in upstream body that brings one chunk per read, as a model does, into a stand-in reply that
- * counts bytes. No sockets, no undici, no uWS: what is left is exactly the code a read runs in the
+ * copies what it is handed as uWS does (a string encoded to UTF-8) and counts it. No sockets, no undici, no uWS: what is left is exactly the code a read runs in the
  * gateway (decode, SSE, restamp, the usage estimate's count, TTFT and first-token checks, the idle
  * deadline, the flush), and its garbage. CPU time of this process (process.cpuUsage), so the other
  * processes on a shared machine move the figure much less than a throughput run's.
@@ -58,19 +58,32 @@ class Body extends EventEmitter {
   }
 }
 
-/** The turn a stream serves: what chat-dispatch.ts hands streamTurn, with a reply that only counts. */
+/** The socket's send buffer, as uWS has one: what a write hands it is copied there. */
+const sendBuffer = Buffer.alloc(64 * 1024);
+
+/**
+ * What uWS does with a write: a string is encoded to UTF-8 into the send buffer (uWS.js reads it through
+ * V8's String::Utf8Value), a Buffer's bytes are copied as they are.
+ */
+function socketCopy(chunk: string | Buffer): number {
+  if (typeof chunk === 'string') return sendBuffer.write(chunk);
+  sendBuffer.set(chunk);
+  return chunk.length;
+}
+
+/** The turn a stream serves: what chat-dispatch.ts hands streamTurn, with a reply that copies as uWS does and counts. */
 function turnRequest(sink: { bytes: number }): Record<string, unknown> {
   const reply = {
     open: true,
     setHeader: () => undefined,
     beginStream: () => undefined,
     write: (chunk: string | Buffer) => {
-      sink.bytes += chunk.length;
+      sink.bytes += socketCopy(chunk);
       return true;
     },
     onWritable: () => undefined,
     endStream: (last?: string | Buffer) => {
-      sink.bytes += last?.length ?? 0;
+      sink.bytes += last === undefined ? 0 : socketCopy(last);
       reply.open = false;
     },
     onDrainDeadline: () => undefined,

@@ -107,6 +107,78 @@ describe('usage a model server streams unasked', () => {
   });
 });
 
+// A chunk on the fast path is re-stamped from the bytes of the model server's read (issue 35); a read that
+// ends inside an event or inside a character, or that mixes such chunks with others, takes the text path
+// for what the bytes cannot. The answer must be the same however the model server's bytes are cut.
+describe('a model server whose stream arrives cut anywhere', () => {
+  const head = '{"id":"up-1","object":"chat.completion.chunk","created":1700000000,"model":"up","system_fingerprint":"fp","choices":[';
+  const choice = (delta: string, finish = 'null'): string => `{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}`;
+  const stream =
+    `data: ${head}${choice('{"role":"assistant","content":""}')}]}\n\n` +
+    `data: ${head}${choice('{"content":"caf\u00e9 \u65e5\u672c\u8a9e "}')}]}\n\n` +
+    `data: ${head}${choice('{"reasoning_content":"hmm"}')}]}\n\n` +
+    `data: ${head}${choice('{"content":"\\"quoted\\" \ud83d\ude00"}')}]}\n\n` +
+    `data: ${head}${choice('{"content":"crlf"}')}]}\r\n\r\n` +
+    `data: ${head}${choice('{}', '"stop"')}],"usage":null}\n\n` +
+    `data: ${head}],"usage":{"prompt_tokens":7,"completion_tokens":4,"total_tokens":11}}\n\n` +
+    'data: [DONE]\n\n';
+  const bytes = Buffer.from(stream);
+  const eventStarts: number[] = [];
+  for (let at = bytes.indexOf('data: '); at !== -1; at = bytes.indexOf('data: ', at + 1)) eventStarts.push(at);
+  const cuts: number[][] = [
+    // One read: the whole stream (it holds a CR, so the text path reads all of it).
+    [],
+    // At events' ends: the role, the UTF-8 content and the reasoning in one read (bytes, bytes, text); the
+    // next content alone; the CRLF event alone (text); the finish, the usage and [DONE] together.
+    [eventStarts[3], eventStarts[4], eventStarts[5]].map(Number),
+    // Anywhere: inside multi-byte characters, inside `data: `, inside the CRLF event's end.
+    [bytes.indexOf('\u65e5') + 1, bytes.indexOf('\u672c') + 2, Number(eventStarts[3]) + 3, bytes.indexOf('\r\n\r\n') + 1],
+  ];
+  let served = 0;
+  const model = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // Each piece its own write, 15 ms apart: its own read at the gateway.
+    const cutAt = cuts[served++] ?? [];
+    const pieces = [...cutAt, bytes.length].map((end, i) => bytes.subarray(i === 0 ? 0 : cutAt[i - 1], end));
+    const next = (): void => {
+      const piece = pieces.shift();
+      if (piece === undefined) return void res.end();
+      res.write(piece);
+      setTimeout(next, 15);
+    };
+    next();
+  });
+
+  it('answers byte for byte the same as when the stream came in one read', async () => {
+    await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+    const g = await startGatewayProcess(testConfig(`http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`, suite.keys));
+    try {
+      const answer = async (): Promise<string> => {
+        const res = await fetch(`${g.url}/${PROJECT}/chat/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json' },
+          body: JSON.stringify(ask({ stream_options: { include_usage: true } })),
+        });
+        expect(res.status).toBe(200);
+        return (await res.text()).replaceAll(res.headers.get('x-request-id') ?? '-', 'REQUEST-ID');
+      };
+      const whole = await answer();
+      expect(await answer()).toBe(whole);
+      expect(await answer()).toBe(whole);
+      const chunks = chunksOf(parseSse(whole));
+      const text = chunks.map((c) => (c.choices as { delta: { content?: string } }[])[0]?.delta.content ?? '').join('');
+      expect(text).toBe('caf\u00e9 \u65e5\u672c\u8a9e "quoted" \ud83d\ude00crlf');
+      expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 4 } });
+      for (const c of chunks) expect(c).toMatchObject({ id: 'REQUEST-ID', model: 'client-model', created: 1700000000 });
+      expect(served).toBe(3);
+    } finally {
+      await g.stop();
+      model.closeAllConnections();
+      await new Promise<void>((resolve) => model.close(() => resolve()));
+    }
+  });
+});
+
 describe('tier deadlines (free tier shortened by the test config)', () => {
   it('answers 408 timeout when a non-streaming turn overruns the request deadline', async () => {
     const res = await call(url('slow'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { first_token_delay_ms: FREE_TIER_TIMEOUTS.request_ms + 2000 } } });
