@@ -14,6 +14,10 @@ export class ByteBuilder {
     this.#buf = Buffer.allocUnsafe(capacity);
   }
 
+  get capacity(): number {
+    return this.#buf.length;
+  }
+
   /** Appends bytes held as they are (a cached frame head). */
   bytes(bytes: Uint8Array): void {
     this.#reserve(bytes.length);
@@ -52,4 +56,20 @@ export class ByteBuilder {
     this.#buf.copy(next, 0, 0, this.length);
     this.#buf = next;
   }
+}
+
+/** Builders not in use. A builder that grew past SPARE_MAX_BYTES (one huge read) is left to the collector. */
+const spares: ByteBuilder[] = [];
+const SPARES_MAX = 256;
+const SPARE_MAX_BYTES = 64 * 1024;
+
+/** A builder for bytes that wait a moment (one per streamed turn with bytes not yet written). */
+export function borrowBuilder(): ByteBuilder {
+  return spares.pop() ?? new ByteBuilder();
+}
+
+/** Gives a builder back once what it gathered was written; nothing taken from it may be used after. */
+export function returnBuilder(builder: ByteBuilder): void {
+  builder.length = 0;
+  if (spares.length < SPARES_MAX && builder.capacity <= SPARE_MAX_BYTES) spares.push(builder);
 }

@@ -128,9 +128,8 @@ describe('a model server whose stream arrives cut anywhere', () => {
   const cuts: number[][] = [
     // One read: the whole stream (it holds a CR, so the text path reads all of it).
     [],
-    // At events' ends: the role, the UTF-8 content and the reasoning in one read (bytes, bytes, text); the
-    // next content alone; the CRLF event alone (text); the finish, the usage and [DONE] together.
-    [eventStarts[3], eventStarts[4], eventStarts[5]].map(Number),
+    // At every event's end: each its own read (from bytes, but the reasoning, CRLF and usage events and [DONE]).
+    eventStarts.slice(1),
     // Anywhere: inside multi-byte characters, inside `data: `, inside the CRLF event's end.
     [bytes.indexOf('\u65e5') + 1, bytes.indexOf('\u672c') + 2, Number(eventStarts[3]) + 3, bytes.indexOf('\r\n\r\n') + 1],
   ];

@@ -51,6 +51,7 @@ export interface Restamped {
 
 export type Restamper = (data: string) => Restamped | null;
 
+const NO_BYTES = Buffer.alloc(0);
 const FRAME_END = Buffer.from('}\n\n');
 const USAGE_NULL_BYTES = Buffer.from(',"usage":null');
 const USAGE_NULL_END = ',"usage":null}';
@@ -75,7 +76,7 @@ export class ChunkRestamper {
    * it on every chunk of a stream, so a chunk that starts with it is re-stamped from there on.
    */
   #upstreamPrefix = '\0';
-  #framePrefix: Buffer = Buffer.alloc(0);
+  #framePrefix: Buffer = NO_BYTES;
   /** Whether the last chunk re-stamped delivered content text (for the usage estimate). */
   hadContent = false;
 
