@@ -62,7 +62,7 @@ export class RecordedAnswer implements ByteSink {
 
   onWritable(): void {}
 
-  endStream(last?: string | Buffer): void {
+  endStream(last?: string): void {
     if (last !== undefined) this.write(last);
     this.#answered = true;
   }

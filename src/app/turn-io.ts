@@ -61,11 +61,10 @@ export interface TurnSink {
    */
   jsonText?(status: number, text: string): void;
   beginStream(status: number, contentType: string): void;
-  /** A Buffer is the sink's only for the call (a streamed chat turn reuses it): a sink copies what it keeps. */
   write(chunk: string | Buffer): boolean;
   onWritable(handler: () => void): void;
-  /** `last`: the stream's final bytes, handed over with the end (one socket write for both); a Buffer as for `write`. */
-  endStream(last?: string | Buffer): void;
+  /** `last`: the stream's final bytes, handed over with the end (one socket write for both). */
+  endStream(last?: string): void;
   onDrainDeadline(handler: () => void): void;
   /** A sink that answers a streamed chat turn in a shape of its own has one (the Responses reply). */
   readonly reshaper?: StreamReshaper;

@@ -315,9 +315,7 @@ export class Reply {
     if (this.#aborted) return;
     const barrier = this.#barrier;
     if (barrier !== null && barrier.holding) {
-      // A Buffer handed in is ours for the call only (TurnSink.write): a streamed turn reuses its bytes.
-      const kept = typeof last === 'string' || last === undefined ? last : Buffer.from(last);
-      barrier.after(() => this.#endStream(kept));
+      barrier.after(() => this.#endStream(last));
       return;
     }
     this.#finished = true;

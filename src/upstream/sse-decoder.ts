@@ -12,11 +12,6 @@ export interface SseEvent {
 export class SseDecoder {
   #buffer = '';
 
-  /** Whether no part of an event is held (the last chunk ended at an event's end). */
-  get empty(): boolean {
-    return this.#buffer === '';
-  }
-
   /** Feeds a chunk; returns the events it completed. */
   push(chunk: string): SseEvent[] {
     const events: SseEvent[] = [];

@@ -107,9 +107,10 @@ describe('usage a model server streams unasked', () => {
   });
 });
 
-// A chunk on the fast path is re-stamped from the bytes of the model server's read (issue 35); a read that
-// ends inside an event or inside a character, or that mixes such chunks with others, takes the text path
-// for what the bytes cannot. The answer must be the same however the model server's bytes are cut.
+// The streamed turn decodes each read on its own when it ends on a character boundary, keeps an event cut
+// between reads, switches to the UTF-8 decoder for good once a read ends inside a character, and searches
+// for CRLF ends only once a read holds a CR (issue 35's per-read shortcuts). The answer must be the same
+// however the model server's bytes are cut.
 describe('a model server whose stream arrives cut anywhere', () => {
   const head = '{"id":"up-1","object":"chat.completion.chunk","created":1700000000,"model":"up","system_fingerprint":"fp","choices":[';
   const choice = (delta: string, finish = 'null'): string => `{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}`;
@@ -128,7 +129,7 @@ describe('a model server whose stream arrives cut anywhere', () => {
   const cuts: number[][] = [
     // One read: the whole stream (it holds a CR, so the text path reads all of it).
     [],
-    // At every event's end: each its own read (from bytes, but the reasoning, CRLF and usage events and [DONE]).
+    // At every event's end: each its own read.
     eventStarts.slice(1),
     // Anywhere: inside multi-byte characters, inside `data: `, inside the CRLF event's end.
     [bytes.indexOf('\u65e5') + 1, bytes.indexOf('\u672c') + 2, Number(eventStarts[3]) + 3, bytes.indexOf('\r\n\r\n') + 1],

@@ -4,16 +4,12 @@
  * brings coalesced into one corked write (BASELINE: per-chunk corks cost 2.5x).
  *
  * What a read costs is what a streamed turn adds over a bare proxy (issue 35: a model sends one chunk per
- * read), so a read makes no closure, promise or event object. For a chat client, a read that is one
- * whole `data:` event in valid UTF-8 (what a model server sends a chunk at a time) is read as bytes: a
- * fast-path chunk's frame is copied from the read into a reused buffer and written as bytes, no string
- * made (uWS would encode a string to UTF-8 again). Any other read is decoded (without the UTF-8 decoder
- * when it ends on a character boundary) and the SSE decoder hands over slices of it. The idle deadline reads a timestamp when its
- * timer fires instead of being re-armed on every read.
+ * read), so a read makes no closure, promise or event object: a read ending on a character boundary
+ * decodes without the UTF-8 decoder, the SSE decoder hands over slices of the read, a fast-path chunk
+ * is one string, and the idle deadline reads a timestamp when its timer fires instead of being re-armed
+ * on every read.
  */
-import { isUtf8 } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
-import { borrowBuilder, returnBuilder, type ByteBuilder } from '../../byte-builder.js';
 import { ChunkNormalizer } from '../../core/chat/chunk-normalizer.js';
 import { ChunkRestamper } from '../../core/chat/chunk-restamp.js';
 import type { TurnUsage } from '../../core/chat/turn-context.js';
@@ -61,15 +57,8 @@ class TurnStream implements AnswerReader {
   readonly #shaper: StreamReshaper | null;
   /** Made at the first read that is not plain ASCII; from then on every read goes through it. */
   #utf8: StringDecoder | null = null;
-  /**
-   * What the current upstream read brought, for one write once its microtasks are done: text, or bytes once
-   * a chunk was re-stamped from the read's bytes (a chat client's only). The bytes' builder is borrowed from
-   * the process's spares while bytes wait, and given back once they are written.
-   */
+  /** What the current upstream read brought, for one write once its microtasks are done. */
   #pending = '';
-  #bytes: ByteBuilder | null = null;
-  /** Whether the client takes chat frames as they are (no reshaping sink): only then are reads re-stamped as bytes. */
-  readonly #chatSink: boolean;
   #flushScheduled = false;
   #sawDone = false;
   #failed = false;
@@ -94,7 +83,6 @@ class TurnStream implements AnswerReader {
     this.#normalizer = new ChunkNormalizer(t.turn);
     this.#restamper = new ChunkRestamper(t.turn);
     this.#shaper = t.reply.reshaper ?? null;
-    this.#chatSink = this.#shaper === null;
   }
 
   start(): void {
@@ -117,30 +105,9 @@ class TurnStream implements AnswerReader {
   onAnswerData(buf: Buffer): void {
     if (this.#ended) return;
     this.#lastRead = performance.now();
-    if (!(this.#chatSink && this.#utf8 === null && this.#decoder.empty && this.#eventFromBytes(buf))) this.#decoder.pushData(this.#text(buf), this.#onData);
+    this.#decoder.pushData(this.#text(buf), this.#onData);
     const log = this.#t.req.log;
     if (log.firstTokenMs === undefined && this.#normalizer.tokenChunks > 0) log.firstTokenMs = performance.now() - this.#t.req.startedAt;
-  }
-
-  /**
-   * A read that is one whole `data:` line and its blank line, in valid UTF-8 (a model's read when it sends
-   * a chunk at a time): a common chunk is re-stamped from the read's bytes, anything else is decoded and
-   * handled alone. False for any other read, which the SSE decoder takes; a read of several events (a
-   * stream that arrives all at once) is cheaper there, joined into one string and encoded once by uWS.
-   * The checks are ordered cheapest first: a read of several events is turned away by its first newline.
-   */
-  #eventFromBytes(read: Buffer): boolean {
-    const end = read.length - 2;
-    if (read[end + 1] !== 0x0a || read[end] !== 0x0a || read.indexOf(0x0a) !== end || read.indexOf(0x0d) !== -1 || !isUtf8(read)) return false;
-    // Latin-1: a character a byte, so an index in the text is an offset in the read.
-    const text = read.toString('latin1', 0, end);
-    if (!text.startsWith('data: ')) return false;
-    if (this.#failed) return true;
-    if (this.#restamper.frameRead(text.slice(6), read, 6, this.#bytesOut())) {
-      this.#normalizer.countRestamped(this.#restamper.hadContent);
-      this.#scheduleFlush();
-    } else this.#handle(read.toString('utf8', 6, end), false);
-    return true;
   }
 
   /**
@@ -165,14 +132,13 @@ class TurnStream implements AnswerReader {
     this.#controller.abort();
   }
 
-  /** One event's data; `fast`: whether the fast path may still take it (not when its bytes were refused). */
-  #handle(data: string, fast = true): void {
+  #handle(data: string): void {
     if (this.#failed) return;
     if (data === '[DONE]') {
       this.#sawDone = true;
       return;
     }
-    const frames = !fast ? null : this.#shaper === null ? this.#restamper.frame(data) : this.#reshaped(data, this.#shaper);
+    const frames = this.#shaper === null ? this.#restamper.frame(data) : this.#reshaped(data, this.#shaper);
     if (frames !== null) {
       this.#normalizer.countRestamped(this.#restamper.hadContent);
       this.#queue(frames);
@@ -220,23 +186,7 @@ class TurnStream implements AnswerReader {
 
   /** Bytes for the client, as they will be written (a reshaping sink's frames already made). */
   #queue(out: string): void {
-    // Text after bytes joins them, to keep the order; otherwise text is joined as text and encoded once.
-    if (this.#bytes !== null && this.#bytes.length > 0) this.#bytes.text(out);
-    else this.#pending += out;
-    this.#scheduleFlush();
-  }
-
-  /** Where a frame made from bytes goes: after any text waiting, which joins the bytes first. */
-  #bytesOut(): ByteBuilder {
-    const bytes = (this.#bytes ??= borrowBuilder());
-    if (this.#pending !== '') {
-      bytes.text(this.#pending);
-      this.#pending = '';
-    }
-    return bytes;
-  }
-
-  #scheduleFlush(): void {
+    this.#pending += out;
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
       queueMicrotask(this.#flush);
@@ -254,36 +204,17 @@ class TurnStream implements AnswerReader {
 
   #flushPending(): void {
     this.#flushScheduled = false;
-    const out = this.#takePending();
-    if (out !== null) this.#write(out);
-    this.#returnBytes();
-  }
-
-  #write(out: Buffer | string): void {
+    const out = this.#pending;
+    if (!out) return;
+    this.#pending = '';
     const { reply } = this.#t;
     // After the end (or the client's abort) nothing may touch the response: uWS has let go of it.
     if (!reply.open) return;
     this.#noteFirstByte();
-    if (!(typeof out === 'string' && this.#shaper !== null ? this.#shaper.write(out) : reply.write(out))) {
+    if (!(this.#shaper === null ? reply.write(out) : this.#shaper.write(out))) {
       this.#res.pause();
       reply.onWritable(this.#resume);
     }
-  }
-
-  /** What is pending, and nothing pending after; null when nothing is. */
-  #takePending(): Buffer | string | null {
-    // Never both: text that came after bytes joined them (#queue), bytes that came after text took it (#bytesOut).
-    if (this.#bytes !== null && this.#bytes.length > 0) return this.#bytes.take();
-    const out = this.#pending;
-    this.#pending = '';
-    return out === '' ? null : out;
-  }
-
-  /** Once what was taken is written (the sink copies what it keeps: TurnSink.write). */
-  #returnBytes(): void {
-    if (this.#bytes === null) return;
-    returnBuilder(this.#bytes);
-    this.#bytes = null;
   }
 
   #noteFirstByte(): void {
@@ -325,13 +256,13 @@ class TurnStream implements AnswerReader {
     const { req, reply } = this.#t;
     // Charged before the stream's end is handed to the socket (see chat-dispatch.ts bufferedTurn).
     const usage = this.#normalizer.usage ?? this.#normalizer.estimatedUsage(this.#accounting.promptEstimate());
-    const last = this.#takePending();
+    const last = this.#pending;
+    this.#pending = '';
     // Noted before the charge: a fast stream's first bytes may all go out here, and its row records the time.
-    if (last !== null && reply.open) this.#noteFirstByte();
+    if (last && reply.open) this.#noteFirstByte();
     this.#accounting.charge(outcome, usage);
-    if (this.#shaper === null) reply.endStream(last ?? undefined);
-    else this.#shaper.end(typeof last === 'string' ? last : ''); // a reshaping sink's are text
-    this.#returnBytes();
+    if (this.#shaper === null) reply.endStream(last || undefined);
+    else this.#shaper.end(last);
     // The latency measurements the router's objectives are judged on (issue 14; main.ts feeds them on).
     const firstTokenMs = req.log.firstTokenMs;
     if (outcome === 'completed' && firstTokenMs !== undefined && usage.completionTokens >= 2) {

@@ -50,7 +50,7 @@ export class BackgroundRun implements TurnSink {
 
   onWritable(): void {}
 
-  endStream(last?: string | Buffer): void {
+  endStream(last?: string): void {
     if (last !== undefined) this.write(last);
   }
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ByteBuilder } from '../../../../src/byte-builder.js';
 import { ChunkNormalizer } from '../../../../src/core/chat/chunk-normalizer.js';
 import { ChunkRestamper, createRestamper } from '../../../../src/core/chat/chunk-restamp.js';
 import type { TurnContext } from '../../../../src/core/chat/turn-context.js';
@@ -148,90 +147,5 @@ describe('the usage chunk on the fast path', () => {
     ['usage that is not JSON', usageChunk('{"prompt_tokens":1,}')],
   ])('leaves a chunk with %s to full normalization', (_label, data) => {
     expect(new ChunkRestamper(ctx).usageFrame(data)).toBeNull();
-  });
-});
-
-// A chunk's frame made from the bytes of the model server's read (issue 35) must be the frame made from its
-// text, byte for byte, and the same chunks must take the full path either way.
-describe('the fast path on bytes', () => {
-  const onBytes = (turn: TurnContext, data: string, prefix = 'data: '): { frame: string | null; hadContent: boolean } => {
-    const read = Buffer.from(`${prefix}${data}\n\n`);
-    const start = Buffer.byteLength(prefix);
-    const out = new ByteBuilder(16);
-    const r = new ChunkRestamper(turn);
-    const ok = r.frameRead(read.toString('latin1', start, read.length - 2), read, start, out);
-    return { frame: ok ? out.take().toString() : null, hadContent: r.hadContent };
-  };
-  const RAW_UTF8 = chunk('[{"index":0,"delta":{"content":"caf\u00e9 \u201cs\u00fc\u00df\u201d \ud83d\ude00 \u65e5\u672c"},"logprobs":null,"finish_reason":null}]').replace(/\\u([0-9a-f]{4})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  const cases: [string, string][] = [
-    ['a content delta', CONTENT],
-    ['the role delta', ROLE],
-    ['the finish chunk with usage: null', FINISH],
-    ['content in raw multi-byte UTF-8', RAW_UTF8],
-    ['content that reads like the members around it', chunk('[{"index":0,"delta":{"content":"\\"created\\":1,\\"choices\\":[,\\"content\\":\\"\\",\\"usage\\":null}"},"logprobs":null,"finish_reason":null}]')],
-    ['a vLLM chunk with stop_reason', chunk('[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":"length","stop_reason":"</s>"}]')],
-    ['no system_fingerprint', '{"id":"up","object":"chat.completion.chunk","created":17,"model":"m","choices":[{"index":0,"delta":{"content":"y"},"logprobs":null,"finish_reason":null}]}'],
-  ];
-  const turns: [string, TurnContext][] = [
-    ['usage asked for', ctx],
-    ['usage not asked for', { ...ctx, streamUsage: false }],
-    ['an adjusted effort and a model name in UTF-8', { ...ctx, adjustedEffort: 'high', clientModel: 'mod\u00e8le "\u00fc"' }],
-  ];
-
-  for (const [turnLabel, turn] of turns) {
-    it.each(cases)(`writes the bytes the text path writes (${turnLabel}): %s`, (_label, data) => {
-      const text = new ChunkRestamper(turn);
-      const expected = text.frame(data);
-      expect(expected).not.toBeNull();
-      const bytes = onBytes(turn, data);
-      expect(bytes.frame).toBe(expected);
-      expect(bytes.hadContent).toBe(text.hadContent);
-    });
-  }
-
-  it('re-stamps every chunk of a stream whose prefix repeats, changes, or whose rest is not common', () => {
-    const turn = new ChunkRestamper(ctx);
-    const text = new ChunkRestamper(ctx);
-    const later = CONTENT.replace('1700000000', '1700000001').replace('up-7', 'up-8');
-    const reasoning = chunk('[{"index":0,"delta":{"reasoning_content":"hm"},"logprobs":null,"finish_reason":null}]');
-    for (const data of [ROLE, CONTENT, reasoning, CONTENT, later, FINISH, CONTENT]) {
-      const read = Buffer.from(`data: ${data}\n\n`);
-      const out = new ByteBuilder(16);
-      const ok = turn.frameRead(read.toString('latin1', 6, read.length - 2), read, 6, out);
-      const expected = text.frame(data);
-      expect(ok ? out.take().toString() : null).toBe(expected);
-      if (ok) expect(turn.hadContent).toBe(text.hadContent);
-    }
-  });
-
-  it('reads the chunk where it starts in the read', () => {
-    expect(onBytes(ctx, CONTENT, 'data: [DONE]\n\ndata: ').frame).toBe(new ChunkRestamper(ctx).frame(CONTENT));
-  });
-
-  it.each([
-    ['reasoning', chunk('[{"index":0,"delta":{"reasoning_content":"hm"},"logprobs":null,"finish_reason":null}]')],
-    ['a usage object', chunk('[]', ',"usage":{"prompt_tokens":1}')],
-    ['an error', '{"error":{"message":"boom"}}'],
-    ['two choices', chunk('[{"index":0,"delta":{},"logprobs":null,"finish_reason":null},{"index":1,"delta":{},"logprobs":null,"finish_reason":null}]')],
-    ['[DONE]', '[DONE]'],
-  ])('leaves a chunk with %s to the full path and writes nothing', (_label, data) => {
-    expect(onBytes(ctx, data).frame).toBeNull();
-  });
-
-  it('is off when inline think text must be split', () => {
-    expect(onBytes({ ...ctx, splitInlineThink: true }, CONTENT).frame).toBeNull();
-  });
-});
-
-describe('ByteBuilder', () => {
-  it('gathers bytes, slices and text past its first capacity, and is empty after take', () => {
-    const b = new ByteBuilder(4);
-    b.bytes(Buffer.from('ab'));
-    b.slice(Buffer.from('xxcdexx'), 2, 5);
-    b.text('f\u00e9\ud83d\ude00');
-    expect(b.take().toString()).toBe('abcdef\u00e9\ud83d\ude00');
-    expect(b.length).toBe(0);
-    b.text('g');
-    expect(b.take().toString()).toBe('g');
   });
 });
