@@ -1,9 +1,9 @@
 /**
  * The gateway's own per-read cost of a streamed chat turn, in process (issue 35): streamTurn fed by a
  * stand-in upstream body that brings one chunk per read, as a model does, into a stand-in reply that
- * copies what it is handed as uWS does (a string encoded to UTF-8) and counts it. No sockets, no undici, no uWS: what is left is exactly the code a read runs in the
- * gateway (decode, SSE, restamp, the usage estimate's count, TTFT and first-token checks, the idle
- * deadline, the flush), and its garbage. CPU time of this process (process.cpuUsage), so the other
+ * copies what it is handed as uWS does (a string encoded to UTF-8) and counts it. No sockets, no undici,
+ * no uWS: what is left is exactly the code a read runs in the gateway (decode, SSE, restamp, the usage
+ * estimate's count, TTFT and first-token checks, the idle deadline, the flush), and its garbage. CPU time of this process (process.cpuUsage), so the other
  * processes on a shared machine move the figure much less than a throughput run's.
  *   node dist/bench/stream-path.js [--streams 2000] [--chunks 200] [--rounds 7] [--other-dist <dist dir>]
  * --other-dist loads that build's chat-stream.js as well. A bare relay (bench/bare-proxy.ts's, the same

@@ -127,7 +127,7 @@ describe('a model server whose stream arrives cut anywhere', () => {
   const eventStarts: number[] = [];
   for (let at = bytes.indexOf('data: '); at !== -1; at = bytes.indexOf('data: ', at + 1)) eventStarts.push(at);
   const cuts: number[][] = [
-    // One read: the whole stream (it holds a CR, so the text path reads all of it).
+    // One read: the whole stream.
     [],
     // At every event's end: each its own read.
     eventStarts.slice(1),
