@@ -20,7 +20,7 @@ import { webhookIds } from './core/webhooks/ids.js';
 import { createWebhookManager, type WebhookManager } from './core/webhooks/webhook-manager.js';
 import type { Logger } from './log.js';
 import type { WorkerPool } from './pool/worker-pool.js';
-import { openDatabase, type Db } from './store/db.js';
+import { eventLoopSibling, type Db } from './store/db.js';
 import type { InstanceRegistry } from './store/instances-registry.js';
 import { createPgInstanceRegistry, type PgInstanceRegistry } from './store/postgres/instances-registry.js';
 import type { PgStore } from './store/postgres/pg-store.js';
@@ -179,7 +179,7 @@ export async function createWebhookSystem(options: WebhookSystemOptions): Promis
 /** As before PostgreSQL: the dispatcher on the synchronous repo (its answers used at once), on its own connection. */
 function sqliteBacking(box: SecretBox, options: WebhookSystemOptions, wake: () => void): Backing {
   const { db, dbPath, instances, now } = options;
-  const dispatchDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL', 'event-loop');
+  const dispatchDb = eventLoopSibling(db, dbPath);
   const store = createWebhooksStore({ runner: createSqliteRunner(db), box, onAppended: wake });
   return {
     endpoints: store.endpoints,

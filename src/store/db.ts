@@ -53,6 +53,14 @@ export const BUSY_TIMEOUT_MS = 5000;
 export type ConnectionSite = 'event-loop' | 'apart';
 
 /**
+ * A second connection to the store's file for work on the event loop: `NORMAL`, and never checkpointing
+ * (ConnectionSite). An in-memory store has no file to open twice: its one connection serves.
+ */
+export function eventLoopSibling(db: Db, path: string): Db {
+  return path === ':memory:' ? db : openDatabase(path, 'NORMAL', 'event-loop');
+}
+
+/**
  * `FULL` (the default) fsyncs every commit: for management writes, rare and precious. `NORMAL` is for
  * the usage ledger's own connection: in WAL mode a NORMAL commit survives a process crash (only a power
  * loss can roll back the last commits), and it never fsyncs on the event loop per batch.

@@ -18,7 +18,7 @@
  * next beat it finds its row gone, registers again and says so.
  */
 import { randomBytes } from 'node:crypto';
-import { openDatabase, type Db } from './db.js';
+import { eventLoopSibling, type Db } from './db.js';
 import { whereabouts, type Whereabouts } from './instances-liveness.js';
 import { instancesPrograms } from './instances/instances-store.js';
 import { createSqliteRunner } from './sql/sqlite-runner.js';
@@ -89,7 +89,7 @@ export const beatIntervalMs = (leaseMs: number): number => Math.max(100, Math.fl
 export function createInstanceRegistry(options: InstanceRegistryOptions): InstanceRegistry {
   const leaseMs = options.leaseMs ?? instanceLeaseMs();
   const now = options.now ?? Date.now;
-  const db = options.dbPath === ':memory:' ? options.db : openDatabase(options.dbPath, 'NORMAL', 'event-loop');
+  const db = eventLoopSibling(options.db, options.dbPath);
   const runner = createSqliteRunner(db);
   const id = newInstanceId();
   const programs = instancesPrograms('sqlite', { id, where: options.where ?? whereabouts(), startedAt: now(), leaseMs, now, alive: options.alive });

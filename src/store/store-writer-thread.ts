@@ -62,7 +62,8 @@ if (parentPort) {
   // The event loop's connections never checkpoint (db.ts ConnectionSite): this thread's commits do, past
   // 1,000 pages as SQLite's default, and this timer covers the pages they wrote while this thread had
   // nothing to commit (a PostgreSQL ledger, exec traffic without turns, an idle gateway's heartbeats).
-  const checkpoints = setInterval(() => {
+  // An in-memory store has no WAL.
+  const checkpoints = path === ':memory:' ? undefined : setInterval(() => {
     try {
       db.pragma('wal_checkpoint(PASSIVE)');
     } catch {

@@ -8,7 +8,7 @@ import type { StoreOutbox } from '../store/webhooks/webhook-outbox.js';
 import type { Logger } from '../log.js';
 import { openStoreBackend, type StoreBackend } from '../store/backend.js';
 import { createCatalog, createPreloadedCatalog, type Catalog, type PreloadedCatalog } from '../store/catalog.js';
-import { openDatabase, type Db } from '../store/db.js';
+import { eventLoopSibling, openDatabase, type Db } from '../store/db.js';
 import { createCatalogStore } from '../store/catalog/catalog-store.js';
 import { syncConfig } from '../store/catalog/sqlite-catalog.js';
 import { markStoreKind } from '../store/store-kind-mark.js';
@@ -82,7 +82,7 @@ export interface BusyStore {
  * an outbox on the same connection, so each stays in its state change's transaction.
  */
 export function openBusyStore({ db, dbPath, backend }: StoreParts, outboxOn: (db: Db) => StoreOutbox): BusyStore {
-  const busyDb = dbPath === ':memory:' ? db : openDatabase(dbPath, 'NORMAL', 'event-loop');
+  const busyDb = eventLoopSibling(db, dbPath);
   const busyOutbox = outboxOn(busyDb);
   const busySql = backend.pg
     ? { runner: createPostgresRunner(backend.pg), events: postgresTransactionEvents(), notices: postgresChangeNotices(backend.pg) }
