@@ -52,7 +52,6 @@ function scavengesIn(text: string): GcTrace {
   return { scavenges: promotedKB.length, promotedKB, pauseMs };
 }
 
-
 /**
  * Every thread of `pid` but the main one onto core 0: a `--cpu-prof` of the main thread then is not charged
  * with the time the store's writer and V8's helpers preempted it (round 6, bench/RESULTS.md).
