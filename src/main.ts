@@ -83,7 +83,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const routerManagement = routerManagementOf(services, routing, upstream);
   const dashboard = await wireDashboard({ config, storage, identity, limits, routerManagement, routing, routerState, webhooks, exec, upstream, now: clock.now });
   const metricsScrapeToken = metricsToken(config.server.metrics.token_env);
-  const routes = gatewayRoutes({ config, services, chatServices, routerChatServices, routerManagement, routing, routerState, storage, limits, upstream, webhooks, exec, mcp, responses, filesServices, batches, dashboard, testing, clock, metricsScrapeToken });
+  const routes = gatewayRoutes({ config, services, chatServices, routerChatServices, routerManagement, routing, routerState, storage, limits, upstream, webhooks, exec, roleOf, mcp, responses, filesServices, batches, dashboard, testing, clock, metricsScrapeToken });
   const sharedPort = options.shared !== undefined;
   const scrape = wireMetricsSurface({ uws, config, services, metrics, upstream, token: metricsScrapeToken, workerRpc, sharedPort, workerId: instances.id, logger });
   routes.push(...scrape.routes);

@@ -14,6 +14,7 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseCreateKey, parseRotateKey } from '../schemas/management-keys.js';
 import { keyed, MANAGEMENT_BODY_LIMIT } from './guard.js';
 import type { Services } from '../app/services.js';
+import type { RoleLookup } from '../app/approval-decisions.js';
 
 // The wire shape and rules, where `switchboard keys` (cli-keys-store.ts) has always found them.
 export { apiKeyWire, keyStatus, ROTATION_GRACE_MS } from '../app/key-management.js';
@@ -21,6 +22,8 @@ export { apiKeyWire, keyStatus, ROTATION_GRACE_MS } from '../app/key-management.
 export interface KeyManagementServices extends Services {
   /** Where keys are stored: SQLite or PostgreSQL (main.ts picks). */
   readonly keys: CatalogStore;
+  /** A personal key's user's role in the project: only an owner's key may create keys. */
+  readonly roleOf: RoleLookup;
 }
 
 export function managementKeysRoutes(services: KeyManagementServices): RouteDef[] {
@@ -38,7 +41,8 @@ export function managementKeysRoutes(services: KeyManagementServices): RouteDef[
 
   return [
     route('POST', '', async (ctx, { key: creator, project }) => {
-      const refusal = keyCreationRefusal(creator);
+      const ownsProject = creator.userId !== null && (await services.roleOf(creator.userId, project.id)) === 'owner';
+      const refusal = keyCreationRefusal(creator, ownsProject);
       if (refusal) throw new GatewayError('workspace_not_allowed', { message: refusal });
       const created = await manage.create(project, parseCreateKey(await ctx.req.json()), { source: 'api', valueSegment: 'mgmt' });
       ctx.reply.setHeader('Cache-Control', 'no-store');

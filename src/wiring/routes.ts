@@ -1,4 +1,5 @@
 /** The route table of every HTTP API, in match order, from the parts the other wiring modules built. */
+import type { RoleLookup } from '../app/approval-decisions.js';
 import type { ChatServices } from '../app/chat/chat-dispatch.js';
 import type { RouterChatServices } from '../app/chat/router-chat-services.js';
 import type { Services } from '../app/services.js';
@@ -59,6 +60,8 @@ export interface RouteParts {
   readonly upstream: UpstreamClient;
   readonly webhooks: WebhookSystem;
   readonly exec: ExecParts;
+  /** A dashboard user's role in a project (the identity store). */
+  readonly roleOf: RoleLookup;
   readonly mcp: McpRoutes;
   readonly responses: ResponsesParts;
   readonly filesServices: FilesServices;
@@ -91,7 +94,7 @@ export function gatewayRoutes(p: RouteParts): RouteDef[] {
     ...managementWorkspacesRoutes({ ...services, workspaceRouting: routing.workspaces }),
     ...audioRoutes({ ...chatServices, audio: p.config.audio }),
     ...realtimeHttpRoutes(chatServices),
-    ...managementKeysRoutes({ ...services, keys: p.storage.catalogStore }),
+    ...managementKeysRoutes({ ...services, keys: p.storage.catalogStore, roleOf: p.roleOf }),
     ...managementBudgetsRoutes({ ...services, budgetStore: p.limits.usageStore }),
     ...managementUsageRoutes({ ...services, usageReader: p.limits.usageStore }),
     ...webhooksRoutes({ ...services, webhooks: p.webhooks.manager }),

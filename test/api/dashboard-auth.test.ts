@@ -21,8 +21,8 @@ async function accountStatus(cookie: string): Promise<number> {
 }
 
 /** A user-owned key, made on the dashboard's keys page (every workspace the user can read). */
-async function userOwnedKey(session: { cookie: string; csrfToken: string }): Promise<string> {
-  const res = await postForm(url(`/dashboard/projects/${PROJECT}/keys`), { csrf_token: session.csrfToken, name: 'mine', scopes: 'inference', workspace_mode: 'all' }, session.cookie);
+async function userOwnedKey(session: { cookie: string; csrfToken: string }, scope: 'inference' | 'management' = 'inference'): Promise<string> {
+  const res = await postForm(url(`/dashboard/projects/${PROJECT}/keys`), { csrf_token: session.csrfToken, name: 'mine', scopes: scope, workspace_mode: 'all' }, session.cookie);
   const page = await res.text();
   const value = /id="revealed-value">([^<]+)</.exec(page)?.[1];
   if (res.status !== 201 || !value) throw new Error(`key creation failed: ${res.status} ${page.slice(0, 400)}`);
@@ -242,6 +242,33 @@ describe('user-owned API keys (SPEC Authentication 10, "API key" states)', () =>
     for (const ws of [WS_DEFAULT, WS_B]) {
       expect((await call(direct(), { key, headers: { 'x-workspace-id': ws } })).status).toBe(200);
     }
+  });
+
+  it("create keys through the management API only while their user owns the project; the new key has no user", async () => {
+    const createWith = (key: string) => call(url(`/${PROJECT}/v1/management/api-keys`), { key, method: 'POST', body: { name: 'made by a personal key' } });
+    const owner = await dashboardSession(suite.gw, { role: 'owner' });
+    const ownerKey = await userOwnedKey(owner, 'management');
+    const made = await createWith(ownerKey);
+    expect(made.status).toBe(201);
+    const created = made.body as { id: string; value: string; scopes: string[] };
+    expect(created.scopes).toEqual(['inference']);
+    // "A key created with another API key has no user": it outlives its creator's user.
+    expect((await call(direct(), { key: created.value })).status).toBe(200);
+
+    const admin = await dashboardSession(suite.gw, { role: 'admin' });
+    const adminKey = await userOwnedKey(admin, 'management');
+    const refused = await createWith(adminKey);
+    expectError(refused, 403, 'workspace_not_allowed');
+
+    // The role is read on every request: an owner made admin loses the right at once.
+    const demoted = await runCli(['users', 'grant', owner.user.email, '--role', 'admin', '--project', PROJECT, '--db', suite.gw.dbPath]);
+    expect(demoted.code, demoted.stderr).toBe(0);
+    await expect.poll(async () => (await createWith(ownerKey)).status, { timeout: 5000, interval: 100 }).toBe(403);
+
+    const deleted = await runCli(['users', 'delete', owner.user.id, '--db', suite.gw.dbPath]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    await expect.poll(async () => (await call(direct(), { key: ownerKey })).status, { timeout: 5000, interval: 100 }).toBe(401);
+    expect((await call(direct(), { key: created.value })).status).toBe(200);
   });
 
   it('answer 401 key_inactive once their user is deleted', async () => {

@@ -71,13 +71,13 @@ export function checkKeyRequest(r: KeyRequest, ctx: KeyRequestContext): void {
 
 /**
  * SPEC Authentication 10: a confined key never creates keys; a personal (user-owned) key only when its
- * user owns the project. Ownership is not recorded yet, so a user key is refused too (docs/decisions.md).
- * Returns the reason to refuse, or null.
+ * user owns the project (`creatorOwnsProject`: the caller looked the user's role up). Returns the reason
+ * to refuse, or null.
  */
-export function keyCreationRefusal(creator: ApiKeyRecord, projectOwnerUserId: string | null = null): string | null {
+export function keyCreationRefusal(creator: ApiKeyRecord, creatorOwnsProject: boolean): string | null {
   if (creator.allowedWorkspaceIds !== null) return 'A key confined to workspaces may not create API keys.';
-  if (creator.userId !== null && creator.userId !== projectOwnerUserId) {
-    return "A personal API key may create keys only when its user owns the project.";
+  if (creator.userId !== null && !creatorOwnsProject) {
+    return `A personal API key may create keys only when its user owns the project; user ${creator.userId} is not an owner of it.`;
   }
   return null;
 }

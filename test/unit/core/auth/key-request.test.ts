@@ -49,16 +49,17 @@ describe('keyCreationRefusal', () => {
   const creator = (over: Partial<ApiKeyRecord>) => ({ allowedWorkspaceIds: null, userId: null, ...over }) as ApiKeyRecord;
 
   it('lets a key with no user and no list create keys', () => {
-    expect(keyCreationRefusal(creator({}))).toBeNull();
+    expect(keyCreationRefusal(creator({}), false)).toBeNull();
   });
 
   it('never lets a confined key create keys', () => {
-    expect(keyCreationRefusal(creator({ allowedWorkspaceIds: ['ws_0a'] }))).toMatch(/confined/);
+    expect(keyCreationRefusal(creator({ allowedWorkspaceIds: ['ws_0a'] }), false)).toMatch(/confined/);
+    expect(keyCreationRefusal(creator({ allowedWorkspaceIds: ['ws_0a'], userId: 'usr_1' }), true)).toMatch(/confined/);
   });
 
   it('lets a personal key create keys only when its user owns the project', () => {
-    expect(keyCreationRefusal(creator({ userId: 'usr_1' }))).toMatch(/owns the project/);
-    expect(keyCreationRefusal(creator({ userId: 'usr_1' }), 'usr_1')).toBeNull();
+    expect(keyCreationRefusal(creator({ userId: 'usr_1' }), false)).toMatch(/owns the project; user usr_1 is not an owner/);
+    expect(keyCreationRefusal(creator({ userId: 'usr_1' }), true)).toBeNull();
   });
 });
 
