@@ -25,7 +25,7 @@ const T0 = 1_700_000_000_000;
 const project: ProjectRecord = { id: 'proj_bench', uuid: 'u', slug: 'b', name: 'B', plan: 'paid', requestsPerMinute: 1_000_000, tokensPerMinute: 10_000_000, defaultWorkspaceId: null, createdAt: 0 };
 const key: ApiKeyRecord = {
   id: 'key_bench', projectId: project.id, name: null, prefix: 'svc_b_AAAA', scopes: ['inference'], allowedIps: [], blockedIps: [], ipFilter: null,
-  expiresAt: null, quotaRequests: 1_000_000, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, source: 'config', createdAt: 0, revokedAt: null,
+  expiresAt: null, quotaRequests: 1_000_000, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, issuedBy: null, source: 'config', createdAt: 0, revokedAt: null,
 };
 
 /** Microseconds per admission; time moves 1 ms per admit, so the ring advances as under real traffic. */

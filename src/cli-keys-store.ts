@@ -103,7 +103,7 @@ export function rotateKey(store: CliStore, projectId: string, keyId: string, now
     refuseInactive(key, now);
     const value = mintKeyValue(project.slug);
     // The store checks again in the rotation's transaction: a revocation by a running gateway cannot fall in between.
-    if (!(await open.keys.rotate(key.id, hashKeyValue(value), keyPrefix(value), now, now + ROTATION_GRACE_MS))) {
+    if (!(await open.keys.rotate({ id: key.id, hash: hashKeyValue(value), prefix: keyPrefix(value), now, graceUntil: now + ROTATION_GRACE_MS }))) {
       refuseInactive((await findKey(open, projectId, keyId)).key, now);
     }
     return { key: await current(open.keys, projectId, keyId, now), value };

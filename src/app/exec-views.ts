@@ -82,6 +82,7 @@ export const keyDecider = (a: AuthenticatedKey): Decider => ({
   keyId: a.key.id,
   userId: a.key.userId,
   scopes: a.key.scopes,
+  issuedBy: a.key.issuedBy,
   mayUse: (w) => mayUseWorkspace(a, w),
   label: 'this API key',
 });

@@ -57,12 +57,14 @@ export type ApiKeyWithValue = ApiKeyWire & { readonly value: string };
 /**
  * Where a new key comes from. `valueSegment` is the second part of the value: `mgmt` through the API, the
  * project slug in the dashboard (SPEC "API key"). `owner`: a dashboard user, who may confine the key only
- * to workspaces that user can read (SPEC Authentication 10); the key then belongs to that user.
+ * to workspaces that user can read (SPEC Authentication 10); the key then belongs to that user. `issuer`:
+ * who receives the value (ApiKeyRecord.issuedBy): the API key that asked, or the dashboard user.
  */
 export interface KeyOrigin {
   readonly source: NewKeyRecord['source'];
   readonly valueSegment: string;
   readonly owner?: { readonly userId: string; readonly readable: 'all' | readonly string[] };
+  readonly issuer: string;
 }
 
 export interface KeyManagementDeps {
@@ -115,7 +117,7 @@ export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
         if (err instanceof KeyRequestError) throw new GatewayError('invalid_request', { param: err.field, message: `${err.field} ${err.message}.` });
         throw err;
       }
-      const record = origin.owner ? { ...minted.record, userId: origin.owner.userId } : minted.record;
+      const record = { ...minted.record, userId: origin.owner?.userId ?? null, issuedBy: origin.issuer };
       await keys.insert(record, minted.hash);
       await catalog.reload();
       return { ...(await current(project.id, record.id, at)), value: minted.value };
@@ -132,9 +134,9 @@ export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
     /**
      * A new value, returned once; the old one authenticates 24 h more (SPEC Authentication 11). `scopes`:
      * the key's new scope list (SPEC Authentication 3), which the value in its grace shares
-     * (docs/decisions.md); null keeps them.
+     * (docs/decisions.md); null keeps them. `issuer`: who receives the new value (KeyRotation.issuedBy).
      */
-    async rotate(projectId: string, keyId: string, valueSegment: string, scopes: readonly Scope[] | null = null): Promise<ApiKeyWithValue> {
+    async rotate(projectId: string, keyId: string, valueSegment: string, issuer: string, scopes: readonly Scope[] | null = null): Promise<ApiKeyWithValue> {
       const at = now();
       const key = await find(projectId, keyId);
       refuseInactive(key, at);
@@ -148,7 +150,9 @@ export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
       }
       const value = mintKeyValue(valueSegment);
       // The store checks again in its transaction: another process may have revoked the key meanwhile.
-      const rotated = await keys.rotate(key.id, hashKeyValue(value), keyPrefix(value), at, at + ROTATION_GRACE_MS, scopes ?? undefined);
+      // A key rotating itself stays its own holder: its issuer is unchanged.
+      const issuedBy = issuer === key.id ? undefined : issuer;
+      const rotated = await keys.rotate({ id: key.id, hash: hashKeyValue(value), prefix: keyPrefix(value), now: at, graceUntil: at + ROTATION_GRACE_MS, scopes: scopes ?? undefined, issuedBy });
       if (!rotated) refuseInactive(await find(projectId, keyId), at);
       await catalog.reload();
       return { ...(await current(projectId, key.id, at)), value };

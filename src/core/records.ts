@@ -66,6 +66,12 @@ export interface ApiKeyRecord {
   /** Dashboard keys belong to a user; keys minted by config, CLI or API key have none. */
   readonly userId: string | null;
   /**
+   * Who received the current value: the API key (`key_...`) that created or rotated this one through the
+   * management API, or the dashboard user (`usr_...`) it was shown to; null for an operator's (config, CLI).
+   * A key decides no approval asked for by a principal in its issuance chain (app/approval-decisions.ts).
+   */
+  readonly issuedBy: string | null;
+  /**
    * Set on a credential read for authentication: `allowedWorkspaceIds` is the owning user's readable
    * workspaces, not a list of the key's own (SPEC Authentication 10: a user-owned key without a list).
    */

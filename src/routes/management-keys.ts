@@ -44,7 +44,7 @@ export function managementKeysRoutes(services: KeyManagementServices): RouteDef[
       const ownsProject = creator.userId !== null && (await services.roleOf(creator.userId, project.id)) === 'owner';
       const refusal = keyCreationRefusal(creator, ownsProject);
       if (refusal) throw new GatewayError('workspace_not_allowed', { message: refusal });
-      const created = await manage.create(project, parseCreateKey(await ctx.req.json()), { source: 'api', valueSegment: 'mgmt' });
+      const created = await manage.create(project, parseCreateKey(await ctx.req.json()), { source: 'api', valueSegment: 'mgmt', issuer: creator.id });
       ctx.reply.setHeader('Cache-Control', 'no-store');
       ctx.reply.json(201, created);
     }),
@@ -57,11 +57,11 @@ export function managementKeysRoutes(services: KeyManagementServices): RouteDef[
     route('DELETE', '/:key', async (ctx, { project }) => {
       ctx.reply.json(200, await manage.revoke(project.id, keyId(ctx)));
     }),
-    route('POST', '/:key/rotate', async (ctx, { project }) => {
+    route('POST', '/:key/rotate', async (ctx, { key: rotator, project }) => {
       // No body (or an empty one) rotates as before; a body may carry only `scopes` (SPEC Authentication 3).
       const body = await ctx.req.body();
       const scopes = body.length === 0 ? null : parseRotateKey(parseJsonBody(body));
-      const rotated = await manage.rotate(project.id, keyId(ctx), 'mgmt', scopes);
+      const rotated = await manage.rotate(project.id, keyId(ctx), 'mgmt', rotator.id, scopes);
       ctx.reply.setHeader('Cache-Control', 'no-store');
       ctx.reply.json(200, rotated);
     }),

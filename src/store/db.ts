@@ -29,11 +29,12 @@ import { migrationInstances } from './migrations/016-instances.js';
 import { migrationApprovalRequester } from './migrations/017-approval-requester.js';
 import { migrationUsageRequestDetail } from './migrations/018-usage-request-detail.js';
 import { migrationUsageRollupByBatch } from './migrations/019-usage-rollup-by-batch.js';
+import { migrationKeyIssuer } from './migrations/020-key-issuer.js';
 
 export type Db = Database.Database;
 
 // Versions are positions in this list: a new migration is appended, never inserted.
-const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, responsesMigration, migration010, migration011, migration012, migrationUsageJournal, migrationUsageSpendRollup, migrationDashboardUsers, migrationInstances, migrationApprovalRequester, migrationUsageRequestDetail, migrationUsageRollupByBatch];
+const MIGRATIONS: readonly string[] = [migration001, migration002, migration003, migration004, migration005, migration006, migration007, migration008, responsesMigration, migration010, migration011, migration012, migrationUsageJournal, migrationUsageSpendRollup, migrationDashboardUsers, migrationInstances, migrationApprovalRequester, migrationUsageRequestDetail, migrationUsageRollupByBatch, migrationKeyIssuer];
 
 /**
  * How long a connection waits for another's write lock before SQLITE_BUSY. Every transaction that

@@ -77,7 +77,11 @@ export function wireExec({ config, services, storage, busy, limits, shared, work
     shared: shared ? { onChange: (listener) => shared.pg.onChange(EXEC_INVOCATIONS_TOPIC, listener) } : null,
   };
   const execInvocations = createExecInvocations({ config, storage: invocationStorage, registry: agents.registry, argumentsValidator: schemas.validator, now: services.now, logger });
-  const approvals = createApprovalDecisions(execInvocations.service, roleOf);
+  const issuanceOf = async (projectId: string, keyId: string) => {
+    const key = await storage.catalogStore.findInProject(projectId, keyId);
+    return key && { userId: key.userId, issuedBy: key.issuedBy };
+  };
+  const approvals = createApprovalDecisions(execInvocations.service, roleOf, issuanceOf);
   const execServices = { ...services, exec: execInvocations.service, execDefaultTimeoutMs: config.exec.default_timeout_ms, approvals };
   const execTools = createChatToolRunner({ service: execInvocations.service, registry: agents.registry, policyOf: approvalPolicies(config), timeoutMs: config.exec.default_timeout_ms });
   return { workerPresence, schemas, agents, execInvocations, approvals, execServices, execTools };

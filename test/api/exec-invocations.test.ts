@@ -508,6 +508,37 @@ describe('approvals', () => {
     expect((await decide(id, 'accept')).status).toBe(200);
   });
 
+  it("refuses a key whose value the asking key received, by creating or rotating it (one holder, two keys); the asking key's own issuer may decide", async () => {
+    const mgmt = (path: string, key: string, body: object) => call(`${gw.url}/${PROJECT}/v1/management/api-keys${path}`, { key, method: 'POST', body });
+    // A key minted through the API by the config's management key, which it may then use to mint and rotate.
+    const asker = (await mgmt('', keys.exec, { name: 'asker', scopes: ['execution', 'management'] })).body as { id: string; value: string };
+    const res = await invoke({ workspace_id: WS_OPS, tool_name: 'rm', arguments: {} }, asker.value);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const invoked = res.body as Invocation;
+    const id = invoked.approval_id ?? '';
+    expectError(await decide(id, 'accept', {}, asker.value), 403, 'approval_not_permitted', 'approval_id');
+
+    // A key it mints, and a key minted by that one: both refused.
+    const minted = (await mgmt('', asker.value, { name: 'sidekick', scopes: ['execution', 'management'] })).body as { id: string; value: string };
+    const grandchild = (await mgmt('', minted.value, { name: 'sidekick of sidekick', scopes: ['execution', 'management'] })).body as { id: string; value: string };
+    for (const key of [minted.value, grandchild.value]) {
+      const refused = await decide(id, 'accept', {}, key);
+      expectError(refused, 403, 'approval_not_permitted', 'approval_id');
+      expect(errorOf(refused).message).toMatch(new RegExp(`^Approval ${id} was requested with key ${asker.id}, which received the value of this API key \\(key_\\w+\\) or of a key it was issued from; someone else must decide it\\.$`));
+    }
+
+    // A key it rotates: it now holds that key's new value.
+    const other = (await mgmt('', keys.exec, { name: 'taken over', scopes: ['execution', 'management'] })).body as { id: string; value: string };
+    const rotated = (await mgmt(`/${other.id}/rotate`, asker.value, {})).body as { value: string };
+    expectError(await decide(id, 'accept', {}, rotated.value), 403, 'approval_not_permitted', 'approval_id');
+    expect(await get(invoked.id)).toMatchObject({ status: 'pending_approval' });
+
+    // The key that issued the asking key is another principal (an operator delegating to an agent): it decides.
+    const decided = await decide(id, 'accept', {}, keys.exec);
+    expect(decided.status).toBe(200);
+    expect(decided.body).toMatchObject({ state: 'accepted' });
+  });
+
   it('withdraws a pending approval when its invocation is cancelled', async () => {
     const inv = await pending();
     expect((await call(url(`/invocations/${inv.id}/cancel`), { key: keys.exec, method: 'POST' })).status).toBe(200);

@@ -27,7 +27,7 @@ function project(over: Partial<ProjectRecord> = {}): ProjectRecord {
 function key(p: ProjectRecord, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
     id: `key_${p.id}`, projectId: p.id, name: null, prefix: 'svc_c_AAAA', scopes: ['inference'], allowedIps: [], blockedIps: [], ipFilter: null,
-    expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, source: 'config', createdAt: 0, revokedAt: null,
+    expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, issuedBy: null, source: 'config', createdAt: 0, revokedAt: null,
     ...over,
   };
 }

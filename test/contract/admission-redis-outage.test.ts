@@ -22,7 +22,7 @@ const T0 = 1_700_000_000_000;
 const project: ProjectRecord = { id: `proj_outage_${process.pid}`, uuid: 'u', slug: 'o', name: 'O', plan: 'paid', requestsPerMinute: 7, tokensPerMinute: 0, defaultWorkspaceId: null, createdAt: 0 };
 const key: ApiKeyRecord = {
   id: 'key_outage', projectId: project.id, name: null, prefix: 'svc_o_AAAA', scopes: ['inference'], allowedIps: [], blockedIps: [], ipFilter: null,
-  expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, source: 'config', createdAt: 0, revokedAt: null,
+  expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, issuedBy: null, source: 'config', createdAt: 0, revokedAt: null,
 };
 
 interface LogLine {

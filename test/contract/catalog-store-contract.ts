@@ -48,7 +48,7 @@ function newKey(over: Partial<NewApiKey> = {}): { key: NewApiKey; value: string;
   const id = `key_${randomBytes(8).toString('hex')}`;
   const key: NewApiKey = {
     id, projectId: PROJECT, name: 'made', prefix: keyPrefix(v), scopes: ['inference'], allowedIps: [], blockedIps: [],
-    expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, source: 'api', createdAt: T0,
+    expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, issuedBy: null, source: 'api', createdAt: T0,
     ...over,
   };
   return { key, value: v, hash: hashKeyValue(v) };
@@ -133,7 +133,7 @@ export function catalogStoreContract(name: string, make: () => Promise<CatalogSt
       const { key, hash } = newKey();
       await store.insert(key, hash);
       const next = value();
-      expect(await store.rotate(key.id, hashKeyValue(next), keyPrefix(next), T0 + 10, T0 + 100)).toBe(true);
+      expect(await store.rotate({ id: key.id, hash: hashKeyValue(next), prefix: keyPrefix(next), now: T0 + 10, graceUntil: T0 + 100 })).toBe(true);
       expect((await store.findCredential(hash))?.validUntil).toBe(T0 + 100);
       expect((await store.findCredential(hashKeyValue(next)))?.validUntil).toBeNull();
       expect((await store.findInProject(PROJECT, key.id))?.prefix).toBe(keyPrefix(next));
@@ -145,15 +145,32 @@ export function catalogStoreContract(name: string, make: () => Promise<CatalogSt
       const { key, hash } = newKey();
       await store.insert(key, hash);
       const next = value();
-      expect(await store.rotate(key.id, hashKeyValue(next), keyPrefix(next), T0 + 10, T0 + 100, ['inference', 'management'])).toBe(true);
+      expect(await store.rotate({ id: key.id, hash: hashKeyValue(next), prefix: keyPrefix(next), now: T0 + 10, graceUntil: T0 + 100, scopes: ['inference', 'management'] })).toBe(true);
       expect((await store.findInProject(PROJECT, key.id))?.scopes).toEqual(['inference', 'management']);
       expect((await store.findCredential(hashKeyValue(next)))?.key.scopes).toEqual(['inference', 'management']);
       expect((await store.findCredential(hash))?.key.scopes).toEqual(['inference', 'management']);
       const snap = await store.loadSnapshot();
       if (snap.credentials) expect(snap.credentials.get(hashKeyValue(next))?.key.scopes).toEqual(['inference', 'management']);
       const third = value();
-      expect(await store.rotate(key.id, hashKeyValue(third), keyPrefix(third), T0 + 20, T0 + 200)).toBe(true);
+      expect(await store.rotate({ id: key.id, hash: hashKeyValue(third), prefix: keyPrefix(third), now: T0 + 20, graceUntil: T0 + 200 })).toBe(true);
       expect((await store.findInProject(PROJECT, key.id))?.scopes).toEqual(['inference', 'management']);
+    });
+
+    it('records who received a key value: at insert, replaced by a rotation that names a receiver, kept by one that does not', async () => {
+      await store.syncConfig(config(), T0);
+      const { key, hash } = newKey({ issuedBy: 'key_creator' });
+      await store.insert(key, hash);
+      expect((await store.findInProject(PROJECT, key.id))?.issuedBy).toBe('key_creator');
+      expect((await store.findCredential(hash))?.key.issuedBy).toBe('key_creator');
+      const next = value();
+      expect(await store.rotate({ id: key.id, hash: hashKeyValue(next), prefix: keyPrefix(next), now: T0 + 10, graceUntil: T0 + 100 })).toBe(true);
+      expect((await store.findInProject(PROJECT, key.id))?.issuedBy).toBe('key_creator');
+      const third = value();
+      expect(await store.rotate({ id: key.id, hash: hashKeyValue(third), prefix: keyPrefix(third), now: T0 + 20, graceUntil: T0 + 200, issuedBy: 'usr_rotator' })).toBe(true);
+      expect((await store.findInProject(PROJECT, key.id))?.issuedBy).toBe('usr_rotator');
+      expect((await store.findCredential(hashKeyValue(third)))?.key.issuedBy).toBe('usr_rotator');
+      const snap = await store.loadSnapshot();
+      if (snap.credentials) expect(snap.credentials.get(hashKeyValue(third))?.key.issuedBy).toBe('usr_rotator');
     });
 
     it('refuses to rotate a revoked or an expired key', async () => {
@@ -164,8 +181,8 @@ export function catalogStoreContract(name: string, make: () => Promise<CatalogSt
       const expired = newKey({ expiresAt: T0 + 5 });
       await store.insert(expired.key, expired.hash);
       const next = value();
-      expect(await store.rotate(revoked.key.id, hashKeyValue(next), keyPrefix(next), T0 + 10, T0 + 100)).toBe(false);
-      expect(await store.rotate(expired.key.id, hashKeyValue(next), keyPrefix(next), T0 + 10, T0 + 100)).toBe(false);
+      expect(await store.rotate({ id: revoked.key.id, hash: hashKeyValue(next), prefix: keyPrefix(next), now: T0 + 10, graceUntil: T0 + 100 })).toBe(false);
+      expect(await store.rotate({ id: expired.key.id, hash: hashKeyValue(next), prefix: keyPrefix(next), now: T0 + 10, graceUntil: T0 + 100 })).toBe(false);
       expect(await store.findCredential(hashKeyValue(next))).toBeNull();
       expect(await store.rotatedValuesValidUntil(PROJECT)).toEqual(new Map());
     });

@@ -103,6 +103,7 @@ export function mintKey(r: KeyRequest, ctx: KeyRequestContext, origin: { source:
     endpointId: r.endpointId,
     allowedWorkspaceIds: r.allowedWorkspaceIds ? [...r.allowedWorkspaceIds] : null,
     userId: null,
+    issuedBy: null,
     source: origin.source,
     createdAt: ctx.now,
   };

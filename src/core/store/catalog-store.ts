@@ -32,6 +32,26 @@ export interface CatalogSnapshot {
   readonly credentials: ReadonlyMap<string, KeyCredential> | null;
 }
 
+/** A key's next value (CatalogStore.rotate). */
+export interface KeyRotation {
+  readonly id: string;
+  /** The new value's SHA-256 and prefix. */
+  readonly hash: string;
+  readonly prefix: string;
+  readonly now: number;
+  readonly graceUntil: number;
+  /**
+   * SPEC Authentication 3 (scopes change only by rotation): the key's new scope list, in the same
+   * transaction; absent: unchanged. Scopes belong to the key, so a value in its grace has them too.
+   */
+  readonly scopes?: readonly Scope[];
+  /**
+   * Who receives the new value (ApiKeyRecord.issuedBy): a key or user id; absent: unchanged (an operator's
+   * CLI, or a key rotating itself: the holder stays who it was).
+   */
+  readonly issuedBy?: string;
+}
+
 export interface CatalogStore {
   /** The config file's projects, workspaces, endpoints and keys, in one transaction (store/catalog/config-sync.ts says how). */
   syncConfig(config: Config, now: number): Promise<SyncSummary>;
@@ -49,9 +69,7 @@ export interface CatalogStore {
    * SPEC Authentication 11: the current value stays valid until `graceUntil`, the new one is current, the
    * prefix follows it. Only an active key (not revoked, not expired at `now`) rotates, checked in the same
    * transaction as the change, so a revocation by another process cannot fall in between; false otherwise.
-   * `scopes` (SPEC Authentication 3: scopes change only by rotation): the key's new scope list, in the same
-   * transaction; absent: unchanged. Scopes belong to the key, so a value in its grace has them too.
    */
-  rotate(id: string, newHash: string, newPrefix: string, now: number, graceUntil: number, scopes?: readonly Scope[]): Promise<boolean>;
+  rotate(rotation: KeyRotation): Promise<boolean>;
   close(): Promise<void>;
 }

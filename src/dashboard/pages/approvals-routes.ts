@@ -42,6 +42,7 @@ export function approvalsPages(deps: PageDeps): PageDef[] {
     keyId: null,
     userId: page.principal.userId,
     scopes: null,
+    issuedBy: null,
     mayUse: (w) => page.mayReadWorkspace(w),
     label: 'your account',
   });

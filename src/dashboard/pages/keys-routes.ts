@@ -35,6 +35,7 @@ export function keysPages(deps: PageDeps): PageDef[] {
           source: 'dashboard',
           valueSegment: page.project.slug,
           owner: { userId: page.principal.userId, readable },
+          issuer: page.principal.userId,
         });
         await render(deps, page, 201, { revealed: { keyId: created.id, value: created.value, action: 'created' }, notice: { kind: 'ok', text: `API key ${created.name ?? created.id} created.` } });
       } catch (err) {
@@ -45,7 +46,7 @@ export function keysPages(deps: PageDeps): PageDef[] {
     route('POST', '/:key/rotate', async (page) => {
       await readForm(page.ctx);
       try {
-        const rotated = await deps.keys.rotate(page.project.id, page.params.key ?? '', page.project.slug);
+        const rotated = await deps.keys.rotate(page.project.id, page.params.key ?? '', page.project.slug, page.principal.userId);
         await render(deps, page, 200, { revealed: { keyId: rotated.id, value: rotated.value, action: 'rotated' }, notice: { kind: 'ok', text: `API key ${rotated.name ?? rotated.id} rotated.` } });
       } catch (err) {
         const { status, notice } = refusalNotice(err);

@@ -6,7 +6,7 @@
  */
 import type { Insertable, Kysely } from 'kysely';
 import type { Scope } from '../../config.js';
-import type { NewApiKey } from '../../core/store/catalog-store.js';
+import type { KeyRotation, NewApiKey } from '../../core/store/catalog-store.js';
 import { toJson } from '../json-column.js';
 import { changeNotice } from '../sql/change-notices.js';
 import { first, preparedRow, prepared, run, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
@@ -15,7 +15,7 @@ import type { CatalogTables } from './catalog-tables.js';
 export const CATALOG_TOPIC = 'catalog';
 
 /** The fields a config file declares for a key: what `updateDeclared` overwrites. */
-export type DeclaredKeyFields = Omit<NewApiKey, 'prefix' | 'source' | 'createdAt' | 'userId' | 'projectId'>;
+export type DeclaredKeyFields = Omit<NewApiKey, 'prefix' | 'source' | 'createdAt' | 'userId' | 'issuedBy' | 'projectId'>;
 
 /** The declared fields as the columns hold them. */
 const declaredColumns = (k: DeclaredKeyFields) => ({
@@ -29,16 +29,6 @@ const declaredColumns = (k: DeclaredKeyFields) => ({
   endpoint_id: k.endpointId,
   allowed_workspace_ids: k.allowedWorkspaceIds ? toJson(k.allowedWorkspaceIds) : null,
 });
-
-export interface Rotation {
-  readonly id: string;
-  readonly hash: string;
-  readonly prefix: string;
-  readonly now: number;
-  readonly graceUntil: number;
-  /** The key's new scope list (SPEC Authentication 3: scopes change only by rotation); undefined: unchanged. */
-  readonly scopes: readonly Scope[] | undefined;
-}
 
 export function keyPrograms(db: Kysely<CatalogTables>, dialect: SqlDialect) {
   const insertKey = preparedRow((row: Insertable<CatalogTables['api_keys']>) => db.insertInto('api_keys').values(row));
@@ -55,7 +45,7 @@ export function keyPrograms(db: Kysely<CatalogTables>, dialect: SqlDialect) {
 
   /** A key with its first value (no notice: the caller's transaction sends it). */
   function* insertWithSecret(key: NewApiKey, hash: string): SqlProgram<void> {
-    yield* run(insertKey({ ...declaredColumns(key), id: key.id, project_id: key.projectId, prefix: key.prefix, user_id: key.userId, source: key.source, created_at: key.createdAt }));
+    yield* run(insertKey({ ...declaredColumns(key), id: key.id, project_id: key.projectId, prefix: key.prefix, user_id: key.userId, issued_by: key.issuedBy, source: key.source, created_at: key.createdAt }));
     yield* run(insertSecret(hash, key.id, key.createdAt));
   }
 
@@ -76,12 +66,12 @@ export function keyPrograms(db: Kysely<CatalogTables>, dialect: SqlDialect) {
    * prefix follows it; a value rotated out earlier keeps its own, earlier end. Only an active key (not
    * revoked, not expired at `now`) rotates, checked in the same transaction as the change.
    */
-  function* rotate(r: Rotation): SqlProgram<boolean> {
+  function* rotate(r: KeyRotation): SqlProgram<boolean> {
     const key = yield* first(stateOf(r.id));
     if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= r.now)) return false;
     yield* run(db.updateTable('api_key_secrets').set({ valid_until: r.graceUntil }).where('key_id', '=', r.id).where('valid_until', 'is', null));
     yield* run(insertSecret(r.hash, r.id, r.now));
-    yield* run(db.updateTable('api_keys').set({ prefix: r.prefix }).where('id', '=', r.id));
+    yield* run(db.updateTable('api_keys').set({ prefix: r.prefix, ...(r.issuedBy === undefined ? {} : { issued_by: r.issuedBy }) }).where('id', '=', r.id));
     if (r.scopes !== undefined) yield* run(db.updateTable('api_keys').set({ scopes: toJson(r.scopes) }).where('id', '=', r.id));
     yield* changeNotice(CATALOG_TOPIC);
     return true;

@@ -87,6 +87,7 @@ export function toKey(r: KeyRow): ApiKeyRecord {
     endpointId: r.endpoint_id,
     allowedWorkspaceIds: fromNullableJson<string[]>(r.allowed_workspace_ids),
     userId: r.user_id,
+    issuedBy: r.issued_by,
     source: r.source,
     createdAt: r.created_at,
     revokedAt: r.revoked_at,

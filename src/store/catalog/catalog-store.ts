@@ -12,7 +12,7 @@
  */
 import type { Config, Scope } from '../../config.js';
 import type { KeyCredential } from '../../core/records.js';
-import type { CatalogSnapshot, CatalogStore, NewApiKey, SyncSummary } from '../../core/store/catalog-store.js';
+import type { CatalogSnapshot, CatalogStore, KeyRotation, NewApiKey, SyncSummary } from '../../core/store/catalog-store.js';
 import { sqlFor } from '../sql/sql-builder.js';
 import { first, native, rows, type SqlDialect, type SqlProgram } from '../sql/sql-program.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
@@ -46,7 +46,7 @@ export function catalogPrograms(dialect: SqlDialect) {
     },
     insert: (key: NewApiKey, hash: string) => keys.insert(key, hash),
     revoke: (id: string, now: number, reason: string) => keys.revoke(id, now, reason),
-    rotate: (id: string, hash: string, prefix: string, now: number, graceUntil: number, scopes?: readonly Scope[]) => keys.rotate({ id, hash, prefix, now, graceUntil, scopes }),
+    rotate: (rotation: KeyRotation) => keys.rotate(rotation),
   };
 }
 
@@ -86,7 +86,7 @@ export function createCatalogStore(runner: SqlRunner): CatalogStore {
     rotatedValuesValidUntil: (projectId) => runner.read(p.rotatedValuesValidUntil(projectId)),
     insert: (key, hash) => runner.write(p.insert(key, hash)),
     revoke: (id, now, reason) => runner.write(p.revoke(id, now, reason)),
-    rotate: (id, hash, prefix, now, graceUntil, scopes) => runner.write(p.rotate(id, hash, prefix, now, graceUntil, scopes)),
+    rotate: (rotation) => runner.write(p.rotate(rotation)),
     // The connection belongs to whoever opened it (the SQLite file's opener, the PostgreSQL backend).
     close: async () => undefined,
   };

@@ -69,6 +69,7 @@ export const CATALOG_SCHEMA = {
     endpoint_id: maybeText(),
     allowed_workspace_ids: maybeText(),
     user_id: maybeText(),
+    issued_by: maybeText(),
     source: text<ApiKeyRecord['source']>(),
     created_at: time(),
     revoked_at: maybeTime(),

@@ -150,7 +150,7 @@ function* syncKeys(db: Db, reads: CatalogReads, keys: Keys, p: ProjectConfig, no
     const existing = (yield* first(reads.keyIdOfHash(hash)))?.key_id;
     const fields = declaredFields(k, existing ?? newKeyId());
     if (existing) yield* updateDeclared(db, fields);
-    else yield* keys.insertWithSecret({ ...fields, projectId: p.id, prefix: keyPrefix(k.value), userId: null, source: 'config', createdAt: now }, hash);
+    else yield* keys.insertWithSecret({ ...fields, projectId: p.id, prefix: keyPrefix(k.value), userId: null, issuedBy: null, source: 'config', createdAt: now }, hash);
     declaredIds.push(fields.id);
   }
   return yield* revokeUndeclared(db, p.id, declaredIds, now);

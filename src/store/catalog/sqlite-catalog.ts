@@ -9,7 +9,7 @@ import type { Statement } from 'better-sqlite3';
 import type { CompiledQuery } from 'kysely';
 import type { Config, Scope } from '../../config.js';
 import type { ApiKeyRecord, KeyCredential } from '../../core/records.js';
-import type { CatalogSnapshot, NewApiKey, SyncSummary } from '../../core/store/catalog-store.js';
+import type { CatalogSnapshot, KeyRotation, NewApiKey, SyncSummary } from '../../core/store/catalog-store.js';
 import type { Db } from '../db.js';
 import { createSqliteRunner } from '../sql/sqlite-runner.js';
 import { catalogReads } from './catalog-reads.js';
@@ -26,7 +26,7 @@ export interface SqliteCatalog {
   insert(key: NewApiKey, hash: string): void;
   revoke(id: string, now: number, reason: string): boolean;
   /** The port's rotation: an active key only, checked under the same write lock; false otherwise. */
-  rotate(id: string, newHash: string, newPrefix: string, now: number, graceUntil: number, scopes?: readonly Scope[]): boolean;
+  rotate(rotation: KeyRotation): boolean;
 }
 
 export function createSqliteCatalog(db: Db): SqliteCatalog {
@@ -45,7 +45,7 @@ export function createSqliteCatalog(db: Db): SqliteCatalog {
     findInProject: (projectId, id) => runner.readSync(p.findInProject(projectId, id)),
     insert: (key, hash) => runner.writeSync(p.insert(key, hash)),
     revoke: (id, now, reason) => runner.writeSync(p.revoke(id, now, reason)),
-    rotate: (id, newHash, newPrefix, now, graceUntil, scopes) => runner.writeSync(p.rotate(id, newHash, newPrefix, now, graceUntil, scopes)),
+    rotate: (rotation) => runner.writeSync(p.rotate(rotation)),
   };
 }
 

@@ -109,6 +109,7 @@ const keyRecord = (id: string) => ({
   endpointId: null,
   allowedWorkspaceIds: null,
   userId: null,
+  issuedBy: null,
   source: 'api' as const,
   createdAt: 1,
 });
@@ -140,7 +141,7 @@ describe('a write while another connection holds the write lock', () => {
   it('waits for the lock and inserts, rotates and revokes an API key', async () => {
     const keys = createSqliteCatalog(db);
     await besideAnotherWriter(() => keys.insert(keyRecord('key_concurrent'), 'hash-1'));
-    await besideAnotherWriter(() => keys.rotate('key_concurrent', 'hash-2', 'svc_mgmt_y', 2, 3));
+    await besideAnotherWriter(() => keys.rotate({ id: 'key_concurrent', hash: 'hash-2', prefix: 'svc_mgmt_y', now: 2, graceUntil: 3 }));
     expect(await besideAnotherWriter(() => keys.revoke('key_concurrent', 4, 'api'))).toBe(true);
     expect(keys.findCredential('hash-2')?.key.revokedAt).toBe(4);
   });

@@ -49,7 +49,7 @@ describe('the SQLite catalog, synchronously', () => {
     if (!key) throw new Error('the declared key was not synced');
     const next = value();
     expect(sync.revoke(key.id, 2, 'api')).toBe(true);
-    expect(sync.rotate(key.id, hashKeyValue(next), keyPrefix(next), 3, 4)).toBe(false);
+    expect(sync.rotate({ id: key.id, hash: hashKeyValue(next), prefix: keyPrefix(next), now: 3, graceUntil: 4 })).toBe(false);
     expect(sync.findCredential(hashKeyValue(next))).toBeNull();
     expect(sync.findInProject('proj_demo', key.id)?.prefix).toBe(keyPrefix(DECLARED));
   });

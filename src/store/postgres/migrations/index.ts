@@ -15,6 +15,7 @@ import { pgMigrationBatches } from './008-batches.js';
 import { pgMigrationExec } from './009-exec.js';
 import { pgMigrationApprovalRequester } from './010-approval-requester.js';
 import { pgMigrationUsageRequestDetail } from './011-usage-request-detail.js';
+import { pgMigrationKeyIssuer } from './012-key-issuer.js';
 
 export interface PgMigration {
   readonly name: string;
@@ -33,4 +34,5 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { name: '009-exec', sql: pgMigrationExec },
   { name: '010-approval-requester', sql: pgMigrationApprovalRequester },
   { name: '011-usage-request-detail', sql: pgMigrationUsageRequestDetail },
+  { name: '012-key-issuer', sql: pgMigrationKeyIssuer },
 ];

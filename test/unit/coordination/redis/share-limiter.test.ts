@@ -14,7 +14,7 @@ const T0 = 1_700_000_000_000;
 const project: ProjectRecord = { id: 'proj_a', uuid: 'u', slug: 'a', name: 'A', plan: 'paid', requestsPerMinute: 100, tokensPerMinute: 0, defaultWorkspaceId: null, createdAt: 0 };
 const key: ApiKeyRecord = {
   id: 'key_1', projectId: 'proj_a', name: null, prefix: 'svc_a_AAAA', scopes: ['inference'], allowedIps: [], blockedIps: [], ipFilter: null,
-  expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, source: 'config', createdAt: 0, revokedAt: null,
+  expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, issuedBy: null, source: 'config', createdAt: 0, revokedAt: null,
 };
 
 function admitted(limiter: ShareLimiter, n: number, p = project, k = key): number {

@@ -50,6 +50,7 @@ function makeKey(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     endpointId: null,
     allowedWorkspaceIds: null,
     userId: null,
+    issuedBy: null,
     source: 'config',
     createdAt: NOW - 3_600_000,
     revokedAt: null,

@@ -12,7 +12,7 @@ function project(over: Partial<ProjectRecord> = {}): ProjectRecord {
 function key(over: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
     id: 'key_1', projectId: 'proj_a', name: null, prefix: 'svc_a_AAAA', scopes: ['inference'], allowedIps: [], blockedIps: [], ipFilter: null,
-    expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, source: 'config', createdAt: 0, revokedAt: null,
+    expiresAt: null, quotaRequests: 0, quotaWindow: 60, endpointId: null, allowedWorkspaceIds: null, userId: null, issuedBy: null, source: 'config', createdAt: 0, revokedAt: null,
     ...over,
   };
 }

@@ -42,6 +42,7 @@ function key(overrides: Partial<ApiKeyRecord> = {}): AuthenticatedKey {
     endpointId: null,
     allowedWorkspaceIds: null,
     userId: null,
+    issuedBy: null,
     source: 'config',
     createdAt: NOW,
     revokedAt: null,
