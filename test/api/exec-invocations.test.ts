@@ -599,6 +599,22 @@ describe('agents going offline', () => {
     expectError(await invoke({ workspace_id: WS_DEFAULT, tool_name: 'only-doomed' }), 400, 'exec_tool_not_found', 'tool_name');
   });
 
+  it('reports an agent that leaves running nothing: one exec.agent_offline with invocation_id null', async () => {
+    const idle = await connectTestAgent(gw.url, PROJECT, await mintJoinKey(gw.url, keys.exec), { name: 'idle', tools: [{ name: 'only-idle' }] });
+    await idle.close();
+    const db = new Database(gw.dbPath, { readonly: true, fileMustExist: true });
+    try {
+      const read = db.prepare("SELECT body FROM webhook_events WHERE json_extract(body, '$.type') = 'exec.agent_offline' AND json_extract(body, '$.data.agent_id') = ?");
+      const events = await eventually(async () => {
+        const found = (read.all(idle.agentId) as { body: string }[]).map((r) => JSON.parse(r.body) as Envelope);
+        return found.length > 0 ? found : null;
+      }, 'the idle agent offline event');
+      expect(events.map((e) => e.data)).toEqual([{ invocation_id: null, agent_id: idle.agentId, reason: 'disconnected', detected_at: expect.stringMatching(ISO) }]);
+    } finally {
+      db.close();
+    }
+  });
+
   it('fails them when the agent’s lease expires on the clock (reason lease_expired)', async () => {
     const silent = await connectTestAgent(gw.url, PROJECT, await mintJoinKey(gw.url, keys.exec), { name: 'silent', tools: [{ name: 'only-silent' }], heartbeatMs: 3_600_000 });
     const inv = await created({ tool_name: 'only-silent', arguments: {}, timeout_ms: 2 * LEASE_MS });

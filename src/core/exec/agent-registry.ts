@@ -45,7 +45,7 @@ export interface AgentReports {
   output(agentId: string, invocationId: string, data: string): void | Promise<void>;
   result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null }): void | Promise<void>;
   /** The agent went offline; `running` are the invocations it had not finished. */
-  offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): void | Promise<void>;
+  offline(agent: { readonly id: string; readonly projectId: string }, reason: AgentOfflineReason, running: readonly string[]): void | Promise<void>;
   /** An agent enrolled or reconnected: queued invocations may now find it. */
   online(agentId: string): void | Promise<void>;
 }

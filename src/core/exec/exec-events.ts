@@ -63,7 +63,8 @@ export const execEvents = {
     type: 'exec.approval_timed_out',
     data: { invocation_id: p.invocationId, approval_id: p.approvalId, timed_out_at: iso(p.at) },
   }),
-  agentOffline: (p: { invocationId: string; agentId: string; reason: string; at: number }): ExecEvent => ({
+  /** `invocationId` null: the agent ran nothing when it went offline (one event for the agent alone). */
+  agentOffline: (p: { invocationId: string | null; agentId: string; reason: string; at: number }): ExecEvent => ({
     type: 'exec.agent_offline',
     data: { invocation_id: p.invocationId, agent_id: p.agentId, reason: p.reason, detected_at: iso(p.at) },
   }),

@@ -123,7 +123,7 @@ function goOffline(s: LocalState, e: Entry, reason: AgentOfflineReason): void {
   const running = [...e.running];
   e.running.clear();
   s.options.onOffline?.(e.agent.id, e.lastSeen);
-  report(s, (r) => r.offline(e.agent.id, reason, running));
+  report(s, (r) => r.offline({ id: e.agent.id, projectId: e.agent.projectId }, reason, running));
   settleDrain(s, e);
 }
 

@@ -58,7 +58,7 @@ export function createSharedAgentRegistry(local: LocalAgentRegistry, options: Sh
   local.subscribe({
     output: () => undefined,
     result: () => undefined,
-    offline: (agentId) => {
+    offline: ({ id: agentId }) => {
       unwatch(s, agentId);
       presence.detach(agentId).catch((err: unknown) => onError(err, 'unpublishing an agent that left'));
     },

@@ -262,8 +262,8 @@ export class InvocationService implements AgentReports {
     });
   }
 
-  offline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): Promise<void> {
-    const work = this.#failOffline(agentId, reason, running);
+  offline(agent: { readonly id: string; readonly projectId: string }, reason: AgentOfflineReason, running: readonly string[]): Promise<void> {
+    const work = this.#failOffline(agent, reason, running);
     const tracked = work.then(() => undefined, () => undefined);
     this.#offline.add(tracked);
     void tracked.then(() => this.#offline.delete(tracked));
@@ -282,9 +282,19 @@ export class InvocationService implements AgentReports {
     }
   }
 
-  async #failOffline(agentId: string, reason: AgentOfflineReason, running: readonly string[]): Promise<void> {
+  /**
+   * Every invocation the agent had not finished fails, each with its exec.agent_offline. An agent that ran
+   * nothing still went offline (SPEC: "Agent lost its lease and went offline"): one exec.agent_offline
+   * for it alone, `invocation_id` null, so a subscriber watching agents hears of every departure.
+   */
+  async #failOffline({ id: agentId, projectId }: { readonly id: string; readonly projectId: string }, reason: AgentOfflineReason, running: readonly string[]): Promise<void> {
     const { store } = this.#deps;
     const ids = new Set([...running, ...(await store.activeOfAgent(agentId)).map((i) => i.id)]);
+    if (ids.size === 0) {
+      const event = execEvents.agentOffline({ invocationId: null, agentId, reason, at: this.#deps.now() });
+      await store.commit({ projectId, invocation: null, approval: null, events: [event] });
+      return;
+    }
     for (const id of ids) {
       await this.#inOrder(id, async () => {
         const inv = await store.invocation(id);

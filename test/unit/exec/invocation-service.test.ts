@@ -163,12 +163,19 @@ describe('what agents report', () => {
     const one = (await f.service.create(request())).invocation;
     const two = (await f.service.create(request())).invocation;
     await f.registry.reports?.output('agt_1', two.id, 'partial');
-    await f.registry.reports?.offline('agt_1', 'lease_expired', [one.id]);
+    await f.registry.reports?.offline({ id: 'agt_1', projectId: PROJECT }, 'lease_expired', [one.id]);
     for (const inv of [one, two]) expect(await f.service.get(PROJECT, inv.id)).toMatchObject({ status: 'failed', error: { code: 'agent_offline' } });
     expect((await f.service.get(PROJECT, two.id)).output).toBe('partial');
     const types = f.events().map(([t, d]) => `${t}:${String(d.invocation_id === one.id ? 'one' : 'two')}`);
     expect(types.slice(2)).toEqual(['exec.agent_offline:one', 'exec.failed:one', 'exec.agent_offline:two', 'exec.failed:two']);
     expect(f.events()[2]?.[1]).toEqual({ invocation_id: one.id, agent_id: 'agt_1', reason: 'lease_expired', detected_at: '2026-01-01T12:00:00.000Z' });
+  });
+
+  it('reports an agent that went offline running nothing: one exec.agent_offline, invocation_id null', async () => {
+    const f = withAgent();
+    const before = f.events().length;
+    await f.registry.reports?.offline({ id: 'agt_1', projectId: PROJECT }, 'disconnected', []);
+    expect(f.events().slice(before)).toEqual([['exec.agent_offline', { invocation_id: null, agent_id: 'agt_1', reason: 'disconnected', detected_at: '2026-01-01T12:00:00.000Z' }]]);
   });
 });
 

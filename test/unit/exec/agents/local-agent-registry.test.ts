@@ -60,7 +60,7 @@ beforeEach(() => {
   const reports: AgentReports = {
     output: (agentId, invocationId, data) => void heard.push({ kind: 'output', agentId, invocationId, data }),
     result: (agentId, invocationId, r) => void heard.push({ kind: 'result', agentId, invocationId, ...r }),
-    offline: (agentId, reason, running) => void heard.push({ kind: 'offline', agentId, reason, running }),
+    offline: (agent, reason, running) => void heard.push({ kind: 'offline', agentId: agent.id, reason, running }),
     online: (agentId) => void heard.push({ kind: 'online', agentId }),
   };
   registry.subscribe(reports);
