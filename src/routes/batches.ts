@@ -11,6 +11,7 @@ import { COMPLETION_WINDOWS } from '../core/batches/batch-machine.js';
 import { GatewayError } from '../errors.js';
 import { parseJsonBody } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
+import { metadataField } from '../schemas/fields.js';
 import { parseStrictBody } from '../schemas/issues.js';
 import type { BatchFiles, BatchSystem } from '../batches/batch-system.js';
 import { newBatchId } from '../batches/batch-object.js';
@@ -30,8 +31,8 @@ const createSchema = z.strictObject({
   input_file_id: z.string().min(1),
   endpoint: z.enum(BATCH_ENDPOINTS as unknown as [string, ...string[]]),
   completion_window: z.enum(Object.keys(COMPLETION_WINDOWS) as [string, ...string[]]),
-  // OpenAI: up to 16 pairs, keys up to 64 characters, values up to 512.
-  metadata: z.record(z.string().max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, 'at most 16 pairs').nullable().optional(),
+  // SPEC "Other limits" (as OpenAI's): up to 16 pairs, keys up to 64 characters, values up to 512.
+  metadata: metadataField().nullable().optional(),
   // Accepted for SDK compatibility; output files here are kept like any other file (no expiry).
   output_expires_after: z.unknown().optional(),
 });
@@ -43,7 +44,7 @@ async function batchOf(services: BatchServices, projectId: string, id: string): 
 }
 
 async function create(services: BatchServices, ctx: RouteContext, auth: AuthenticatedKey): Promise<void> {
-  const input = parseStrictBody(createSchema, parseJsonBody(await ctx.req.body()), FIELDS);
+  const input = parseStrictBody(createSchema, parseJsonBody(await ctx.req.body()), FIELDS, { mapping: { opaque: new Set(['metadata']) } });
   const projectId = auth.project.id;
   const purpose = await services.batchFiles.purposeOf(projectId, input.input_file_id);
   if (purpose === null) throw new GatewayError('invalid_request', { param: 'input_file_id', message: `Project ${projectId} has no file ${JSON.stringify(input.input_file_id)}.` });

@@ -5,10 +5,13 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { metadataField } from './fields.js';
 import { parseStrictBody } from './issues.js';
 
 const itemList = z.array(z.record(z.string(), z.unknown()), { error: 'must be an array of item objects' });
-const metadata = z.record(z.string(), z.string(), { error: 'must be an object of string values' }).nullable().optional();
+// SPEC "Other limits" (16 pairs, keys 64, values 512), as on chat requests; `metadata` is the param, never a key of it.
+const metadata = metadataField().nullable().optional();
+const OPAQUE = { mapping: { opaque: new Set(['metadata']) } };
 
 const responseFields = {
   model: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
@@ -86,7 +89,7 @@ export type ResponseRequest = z.infer<typeof responseRequestSchema>;
 
 export function parseResponseRequest(body: unknown): ResponseRequest {
   checkHostedOnly(body);
-  const request = parseStrictBody(responseRequestSchema, body, Object.keys(responseFields));
+  const request = parseStrictBody(responseRequestSchema, body, Object.keys(responseFields), OPAQUE);
   checkInclude(request.include);
   return request;
 }
@@ -96,14 +99,14 @@ const conversationCreateSchema = z.strictObject(conversationCreateFields);
 export type ConversationCreate = z.infer<typeof conversationCreateSchema>;
 
 export function parseConversationCreate(body: unknown): ConversationCreate {
-  return parseStrictBody(conversationCreateSchema, body, Object.keys(conversationCreateFields));
+  return parseStrictBody(conversationCreateSchema, body, Object.keys(conversationCreateFields), OPAQUE);
 }
 
-const conversationUpdateFields = { metadata: z.record(z.string(), z.string(), { error: 'must be an object of string values' }) };
+const conversationUpdateFields = { metadata: metadataField() };
 const conversationUpdateSchema = z.strictObject(conversationUpdateFields);
 
 export function parseConversationUpdate(body: unknown): { metadata: Record<string, string> } {
-  return parseStrictBody(conversationUpdateSchema, body, Object.keys(conversationUpdateFields));
+  return parseStrictBody(conversationUpdateSchema, body, Object.keys(conversationUpdateFields), OPAQUE);
 }
 
 const itemsCreateFields = { items: itemList };

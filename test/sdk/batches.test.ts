@@ -10,7 +10,7 @@ import OpenAI, { toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig } from '../helpers/configs.js';
-import { advanceClock, call, expectError } from '../helpers/http.js';
+import { advanceClock, call, errorOf, expectError } from '../helpers/http.js';
 import { startGatewayProcess, startSimulatorProcess, tempDir, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { watchEchoes } from '../helpers/simulator-log.js';
 import { openUsageDb } from '../helpers/usage-db.js';
@@ -218,6 +218,10 @@ describe('batch refusals over raw HTTP', () => {
     expectError(await post({ input_file_id: other.id, endpoint: '/v1/chat/completions', completion_window: '24h' }), 400, 'invalid_request', 'input_file_id');
     expectError(await post({ input_file_id: other.id, endpoint: '/v1/completions', completion_window: '24h' }), 400, 'invalid_request', 'endpoint');
     expectError(await post({ input_file_id: other.id, endpoint: '/v1/chat/completions', completion_window: '1h' }), 400, 'invalid_request', 'completion_window');
+    const tooMany = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v']));
+    const refused = await post({ input_file_id: other.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: tooMany });
+    expectError(refused, 400, 'invalid_request', 'metadata');
+    expect(errorOf(refused).message).toBe('metadata must be an object of at most 16 pairs with keys of at most 64 characters and string values of at most 512 characters; got 17 pairs.');
     expectError(await call(`${base}/batch_000000000000000000000000`, { key: keys.inferenceOnly }), 404, 'not_found');
     expectError(await call(`${base}?limit=0`, { key: keys.inferenceOnly }), 400, 'invalid_limit', 'limit');
     // Another project's key never sees this project's batches.

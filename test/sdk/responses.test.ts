@@ -238,6 +238,29 @@ describe('stored responses', () => {
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: 'x', frobnicate: 1 } }), 400, 'invalid_request', 'frobnicate');
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'no-such-model', input: 'x' } }), 404, 'model_not_found', 'model');
   });
+
+  it('holds metadata to SPEC\'s limits (16 pairs, keys 64, values 512) on responses and conversations, created or updated', async () => {
+    const pairs = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v']));
+    const tooMany = pairs(17);
+    const longKey = { ['k'.repeat(65)]: 'v' };
+    const longValue = { k: 'v'.repeat(513) };
+    const responses = `${suite.gw.url}/${PROJECT}/v1/responses`;
+    const conversations = `${suite.gw.url}/${PROJECT}/v1/conversations`;
+    for (const metadata of [tooMany, longKey, longValue, { k: 1 }]) {
+      const refused = await call(responses, { key: suite.keys.full, body: { model: 'model-chat', input: 'x', metadata } });
+      expectEnvelope(refused, 400, 'invalid_request', 'metadata');
+      expect((refused.body as { error: { message: string } }).error.message).toContain('at most 16 pairs with keys of at most 64 characters and string values of at most 512 characters');
+      expectEnvelope(await call(conversations, { key: suite.keys.full, body: { metadata } }), 400, 'invalid_request', 'metadata');
+    }
+    const created = await call(conversations, { key: suite.keys.full, body: { metadata: pairs(16) } });
+    expect(created.status).toBe(200);
+    const id = (created.body as { id: string }).id;
+    expectEnvelope(await call(`${conversations}/${id}`, { key: suite.keys.full, body: { metadata: longValue } }), 400, 'invalid_request', 'metadata');
+    const kept = await call(`${conversations}/${id}`, { key: suite.keys.full });
+    expect((kept.body as { metadata: Record<string, string> }).metadata).toEqual(pairs(16));
+    const ok = await call(responses, { key: suite.keys.full, body: { model: 'model-chat', input: 'x', metadata: { ['k'.repeat(64)]: 'v'.repeat(512) } } });
+    expect(ok.status).toBe(200);
+  });
 });
 
 describe('refusals in Responses terms', () => {
