@@ -272,6 +272,27 @@ describe('modalities', () => {
     expect(dispatches[0]?.body).not.toContain(imageOrigin);
   });
 
+  it('never plans an attachment away: a plan giving the image to no sub-task goes back to the planner, then one model serves the turn whole', async () => {
+    // The simulator's planner plans text sub-tasks unless told [plan: vision]: twice here, so both plans drop the image.
+    const body = ask([{ type: 'text', text: 'describe this photo. recommend a recipe. [plan: steps=2]' }, image]);
+    const { result, planner, dispatches } = await seen(() => multimodel(body));
+    expect(result.status).toBe(200);
+    expect(planner).toHaveLength(2);
+    expect(JSON.stringify(chatBody(planner[1] as SimRequest).messages)).toContain('but no sub-task has modality \\"vision\\"');
+    expect(dispatches).toHaveLength(1);
+    expect(JSON.stringify(chatBody(dispatches[0] as SimRequest).messages)).toContain('data:image/png;base64,iVBORw0KGgo=');
+    expect(completion(result).x_multimodel).toBeUndefined();
+    expect((await decisionsFor(result))[0]?.endpoint_slug).toBe('vision');
+  });
+
+  it('refuses an attached image no endpoint of the request accepts before planning, whatever the plan would say', async () => {
+    const refused = await seen(() => multimodel(ask([{ type: 'text', text: 'describe this photo. [plan: steps=2]' }, image]), { 'x-workspace-id': WS_SOLO }));
+    expectError(refused.result, 400, 'no_vision_capable_endpoint', 'messages');
+    expect(errorOf(refused.result).message).toBe('The request attaches images, and no endpoint this request may use accepts images.');
+    expect(refused.planner).toHaveLength(0);
+    expect(refused.dispatches).toHaveLength(0);
+  });
+
   it('refuses a sub-task needing a modality no endpoint serves, before any dispatch', async () => {
     const audio = await seen(() => multimodel(ask('transcribe this. [plan: audio]')));
     expectError(audio.result, 400, 'no_audio_input_capable_endpoint', 'messages');

@@ -7,7 +7,8 @@
  */
 import type { AuthenticatedKey } from '../../core/auth/authenticate.js';
 import { deadlinesFor } from '../../core/chat/deadlines.js';
-import { parsePlan, type Plan } from '../../core/multimodel/plan.js';
+import { uncoveredAttachment } from '../../core/multimodel/modality.js';
+import { parsePlan, type Modality, type Plan } from '../../core/multimodel/plan.js';
 import { plannerBody, plannerMessages } from '../../core/multimodel/planner-prompt.js';
 import type { EndpointRecord } from '../../core/records.js';
 import { GatewayError } from '../../errors.js';
@@ -47,6 +48,8 @@ export interface PlannerRequest {
   readonly endpoint: EndpointRecord;
   /** The client's conversation as a transcript (planner-prompt.ts). */
   readonly conversation: string;
+  /** The modalities the client attached: a plan must give each to a sub-task (core/multimodel/modality.ts). */
+  readonly attached: ReadonlySet<Modality>;
 }
 
 /** A valid plan, or null: degrade to single-endpoint dispatch. */
@@ -57,8 +60,10 @@ export async function makePlan(p: PlannerRequest): Promise<Plan | null> {
     const answer = await askPlanner(p, plannerBody(p.endpoint.upstream.model, plannerMessages(p.conversation, rejected), structured));
     if (answer === null) return null;
     const verdict = parsePlan(answer);
-    if (verdict.ok) return verdict.plan;
-    rejected = { answer, problem: verdict.problem };
+    // A plan that would drop an attachment is corrected like an invalid one; failing that, one model serves the turn whole.
+    const problem = verdict.ok ? uncoveredAttachment(verdict.plan.subtasks, p.attached) : verdict.problem;
+    if (problem === null && verdict.ok) return verdict.plan;
+    rejected = { answer, problem: problem ?? '' };
   }
   return null;
 }

@@ -13,10 +13,10 @@ import { applyPartEdits } from '../../core/chat/part-edits.js';
 import { excludesReasoning } from '../../core/chat/reasoning.js';
 import { resolveServiceTier } from '../../core/chat/service-tier.js';
 import { dispatchCount } from '../../core/multimodel/cost.js';
-import { checkModalities } from '../../core/multimodel/modality.js';
+import { checkAttachments, checkModalities } from '../../core/multimodel/modality.js';
 import type { Plan } from '../../core/multimodel/plan.js';
 import { transcript } from '../../core/multimodel/planner-prompt.js';
-import type { ClientMessage } from '../../core/multimodel/step-messages.js';
+import { attachedModalities, type ClientMessage } from '../../core/multimodel/step-messages.js';
 import type { EndpointRecord } from '../../core/records.js';
 import { requestedSlo } from '../../core/routing/latency-window.js';
 import { GatewayError, toGatewayError } from '../../errors.js';
@@ -96,16 +96,19 @@ export async function serveMultimodelTurn(services: RouterChatServices, ctx: Rou
   const zeroDataRetention = workspace.workspaceId !== null && services.catalog.workspaces(auth.project.id).get(workspace.workspaceId)?.zeroDataRetention === true;
   checkRetention(body.chat, zeroDataRetention);
 
+  const routable = services.router.routableEndpoints(auth.project.id, workspace.workspaceId, auth.key.endpointId);
+  const attached = attachedModalities(body.chat.messages as readonly ClientMessage[]);
+  checkAttachments(attached, routable, services.features.video_input);
   const planner = plannerEndpoint(services, auth, workspace.workspaceId);
   const client = await resolvedMessages(services, ctx, body);
-  const plan = await makePlan({ services, req: ctx.req, endpoint: planner, conversation: transcript(client) });
+  const plan = await makePlan({ services, req: ctx.req, endpoint: planner, conversation: transcript(client), attached });
   // A client gone during planning gets no dispatch at all (nothing is billed for a turn nobody reads).
   if (ctx.req.aborted) return;
   if (plan === null) return singleModel(services, ctx, auth, workspace, body);
   if ((plan.research || researchAsked) && body.n > 1) {
     throw new GatewayError('unsupported_value', { param: 'n', message: 'n above 1 is not supported for a turn that asks for research on the multimodel route; send n: 1.' });
   }
-  checkModalities(plan.subtasks, services.router.routableEndpoints(auth.project.id, workspace.workspaceId, auth.key.endpointId), services.features.video_input);
+  checkModalities(plan.subtasks, routable, services.features.video_input);
 
   const carried: Json = {};
   for (const [k, v] of Object.entries(body.parsed)) if (!OWN_FIELDS.has(k)) carried[k] = v;

@@ -37,6 +37,18 @@ function exchanges(answers: readonly StepAnswer[]): OutMessage[] {
   ]);
 }
 
+/** The attachment modalities of the client's user messages. */
+export function attachedModalities(messages: readonly ClientMessage[]): Set<Modality> {
+  const found = new Set<Modality>();
+  for (const m of messages) {
+    if (m.role !== 'user' || !Array.isArray(m.content)) continue;
+    for (const part of m.content as Part[]) {
+      for (const [modality, type] of Object.entries(PART_OF) as [Exclude<Modality, 'text'>, string][]) if (part?.type === type) found.add(modality);
+    }
+  }
+  return found;
+}
+
 /** The client's attachments of one kind, from every user message, in order. */
 export function attachments(messages: readonly ClientMessage[], modality: Modality): Part[] {
   if (modality === 'text') return [];
