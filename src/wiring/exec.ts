@@ -27,7 +27,7 @@ import type { BusyStore, StoreParts } from './store.js';
 export interface ExecParts {
   /** Worker threads on SQLite: which worker holds which agent, over the launch's BroadcastChannel (issue 32). */
   readonly workerPresence: BroadcastPresence | null;
-  /** Tool schemas are compiled, and arguments checked, on two schema threads of their own (issue 31). */
+  /** Tool schemas are compiled, and arguments checked, on two lanes of schema threads of their own, fair between projects (issue 31). */
   readonly schemas: SchemaPool;
   readonly agents: AgentsSystem;
   readonly execInvocations: ExecInvocations;

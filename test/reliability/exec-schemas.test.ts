@@ -4,15 +4,21 @@
  * a tool's `pattern` stalled it through V8's backtracking (`^([a-z0-9]+\.?)+$` against "aaa…a!"). Now the
  * manifest is bounded, compiled and checked on schema threads, patterns run on RE2, and connections of a
  * key are rate-limited.
+ *
+ * An outside probe then found the schema threads themselves shared in arrival order: one project's 4-6
+ * invocations whose arguments each held the invocations' thread until its 2 s deadline delayed another
+ * project's trivial invocation by 7.65-11.6 s. The lanes are now fair between projects.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execConfig, makeExecKeys, mintJoinKey, PROJECT, WS_DEFAULT } from '../helpers/exec-config.js';
+import { execConfig, makeExecKeys, mintJoinKey, OTHER_PROJECT, PROJECT, WS_DEFAULT } from '../helpers/exec-config.js';
 import { agentSocket, enroll, isRefused, openAgentSocket } from '../helpers/exec-agents.js';
-import { advanceClock, call, expectError } from '../helpers/http.js';
+import { advanceClock, call, expectError, type JsonResponse } from '../helpers/http.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/processes.js';
 
 const keys = makeExecKeys();
 const PER_KEY = 3;
+/** OTHER_PROJECT's one workspace (helpers/configs.ts). */
+const WS_OTHER = 'ws_0d0d0d';
 let gw: GatewayProcess;
 
 beforeAll(async () => {
@@ -23,13 +29,13 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-const connectUrl = (): string => `${gw.url.replace(/^http/, 'ws')}/${PROJECT}/v1/exec/agents/connect`;
+const connectUrl = (project = PROJECT): string => `${gw.url.replace(/^http/, 'ws')}/${project}/v1/exec/agents/connect`;
 const props = (n: number, extra: Record<string, unknown> = {}) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: 'string', ...extra }]));
 const tool = (name: string, input_schema: Record<string, unknown>) => ({ name, input_schema, risk: 'read', mcp_visible: true });
 
 /** Enrolls on a fresh join key (each test stays under the per-key connection limit) and returns the first answer. */
-async function enrollWith(name: string, tools: unknown[]) {
-  const socket = await agentSocket(connectUrl(), await mintJoinKey(gw.url, keys.exec));
+async function enrollWith(name: string, tools: unknown[], project = PROJECT, managementKey = keys.exec) {
+  const socket = await agentSocket(connectUrl(project), await mintJoinKey(gw.url, managementKey, project));
   socket.send(enroll(name, {}, tools));
   const answer = await Promise.race([socket.next('enrolled', 30_000), socket.next('error', 30_000)]);
   return { socket, answer };
@@ -92,6 +98,37 @@ describe('manifests are bounded and compiled off the event loop (issue 31 item 1
     const bad = await call(`${gw.url}/${PROJECT}/v1/exec/invocations`, { key: keys.exec, body: { workspace_id: WS_DEFAULT, tool_name: 'big3', arguments: { p0: 'TOO LONG' } } });
     expectError(bad, 400, 'invalid_body', 'arguments/p0');
     socket.ws.close();
+  });
+});
+
+describe("one project's slow schema work does not hold another's", () => {
+  it("answers project A's invocation while project B's slow arguments wait out their deadlines", async () => {
+    const { socket: agentA, answer: enrolledA } = await enrollWith('fair-a', [tool('echo', { type: 'object', properties: { text: { type: 'string' } } })]);
+    // ajv's uniqueItems compares the items pairwise: 30,000 objects (~400 KB) take several times the 2 s deadline.
+    const dedupe = { type: 'object', properties: { items: { type: 'array', uniqueItems: true } } };
+    const { socket: agentB, answer: enrolledB } = await enrollWith('fair-b', [tool('dedupe', dedupe)], OTHER_PROJECT, keys.otherExec);
+    expect([enrolledA.type, enrolledB.type]).toEqual(['enrolled', 'enrolled']);
+    const invoke = (project: string, key: string, body: Record<string, unknown>) => call(`${gw.url}/${project}/v1/exec/invocations`, { key, body });
+    const slow = { workspace_id: WS_OTHER, tool_name: 'dedupe', arguments: { items: Array.from({ length: 30_000 }, (_, a) => ({ a })) } };
+    const settled: string[] = [];
+    const record = (name: string) => (res: JsonResponse) => {
+      settled.push(`${name}:${res.status}`);
+      return res;
+    };
+    const flood = Array.from({ length: 4 }, (_, i) => invoke(OTHER_PROJECT, keys.otherExec, slow).then(record(`B${i}`)));
+    // B's arguments are being checked by the time A's arrive (a single queue would have them wait behind all four).
+    await new Promise((r) => setTimeout(r, 300));
+    const trivial = invoke(PROJECT, keys.exec, { workspace_id: WS_DEFAULT, tool_name: 'echo', arguments: { text: 'hi' } }).then(record('A'));
+    const [a, ...b] = await Promise.all([trivial, ...flood]);
+    expect(a.status).toBe(201);
+    for (const res of b) {
+      expectError(res, 400, 'invalid_body', 'arguments');
+      expect((res.body as { error: { message: string } }).error.message).toBe('Checking arguments against the input_schema did not finish within 2000 ms; send smaller arguments.');
+    }
+    // A before any of B's refusals: A never waited for the thread B's arguments held.
+    expect(settled[0]).toBe('A:201');
+    agentA.ws.close();
+    agentB.ws.close();
   });
 });
 

@@ -108,7 +108,10 @@ export function createSchemaCompiler(): SchemaCompiler {
   };
 }
 
-/** Arguments checked on the calling thread: for unit tests and tools, never a gateway's event loop (schema-pool.ts). */
+/**
+ * Arguments checked on the calling thread: for unit tests and tools, never a gateway's event loop
+ * (schema-pool.ts). It ignores the tenant: a check here waits behind no one else's.
+ */
 export function inProcessValidator(compiler: SchemaCompiler = createSchemaCompiler()): ArgumentsValidator {
   return { validate: (schema, args) => Promise.resolve(compiler.validate(schemaKey(schema), schema, args)) };
 }

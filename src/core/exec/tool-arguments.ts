@@ -11,12 +11,16 @@ import { GatewayError } from '../../errors.js';
 import type { ArgumentsVerdict } from './schema-compiler.js';
 
 export interface ArgumentsValidator {
-  /** Rejects with a GatewayError when the check could not be made (deadline passed, thread gone). */
-  validate(schema: Record<string, unknown>, args: Record<string, unknown>): Promise<ArgumentsVerdict>;
+  /**
+   * Rejects with a GatewayError when the check could not be made (deadline passed, thread gone).
+   * `tenant` (the project id) is whose turn the check takes on shared threads: one project's slow
+   * arguments must not hold another's.
+   */
+  validate(schema: Record<string, unknown>, args: Record<string, unknown>, tenant: string): Promise<ArgumentsVerdict>;
 }
 
-export async function checkArguments(validator: ArgumentsValidator, toolName: string, schema: Record<string, unknown>, args: Record<string, unknown>): Promise<void> {
-  const verdict = await validator.validate(schema, args);
+export async function checkArguments(validator: ArgumentsValidator, toolName: string, schema: Record<string, unknown>, args: Record<string, unknown>, tenant: string): Promise<void> {
+  const verdict = await validator.validate(schema, args, tenant);
   if (verdict.kind === 'valid') return;
   if (verdict.kind === 'unusable') {
     // The agents' side validates manifests at enrollment; a schema that fails here is theirs to refuse.

@@ -28,8 +28,8 @@ export interface AgentsSystemOptions {
   readonly leaseMs: number;
   readonly now: () => number;
   readonly logger: Logger;
-  /** Manifest schemas compiled off the event loop (src/pool/schema-pool.ts). */
-  readonly checkSchemas: (schemas: readonly Record<string, unknown>[]) => Promise<SchemaCheckOutput>;
+  /** Manifest schemas compiled off the event loop (src/pool/schema-pool.ts), taking turns by project (`tenant`). */
+  readonly checkSchemas: (schemas: readonly Record<string, unknown>[], tenant: string) => Promise<SchemaCheckOutput>;
   /** Agent connections per key and per project per minute (config `exec.enrollments_per_minute_*`). */
   readonly enrollmentLimits: EnrollmentLimits;
   /** Where the enrollment counters live: the deployment's throttle port (one truth across workers and replicas). */

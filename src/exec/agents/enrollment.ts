@@ -40,8 +40,9 @@ export interface EnrollmentDeps {
   /**
    * Compiles the manifest's schemas off the event loop (src/pool/schema-pool.ts): the first that cannot
    * be used and why, or null; rejects with `{name: 'SchemaDeadlineError'}` when compiling took too long.
+   * `tenant` is the project id: the project's manifests take turns with other projects', never hold them.
    */
-  readonly checkSchemas: (schemas: readonly Record<string, unknown>[]) => Promise<SchemaCheckOutput>;
+  readonly checkSchemas: (schemas: readonly Record<string, unknown>[], tenant: string) => Promise<SchemaCheckOutput>;
 }
 
 const refuse = (code: ProtocolErrorCode, message: string, closeCode: number = CLOSE.protocolError): EnrollOutcome => ({ ok: false, code, message, closeCode });
@@ -117,10 +118,10 @@ export function createEnrollment(deps: EnrollmentDeps): (projectId: string, cred
   }
 
   /** The refusal of a schema that cannot be compiled (or takes too long to), or null. */
-  async function compiled(m: EnrollMessage): Promise<EnrollOutcome | null> {
+  async function compiled(projectId: string, m: EnrollMessage): Promise<EnrollOutcome | null> {
     const { tools } = m.manifest;
     try {
-      const bad = await deps.checkSchemas(tools.map((t) => t.input_schema));
+      const bad = await deps.checkSchemas(tools.map((t) => t.input_schema), projectId);
       return bad === null ? null : refuse('exec_manifest_invalid', schemaRefusal(tools, bad.index, bad.problem));
     } catch (err) {
       if ((err as Error).name !== 'SchemaDeadlineError') throw err;
@@ -133,7 +134,7 @@ export function createEnrollment(deps: EnrollmentDeps): (projectId: string, cred
   return async (projectId, credential, raw) => {
     const check = parseEnroll(raw);
     if (!check.ok) return refuse('exec_manifest_invalid', check.message);
-    const schemas = await compiled(check.message);
+    const schemas = await compiled(projectId, check.message);
     if (schemas) return schemas;
     const current = await fresh(projectId, credential);
     if (current === null) return refuse('key_revoked', 'The key this connection presented is no longer valid.', CLOSE.keyRevoked);

@@ -107,7 +107,7 @@ export class InvocationService implements AgentReports {
         message: `No online agent serving workspace ${req.workspaceId} offers a tool named ${JSON.stringify(req.toolName)}.`,
       });
     }
-    await checkArguments(this.#deps.argumentsValidator, tool.name, tool.input_schema, req.arguments);
+    await checkArguments(this.#deps.argumentsValidator, tool.name, tool.input_schema, req.arguments, req.projectId);
     const policy = this.#deps.policyOf(req.projectId, req.workspaceId);
     const id = ids.invocationId();
     const approvalId = approvals.needsApproval(tool.risk, tool.name, policy) ? ids.approvalId() : null;

@@ -10,7 +10,7 @@ const schema = {
   additionalProperties: false,
 };
 const validator = inProcessValidator();
-const check = (toolName: string, s: Record<string, unknown>, args: Record<string, unknown>): Promise<void> => checkArguments(validator, toolName, s, args);
+const check = (toolName: string, s: Record<string, unknown>, args: Record<string, unknown>): Promise<void> => checkArguments(validator, toolName, s, args, 'proj_test');
 
 async function refusal(args: Record<string, unknown>, s: Record<string, unknown> = schema): Promise<GatewayError> {
   try {
