@@ -192,11 +192,11 @@ class AgentConnection {
       output: (data) => {
         if (this.#running.get(id) === run) send(socket, { type: 'invocation.output', invocation_id: id, data });
       },
-      done: ({ exitCode, error }) => {
+      done: ({ exitCode, error, outputTruncated }) => {
         if (this.#running.get(id) !== run) return;
         this.#running.delete(id);
         this.#o.log(`done ${id} exit ${exitCode}${error ? ` (${error})` : ''}`);
-        send(socket, { type: 'invocation.result', invocation_id: id, exit_code: exitCode, error });
+        send(socket, { type: 'invocation.result', invocation_id: id, exit_code: exitCode, error, ...(outputTruncated ? { output_truncated: true } : {}) });
       },
     });
     this.#running.set(id, run);

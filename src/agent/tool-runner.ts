@@ -16,6 +16,8 @@ import { fillArgv, TemplateError } from './argv-template.js';
 export interface RunOutcome {
   readonly exitCode: number;
   readonly error: string | null;
+  /** Output past the tool's `output_cap_bytes` was dropped (the result says so: output_truncated). */
+  readonly outputTruncated: boolean;
 }
 
 export interface RunHandlers {
@@ -43,7 +45,7 @@ export function runTool(tool: AgentTool, args: Record<string, unknown>, timeoutM
     argv = fillArgv(tool.command, args);
   } catch (err) {
     if (!(err instanceof TemplateError)) throw err;
-    queueMicrotask(() => handlers.done({ exitCode: 2, error: err.message }));
+    queueMicrotask(() => handlers.done({ exitCode: 2, error: err.message, outputTruncated: false }));
     return { kill: () => undefined };
   }
   const [program = '', ...rest] = argv;
@@ -54,15 +56,17 @@ export function runTool(tool: AgentTool, args: Record<string, unknown>, timeoutM
   } catch (err) {
     // Some refusals are thrown, not emitted as 'error' (a NUL byte in an argument, E2BIG for an argv past the
     // kernel's limit): the arguments are the caller's, so uncaught they would take the whole agent down.
-    queueMicrotask(() => handlers.done({ exitCode: 127, error: `cannot run ${program}: ${(err as Error).message}` }));
+    queueMicrotask(() => handlers.done({ exitCode: 127, error: `cannot run ${program}: ${(err as Error).message}`, outputTruncated: false }));
     return { kill: () => undefined };
   }
   let budget = tool.outputCapBytes;
+  let dropped = false;
   let stopReason: string | null = null;
   let finished = false;
   let killTimer: NodeJS.Timeout | null = null;
 
   const forward = (decoder: StringDecoder) => (chunk: Buffer) => {
+    if (chunk.length > budget) dropped = true;
     if (budget <= 0) return;
     const kept = chunk.length > budget ? chunk.subarray(0, budget) : chunk;
     budget -= kept.length;
@@ -89,12 +93,12 @@ export function runTool(tool: AgentTool, args: Record<string, unknown>, timeoutM
   const timer = setTimeout(() => kill(`timed out after ${timeoutMs} ms`), timeoutMs);
   timer.unref();
 
-  const finish = (outcome: RunOutcome): void => {
+  const finish = (outcome: Omit<RunOutcome, 'outputTruncated'>): void => {
     if (finished) return;
     finished = true;
     clearTimeout(timer);
     if (killTimer) clearTimeout(killTimer);
-    handlers.done(outcome);
+    handlers.done({ ...outcome, outputTruncated: dropped });
   };
   child.on('error', (err) => finish({ exitCode: 127, error: `cannot run ${program}: ${err.message}` }));
   child.on('close', (code, signal) => {

@@ -22,6 +22,7 @@ const MANIFEST = {
     say: { command: ['printf', '%s', '{{text}}'], risk: 'read', description: 'Prints the text', input_schema: text },
     fail: { command: ['false'], risk: 'read' },
     nap: { command: ['sleep', '{{seconds}}'], risk: 'write', input_schema: seconds },
+    brief: { command: ['printf', '%s', '{{text}}'], risk: 'read', input_schema: text, output_cap_bytes: 10 },
   },
 };
 
@@ -30,7 +31,7 @@ let agent: AgentProcess;
 let agentId: string;
 const dir = tempDir();
 
-type Invocation = { id: string; status: string; exit_code: number | null; output: string; error: { code: string; message: string } | null; agent_id: string | null };
+type Invocation = { id: string; status: string; exit_code: number | null; output: string; output_truncated: boolean; error: { code: string; message: string } | null; agent_id: string | null };
 
 const url = (path: string): string => `${gw.url}/${PROJECT}/v1/exec${path}`;
 
@@ -72,6 +73,13 @@ describe('the reference agent running invocations', () => {
     const inv = await invoke('say', { text: 'hello from printf' });
     expect(inv.agent_id).toBe(agentId);
     expect(await settled(inv.id, 'completed')).toMatchObject({ exit_code: 0, output: 'hello from printf', error: null });
+  });
+
+  it('says output_truncated when the agent dropped output past its own cap, below the gateway\'s', async () => {
+    const cut = await settled((await invoke('brief', { text: 'x'.repeat(50) })).id, 'completed');
+    expect(cut).toMatchObject({ output: 'x'.repeat(10), output_truncated: true });
+    const whole = await settled((await invoke('brief', { text: 'y'.repeat(10) })).id, 'completed');
+    expect(whole).toMatchObject({ output: 'y'.repeat(10), output_truncated: false });
   });
 
   it('streams the command output over SSE and ends with [DONE]', async () => {

@@ -43,7 +43,7 @@ export type AgentOfflineReason = 'lease_expired' | 'disconnected' | 'deleted' | 
 /** What agents report, delivered to the invocations' side (which may apply them asynchronously: a rejection is a report error). */
 export interface AgentReports {
   output(agentId: string, invocationId: string, data: string): void | Promise<void>;
-  result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null }): void | Promise<void>;
+  result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null; outputTruncated?: boolean }): void | Promise<void>;
   /** The agent went offline; `running` are the invocations it had not finished. */
   offline(agent: { readonly id: string; readonly projectId: string }, reason: AgentOfflineReason, running: readonly string[]): void | Promise<void>;
   /** An agent enrolled or reconnected: queued invocations may now find it. */

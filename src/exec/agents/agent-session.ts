@@ -80,7 +80,7 @@ export class AgentSession implements WsSession {
       case 'output':
         return registry.output(agentId, this.#link, m.invocationId, m.data);
       case 'result':
-        return registry.result(agentId, this.#link, m.invocationId, { exitCode: m.exitCode, output: m.output, error: m.error });
+        return registry.result(agentId, this.#link, m.invocationId, { exitCode: m.exitCode, output: m.output, error: m.error, outputTruncated: m.outputTruncated });
       case 'enroll':
         this.#socket.send(gatewayMessages.error('invalid_body', 'Already enrolled: reconnect to enroll with another manifest.'));
         return;

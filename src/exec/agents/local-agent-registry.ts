@@ -42,6 +42,8 @@ export interface AgentResult {
   readonly exitCode: number;
   readonly output: string | null;
   readonly error: string | null;
+  /** The agent says it dropped output (a cap of its own); absent: it did not say. */
+  readonly outputTruncated?: boolean;
 }
 
 export interface LocalAgentRegistry extends AgentRegistry {

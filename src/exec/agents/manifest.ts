@@ -72,6 +72,11 @@ export function parseEnroll(raw: unknown): ManifestCheck {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue ? renderPath(issue.path) : '';
+    if (issue?.code === 'unrecognized_keys') {
+      // docs/exec.md: a refusal names the field; an unknown one is named itself, not its parent.
+      const field = renderPath([...issue.path, String(issue.keys[0] ?? '')]);
+      return { ok: false, message: `${field} is not a field of ${path || 'the enroll message'}` };
+    }
     return { ok: false, message: `${path || 'the enroll message'} ${issue ? requirementOf(issue) : 'is invalid'}` };
   }
   const m = parsed.data;

@@ -31,13 +31,15 @@ const resultSchema = z.object({
   exit_code: z.number().int(),
   output: z.string().nullable().optional(),
   error: z.string().nullable().optional(),
+  /** The agent dropped output past a cap of its own: the gateway's copy is cut too, whatever its size. */
+  output_truncated: z.boolean().nullable().optional(),
 });
 const runtimeSchema = z.discriminatedUnion('type', [z.object({ type: z.literal('heartbeat') }), outputSchema, resultSchema]);
 
 export type RuntimeMessage =
   | { readonly kind: 'heartbeat' }
   | { readonly kind: 'output'; readonly invocationId: string; readonly data: string }
-  | { readonly kind: 'result'; readonly invocationId: string; readonly exitCode: number; readonly output: string | null; readonly error: string | null }
+  | { readonly kind: 'result'; readonly invocationId: string; readonly exitCode: number; readonly output: string | null; readonly error: string | null; readonly outputTruncated: boolean }
   | { readonly kind: 'enroll' }
   | { readonly kind: 'invalid'; readonly message: string };
 
@@ -52,7 +54,7 @@ export function parseRuntimeMessage(raw: unknown): RuntimeMessage {
   const m = parsed.data;
   if (m.type === 'heartbeat') return { kind: 'heartbeat' };
   if (m.type === 'invocation.output') return { kind: 'output', invocationId: m.invocation_id, data: m.data };
-  return { kind: 'result', invocationId: m.invocation_id, exitCode: m.exit_code, output: m.output ?? null, error: m.error ?? null };
+  return { kind: 'result', invocationId: m.invocation_id, exitCode: m.exit_code, output: m.output ?? null, error: m.error ?? null, outputTruncated: m.output_truncated === true };
 }
 
 /** JSON.parse of a text frame; null when it is not JSON (or is binary). */

@@ -52,6 +52,12 @@ export class LiveInvocations {
     if (added) this.watch.publish(invocationId, { kind: 'output', data: added });
   }
 
+  /** The agent dropped output before sending it (its own cap): what is kept here is cut too. */
+  cutByAgent(invocationId: string): void {
+    const current = this.#output.get(invocationId);
+    if (current !== undefined && !current.truncated) this.#output.set(invocationId, { ...current, truncated: true });
+  }
+
   /** The stored record with the output received so far. */
   withOutput(inv: Invocation): Invocation {
     const live = this.#output.get(inv.id);

@@ -249,12 +249,13 @@ export class InvocationService implements AgentReports {
     });
   }
 
-  result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null }): Promise<void> {
+  result(agentId: string, invocationId: string, result: { exitCode: number; output: string | null; error: string | null; outputTruncated?: boolean }): Promise<void> {
     return this.#inOrder(invocationId, async () => {
       const inv = await this.#deps.store.invocation(invocationId);
       if (!this.#live.serves(invocationId) || !inv || inv.agentId !== agentId) return;
       // The result's `output`, when sent, is the last chunk (docs/exec.md protocol).
       if (result.output) this.#live.append(invocationId, result.output);
+      if (result.outputTruncated === true) this.#live.cutByAgent(invocationId);
       const t = machine.finish(this.#live.withOutput(inv), { exitCode: result.exitCode, error: result.error }, this.#deps.now());
       // Ended elsewhere first (t null: before the result came; a lost commit: while it was applied): the
       // agent is done, so its output is all there is to forget.

@@ -27,7 +27,8 @@ describe('enroll message check', () => {
     expect(refusal(message([tool({ name: 'a b' })]))).toMatch(/^manifest\.tools\[0\]\.name /);
     expect(refusal(message([tool(), tool()]))).toMatch(/^manifest\.tools\[1\]\.name repeats/);
     expect(refusal(message([]))).toMatch(/^manifest\.tools must list at least one tool/);
-    expect(refusal(message([tool({ extra: 1 })]))).toMatch(/manifest\.tools\[0\]/);
+    expect(refusal(message([tool({ extra: 1 })]))).toBe('manifest.tools[0].extra is not a field of manifest.tools[0]');
+    expect(refusal(message([tool()], { extra: 1 }))).toBe('extra is not a field of the enroll message');
     expect(refusal(message([tool()], { registration_name: '-x' }))).toMatch(/^registration_name /);
     expect(refusal(message([tool()], { workspace_ids: ['default'] }))).toMatch(/^workspace_ids\[0\] /);
     expect(refusal({ type: 'enroll' })).toMatch(/^registration_name/);
