@@ -277,7 +277,7 @@ export class ResponsesReply implements TurnSink {
    * stay before it); `error` set: response.failed.
    */
   #end(error: { code: string; message: string } | null): void {
-    const { events, result } = this.#translator.finish();
+    const { events, result } = this.#translator.finish(error !== null);
     const state: ResponseState = error ? { status: 'failed', output: result.output, usage: result.usage, error } : { status: result.status, output: result.output, usage: result.usage, error: null };
     const response = responseObject(this.#header, state);
     const type = state.status === 'failed' ? 'response.failed' : state.status === 'incomplete' ? 'response.incomplete' : 'response.completed';

@@ -28,6 +28,8 @@ interface OpenCall {
   args: string;
 }
 
+type ItemStatus = 'completed' | 'incomplete';
+
 export interface StreamResult {
   readonly output: Item[];
   readonly usage: ResponseUsage | null;
@@ -125,7 +127,7 @@ export class ResponseStreamTranslator {
     let open = this.#calls.get(at);
     if (!open) {
       // The text before a call is finished first: items are closed in the order they were opened.
-      events.push(...this.#closeText());
+      events.push(...this.#closeText('completed'));
       const id = this.#newId('fc_');
       open = { kind: 'call', index: this.#output.length, id, callId: typeof call.id === 'string' ? call.id : '', name: typeof fn.name === 'string' ? fn.name : '', args: '' };
       this.#calls.set(at, open);
@@ -142,12 +144,12 @@ export class ResponseStreamTranslator {
     return events;
   }
 
-  #closeText(): ResponseEvent[] {
+  #closeText(status: ItemStatus): ResponseEvent[] {
     const open = this.#text;
     if (!open) return [];
     this.#text = null;
     const part = { type: 'output_text', text: open.text, annotations: [], logprobs: open.logprobs };
-    const item = messageItem(open.id, open.text, 'completed', open.logprobs);
+    const item = messageItem(open.id, open.text, status, open.logprobs);
     this.#output[open.index] = item;
     return [
       this.#event('response.output_text.done', { item_id: open.id, output_index: open.index, content_index: 0, text: open.text, logprobs: open.logprobs }),
@@ -156,10 +158,10 @@ export class ResponseStreamTranslator {
     ];
   }
 
-  #closeCalls(): ResponseEvent[] {
+  #closeCalls(status: ItemStatus): ResponseEvent[] {
     const events: ResponseEvent[] = [];
     for (const open of this.#calls.values()) {
-      const item = functionCallItem(open.id, open.callId, open.name, open.args, 'completed', this.#namespaces.get(open.name));
+      const item = functionCallItem(open.id, open.callId, open.name, open.args, status, this.#namespaces.get(open.name));
       this.#output[open.index] = item;
       events.push(this.#event('response.function_call_arguments.done', { item_id: open.id, output_index: open.index, name: open.name, arguments: open.args }));
       events.push(this.#event('response.output_item.done', { output_index: open.index, item }));
@@ -168,10 +170,15 @@ export class ResponseStreamTranslator {
     return events;
   }
 
-  /** Closes every open item; the result is what the final Response holds. */
-  finish(): { events: ResponseEvent[]; result: StreamResult } {
-    const events = [...this.#closeText(), ...this.#closeCalls()];
-    return { events, result: { output: this.#output, usage: this.#usage, status: statusOf(this.#finishReason) } };
+  /**
+   * Closes every open item; the result is what the final Response holds. An item the answer did not
+   * finish is `incomplete`, as OpenAI marks it: cut at max_output_tokens, or by a stream that `failed`.
+   */
+  finish(failed = false): { events: ResponseEvent[]; result: StreamResult } {
+    const status = statusOf(this.#finishReason);
+    const itemStatus = failed ? 'incomplete' : status;
+    const events = [...this.#closeText(itemStatus), ...this.#closeCalls(itemStatus)];
+    return { events, result: { output: this.#output, usage: this.#usage, status } };
   }
 
   /** The items so far (a failed stream's Response keeps what was delivered). */

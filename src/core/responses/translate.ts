@@ -115,18 +115,21 @@ export function outputOfCompletion(completion: Record<string, unknown>, newId: N
   const choice = choices[0] ?? {};
   const message = (choice.message ?? {}) as Item;
   const output: Item[] = [];
+  const finishReason = typeof choice.finish_reason === 'string' ? choice.finish_reason : null;
+  // An answer cut at max_output_tokens leaves its items `incomplete`, as OpenAI marks them.
+  const status = statusOf(finishReason);
   if (typeof message.refusal === 'string' && message.refusal !== '') {
-    output.push({ type: 'message', id: newId('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: message.refusal }] });
+    output.push({ type: 'message', id: newId('msg_'), status, role: 'assistant', content: [{ type: 'refusal', refusal: message.refusal }] });
   } else if (typeof message.content === 'string' && message.content !== '') {
-    output.push(messageItem(newId('msg_'), message.content, 'completed', logprobEntries(choice)));
+    output.push(messageItem(newId('msg_'), message.content, status, logprobEntries(choice)));
   }
   const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as Item[]) : [];
   for (const call of calls) {
     const fn = (call.function ?? {}) as Item;
     const name = String(fn.name ?? '');
-    output.push(functionCallItem(newId('fc_'), String(call.id ?? ''), name, String(fn.arguments ?? ''), 'completed', namespaces.get(name)));
+    output.push(functionCallItem(newId('fc_'), String(call.id ?? ''), name, String(fn.arguments ?? ''), status, namespaces.get(name)));
   }
-  return { output, usage: responseUsage(completion.usage), finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null };
+  return { output, usage: responseUsage(completion.usage), finishReason };
 }
 
 export interface ResponseHeader {

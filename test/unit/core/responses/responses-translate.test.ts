@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalItems, chatMessages } from '../../../../src/core/responses/input-items.js';
 import { ResponseStreamTranslator } from '../../../../src/core/responses/stream-events.js';
+import { outputOfCompletion } from '../../../../src/core/responses/translate.js';
 
 let n = 0;
 const newId = (prefix: string): string => `${prefix}${++n}`;
@@ -69,5 +70,27 @@ describe('stream translation', () => {
     expect(all.map((e) => e.sequence_number)).toEqual(all.map((_, i) => i));
     expect(result.output).toMatchObject([{ type: 'message', content: [{ text: 'Hi' }] }, { type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{"a":1}' }]);
     expect(result.usage).toEqual({ input_tokens: 3, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 7 });
+  });
+
+  it('marks the items an answer did not finish incomplete: cut at max_output_tokens, or by a failed stream', () => {
+    const statuses = (finishReason: string | null, failed: boolean) => {
+      const t = new ResponseStreamTranslator(newId);
+      t.start();
+      t.chunk({ choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: finishReason }] });
+      const { events, result } = t.finish(failed);
+      const done = events.find((e) => e.type === 'response.output_item.done') as { item: { status: string } } | undefined;
+      return { item: result.output[0]?.status, event: done?.item.status, response: result.status };
+    };
+    expect(statuses('stop', false)).toEqual({ item: 'completed', event: 'completed', response: 'completed' });
+    expect(statuses('length', false)).toEqual({ item: 'incomplete', event: 'incomplete', response: 'incomplete' });
+    expect(statuses(null, true)).toEqual({ item: 'incomplete', event: 'incomplete', response: 'completed' });
+  });
+});
+
+describe('non-streamed translation', () => {
+  it('marks the items of an answer cut at max_output_tokens incomplete', () => {
+    const completion = (finish_reason: string) => ({ choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there' }, finish_reason }] });
+    expect(outputOfCompletion(completion('length'), newId, new Map()).output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
+    expect(outputOfCompletion(completion('stop'), newId, new Map()).output[0]).toMatchObject({ type: 'message', status: 'completed' });
   });
 });
