@@ -236,6 +236,10 @@ describe('stored responses', () => {
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: 'x', background: true, store: false } }), 400, 'invalid_request', 'background');
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: [{ role: 'robot', content: 'x' }] } }), 400, 'invalid_request', 'input[0].role');
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: 'x', frobnicate: 1 } }), 400, 'invalid_request', 'frobnicate');
+    const orphan = { type: 'function_call_output', call_id: 'call_nope', output: 'x' };
+    expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: [{ role: 'user', content: 'hi' }, orphan] } }), 400, 'invalid_request', 'input[1].call_id');
+    const answered = [{ type: 'function_call', call_id: 'call_yes', name: 'f', arguments: '{}' }, { ...orphan, call_id: 'call_yes' }];
+    expect((await call(url, { key: suite.keys.full, body: { model: 'model-chat', input: answered } })).status).toBe(200);
     expectEnvelope(await call(url, { key: suite.keys.full, body: { model: 'no-such-model', input: 'x' } }), 404, 'model_not_found', 'model');
   });
 
@@ -293,6 +297,13 @@ describe('refusals in Responses terms', () => {
     expect(tool).toMatchObject({ param: 'tools[0].name', message: expect.stringMatching(/^tools\[0\]\.name must be /) });
     expect(tool.message).not.toContain('function');
     for (const r of [over, format, tool]) expect(r.message).not.toMatch(/messages|max_tokens/);
+  });
+
+  it('names input for a part the model cannot take, and says which part in the message', async () => {
+    const image = { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=' };
+    const r = await refusal({ model: 'model-chat', input: [{ role: 'user', content: [{ type: 'input_text', text: 'see' }, image] }] });
+    expect(r).toMatchObject({ status: 400, param: 'input' });
+    expect(r.message).toMatch(/^input \(messages\[0\]\.content\[1\] of the chat turn it became\) /);
   });
 });
 

@@ -39,10 +39,13 @@ export function asResponsesRefusal(err: unknown, origin: ResponsesOrigin): unkno
   if (!(err instanceof GatewayError) || err.param === null) return err;
   const param = responsesParamOf(err.param, origin);
   if (param === null) return err;
+  // A chat message is not one input item (calls join, the chain comes first): the message keeps the chat
+  // path, so "is an image_url part" still says which part, and the param names the field sent.
+  const subject = param === 'input' && err.param !== 'messages' ? `input (${err.param} of the chat turn it became)` : param;
   const message =
     err.param === 'messages' && err.code === 'invalid_request'
       ? `input must be a non-empty string or array of input items (or continue a previous_response_id or conversation); got ${describe(origin.input)}.`
-      : err.message.split(err.param).join(param);
+      : err.message.split(err.param).join(subject);
   return new GatewayError(err.code, {
     param,
     message,

@@ -11,8 +11,28 @@ import { chatToolsOf } from './tools.js';
 
 const LOGPROBS = 'message.output_text.logprobs';
 
+/**
+ * A function_call_output answers a function_call made before it, in the replayed context or earlier in
+ * the input: otherwise the chat turn would hold a tool message answering no call, which model servers
+ * refuse or misread. 400 naming the item, as OpenAI refuses it.
+ */
+function checkCallOutputs(context: readonly Item[], input: readonly Item[]): void {
+  const calls = new Set<unknown>();
+  for (const item of context) if (item.type === 'function_call') calls.add(item.call_id);
+  input.forEach((item, i) => {
+    if (item.type === 'function_call') calls.add(item.call_id);
+    else if (item.type === 'function_call_output' && !calls.has(item.call_id)) {
+      throw new GatewayError('invalid_request', {
+        param: `input[${i}].call_id`,
+        message: `input[${i}] is a function_call_output for call_id ${JSON.stringify(item.call_id)}, but no function_call with that call_id comes before it (in the input, the previous_response_id chain or the conversation).`,
+      });
+    }
+  });
+}
+
 /** The chat body of the turn: `context` (replayed chain or conversation items) then the new input. */
 export function chatBodyOf(request: ResponseRequest, context: readonly Item[], input: readonly Item[]): Record<string, unknown> {
+  checkCallOutputs(context, input);
   const messages: Item[] = [];
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
   messages.push(...chatMessages(context), ...chatMessages(input));
