@@ -87,6 +87,10 @@ describe('failing open', () => {
     expect(res.headers.get('x-service-routed-endpoint')).toBe('alpha');
     expect(row).toMatchObject({ route_reason: 'fallback', was_fallback: true, fallback_reason: 'no_embedding_endpoint' });
     expect(row).not.toHaveProperty('similarity_score');
+    const candidates = (row as { candidates: { slug: string; similarity: number | null; dropped_by: string | null }[] }).candidates;
+    expect(candidates[0]).toEqual({ slug: 'alpha', similarity: null, dropped_by: null });
+    expect(candidates.length).toBeGreaterThan(1);
+    for (const c of candidates.slice(1)) expect(c).toMatchObject({ similarity: null, dropped_by: 'fallback' });
     const config = await call(`${gw.url}/proj_noembed/v1/management/semantic-router/config`, { key: keys.noEmbed });
     expect(config.body).toMatchObject({ embedding_endpoint: { present: false }, availability: { state: 'no_embedding_endpoint', fails_open: true } });
   });

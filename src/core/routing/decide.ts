@@ -216,7 +216,10 @@ function sticky(plan: ClassifyPlan, incumbent: Ranked, ranked: readonly Ranked[]
 
 function fallback(plan: ClassifyPlan, ranked: readonly Ranked[], reason: FallbackReason, scored: boolean): RouteDecision {
   const target = defaultEndpoint(plan.eligible, plan.input.settings.fallbackEndpointId);
-  const candidates = ranked.length > 0 ? rows(plan, target, ranked, () => 'below_floor') : [];
+  // Unscored (no embedding endpoint, similarity unavailable), the eligible endpoints are still the
+  // candidates the default was picked among: listed unscored, with what the filters dropped.
+  const unscored = (): Ranked[] => plan.eligible.map((e) => ({ e, raw: null, rank: 0 }));
+  const candidates = ranked.length > 0 ? rows(plan, target, ranked, () => 'below_floor') : rows(plan, target, unscored(), () => 'fallback');
   return decision({
     endpointId: target.id,
     reason: 'fallback',

@@ -101,7 +101,8 @@ export interface RouteInput {
 export type RouteReason = 'rule' | 'pinned' | 'concrete' | 'single_endpoint' | 'matched' | 'sticky' | 'fallback';
 export type FallbackReason = 'below_floor' | 'no_embedding_endpoint' | 'similarity_unavailable';
 export type FilterName = 'modality' | 'context_window' | 'tool_calling' | 'structured_output' | 'reasoning';
-export type DropReason = 'excluded' | FilterName | 'below_floor' | 'outranked' | 'switch_margin';
+/** `fallback`: unscored (no similarity to rank by), so the turn went to the default endpoint instead. */
+export type DropReason = 'excluded' | FilterName | 'below_floor' | 'outranked' | 'switch_margin' | 'fallback';
 
 export interface CandidateRow {
   readonly endpoint_id: string;

@@ -149,6 +149,8 @@ describe('engagement', () => {
   it('fails open to the default when two or more endpoints have no embedding endpoint to compare them', () => {
     const d = decideRoute(input({ hasEmbeddingEndpoint: false }), null);
     expect(d).toMatchObject({ endpointId: A, reason: 'fallback', wasFallback: true, fallbackReason: 'no_embedding_endpoint', scored: false, classified: true });
+    // The candidates the default was picked among, unscored, the winner first.
+    expect(d.candidates.map((c) => [c.slug, c.similarity, c.dropped_by])).toEqual([['alpha', null, null], ['beta', null, 'fallback'], ['gamma', null, 'fallback']]);
   });
 
   it('asks for similarity only when there is something to classify', () => {
