@@ -220,10 +220,13 @@ describe('tier deadlines (free tier shortened by the test config)', () => {
     const body = { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }], sim: pause };
     const plain = await call(url('slow'), { key: suite.keys.full, body });
     expect(parseSse(String(plain.body)).some((f) => f.event === 'error')).toBe(true);
-    const reasoning = await call(url('slow'), { key: suite.keys.full, body: { ...body, reasoning_effort: 'low' } });
-    const frames = parseSse(String(reasoning.body));
-    expect(frames.some((f) => f.event === 'error')).toBe(false);
-    expect(frames.at(-1)?.data).toBe('[DONE]');
+    // The same effort asked three ways (SPEC: reasoning.effort takes "same values and mapping"; enabled alone is medium).
+    for (const asked of [{ reasoning_effort: 'low' }, { reasoning: { effort: 'low' } }, { reasoning: { enabled: true } }]) {
+      const reasoning = await call(url('slow'), { key: suite.keys.full, body: { ...body, ...asked } });
+      const frames = parseSse(String(reasoning.body));
+      expect(frames.some((f) => f.event === 'error'), JSON.stringify(asked)).toBe(false);
+      expect(frames.at(-1)?.data).toBe('[DONE]');
+    }
   });
 });
 

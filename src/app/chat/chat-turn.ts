@@ -115,7 +115,8 @@ async function serveTurn(services: ChatServices, input: ChatTurnInput): Promise<
   const source = speech ? withoutAudioOutput(media.body) : media.body;
   const body = buildUpstreamBody(source.raw, source.parsed, { upstreamModel: endpoint.upstream.model, clamp: verdict.clamp, adjustedEffort });
   const turn = turnContextOf(input, tier.lane, reasoning.exclude, harness.reasoningNormalization, adjustedEffort);
-  const deadlines = deadlinesFor(endpoint.tier, services.timeouts, chat.reasoning_effort !== undefined && chat.reasoning_effort !== null);
+  // SPEC: with an effort set the idle timeout is the request deadline, however it was asked for (reasoning_effort, reasoning.effort or reasoning.enabled).
+  const deadlines = deadlinesFor(endpoint.tier, services.timeouts, reasoning.effort !== null);
   // The answer-side features need the whole answer first: such turns are served buffered (chat-harness-answer.ts).
   const repair = harness.any && exec?.on !== true && repairsAnswers(harness, media.chat);
   if (acted.length > 0 && !repair) reply.setHeader(AUGMENTED_HEADER, acted.join(','));
