@@ -292,6 +292,8 @@ describe('refusals in Responses terms', () => {
     expect(format.status).toBe(400);
     expect(format).toMatchObject({ param: 'text.format.name', message: expect.stringMatching(/^text\.format\.name must be /) });
     expect(format.message).not.toMatch(/response_format|json_schema\./);
+    const schemaless = await refusal({ model: 'model-chat', input: 'x', text: { format: { type: 'json_schema', name: 'n' } } });
+    expect(schemaless).toEqual({ status: 400, code: 'invalid_request', param: 'text.format.schema', message: 'text.format.schema must be a JSON Schema object when text.format.type is json_schema.' });
     const tool = await refusal({ model: 'model-chat', input: 'x', tools: [{ type: 'function', name: 'bad name!' }] });
     expect(tool.status).toBe(400);
     expect(tool).toMatchObject({ param: 'tools[0].name', message: expect.stringMatching(/^tools\[0\]\.name must be /) });

@@ -75,6 +75,10 @@ function chatToolChoice(choice: NonNullable<ResponseRequest['tool_choice']>): un
 function chatFormat(format: Record<string, unknown>): Record<string, unknown> {
   if (format.type === 'json_object') return { type: 'json_object' };
   if (format.type === 'json_schema') {
+    // OpenAI requires the schema on this API; without it the model would answer prose under a json_schema label.
+    if (format.schema === null || typeof format.schema !== 'object' || Array.isArray(format.schema)) {
+      throw new GatewayError('invalid_request', { param: 'text.format.schema', message: 'text.format.schema must be a JSON Schema object when text.format.type is json_schema.' });
+    }
     const schema: Record<string, unknown> = { name: format.name, schema: format.schema };
     if (format.description !== undefined) schema.description = format.description;
     if (format.strict !== undefined && format.strict !== null) schema.strict = format.strict;
