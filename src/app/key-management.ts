@@ -5,7 +5,7 @@
  * wire shape and rules) run these, through the catalog port (SQLite or PostgreSQL). Every change is
  * committed before it returns and the in-memory catalog has reloaded, so it holds from the next request on.
  */
-import { KeyRequestError, mintKey, type KeyRequest, type NewKeyRecord } from '../core/auth/key-request.js';
+import { KeyRequestError, mintKey, rotationReachRefusal, type KeyRequest, type NewKeyRecord, type Reach } from '../core/auth/key-request.js';
 import { hashKeyValue, keyPrefix, mintKeyValue } from '../core/auth/key-token.js';
 import type { Scope } from '../config.js';
 import type { ApiKeyRecord, ProjectRecord } from '../core/records.js';
@@ -73,6 +73,13 @@ export interface KeyManagementDeps {
   readonly now: () => number;
 }
 
+/** Who rotates a key: who receives the value (KeyRotation.issuedBy), their user, what they reach. */
+export interface KeyRotator {
+  readonly issuer: string;
+  readonly userId: string | null;
+  readonly reach: Reach;
+}
+
 export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
   const find = async (projectId: string, keyId: string): Promise<ApiKeyRecord> => {
     const key = await keys.findInProject(projectId, keyId);
@@ -134,11 +141,14 @@ export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
     /**
      * A new value, returned once; the old one authenticates 24 h more (SPEC Authentication 11). `scopes`:
      * the key's new scope list (SPEC Authentication 3), which the value in its grace shares
-     * (docs/decisions.md); null keeps them. `issuer`: who receives the new value (KeyRotation.issuedBy).
+     * (docs/decisions.md); null keeps them. `rotator` receives the new value, so it may rotate only a key
+     * reaching no further than it does (403 workspace_not_allowed).
      */
-    async rotate(projectId: string, keyId: string, valueSegment: string, issuer: string, scopes: readonly Scope[] | null = null): Promise<ApiKeyWithValue> {
+    async rotate(projectId: string, keyId: string, valueSegment: string, rotator: KeyRotator, scopes: readonly Scope[] | null = null): Promise<ApiKeyWithValue> {
       const at = now();
       const key = await find(projectId, keyId);
+      const beyond = rotationReachRefusal(rotator.reach, rotator.userId, key);
+      if (beyond) throw new GatewayError('workspace_not_allowed', { message: beyond });
       refuseInactive(key, at);
       // The config file wins on every field it declares at the next start: a change here would not last.
       if (scopes !== null && key.source === 'config') {
@@ -151,7 +161,7 @@ export function createKeyManagement({ keys, catalog, now }: KeyManagementDeps) {
       const value = mintKeyValue(valueSegment);
       // The store checks again in its transaction: another process may have revoked the key meanwhile.
       // A key rotating itself stays its own holder: its issuer is unchanged.
-      const issuedBy = issuer === key.id ? undefined : issuer;
+      const issuedBy = rotator.issuer === key.id ? undefined : rotator.issuer;
       const rotated = await keys.rotate({ id: key.id, hash: hashKeyValue(value), prefix: keyPrefix(value), now: at, graceUntil: at + ROTATION_GRACE_MS, scopes: scopes ?? undefined, issuedBy });
       if (!rotated) refuseInactive(await find(projectId, keyId), at);
       await catalog.reload();

@@ -96,10 +96,13 @@ export function createRouterManagement(deps: RouterManagementDeps) {
     /** Succeeds for an unknown rule too (SPEC: DELETE is 204 even for an unknown rule). */
     deleteRule: (projectId: string, ruleId: string): Promise<void> => admin.deleteRule(projectId, ruleId),
 
-    /** The 24-hour window, newest first, with decrypted excerpts (empty when undecryptable). */
-    async decisions(projectId: string, limit: number) {
+    /**
+     * The 24-hour window, newest first, with decrypted excerpts (empty when undecryptable, or when the
+     * reader may not read the row's workspace: `mayRead`).
+     */
+    async decisions(projectId: string, limit: number, mayRead: (workspaceId: string | null) => boolean = () => true) {
       await decisionLog.flush();
-      const rows = await decisions.list(projectId, deps.now() - DECISION_WINDOW_MS, limit);
+      const rows = await decisions.list(projectId, deps.now() - DECISION_WINDOW_MS, limit, mayRead);
       // A row made by a router this deployment no longer runs names no router.
       for (const row of rows) if (row.router_id !== deps.routerId) row.router_id = null;
       return rows;

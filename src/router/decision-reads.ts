@@ -9,8 +9,11 @@ import type { RoutedUsage } from '../core/store/usage-store.js';
 import type { SecretBox } from '../store/secret-box.js';
 
 export interface DecisionReads {
-  /** Newest first, within [since, now], as the decisions route returns them. */
-  list(projectId: string, since: number, limit: number): Promise<Record<string, unknown>[]>;
+  /**
+   * Newest first, within [since, now], as the decisions route returns them; the excerpt of a row whose
+   * workspace the reader may not read (`mayRead` false) is left sealed and reads empty.
+   */
+  list(projectId: string, since: number, limit: number, mayRead?: (workspaceId: string | null) => boolean): Promise<Record<string, unknown>[]>;
   countsByReason(projectId: string, since: number): Promise<Map<string, number>>;
   /**
    * The decision of one request made in [from, to], its prompt excerpt left sealed and out (the dashboard's
@@ -33,12 +36,12 @@ export function createDecisionReads(store: RouterStore, box: SecretBox, usageByE
     }
   };
   return {
-    async list(projectId, since, limit) {
+    async list(projectId, since, limit, mayRead = () => true) {
       return (await store.decisions(projectId, since, limit)).map((r) => ({
         decision_request_id: r.requestId,
         timestamp: new Date(r.createdAt).toISOString(),
         workspace_id: r.workspaceId,
-        query_preview: open(r),
+        query_preview: mayRead(r.workspaceId) ? open(r) : '',
         route_reason: r.routeReason,
         ...r.detail,
       }));

@@ -5,7 +5,7 @@
  * app/key-management.ts, which the dashboard's keys page runs too.
  */
 import { createKeyManagement } from '../app/key-management.js';
-import { keyCreationRefusal } from '../core/auth/key-request.js';
+import { creationReachRefusal, keyCreationRefusal } from '../core/auth/key-request.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { CatalogStore } from '../core/store/catalog-store.js';
 import { GatewayError } from '../errors.js';
@@ -44,7 +44,11 @@ export function managementKeysRoutes(services: KeyManagementServices): RouteDef[
       const ownsProject = creator.userId !== null && (await services.roleOf(creator.userId, project.id)) === 'owner';
       const refusal = keyCreationRefusal(creator, ownsProject);
       if (refusal) throw new GatewayError('workspace_not_allowed', { message: refusal });
-      const created = await manage.create(project, parseCreateKey(await ctx.req.json()), { source: 'api', valueSegment: 'mgmt', issuer: creator.id });
+      const request = parseCreateKey(await ctx.req.json());
+      // An owner's personal key reaches what its user reads: the key it creates may not reach further.
+      const beyond = creationReachRefusal(creator.allowedWorkspaceIds ?? 'all', request.allowedWorkspaceIds);
+      if (beyond) throw new GatewayError('workspace_not_allowed', { param: 'allowed_workspace_ids', message: beyond });
+      const created = await manage.create(project, request, { source: 'api', valueSegment: 'mgmt', issuer: creator.id });
       ctx.reply.setHeader('Cache-Control', 'no-store');
       ctx.reply.json(201, created);
     }),
@@ -61,7 +65,7 @@ export function managementKeysRoutes(services: KeyManagementServices): RouteDef[
       // No body (or an empty one) rotates as before; a body may carry only `scopes` (SPEC Authentication 3).
       const body = await ctx.req.body();
       const scopes = body.length === 0 ? null : parseRotateKey(parseJsonBody(body));
-      const rotated = await manage.rotate(project.id, keyId(ctx), 'mgmt', rotator.id, scopes);
+      const rotated = await manage.rotate(project.id, keyId(ctx), 'mgmt', { issuer: rotator.id, userId: rotator.userId, reach: rotator.allowedWorkspaceIds ?? 'all' }, scopes);
       ctx.reply.setHeader('Cache-Control', 'no-store');
       ctx.reply.json(200, rotated);
     }),

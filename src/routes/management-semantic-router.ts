@@ -4,6 +4,7 @@
  * app/router-management.ts, which the dashboard's router page runs too.
  */
 import { createRouterManagement, type RouterManagementDeps } from '../app/router-management.js';
+import { mayUseWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import { GatewayError } from '../errors.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseRuleCreate, parseRuleUpdate, parseSettingsPatch } from '../schemas/semantic-router.js';
@@ -22,13 +23,13 @@ export function parseDecisionLimit(raw: string | null): number {
 
 export function managementSemanticRouterRoutes(services: RouterManagementServices): RouteDef[] {
   const manage = createRouterManagement(services);
-  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, projectId: string) => Promise<void> | void): RouteDef =>
+  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, projectId: string, auth: AuthenticatedKey) => Promise<void> | void): RouteDef =>
     keyed(services, 'management', {
       method,
       pattern: `/:project/v1/management/semantic-router${pattern}`,
       family: 'management',
       bodyLimit: MANAGEMENT_BODY_LIMIT,
-      handle: (ctx, auth) => handle(ctx, auth.project.id),
+      handle: (ctx, auth) => handle(ctx, auth.project.id, auth),
     });
 
   return [
@@ -52,9 +53,13 @@ export function managementSemanticRouterRoutes(services: RouterManagementService
       await manage.deleteRule(projectId, ctx.req.params.rule ?? '');
       ctx.reply.empty(204);
     }),
-    route('GET', '/decisions', async (ctx, projectId) => {
+    route('GET', '/decisions', async (ctx, projectId, auth) => {
       const limit = parseDecisionLimit(ctx.req.searchParams().get('limit'));
-      ctx.reply.json(200, { data: await manage.decisions(projectId, limit) });
+      // SPEC Authentication 4: a management key reads every workspace's prompt text because no principal
+      // narrows it. A user's key has one: excerpts from workspaces its user cannot read are hidden, as on
+      // the dashboard's router page; so are a whole-project row's.
+      const mayRead = (workspaceId: string | null): boolean => (workspaceId === null ? auth.key.allowedWorkspaceIds === null : mayUseWorkspace(auth, workspaceId));
+      ctx.reply.json(200, { data: await manage.decisions(projectId, limit, mayRead) });
     }),
     route('GET', '/health', async (ctx, projectId) => {
       ctx.reply.json(200, await manage.healthReport(projectId));

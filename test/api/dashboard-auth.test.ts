@@ -5,9 +5,10 @@
  * and a user-owned key limited to its user's workspaces.
  */
 import { describe, expect, it } from 'vitest';
+import { keyPrefix } from '../../src/core/auth/key-token.js';
 import { PROJECT, WS_B, WS_C, WS_DEFAULT } from '../helpers/configs.js';
 import { createDashboardUser, csrfOf, dashboardSession, getPage, postForm, runCliWithStdin, sessionCookieOf, signIn } from '../helpers/dashboard-session.js';
-import { advanceClock, call, expectError } from '../helpers/http.js';
+import { advanceClock, call, errorOf, expectError } from '../helpers/http.js';
 import { runCli } from '../helpers/processes.js';
 import { useGatewaySuite } from '../helpers/suite.js';
 
@@ -269,6 +270,51 @@ describe('user-owned API keys (SPEC Authentication 10, "API key" states)', () =>
     expect(deleted.code, deleted.stderr).toBe(0);
     await expect.poll(async () => (await call(direct(), { key: ownerKey })).status, { timeout: 5000, interval: 100 }).toBe(401);
     expect((await call(direct(), { key: created.value })).status).toBe(200);
+  });
+
+  it('reach no further than their user: decision excerpts, rotations and created keys stay inside the workspaces the user reads', async () => {
+    const s = await dashboardSession(suite.gw, { role: 'admin', workspaces: [WS_B] });
+    const mine = await userOwnedKey(s, 'management');
+    // Two routed turns, one in a workspace the user reads and one outside it.
+    const routed = async (ws: string, text: string): Promise<string> => {
+      const res = await call(url(`/${PROJECT}/_semantic/router/v1/chat/completions`), { key: suite.keys.full, headers: { 'x-workspace-id': ws }, body: { model: 'auto', messages: [{ role: 'user', content: text }] } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return String(res.headers.get('x-request-id'));
+    };
+    const outside = await routed(WS_DEFAULT, 'an excerpt from the default workspace');
+    const inside = await routed(WS_B, 'an excerpt from workspace b');
+    const excerpts = async (key: string) => {
+      const res = await call(url(`/${PROJECT}/v1/management/semantic-router/decisions?limit=200`), { key });
+      expect(res.status).toBe(200);
+      const rows = (res.body as { data: { decision_request_id: string; query_preview: string }[] }).data;
+      return Object.fromEntries(rows.filter((r) => [outside, inside].includes(r.decision_request_id)).map((r) => [r.decision_request_id, r.query_preview]));
+    };
+    expect(await excerpts(mine)).toEqual({ [outside]: '', [inside]: 'an excerpt from workspace b' });
+    expect(await excerpts(suite.keys.full)).toEqual({ [outside]: 'an excerpt from the default workspace', [inside]: 'an excerpt from workspace b' });
+
+    // A key with no user and no list reaches every workspace: neither the page nor the user's key may rotate it (the value would be theirs).
+    const listed = await call(url(`/${PROJECT}/v1/management/api-keys?limit=100`), { key: suite.keys.full });
+    const everywhere = (listed.body as { data: { id: string; prefix: string }[] }).data.find((k) => k.prefix === keyPrefix(suite.keys.managementOnly))?.id ?? '';
+    const byApi = await call(url(`/${PROJECT}/v1/management/api-keys/${everywhere}/rotate`), { key: mine, method: 'POST' });
+    expectError(byApi, 403, 'workspace_not_allowed');
+    expect(errorOf(byApi).message).toContain('reaches workspaces you cannot read');
+    const byPage = await postForm(url(`/dashboard/projects/${PROJECT}/keys/${everywhere}/rotate`), { csrf_token: s.csrfToken }, s.cookie);
+    expect(byPage.status).toBe(403);
+    expect(await byPage.text()).not.toMatch(/id="revealed-value"/);
+    // Its own key, and a key confined to a workspace it reads, it may.
+    const confined = (await call(url(`/${PROJECT}/v1/management/api-keys`), { key: suite.keys.full, body: { name: 'b only', allowed_workspace_ids: [WS_B] } })).body as { id: string };
+    expect((await call(url(`/${PROJECT}/v1/management/api-keys/${confined.id}/rotate`), { key: mine, method: 'POST' })).status).toBe(200);
+    const listedMine = await call(url(`/${PROJECT}/v1/management/api-keys?limit=100`), { key: suite.keys.full });
+    const mineId = (listedMine.body as { data: { id: string; prefix: string }[] }).data.find((k) => k.prefix === keyPrefix(mine))?.id ?? '';
+    expect((await postForm(url(`/dashboard/projects/${PROJECT}/keys/${mineId}/rotate`), { csrf_token: s.csrfToken }, s.cookie)).status).toBe(200);
+
+    // An owner who reads one workspace creates keys confined to it, never one reaching every workspace.
+    const owner = await dashboardSession(suite.gw, { role: 'owner', workspaces: [WS_B] });
+    const ownerKey = await userOwnedKey(owner, 'management');
+    const create = (body: object) => call(url(`/${PROJECT}/v1/management/api-keys`), { key: ownerKey, body });
+    expectError(await create({ name: 'everywhere' }), 403, 'workspace_not_allowed', 'allowed_workspace_ids');
+    expectError(await create({ name: 'elsewhere', allowed_workspace_ids: [WS_DEFAULT] }), 403, 'workspace_not_allowed', 'allowed_workspace_ids');
+    expect((await create({ name: 'b', allowed_workspace_ids: [WS_B] })).status).toBe(201);
   });
 
   it('answer 401 key_inactive once their user is deleted', async () => {

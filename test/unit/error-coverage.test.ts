@@ -17,7 +17,6 @@ const NOT_PRODUCED_YET: Partial<Record<ErrorCode, string>> = {
   cross_project_access: EXEC,
   workspace_lookup_failed: 'workspace resolution is in memory and cannot fail transiently until a network store (issue 12)',
   retriever_failed: 'no retrieval backend exists yet',
-  unavailable: EXEC,
 };
 
 function testSources(dir: string): string[] {

@@ -75,11 +75,40 @@ export function checkKeyRequest(r: KeyRequest, ctx: KeyRequestContext): void {
  * to refuse, or null.
  */
 export function keyCreationRefusal(creator: ApiKeyRecord, creatorOwnsProject: boolean): string | null {
-  if (creator.allowedWorkspaceIds !== null) return 'A key confined to workspaces may not create API keys.';
+  // A personal key's list is its user's readable workspaces (listFromOwner), not a confinement of its own.
+  if (creator.allowedWorkspaceIds !== null && creator.listFromOwner !== true) return 'A key confined to workspaces may not create API keys.';
   if (creator.userId !== null && !creatorOwnsProject) {
     return `A personal API key may create keys only when its user owns the project; user ${creator.userId} is not an owner of it.`;
   }
   return null;
+}
+
+/** The workspaces a principal reaches: every one, or a list (a user's readable ones, a confined key's). */
+export type Reach = 'all' | readonly string[];
+
+/**
+ * SPEC Authentication 10 ("never others"): a key value may not reach further than the principal that
+ * receives it. A new key with no user reaches its list, or every workspace without one. Returns the
+ * reason to refuse, or null.
+ */
+export function creationReachRefusal(creatorReach: Reach, requested: readonly string[] | null): string | null {
+  if (creatorReach === 'all') return null;
+  if (requested === null) return 'This API key reaches only some workspaces; the key it creates must name allowed_workspace_ids among them (without a list it would reach every workspace).';
+  const outside = requested.find((w) => !creatorReach.includes(w));
+  return outside === undefined ? null : `allowed_workspace_ids names workspace ${outside}, which this API key cannot reach.`;
+}
+
+/**
+ * The same rule for a rotation, which hands the rotating principal the key's new value: allowed when it
+ * reaches every workspace, rotates its own user's key, or rotates a key confined to workspaces it reaches.
+ * Another user's key (reaching what that user reads) or a key with no user and no list is refused.
+ */
+export function rotationReachRefusal(rotatorReach: Reach, rotatorUserId: string | null, key: ApiKeyRecord): string | null {
+  if (rotatorReach === 'all') return null;
+  if (key.userId !== null && key.userId === rotatorUserId) return null;
+  const list = key.userId === null ? key.allowedWorkspaceIds : null;
+  if (list !== null && list.every((w) => rotatorReach.includes(w))) return null;
+  return `Rotating API key ${key.id} would give you a value that reaches workspaces you cannot read; someone who reads every workspace it reaches must rotate it.`;
 }
 
 /**

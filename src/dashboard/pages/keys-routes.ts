@@ -46,7 +46,8 @@ export function keysPages(deps: PageDeps): PageDef[] {
     route('POST', '/:key/rotate', async (page) => {
       await readForm(page.ctx);
       try {
-        const rotated = await deps.keys.rotate(page.project.id, page.params.key ?? '', page.project.slug, page.principal.userId);
+        const rotator = { issuer: page.principal.userId, userId: page.principal.userId, reach: page.principal.workspacesIn(page.project.id) };
+        const rotated = await deps.keys.rotate(page.project.id, page.params.key ?? '', page.project.slug, rotator);
         await render(deps, page, 200, { revealed: { keyId: rotated.id, value: rotated.value, action: 'rotated' }, notice: { kind: 'ok', text: `API key ${rotated.name ?? rotated.id} rotated.` } });
       } catch (err) {
         const { status, notice } = refusalNotice(err);
