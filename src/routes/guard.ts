@@ -3,7 +3,7 @@
  * an incoming request, with the decisions themselves in core/auth and core/limits.
  */
 import type { Scope } from '../config.js';
-import { authenticateKey, authorizeEndpoint, resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
+import { authenticateKey, authorizeEndpoint, missedKeyHash, resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
 import { limitClassOf } from '../core/limits/rate-limiter.js';
 import type { EndpointRecord } from '../core/records.js';
 import { GatewayError } from '../errors.js';
@@ -29,6 +29,23 @@ export const MANAGEMENT_BODY_LIMIT = 16 * 1024;
  * limits): the embedded limiter answers at once and this stays synchronous, with no microtask added.
  */
 export function requireKey(ctx: RouteContext, services: Services, scope: Scope): AuthenticatedKey | Promise<AuthenticatedKey> {
+  try {
+    return authenticateAndAdmit(ctx, services, scope);
+  } catch (err) {
+    // A key another replica created a moment ago may not be in this replica's snapshot yet: asked of the
+    // store once before the 401, so a client that creates a key and uses it at once is served anywhere.
+    const { catalog } = services;
+    if (!(err instanceof GatewayError) || err.code !== 'invalid_api_key' || !catalog.lookupMissed) throw err;
+    const hash = missedKeyHash(ctx.req.header('authorization'), catalog);
+    if (hash === null) throw err;
+    return catalog.lookupMissed(hash).then((found) => {
+      if (!found) throw err;
+      return authenticateAndAdmit(ctx, services, scope);
+    });
+  }
+}
+
+function authenticateAndAdmit(ctx: RouteContext, services: Services, scope: Scope): AuthenticatedKey | Promise<AuthenticatedKey> {
   const { req, route } = ctx;
   const now = services.now();
   const auth = authenticateKey(

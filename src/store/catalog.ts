@@ -6,9 +6,11 @@
  * a key while the gateway runs) are noticed through SQLite's data_version, polled once a second; a key is
  * read on its first use and the hit cached.
  *
- * PostgreSQL (`createPreloadedCatalog`, issue 12): the snapshot holds every credential, so a request never
- * queries PostgreSQL (an unknown key is a miss without a query); it is read again whenever any replica
- * notifies 'catalog'. `reload()` is asynchronous there: a writer awaits it, so its next request sees its write.
+ * PostgreSQL (`createPreloadedCatalog`, issue 12): the snapshot holds every credential, so a known key never
+ * queries PostgreSQL; it is read again whenever any replica notifies 'catalog'. `reload()` is asynchronous
+ * there: a writer awaits it, so its next request sees its write. A notice arrives a moment after another
+ * replica's commit (0-130 ms, measured from outside), so a key this snapshot does not hold is asked of the
+ * store once before its 401 (`lookupMissed`, at most MAX_MISS_LOOKUPS at once).
  */
 import type { KeyLookup } from '../core/auth/authenticate.js';
 import type { ApiKeyRecord, EndpointRecord, KeyCredential, ProjectRecord, WorkspaceRecord } from '../core/records.js';
@@ -115,8 +117,14 @@ export function createCatalog(db: Db, pollMs = 1000): Catalog {
   };
 }
 
+/**
+ * Unknown keys asked of PostgreSQL at once (lookupMissed); past it a miss is a 401 without a query, so a
+ * stream of random keys costs the store at most this many queries in flight.
+ */
+const MAX_MISS_LOOKUPS = 4;
+
 export interface PreloadedCatalogOptions {
-  readonly store: Pick<CatalogStore, 'loadSnapshot'>;
+  readonly store: Pick<CatalogStore, 'loadSnapshot' | 'findCredential'>;
   /** Subscribes to the store's change notices (PgStore.onChange); returns the unsubscribe. */
   readonly onChange: (topic: 'catalog', fn: () => void) => () => void;
   /** A failed reload keeps the previous snapshot; the next notice (or the listener's reconnection) tries again. */
@@ -127,12 +135,18 @@ export async function createPreloadedCatalog({ store, onChange, onError }: Prelo
   let indexed: Indexed;
   let credentials: ReadonlyMap<string, KeyCredential> = new Map();
   let keysById = new Map<string, ApiKeyRecord>();
+  // Keys read one by one since the last snapshot (lookupMissed); the next snapshot holds them, and replaces them.
+  let late = new Map<string, KeyCredential>();
+  let loads = 0;
+  let missLookups = 0;
 
   const load = async (): Promise<void> => {
     const snapshot = await store.loadSnapshot();
     indexed = index(snapshot);
     credentials = snapshot.credentials ?? new Map();
     keysById = new Map([...credentials.values()].map((c) => [c.key.id, c.key]));
+    late = new Map();
+    loads += 1;
   };
   await load();
 
@@ -154,7 +168,24 @@ export async function createPreloadedCatalog({ store, onChange, onError }: Prelo
 
   return {
     ...readers(() => indexed),
-    findCredential: (hash) => credentials.get(hash) ?? null,
+    findCredential: (hash) => credentials.get(hash) ?? late.get(hash) ?? null,
+    async lookupMissed(hash) {
+      if (missLookups >= MAX_MISS_LOOKUPS) return false;
+      missLookups += 1;
+      const before = loads;
+      try {
+        const found = await store.findCredential(hash);
+        if (found === null) return false;
+        // A snapshot loaded meanwhile is newer than this read (a revocation may be in it): it decides.
+        if (loads !== before) return credentials.has(hash);
+        late.set(hash, found);
+        return true;
+      } catch {
+        return false;
+      } finally {
+        missLookups -= 1;
+      }
+    },
     keyInProject(projectId, keyId) {
       const key = keysById.get(keyId);
       return key && key.projectId === projectId ? key : null;

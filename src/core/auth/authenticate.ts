@@ -13,6 +13,12 @@ import { hashKeyValue, isWellFormedKey } from './key-token.js';
 
 export interface KeyLookup {
   findCredential(hash: string): KeyCredential | null;
+  /**
+   * A key the in-memory lookup does not hold, read from the store (PostgreSQL, where the snapshot of
+   * every key is refreshed by notices a moment behind another replica's commit): true when it was found,
+   * and is then held. Absent where the lookup already reads the store on a miss (SQLite).
+   */
+  lookupMissed?(hash: string): Promise<boolean>;
 }
 
 export interface KeyCheck {
@@ -76,6 +82,18 @@ export function authenticateKey(
     });
   }
   return { key, project };
+}
+
+/** The hash of a well-formed bearer key the lookup does not hold (a miss worth asking the store about), else null. */
+export function missedKeyHash(authorization: string | undefined, keys: KeyLookup): string | null {
+  let value: string;
+  try {
+    value = parseBearer(authorization);
+  } catch {
+    return null;
+  }
+  const hash = hashKeyValue(value);
+  return keys.findCredential(hash) === null ? hash : null;
 }
 
 function parseBearer(authorization: string | undefined): string {
