@@ -116,8 +116,9 @@ export class Reply {
   }
 
   /**
-   * A streamed response's last words if the server's drain deadline comes before its end: the handler
-   * writes them and ends the stream. Forgotten once the stream ends or the client leaves.
+   * A response's last words if the server's drain deadline comes before its end: the handler writes them
+   * and ends the stream (or, for an answer not begun, makes it answer). Forgotten once the response ends
+   * or the client leaves.
    */
   onDrainDeadline(handler: () => void): void {
     this.#unwatchDeadline?.();
@@ -211,6 +212,8 @@ export class Reply {
   #answer(status: number, body: string | Buffer | null, contentType: string | null, closeConnection: boolean): void {
     if (!this.open) return;
     this.#ended = true;
+    // A buffered turn waiting on its model watched the drain deadline (chat-dispatch.ts): answered, it leaves.
+    if (this.#unwatchDeadline !== null) this.#forgetDeadline();
     this.status = status;
     const gate = this.#gate;
     if (gate !== null && gate.pending) gate.hold((close) => this.#end(status, body, contentType, closeConnection, close));

@@ -93,6 +93,32 @@ describe('SIGTERM with a stream in flight', () => {
   });
 });
 
+describe('SIGTERM with a buffered turn waiting on its model', () => {
+  it('answers it 503 service_draining at the drain deadline (retryable), billed as drained, not an empty reply', async () => {
+    const gw = await startGatewayProcess(testConfig(suite.sim.url, suite.keys, { server: { drain_timeout_ms: 500 } }));
+    const tag = `buffered-${Math.random().toString(16).slice(2)}`;
+    const before = await simSeq(suite.sim.url);
+    const raw = await openRaw(gw.url);
+    // 100 tokens at 50 ms before the answer: about 5 s, far past the 500 ms deadline.
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: tag }], sim: { tokens: 100, delay_ms: 50 } });
+    await raw.write(requestHead('POST', CHAT_PATH, { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) + body);
+    await waitForSim(suite.sim.url, (r) => r.seq > before && r.body.includes(tag));
+    const exited = gw.stop('SIGTERM');
+    const res = await readResponse(raw);
+    expect(res.status).toBe(503);
+    expect(res.headers['x-should-retry']).toBe('true');
+    expect((JSON.parse(res.body) as { error: { code: string } }).error.code).toBe('service_draining');
+    expect(await exited).toBe(0);
+
+    const ledger = openUsageDb(gw.dbPath);
+    try {
+      expect(ledger.recent(1)[0]?.status).toBe('drained');
+    } finally {
+      ledger.close();
+    }
+  });
+});
+
 describe('during a graceful stop', () => {
   it('keeps listening while work is in flight: /readyz answers 503 draining, /healthz 200, a new chat request 503 service_draining', async () => {
     const gw = await startGatewayProcess(testConfig(suite.sim.url, suite.keys));

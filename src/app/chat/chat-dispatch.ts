@@ -75,6 +75,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
   const started = deadline.started;
 
   let charged = false;
+  let drained = false;
   const charge = (outcome: Outcome, usage: TurnUsage | null, errorCode: string | null = null): void => {
     if (charged) return;
     charged = true;
@@ -121,11 +122,22 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
       const answer = await callUpstreamStream(services.upstream, t.endpoint, call);
       await streamTurn(t, answer, deadline, () => deadline.timedOut, { charge, promptEstimate: () => estimatePrompt(t) });
     } else {
+      // A graceful stop's deadline ends a turn still waiting on its model as it ends a stream: the call
+      // is abandoned, the turn billed `drained`, the client answered 503 service_draining (retryable),
+      // not left with a connection closed under it.
+      t.reply.onDrainDeadline(() => {
+        drained = true;
+        deadline.abort();
+      });
       const res = await callUpstream(services.upstream, t.endpoint, call, false);
       const completing = bufferedTurn(services, t, res.body, charge);
       if (completing) await completing;
     }
   } catch (err) {
+    if (drained) {
+      charge('drained', null, 'service_draining');
+      throw new GatewayError('service_draining', { message: 'The server is shutting down; the request was ended before the model answered. Retry it.' });
+    }
     const e = toGatewayError(err);
     charge(t.req.aborted ? 'aborted' : e.code === 'timeout' ? 'timeout' : 'error', null, e.code);
     if (!t.req.aborted) throw e;
