@@ -120,6 +120,19 @@ describe('password sign-in', () => {
     await advanceClock(suite.gw.url, 15 * 60_000 + 1000);
     expect((await postForm(url('/dashboard/login'), { email: user.email, password: user.password })).status).toBe(303);
   });
+
+  it('counts a wrong current password on the password form with the failed sign-ins: a session cannot guess without limit', async () => {
+    const s = await dashboardSession(suite.gw);
+    const change = (current: string) => postForm(url('/dashboard/account/password'), { csrf_token: s.csrfToken, current, password: 'never-set-password-1' }, s.cookie);
+    for (let i = 0; i < 10; i++) expect((await change(`wrong-${i}`)).status).toBe(403);
+    const refused = await change(s.user.password);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The same counters as sign-in: the account is held there too, and the password did not change.
+    expect((await postForm(url('/dashboard/login'), { email: s.user.email, password: s.user.password })).status).toBe(429);
+    await advanceClock(suite.gw.url, 15 * 60_000 + 1000);
+    expect((await postForm(url('/dashboard/login'), { email: s.user.email, password: s.user.password })).status).toBe(303);
+  });
 });
 
 describe('CSRF (SPEC Authentication 16)', () => {

@@ -12,6 +12,7 @@ import type { SignedIn } from './dashboard-route.js';
 import { startOidcFlow } from './oidc-flow.js';
 import { verifyPassword } from './passwords.js';
 import { checkSecondFactor } from './second-factor.js';
+import { refusalOf } from './throttle.js';
 import { backupCodeHash, newBackupCodes, newTotpSecret, otpauthUri, qrSvg, totpStep } from './totp.js';
 import { newPasswordHash, UserAdminError } from './user-admin.js';
 
@@ -72,9 +73,17 @@ export function accountRoutes(deps: AuthDeps): RouteDef[] {
 
     route('POST', `${ACCOUNT_PATH}/password`, async (ctx, who) => {
       const form = await readForm(ctx);
+      // The current password is a guess like a sign-in's: counted with the account's failed sign-ins (the
+      // same counters, before the hash), or a stolen session could try passwords without limit.
+      const attempt = await deps.throttles.password.attempt({ account: who.user.email.toLowerCase(), address: ctx.req.clientIp });
+      if (attempt.kind !== 'admitted') {
+        const refused = refusalOf(ctx, attempt, 'wrong passwords');
+        return fail(ctx, who, refused.status, refused.message);
+      }
       if (!who.user.passwordHash || !(await verifyPassword(form.get('current') ?? '', who.user.passwordHash))) {
         return fail(ctx, who, 403, 'The current password is wrong.');
       }
+      await attempt.succeeded();
       let hash: string;
       try {
         hash = await newPasswordHash(form.get('password') ?? '');
