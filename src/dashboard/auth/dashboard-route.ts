@@ -62,6 +62,16 @@ const NEXT_CHARS = /^[\x21-\x7e]+$/;
 export function safeNext(next: string | null | undefined): string | null {
   if (!next || next.length > 500 || !NEXT_CHARS.test(next)) return null;
   if (!next.startsWith('/dashboard') || next.startsWith('//') || next.includes('\\')) return null;
+  // The browser resolves the path before it goes: it must still be under /dashboard once resolved (dot
+  // segments, plain or percent-encoded, and empty segments would lead it elsewhere on this host).
+  let resolved: URL;
+  try {
+    resolved = new URL(next, 'http://dashboard.invalid');
+  } catch {
+    return null;
+  }
+  const path = resolved.pathname;
+  if (resolved.host !== 'dashboard.invalid' || /%2e/i.test(next) || path.includes('//') || !(path === '/dashboard' || path.startsWith('/dashboard/'))) return null;
   return next;
 }
 

@@ -56,6 +56,9 @@ describe('next targets', () => {
   it('stay inside the dashboard', () => {
     expect(safeNext('/dashboard/projects/proj_x/keys?a=1')).toBe('/dashboard/projects/proj_x/keys?a=1');
     for (const bad of ['//evil.example', 'https://evil.example/dashboard', '/dashboard\\@evil', '/v1/models', '', null]) expect(safeNext(bad)).toBeNull();
+    // Paths the browser would resolve outside /dashboard (dot segments, encoded or not, and empty segments).
+    for (const bad of ['/dashboard/../auth/x', '/dashboard/%2e%2e/evil', '/dashboard/%2E%2E/evil', '/dashboard/..//evil.com', '/dashboard//x', '/dashboardx']) expect(safeNext(bad)).toBeNull();
+    expect(safeNext('/dashboard')).toBe('/dashboard');
   });
 
   it('never hold a control character or a space, which would reach the Location header (issue 31: CR LF set a cookie)', () => {
