@@ -19,7 +19,12 @@ const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 
 export interface BudgetServices extends Services {
   readonly budgetStore: BudgetCapsStore;
+  /** Whether the endpoint has prices in the config file: a money cap on one without is never reached. */
+  readonly isPriced: (endpointId: string) => boolean;
 }
+
+/** The money caps' fields, as the body names them. */
+const CENT_FIELDS = [['hourlyCents', 'hourly_cents'], ['dailyCents', 'daily_cents'], ['hardCapCents', 'hard_cap_cents']] as const;
 
 function capOf(c: BudgetCaps | null, w: BudgetWindow): number | null {
   if (!c) return null;
@@ -101,6 +106,11 @@ export function managementBudgetsRoutes(services: BudgetServices): RouteDef[] {
     def('PUT', `/${segment}/:${param}`, async (ctx, auth) => {
       const t = target(ctx, auth.project.id, level);
       const caps = parseBudget(await ctx.req.json());
+      // As the config file refuses it at start: an unpriced endpoint's turns cost nothing, so the cap would never bind.
+      const moneyField = level === 'endpoint' && !services.isPriced(t.targetId) ? CENT_FIELDS.find(([k]) => caps[k] !== null && caps[k] !== undefined) : undefined;
+      if (moneyField) {
+        throw new GatewayError('invalid_request', { param: moneyField[1], message: `${moneyField[1]} needs prices on the endpoint (its turns cost nothing without them); set prices in the config file, or cap tokens instead.` });
+      }
       await budgetStore.putBudget({ projectId: t.projectId, level, targetId: t.targetId, caps }, services.now());
       budgets.setApiCaps(level, t.projectId, t.targetId, caps);
       ctx.reply.json(200, describe(level, t));

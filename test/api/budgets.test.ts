@@ -147,6 +147,7 @@ describe('a workspace budget set through the management API', () => {
     ['a fractional cap', `/endpoints/${PLAIN_ID}`, { daily_tokens: 2.5 }, 400, 'invalid_request', 'daily_tokens'],
     ['an unknown field', `/endpoints/${PLAIN_ID}`, { monthly_tokens: 5 }, 400, 'invalid_request', 'monthly_tokens'],
     ['a money cap of 0 cents', `/endpoints/${PLAIN_ID}`, { hourly_cents: 0 }, 400, 'invalid_request', 'hourly_cents'],
+    ['a money cap on an endpoint without prices (never reached: its turns cost nothing)', `/endpoints/${PLAIN_ID}`, { daily_tokens: 5, hard_cap_cents: 100 }, 400, 'invalid_request', 'hard_cap_cents'],
     ['an unknown endpoint', '/endpoints/aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa', {}, 404, 'endpoint_not_found', null],
     ['a workspace id that is not ws_<hex>', '/workspaces/default', {}, 400, 'invalid_workspace_id', 'workspace_id'],
     ['an unknown workspace', '/workspaces/ws_0fff', {}, 404, 'workspace_not_found', 'workspace_id'],

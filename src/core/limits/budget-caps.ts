@@ -40,6 +40,8 @@ export interface BudgetExhaustion {
   /** Tokens, or whole cents (spend rounded halves up) for a money budget. */
   readonly cap: number;
   readonly spent: number;
+  /** Until the budget named here resets (a hard cap: the polling interval). */
+  readonly resetsInSeconds: number;
   /** Until every spent budget of the request has reset. */
   readonly retryAfterSeconds: number;
 }

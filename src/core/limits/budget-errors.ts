@@ -12,7 +12,9 @@ export function budgetError(e: BudgetExhaustion): GatewayError {
     e.unit === 'tokens'
       ? `The ${e.level}'s ${WINDOW_WORDS[e.window]} token budget (${e.cap} tokens) is spent (${e.spent} used)`
       : `The ${e.level}'s ${WINDOW_WORDS[e.window]} spend budget (${dollars(e.cap)}) is spent (${dollars(e.spent)} used)`;
-  const when = e.window === 'hardCap' ? 'it does not reset by itself; an operator can raise it' : `it resets in ${e.retryAfterSeconds} s`;
+  const own = e.window === 'hardCap' ? 'it does not reset by itself; an operator can raise it' : `it resets in ${e.resetsInSeconds} s`;
+  // Retry-After covers every spent budget of the request; the message says so when another outlasts this one.
+  const when = e.retryAfterSeconds > e.resetsInSeconds ? `${own}, and another spent budget keeps requests refused for ${e.retryAfterSeconds} s` : own;
   return tooManyRequests(
     e.level === 'endpoint' ? 'endpoint_budget_exhausted' : 'workspace_budget_exhausted',
     `${what}; ${when}.`,

@@ -211,7 +211,8 @@ export class Budgets {
           if (spent >= cap) {
             // The first budget spent names the error; the wait covers every spent budget.
             const wait = Math.max(retryAfter(w, now), exhausted?.retryAfterSeconds ?? 0);
-            exhausted = { ...(exhausted ?? { level: s.level, window: w, unit, cap: capOf(caps, w, unit) ?? 0, spent: asWritten(spent, unit) }), retryAfterSeconds: wait };
+            const named: BudgetExhaustion = exhausted ?? { level: s.level, window: w, unit, cap: capOf(caps, w, unit) ?? 0, spent: asWritten(spent, unit), resetsInSeconds: retryAfter(w, now), retryAfterSeconds: wait };
+            exhausted = { ...named, retryAfterSeconds: wait };
           }
         }
       }

@@ -31,7 +31,7 @@ describe('Budgets', () => {
     budgets.charge('p', 'e', null, 20, T0);
     expect(budgets.check('p', 'e', null, T0 + 1000)).toEqual({
       warning: 'endpoint:hourly',
-      exhausted: { level: 'endpoint', window: 'hourly', unit: 'tokens', cap: 100, spent: 100, retryAfterSeconds: 3599 },
+      exhausted: { level: 'endpoint', window: 'hourly', unit: 'tokens', cap: 100, spent: 100, resetsInSeconds: 3599, retryAfterSeconds: 3599 },
     });
   });
 
@@ -54,7 +54,7 @@ describe('Budgets', () => {
     budgets.charge('p', 'e', 'ws_1', 10, T0);
     expect(budgets.check('p', 'e', 'ws_1', T0)).toEqual({
       warning: 'endpoint:hourly, workspace:hardCap',
-      exhausted: { level: 'endpoint', window: 'hourly', unit: 'tokens', cap: 10, spent: 10, retryAfterSeconds: HARD_CAP_RETRY_AFTER_SECONDS },
+      exhausted: { level: 'endpoint', window: 'hourly', unit: 'tokens', cap: 10, spent: 10, resetsInSeconds: 3600, retryAfterSeconds: HARD_CAP_RETRY_AFTER_SECONDS },
     });
   });
 
@@ -122,8 +122,9 @@ describe('Budgets', () => {
   });
 
   it('renders a spent budget as a 429 with retry_after and Retry-After', () => {
-    const err = budgetError({ level: 'workspace', window: 'daily', unit: 'tokens', cap: 10, spent: 12, retryAfterSeconds: 300 });
+    const err = budgetError({ level: 'workspace', window: 'daily', unit: 'tokens', cap: 10, spent: 12, resetsInSeconds: 300, retryAfterSeconds: 300 });
     expect(err.status).toBe(429);
+    expect(err.message).toBe("The workspace's daily token budget (10 tokens) is spent (12 used); it resets in 300 s.");
     expect(err.toEnvelope().error).toMatchObject({ code: 'workspace_budget_exhausted', retry_after: 300, retry_strategy: { type: 'fixed', initial_delay_ms: 300_000 } });
     expect(err.headers).toEqual({ 'Retry-After': '300' });
   });
@@ -148,7 +149,7 @@ describe('Budgets in money', () => {
     expect(budgets.check('p', 'e', null, T0)).toEqual({
       warning: 'endpoint:daily',
       // 100.4999999 cents, rounded halves up to whole cents.
-      exhausted: { level: 'endpoint', window: 'daily', unit: 'cents', cap: 100, spent: 100, retryAfterSeconds: 14 * 3600 },
+      exhausted: { level: 'endpoint', window: 'daily', unit: 'cents', cap: 100, spent: 100, resetsInSeconds: 14 * 3600, retryAfterSeconds: 14 * 3600 },
     });
     expect(budgets.describe('endpoint', 'p', 'e', T0).spendNanos).toEqual({ hourly: 100 * CENT + 4_999_999, daily: 100 * CENT + 4_999_999, total: 100 * CENT + 4_999_999 });
   });
@@ -159,7 +160,7 @@ describe('Budgets in money', () => {
     budgets.charge('p', 'e', 'ws_1', 10, T0, 10 * CENT);
     expect(budgets.check('p', 'e', 'ws_1', T0)).toEqual({
       warning: 'workspace:hourly',
-      exhausted: { level: 'workspace', window: 'hourly', unit: 'tokens', cap: 10, spent: 10, retryAfterSeconds: 3600 },
+      exhausted: { level: 'workspace', window: 'hourly', unit: 'tokens', cap: 10, spent: 10, resetsInSeconds: 3600, retryAfterSeconds: 3600 },
     });
   });
 
@@ -185,8 +186,14 @@ describe('Budgets in money', () => {
     expect(budgets.check('p', 'e', null, T0)?.exhausted).toMatchObject({ unit: 'cents', cap: 10, spent: 10 });
   });
 
+  it('names the first spent budget with its own reset, and says when another spent one keeps the refusal longer', () => {
+    const err = budgetError({ level: 'endpoint', window: 'hourly', unit: 'tokens', cap: 1, spent: 304, resetsInSeconds: 3, retryAfterSeconds: 3600 });
+    expect(err.message).toBe("The endpoint's hourly token budget (1 tokens) is spent (304 used); it resets in 3 s, and another spent budget keeps requests refused for 3600 s.");
+    expect(err.headers).toEqual({ 'Retry-After': '3600' });
+  });
+
   it('says what a spent money budget was in dollars', () => {
-    const err = budgetError({ level: 'endpoint', window: 'hardCap', unit: 'cents', cap: 500, spent: 512, retryAfterSeconds: HARD_CAP_RETRY_AFTER_SECONDS });
+    const err = budgetError({ level: 'endpoint', window: 'hardCap', unit: 'cents', cap: 500, spent: 512, resetsInSeconds: HARD_CAP_RETRY_AFTER_SECONDS, retryAfterSeconds: HARD_CAP_RETRY_AFTER_SECONDS });
     expect(err.toEnvelope().error).toMatchObject({ code: 'endpoint_budget_exhausted', retry_after: HARD_CAP_RETRY_AFTER_SECONDS });
     expect(err.message).toContain('hard-cap spend budget ($5.00) is spent ($5.12 used)');
   });
