@@ -13,6 +13,7 @@
  * A replica that appends deliveries tells the others (a change notice), so their dispatchers look at once.
  */
 import type { Config } from './config.js';
+import type { ThrottlePort } from './core/coordination/throttle-port.js';
 import type { WebhookEndpointsStore } from './core/store/webhooks-store.js';
 import { createDispatcher, type Dispatcher, type DispatcherEvent, type DispatchStore } from './core/webhooks/dispatcher.js';
 import { createOutboxRelay, type OutboxRelay } from './core/webhooks/outbox-relay.js';
@@ -62,6 +63,8 @@ export interface WebhookSystemOptions {
   readonly instances: InstanceRegistry;
   /** PostgreSQL, when `storage.kind` is postgres (store/backend.ts). */
   readonly pg: PgStore | null;
+  /** The deployment's throttle counters (coordination.ts): test deliveries are counted there. */
+  readonly throttles: ThrottlePort;
 }
 
 /**
@@ -129,6 +132,7 @@ export async function createWebhookSystem(options: WebhookSystemOptions): Promis
     sign,
     send: sender.send,
     now,
+    throttles: options.throttles,
   });
 
   // Retention: hourly, off the request path (small batches with the loop free between them).

@@ -9,7 +9,7 @@ import type { StoreParts } from './store.js';
 
 export async function wireWebhooks(config: Config, storage: StoreParts, limits: LimitsParts, pool: WorkerPool, now: () => number, logger: Logger): Promise<WebhookSystem> {
   const { db, dbPath, backend, catalog } = storage;
-  const webhooks = await createWebhookSystem({ config, db, dbPath, pool, now, logger, instances: limits.instances, pg: backend.pg });
+  const webhooks = await createWebhookSystem({ config, db, dbPath, pool, now, logger, instances: limits.instances, pg: backend.pg, throttles: limits.coordination.throttles });
   // Thresholds are crossed by charging, which starts with the first turn, after this.
   limits.budgets.onBudgetThreshold(
     (event) => {

@@ -1,13 +1,13 @@
 /**
- * The throttle port over Redis (issue 31): replicas share the sign-in and OpenID Connect throttles. One
- * EVALSHA of throttle-script.ts per reservation or release; a reset is a DEL. Keys are
- * `<prefix>{throttle}:<name>` (one hash slot, so a reservation's keys stay together on a cluster) and
- * expire a margin after their window.
+ * The throttle port over Redis (issue 31): replicas share the sign-in and OpenID Connect throttles, the
+ * agent connection limits and the webhook test deliveries' limit. One EVALSHA of throttle-script.ts per
+ * reservation or release; a reset is a DEL. Keys are `<prefix>{throttle}:<name>` (one hash slot, so a
+ * reservation's keys stay together on a cluster) and expire a margin after their window.
  *
  * Outage (coordination.on_outage; docs/decisions.md "Sign-in throttles where the limits live"): each call
  * tries Redis (a down connection answers at once: no offline queue) and, when it fails, fail_open counts
  * on this replica (the throttle then holds per replica), fail_closed refuses the attempt (the route
- * answers 503). Sign-in is rare, so there is no outage state to keep: the next attempt tries again.
+ * answers 503). Throttled work is rare, so there is no outage state to keep: the next attempt tries again.
  */
 import type { Redis } from 'ioredis';
 import type { ThrottleCounter, ThrottlePort, ThrottleVerdict } from '../../core/coordination/throttle-port.js';
@@ -85,13 +85,13 @@ export class RedisThrottles implements ThrottlePort {
   #answered(): void {
     if (!this.#failing) return;
     this.#failing = false;
-    this.#logger.info({}, 'sign-in throttles: Redis answers; throttles shared again');
+    this.#logger.info({}, 'throttles (sign-in, agent connections, webhook tests): Redis answers; throttles shared again');
   }
 
   #failed(err: unknown): void {
     if (this.#failing) return;
     this.#failing = true;
-    this.#logger.warn({ cause: causeOf(err), on_outage: this.#failOpen ? 'fail_open' : 'fail_closed' }, this.#failOpen ? 'sign-in throttles: Redis unreachable; throttling on this replica only' : 'sign-in throttles: Redis unreachable; refusing sign-in attempts (503) until it answers');
+    this.#logger.warn({ cause: causeOf(err), on_outage: this.#failOpen ? 'fail_open' : 'fail_closed' }, this.#failOpen ? 'throttles (sign-in, agent connections, webhook tests): Redis unreachable; throttling on this replica only' : 'throttles (sign-in, agent connections, webhook tests): Redis unreachable; refusing what they guard (503) until it answers');
   }
 
   /** EVALSHA, and EVAL once when this Redis has not seen the script (a restart, a flush). */

@@ -1,6 +1,7 @@
 /**
  * The throttle port (issue 31): named attempt counters for the guards outside SPEC "Limits" (failed
- * sign-ins and second factors per account and per address, OpenID Connect starts per address), kept where
+ * sign-ins and second factors per account and per address, OpenID Connect starts per address, agent
+ * connections) and for SPEC's hourly webhook test deliveries (core/webhooks/test-limiter.ts), kept where
  * the rate limits live so that they hold across the worker threads of `serve --workers N` and across
  * replicas: in this process (the default), in the workers' shared memory, or in Redis
  * (src/coordination/coordination.ts picks one).

@@ -1,9 +1,11 @@
 /**
  * The webhook management use cases behind `/{project}/v1/webhooks...` (SPEC "Webhooks"): the routes parse
  * and shape, this decides. URL policy, the per-project cap (SPEC Limits: 20 endpoints), and the test
- * delivery (one synchronous attempt, never retried or recorded, 10 per webhook per hour).
+ * delivery (one synchronous attempt, never retried or recorded, 10 per webhook per hour for the deployment:
+ * test-limiter.ts).
  */
 import { GatewayError } from '../../errors.js';
+import type { ThrottlePort } from '../coordination/throttle-port.js';
 import type { WebhookEndpointsStore } from '../store/webhooks-store.js';
 import type { AttemptOutcome, DeliveryRecord, Page, WebhookAttempt, WebhookEndpointRecord, WebhookPatch } from './delivery.js';
 import { envelopeBody } from './envelope.js';
@@ -30,6 +32,8 @@ export interface WebhookManagerDeps {
   sign(items: readonly { secret: string; timestamp: number; body: string }[]): Promise<string[]>;
   send(attempt: WebhookAttempt): Promise<AttemptOutcome>;
   now(): number;
+  /** Where the test deliveries are counted: the deployment's throttle counters (test-limiter.ts). */
+  readonly throttles: ThrottlePort;
 }
 
 export interface NewWebhook {
@@ -47,7 +51,7 @@ export interface TestResult {
 }
 
 export function createWebhookManager(deps: WebhookManagerDeps) {
-  const testLimiter = createTestDeliveryLimiter();
+  const testLimiter = createTestDeliveryLimiter(deps.throttles);
 
   async function requireAllowedUrl(url: string): Promise<void> {
     const check = await deps.checkUrl(url);
@@ -107,7 +111,6 @@ export function createWebhookManager(deps: WebhookManagerDeps) {
 
     async delete(projectId: string, id: string): Promise<void> {
       if (!(await deps.store.delete(projectId, id))) throw notFound(projectId, id);
-      testLimiter.forget(id);
     },
 
     async deliveries(projectId: string, id: string, limit: number, after: string | null): Promise<Page<DeliveryRecord>> {
@@ -121,7 +124,7 @@ export function createWebhookManager(deps: WebhookManagerDeps) {
     async test(projectId: string, id: string): Promise<TestResult> {
       const webhook = await requireWebhook(projectId, id);
       const now = deps.now();
-      testLimiter.admit(id, now);
+      await testLimiter.admit(webhook.id, now);
       const secret = await deps.store.secret(projectId, id);
       if (secret === null) {
         return { success: false, http_status: null, response_body: null, error_message: 'the signing secret cannot be read (was the secret key changed?)' };
