@@ -90,6 +90,8 @@ export interface StreamReshaper {
   write(frames: string): boolean;
   /** Ends the stream; `frames` (made by this reshaper, perhaps none) go out with the end. */
   end(frames: string): void;
+  /** SPEC `reasoning_effort`: the effort the turn was sent with when the mapping changed it (chat chunks carry it as x_adjusted_reasoning_effort). */
+  adjustedEffort(effort: string): void;
 }
 
 /** A sink that also answers with bytes of its own content type (audio, embeddings passed through). */

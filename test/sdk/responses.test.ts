@@ -90,6 +90,20 @@ describe('creating responses', () => {
     expect((await upstreamBody()).reasoning_effort).toBe('low');
   });
 
+  it('reports an effort the mapping changed in x_adjusted_reasoning_effort, buffered and streamed, as chat does', async () => {
+    const reasoner = new OpenAI({ baseURL: `${suite.gw.url}/${PROJECT}/reasoner/v1`, apiKey: suite.keys.full, maxRetries: 0 });
+    // The reasoner's levels are low, medium and high: minimal takes the lowest.
+    const mapped = (await reasoner.responses.create({ model: 'x', input: 'think', reasoning: { effort: 'minimal' } })) as unknown as Record<string, unknown>;
+    expect((await upstreamBody()).reasoning_effort).toBe('low');
+    expect(mapped.x_adjusted_reasoning_effort).toBe('low');
+    const stream = await reasoner.responses.create({ model: 'x', input: 'think', reasoning: { effort: 'minimal' }, stream: true });
+    let completed: Record<string, unknown> | null = null;
+    for await (const event of stream) if (event.type === 'response.completed') completed = event.response as unknown as Record<string, unknown>;
+    expect(completed?.x_adjusted_reasoning_effort).toBe('low');
+    const asSent = (await reasoner.responses.create({ model: 'x', input: 'think', reasoning: { effort: 'high' } })) as unknown as Record<string, unknown>;
+    expect(asSent).not.toHaveProperty('x_adjusted_reasoning_effort');
+  });
+
   it('streams the semantic events in order, each with its sequence_number, ending in response.completed', async () => {
     const stream = await project().responses.create({ model: 'model-chat', input: 'Stream me a story', stream: true });
     const events: ResponseStreamEvent[] = [];

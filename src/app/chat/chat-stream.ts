@@ -87,6 +87,7 @@ class TurnStream implements AnswerReader {
 
   start(): void {
     const { reply } = this.#t;
+    if (this.#shaper !== null && this.#t.turn.adjustedEffort !== null) this.#shaper.adjustedEffort(this.#t.turn.adjustedEffort);
     reply.setHeader('Cache-Control', 'no-cache');
     reply.beginStream(200, 'text/event-stream');
     this.#idle = setTimeout(this.#onIdle, this.#t.deadlines.idleMs);

@@ -83,7 +83,12 @@ export class ResponsesReply implements TurnSink {
     translate: (chatFrames) => this.#translated(chatFrames),
     write: (frames) => this.#writeFrames(frames),
     end: (frames) => this.#endWith(frames),
+    adjustedEffort: (effort) => {
+      this.#adjustedEffort = effort;
+    },
   };
+  /** The effort the chat turn was sent with, when SPEC's mapping changed the request's (reported on the Response). */
+  #adjustedEffort: string | null = null;
 
   constructor(reply: TurnSink, header: ResponseHeader, newId: NewId, finish: FinishResponse) {
     this.#reply = reply;
@@ -132,7 +137,8 @@ export class ResponsesReply implements TurnSink {
   json(status: number, body: unknown): void {
     const completion = (body ?? {}) as Record<string, unknown>;
     const turn = outputOfCompletion(completion, this.#newId, this.#header.namespaces);
-    const state: ResponseState = { status: statusOf(turn.finishReason), output: turn.output, usage: turn.usage, error: null };
+    const adjusted = typeof completion.x_adjusted_reasoning_effort === 'string' ? completion.x_adjusted_reasoning_effort : null;
+    const state: ResponseState = { status: statusOf(turn.finishReason), output: turn.output, usage: turn.usage, error: null, adjustedEffort: adjusted };
     const response = responseObject(this.#header, state);
     const text = JSON.stringify(response);
     const reply = this.#reply;
@@ -278,7 +284,10 @@ export class ResponsesReply implements TurnSink {
    */
   #end(error: { code: string; message: string } | null): void {
     const { events, result } = this.#translator.finish(error !== null);
-    const state: ResponseState = error ? { status: 'failed', output: result.output, usage: result.usage, error } : { status: result.status, output: result.output, usage: result.usage, error: null };
+    const adjustedEffort = this.#adjustedEffort;
+    const state: ResponseState = error
+      ? { status: 'failed', output: result.output, usage: result.usage, error, adjustedEffort }
+      : { status: result.status, output: result.output, usage: result.usage, error: null, adjustedEffort };
     const response = responseObject(this.#header, state);
     const type = state.status === 'failed' ? 'response.failed' : state.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     const json = JSON.stringify(response);

@@ -177,6 +177,8 @@ export interface ResponseState {
   readonly output: readonly Item[];
   readonly usage: ResponseUsage | null;
   readonly error: { code: string; message: string } | null;
+  /** SPEC `reasoning_effort`: the effort the model was sent when the mapping changed the requested one. */
+  readonly adjustedEffort?: string | null;
 }
 
 /** The Response object (`object: "response"`) as the SDK parses it. */
@@ -215,6 +217,8 @@ export function responseObject(h: ResponseHeader, s: ResponseState): Record<stri
     prompt_cache_key: r.prompt_cache_key ?? null,
     prompt_cache_retention: r.prompt_cache_retention ?? null,
     safety_identifier: r.safety_identifier ?? null,
+    // As chat completions report it (SPEC reasoning_effort: "a mapped value is reported in x_adjusted_reasoning_effort").
+    ...(s.adjustedEffort ? { x_adjusted_reasoning_effort: s.adjustedEffort } : {}),
   };
 }
 
