@@ -52,9 +52,24 @@ function clock(ms: number, sep: string): string {
   return `${pad(ms / 3_600_000)}:${pad((ms / 60_000) % 60)}:${pad((ms / 1000) % 60)}${sep}${pad(ms % 1000, 3)}`;
 }
 
-export function handleTranscription(task: 'transcribe' | 'translate', contentType: string | undefined, body: Buffer): { reply: SimReply; log: string } {
+/**
+ * A multipart request has no JSON body for a `sim` object: a `sim` form field carries it instead, as JSON
+ * (a gateway passes unknown fields through, and does not pass `x-sim-*` headers on).
+ */
+function formKnobs(parts: FormPart[]): unknown {
+  const raw = field(parts, 'sim');
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw new SimError(400, `Invalid simulator knobs in the sim field: ${JSON.stringify(raw)}`, 'invalid_sim_knob', 'sim');
+  }
+}
+
+export function handleTranscription(task: 'transcribe' | 'translate', contentType: string | undefined, body: Buffer): { reply: SimReply; log: string; sim: unknown } {
   const parts = parseMultipart(body, boundaryOf(contentType));
   const log = summarizeUpload(parts);
+  const sim = formKnobs(parts);
   const file = parts.find((p) => p.name === 'file' && p.filename !== null);
   if (!file) throw new SimError(400, 'Missing required file field: file', 'invalid_value', 'file');
   if (!field(parts, 'model')) throw new SimError(400, 'Missing required field: model', 'invalid_value', 'model');
@@ -66,16 +81,16 @@ export function handleTranscription(task: 'transcribe' | 'translate', contentTyp
     const words = t.text.split(/(?= )/).filter(Boolean);
     const ticks: StreamTick[] = words.map((w) => [{ text: `data: ${JSON.stringify({ type: 'transcript.text.delta', delta: w })}\n\n`, countsForFailAfter: true }]);
     ticks.push([{ text: `data: ${JSON.stringify({ type: 'transcript.text.done', text: t.text, usage })}\n\n`, countsForFailAfter: false }]);
-    return { reply: { kind: 'sse', ticks }, log };
+    return { reply: { kind: 'sse', ticks }, log, sim };
   }
   const cue = `${clock(0, ',')} --> ${clock(t.durationMs, ',')}`;
   switch (format) {
     case 'text':
-      return { reply: { kind: 'body', contentType: 'text/plain; charset=utf-8', body: `${t.text}\n` }, log };
+      return { reply: { kind: 'body', contentType: 'text/plain; charset=utf-8', body: `${t.text}\n` }, log, sim };
     case 'srt':
-      return { reply: { kind: 'body', contentType: 'text/plain; charset=utf-8', body: `1\n${cue}\n${t.text}\n\n` }, log };
+      return { reply: { kind: 'body', contentType: 'text/plain; charset=utf-8', body: `1\n${cue}\n${t.text}\n\n` }, log, sim };
     case 'vtt':
-      return { reply: { kind: 'body', contentType: 'text/vtt; charset=utf-8', body: `WEBVTT\n\n${cue.replace(/,/g, '.')}\n${t.text}\n\n` }, log };
+      return { reply: { kind: 'body', contentType: 'text/vtt; charset=utf-8', body: `WEBVTT\n\n${cue.replace(/,/g, '.')}\n${t.text}\n\n` }, log, sim };
     case 'verbose_json': {
       const seconds = t.durationMs / 1000;
       const verbose = {
@@ -86,10 +101,10 @@ export function handleTranscription(task: 'transcribe' | 'translate', contentTyp
         segments: [{ id: 0, seek: 0, start: 0, end: seconds, text: t.text, tokens: [], temperature: 0, avg_logprob: -0.1, compression_ratio: 1, no_speech_prob: 0 }],
         usage: { type: 'duration', seconds: Math.ceil(seconds) },
       };
-      return { reply: { kind: 'body', contentType: 'application/json', body: JSON.stringify(verbose) }, log };
+      return { reply: { kind: 'body', contentType: 'application/json', body: JSON.stringify(verbose) }, log, sim };
     }
     default:
-      return { reply: { kind: 'body', contentType: 'application/json', body: JSON.stringify({ text: t.text, usage }) }, log };
+      return { reply: { kind: 'body', contentType: 'application/json', body: JSON.stringify({ text: t.text, usage }) }, log, sim };
   }
 }
 

@@ -219,10 +219,12 @@ function upload(sim: Simulator, path: string, task: 'transcribe' | 'translate'):
     sim.active.add(ex);
     ex.readRaw((body) => {
       try {
-        const knobs = parseKnobs(headers, null);
-        if (knobs.errorStatus !== null) throw simulatedError(knobs, knobs.errorStatus);
-        const { reply, log: summary } = handleTranscription(task, headers['content-type'], body);
+        const headerKnobs = parseKnobs(headers, null);
+        if (headerKnobs.errorStatus !== null) throw simulatedError(headerKnobs, headerKnobs.errorStatus);
+        const { reply, log: summary, sim: formSim } = handleTranscription(task, headers['content-type'], body);
         if (ex.entry) ex.entry.body = summary;
+        const knobs = formSim === undefined ? headerKnobs : parseKnobs(headers, { sim: formSim });
+        if (knobs.errorStatus !== null) throw simulatedError(knobs, knobs.errorStatus);
         sendAudio(ex, reply, knobs);
       } catch (err) {
         ex.sendError(asSimError(err));

@@ -11,6 +11,7 @@ import { makeKeys, PROJECT, type TestKeys } from '../helpers/configs.js';
 import { call, expectError, type JsonResponse } from '../helpers/http.js';
 import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { lastSimRequest, simSeq, waitForSim } from '../helpers/simulator-log.js';
+import { parseSse } from '../helpers/sse.js';
 import { openUsageDb, type UsageDb } from '../helpers/usage-db.js';
 
 let sim: SimulatorProcess;
@@ -18,11 +19,15 @@ let gw: GatewayProcess;
 let keys: TestKeys;
 let ledger: UsageDb;
 const UPLOAD_CAP = 512 * 1024;
+const SLOW_SPEECH_ID = 'b3b3b3b3-b3b3-4b3b-8b3b-b3b3b3b3b3b3';
 
 beforeAll(async () => {
   keys = makeKeys();
   sim = await startSimulatorProcess();
-  gw = await startGatewayProcess(audioTestConfig(sim.url, keys, { audio: { max_upload_bytes: UPLOAD_CAP } }));
+  const config = audioTestConfig(sim.url, keys, { audio: { max_upload_bytes: UPLOAD_CAP } });
+  // The free tier's short idle deadline (FREE_TIER_TIMEOUTS), for a speech stream the model leaves idle.
+  config.projects[0].endpoints.push({ id: SLOW_SPEECH_ID, slug: 'tts-slow', name: 'Slow speech', kind: 'speech', tier: 'free', model: { id: 'model-tts-slow', context_window: 8192 }, upstream: { base_url: sim.url, model: 'sim-tts' } });
+  gw = await startGatewayProcess(config);
   ledger = openUsageDb(gw.dbPath);
 });
 
@@ -88,6 +93,16 @@ describe('POST /v1/audio/transcriptions', () => {
     expect(stream.headers.get('content-type')).toContain('text/event-stream');
     expect(stream.text).toContain('"type":"transcript.text.delta","delta":"hello"');
     expect(stream.text).toContain('"type":"transcript.text.done","text":"hello world"');
+  });
+
+  // Regression: a stream the model server cut ended as a clean 200 with no error frame (SPEC "Streaming events").
+  it('ends an SSE transcription the model server cuts mid-stream with the error envelope, then [DONE]', async () => {
+    const res = await upload('whisper', 'transcriptions', form({ model: 'm', stream: 'true', sim: JSON.stringify({ fail_after: 1 }) }, wav('cut short here')));
+    expect(res.status).toBe(200);
+    const frames = parseSse(res.text);
+    expect(frames.map((f) => (f.data.startsWith('{"type"') ? (JSON.parse(f.data) as { type: string }).type : f.data.slice(0, 10)))).toEqual(['transcript.text.delta', '{"error":{', '[DONE]']);
+    expect(JSON.parse(frames[1]?.data ?? '')).toEqual({ error: { message: expect.any(String), type: 'server_error', code: 'internal_error', param: null } });
+    expect(await ledger.waitForRow(res.headers.get('x-request-id') ?? '')).toMatchObject({ route: 'audio', status: 'error' });
   });
 
   it('accepts the file after the fields and still sends model first', async () => {
@@ -183,6 +198,25 @@ describe('POST /v1/audio/speech', () => {
     expect(text).toContain('"type":"speech.audio.done"');
     const row = await ledger.waitForRow(res.headers.get('x-request-id') ?? '');
     expect(row).toMatchObject({ usage_source: 'upstream', prompt_tokens: 3 });
+  });
+
+  // Regression: two speech.audio.delta frames, then a clean end with no error (the row said error).
+  it('ends an SSE speech stream the model server cuts mid-stream with the error envelope, then [DONE], as chat does', async () => {
+    const res = await speech({ model: 'tts-1', input: 'hello there general kenobi', voice: 'alloy', stream_format: 'sse', sim: { fail_after: 2 } });
+    expect(res.status).toBe(200);
+    const frames = parseSse(await res.text());
+    expect(frames.map((f) => f.data.slice(0, 10))).toEqual(['{"type":"s', '{"type":"s', '{"error":{', '[DONE]']);
+    expect(frames.slice(0, 2).map((f) => (JSON.parse(f.data) as { type: string }).type)).toEqual(['speech.audio.delta', 'speech.audio.delta']);
+    expect(JSON.parse(frames[2]?.data ?? '')).toEqual({ error: { message: expect.any(String), type: 'server_error', code: 'internal_error', param: null } });
+    expect(await ledger.waitForRow(res.headers.get('x-request-id') ?? '')).toMatchObject({ route: 'audio', status: 'error' });
+  });
+
+  it('ends an SSE speech stream the model leaves idle past the tier deadline with the timeout event and no [DONE]', async () => {
+    const res = await speech({ model: 'm', input: 'slow words', voice: 'alloy', stream_format: 'sse', sim: { delay_ms: 2500 } }, 'tts-slow');
+    const frames = parseSse(await res.text());
+    expect(frames.map((f) => f.event)).toEqual([null, 'error']);
+    expect(JSON.parse(frames[1]?.data ?? '')).toEqual({ error: { message: 'The model sent nothing for 0.6 s.', type: 'timeout_error', code: 'timeout', param: null } });
+    expect(await ledger.waitForRow(res.headers.get('x-request-id') ?? '')).toMatchObject({ route: 'audio', status: 'timeout' });
   });
 
   it.each([

@@ -42,7 +42,8 @@ export interface SpeechBody {
 export async function serveTranscription(services: ChatServices, ctx: ByteExchange, route: 'transcriptions' | 'translations', admitted: AudioAdmitted, upload: AudioUpload): Promise<void> {
   const { req, reply } = ctx;
   const { endpoint, account } = admitted;
-  const { response, deadline } = startAudioCall(services, req, endpoint, { path: `/audio/${route}`, body: upload.body, contentType: upload.contentType }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const deadlines = deadlinesFor(endpoint.tier, services.timeouts, false);
+  const { response, deadline } = startAudioCall(services, req, endpoint, { path: `/audio/${route}`, body: upload.body, contentType: upload.contentType }, deadlines);
   const record = (outcome: Outcome, usage: ReturnType<typeof transcriptionUsage> | null, errorCode: string | null = null): void =>
     recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started, call: deadline, errorCode });
   let fileBytes = 0;
@@ -55,7 +56,7 @@ export async function serveTranscription(services: ChatServices, ctx: ByteExchan
     req.log.upstreamMs = performance.now() - deadline.started;
     deadline.done();
     const contentType = String(res.headers['content-type'] ?? '');
-    await pipeToClient(req, reply, res, false, (piped) => record(piped.outcome, piped.outcome === 'completed' ? transcriptionUsage(contentType, piped.kept, fileBytes, piped.complete) : null));
+    await pipeToClient(req, reply, res, { keepTail: false, idleMs: deadlines.idleMs }, (piped) => record(piped.outcome, piped.outcome === 'completed' ? transcriptionUsage(contentType, piped.kept, fileBytes, piped.complete) : null, piped.error?.code ?? null));
   } catch (err) {
     deadline.abort();
     deadline.done();
@@ -72,14 +73,15 @@ export async function serveSpeech(services: ChatServices, ctx: ByteExchange, adm
   const { raw, parsed, speech } = body;
   const forwarded = spliceTopLevel(raw, new Map([['model', JSON.stringify(endpoint.upstream.model)]])) ?? Buffer.from(JSON.stringify({ ...parsed, model: endpoint.upstream.model }));
   const sse = speech.stream_format === 'sse';
-  const { response, deadline } = startAudioCall(services, req, endpoint, { path: '/audio/speech', body: forwarded, ...(sse ? { accept: 'text/event-stream' } : {}) }, deadlinesFor(endpoint.tier, services.timeouts, false));
+  const deadlines = deadlinesFor(endpoint.tier, services.timeouts, false);
+  const { response, deadline } = startAudioCall(services, req, endpoint, { path: '/audio/speech', body: forwarded, ...(sse ? { accept: 'text/event-stream' } : {}) }, deadlines);
   const record = (outcome: Outcome, usage: ReturnType<typeof speechUsage> | null, errorCode: string | null = null): void =>
     recordAudioUsage(services, { requestId: req.requestId, endpoint, account, route: 'audio', outcome, usage, started: deadline.started, call: deadline, errorCode });
   try {
     const res = await response;
     req.log.upstreamMs = performance.now() - deadline.started;
     deadline.done();
-    await pipeToClient(req, reply, res, sse, (piped) => record(piped.outcome, piped.outcome === 'completed' ? speechUsage(speech.input, sse ? piped.kept : null) : null));
+    await pipeToClient(req, reply, res, { keepTail: sse, idleMs: deadlines.idleMs }, (piped) => record(piped.outcome, piped.outcome === 'completed' ? speechUsage(speech.input, sse ? piped.kept : null) : null, piped.error?.code ?? null));
   } catch (err) {
     deadline.done();
     const e = deadline.failure(err);

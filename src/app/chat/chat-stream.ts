@@ -18,19 +18,10 @@ import { SseDecoder } from '../../upstream/sse-decoder.js';
 import type { AnswerReader, AnswerStream } from '../../upstream/answer-stream.js';
 import type { UpstreamAbort } from '../../upstream/upstream-client.js';
 import { mapUpstreamError } from '../../upstream/upstream-errors.js';
+import { DONE_FRAME as DONE, errorFrame, timeoutEvent } from '../sse-frames.js';
 import type { StreamReshaper } from '../turn-io.js';
 import type { Outcome, TurnRequest } from './chat-dispatch.js';
 
-const DONE = 'data: [DONE]\n\n';
-
-function errorFrame(e: GatewayError): string {
-  return `data: ${JSON.stringify(e.toEnvelope())}\n\n`;
-}
-
-/** SPEC "Streaming events": a timeout is an SSE event named `error`, type timeout_error; no [DONE] follows. */
-export function timeoutEvent(message: string): string {
-  return `event: error\ndata: ${JSON.stringify({ error: { message, type: 'timeout_error', code: 'timeout', param: null } })}\n\n`;
-}
 
 /** How a stream's turn is charged, and its prompt estimate (only called when the stream brought no usage chunk). */
 export interface StreamAccounting {

@@ -23,7 +23,7 @@ import { dispatchTurn, type ChatServices } from './chat-dispatch.js';
 import { execOptIn, serveBridgedTurn } from './chat-exec-bridge.js';
 import { repairsAnswers, serveRepairedTurn } from './chat-harness-answer.js';
 import { AUGMENTED_HEADER, fitOrCompact, shapeRequest, type ChatWork } from './chat-harness.js';
-import { timeoutEvent } from './chat-stream.js';
+import { timeoutEvent } from '../sse-frames.js';
 
 /** A chat request's body as the route parsed it (routes/chat-body.ts). */
 export interface ChatBody {

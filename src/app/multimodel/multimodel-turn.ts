@@ -21,7 +21,7 @@ import type { EndpointRecord } from '../../core/records.js';
 import { requestedSlo } from '../../core/routing/latency-window.js';
 import { GatewayError, toGatewayError } from '../../errors.js';
 import type { ChatRequest } from '../../schemas/chat-request.js';
-import { timeoutEvent } from '../chat/chat-stream.js';
+import { timeoutEvent } from '../sse-frames.js';
 import { serveChatTurn } from '../chat/chat-turn.js';
 import { routeChatTurn } from '../chat/route-chat-turn.js';
 import type { RouterChatServices, RouterWorkspace } from '../chat/router-chat-services.js';
