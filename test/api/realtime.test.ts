@@ -226,6 +226,45 @@ describe('relay mode', () => {
     expect(upstream.headers['openai-beta']).toBe('realtime=v1');
   });
 
+  // Regression: every update went up with input_audio_transcription: {model}, which replaced the upstream
+  // session's language and prompt set by an earlier update; the echo then showed the model alone.
+  it('keeps the language and prompt of an earlier update when a later one leaves the transcription out', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
+    await c.next('transcription_session.created');
+    const transcription = { model: 'client-model', language: 'de', prompt: 'Fachbegriffe' };
+    c.send({ type: 'transcription_session.update', session: { input_audio_transcription: transcription } });
+    expect((await c.next('transcription_session.updated')).session).toMatchObject({ input_audio_transcription: transcription });
+    c.send({ type: 'transcription_session.update', event_id: 'keeps-language-2', session: { turn_detection: { type: 'server_vad', silence_duration_ms: 300 } } });
+    const second = await c.next('transcription_session.updated');
+    expect(second.session).toMatchObject({ input_audio_transcription: transcription, turn_detection: { silence_duration_ms: 300 } });
+    const upstream = await waitForSim(sim.url, (r) => r.path === '/v1/realtime' && r.body.includes('keeps-language-2'));
+    const updates = upstream.body
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; session?: Record<string, unknown> })
+      .filter((e) => e.type === 'transcription_session.update');
+    expect(updates.map((u) => u.session?.input_audio_transcription)).toEqual([{ model: 'sim-realtime', language: 'de', prompt: 'Fachbegriffe' }, undefined]);
+    c.close();
+  });
+
+  it('tells the upstream the endpoint model once, with the first update, even when that update has no transcription', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
+    await c.next('transcription_session.created');
+    c.send({ type: 'transcription_session.update', event_id: 'model-once-1', session: { turn_detection: null } });
+    expect((await c.next('transcription_session.updated')).session).toMatchObject({ input_audio_transcription: { model: 'model-live-relay' } });
+    c.send({ type: 'transcription_session.update', event_id: 'model-once-2', session: { input_audio_transcription: null, turn_detection: null } });
+    await c.next('transcription_session.updated');
+    const upstream = await waitForSim(sim.url, (r) => r.path === '/v1/realtime' && r.body.includes('model-once-2'));
+    const sessions = upstream.body
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; session?: Record<string, unknown> })
+      .filter((e) => e.type === 'transcription_session.update')
+      .map((e) => e.session);
+    expect(sessions).toEqual([{ input_audio_transcription: { model: 'sim-realtime' }, turn_detection: null }, { turn_detection: null }]);
+    c.close();
+  });
+
   it('relays server VAD turns from the upstream', async () => {
     const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
     await c.next('transcription_session.created');

@@ -2,9 +2,9 @@
  * Relay mode: the session is bridged to an upstream realtime WebSocket that speaks the beta protocol.
  * Client events are checked here first (a bad one gets its `error` event and never reaches the upstream)
  * and forwarded byte for byte, except session updates: either dialect's goes up as a
- * `transcription_session.update` whose transcription model is the endpoint's upstream model. Upstream
- * events come back as sent, except the session objects, which show the client's model again, in the
- * client's dialect. Each upstream commit is admitted as a request (limits, budgets); each completed
+ * `transcription_session.update` whose transcription model, when it has one, is the endpoint's upstream
+ * model (the first update always has one). Upstream events come back as sent, except the session
+ * objects, which show the client's model again, in the client's dialect. Each upstream commit is admitted as a request (limits, budgets); each completed
  * transcript is one usage row.
  */
 import { WebSocket } from 'undici';
@@ -40,6 +40,8 @@ export class RelaySession implements RealtimeSession {
   readonly #items = new Map<string, { bytes: number; started: number }>();
   /** Upstream events that arrived while a segment's admission was being decided (asynchronously), in order. */
   #held: string[] | null = null;
+  /** A session update carrying the endpoint's model went up. */
+  #modelSent = false;
 
   constructor(socket: RealtimeSocket, ctx: RealtimeContext) {
     this.#io = new SessionIo(socket, ctx);
@@ -74,16 +76,31 @@ export class RelaySession implements RealtimeSession {
     if (parsed.update) {
       if (!this.#io.acceptUpdate(parsed.update, event.event_id ?? null)) return;
       applyUpdate(this.#state, parsed.update.session, this.#io.ctx);
-      const transcription = isObject(parsed.update.raw.input_audio_transcription) ? parsed.update.raw.input_audio_transcription : {};
-      const session = { ...parsed.update.raw, input_audio_transcription: { ...transcription, model: this.#io.ctx.endpoint.upstream.model } };
       // Fields around the session (other than its type) go up as the client sent them.
-      text = JSON.stringify({ ...(JSON.parse(text) as Json), type: 'transcription_session.update', session });
+      text = JSON.stringify({ ...(JSON.parse(text) as Json), type: 'transcription_session.update', session: this.#upstreamSession(parsed.update.raw) });
     } else if (parsed.pcm) {
       this.#appended += parsed.pcm.length;
       this.#io.countAudio(parsed.pcm.length);
     }
     else if (event.type === 'input_audio_buffer.clear') this.#appended = 0;
     this.#toUpstream(text);
+  }
+
+  /**
+   * A client update as it goes up. The upstream replaces a transcription object whole, so one is sent only
+   * when the client sent one (its language, prompt and the rest kept, the model made the endpoint's), or
+   * while the upstream has not been told the endpoint's model yet (the first update). A null transcription
+   * means "unchanged" here (schemas/realtime-events.ts), so it does not go up to clear the upstream's.
+   */
+  #upstreamSession(raw: Json): Json {
+    const model = this.#io.ctx.endpoint.upstream.model;
+    const session: Json = { ...raw };
+    const own = raw.input_audio_transcription;
+    if (isObject(own)) session.input_audio_transcription = { ...own, model };
+    else if (!this.#modelSent) session.input_audio_transcription = { model };
+    else delete session.input_audio_transcription;
+    this.#modelSent = true;
+    return session;
   }
 
   closed(code: number, reason: string): void {
