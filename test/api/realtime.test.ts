@@ -92,6 +92,26 @@ describe('segment mode', () => {
     c.close();
   });
 
+  // Regression: an update rebuilt the VAD, whose positions then counted from zero again (900 ms, not 1500).
+  it('reports speech positions from the session start after an update that rebuilds the VAD', async () => {
+    const c = await openRealtime(wsUrl('live'), { key: keys.full });
+    await c.next('transcription_session.created');
+    // Ten symbols of 10 ms each: every part is a whole number of 20 ms frames.
+    for (const part of chunks(Buffer.concat([silence(100), speak('first turn'), silence(400)]))) c.send(appendEvent(part));
+    expect((await c.next('input_audio_buffer.speech_started')).audio_start_ms).toBe(0);
+    expect((await c.next('input_audio_buffer.speech_stopped')).audio_end_ms).toBe(200);
+    c.send({ type: 'transcription_session.update', session: { input_audio_transcription: { language: 'de' } } });
+    await c.next('transcription_session.updated');
+    for (const part of chunks(Buffer.concat([silence(1000), speak('second one'), silence(400)]))) c.send(appendEvent(part));
+    const started = await c.next('input_audio_buffer.speech_started');
+    const stopped = await c.next('input_audio_buffer.speech_stopped');
+    // Speech at 1600 ms, minus the 100 ms prefix padding; it ends at 1700 ms.
+    expect({ start: started.audio_start_ms, end: stopped.audio_end_ms }).toEqual({ start: 1500, end: 1700 });
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('first turn');
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('second one');
+    c.close();
+  });
+
   it('answers every bad message with an error event and keeps the session', async () => {
     const c = await manualSession();
     const cases: [string | Buffer, string, string | null, string | null][] = [

@@ -156,7 +156,8 @@ export class SegmentSession implements RealtimeSession {
     if (!td) return null;
     const { vad } = this.#io.ctx.settings;
     const threshold = Math.min(0.99, vad.threshold * ((td.threshold ?? CLIENT_DEFAULT_THRESHOLD) / CLIENT_DEFAULT_THRESHOLD));
-    return new EnergyVad({ threshold, silenceMs: td.silence_duration_ms ?? vad.silence_ms }, PCM16_RATE);
+    // An update rebuilds the detector: its positions go on from the session's, not from zero.
+    return new EnergyVad({ threshold, silenceMs: td.silence_duration_ms ?? vad.silence_ms }, PCM16_RATE, this.#buffer.end);
   }
 
   #startMore(): void {

@@ -2,8 +2,9 @@
  * Energy-based voice activity detection for segment mode (docs/realtime.md). Audio is cut into 20 ms
  * frames; a frame is speech when its RMS, as a fraction of full scale, reaches the threshold. Speech starts
  * on the first speech frame and stops once `silenceMs` of consecutive non-speech frames follow it.
- * Positions are absolute sample offsets since the session's first appended sample. Pure and incremental:
- * chunk boundaries do not change the result.
+ * Positions are absolute sample offsets since the session's first appended sample, also for a detector
+ * made mid-session (new settings): it is given the session's position to count on from. Pure and
+ * incremental: chunk boundaries do not change the result.
  */
 
 export interface VadSettings {
@@ -29,7 +30,10 @@ export class EnergyVad {
   #silentFrames = 0;
   #lastSpeechEnd = 0;
 
-  constructor(settings: VadSettings, sampleRate: number) {
+  /** `position`: samples the session has had before this detector's first one. */
+  constructor(settings: VadSettings, sampleRate: number, position = 0) {
+    this.#position = position;
+    this.#lastSpeechEnd = position;
     this.#frameSamples = Math.max(1, Math.round((sampleRate * FRAME_MS) / 1000));
     const level = settings.threshold * 32768;
     this.#thresholdSquared = level * level;
