@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { absentIfNull, nonEmptyString, numberBetween, oneOf, string } from './fields.js';
+import { absentIfNull, LANGUAGE_CODE, LANGUAGE_RULE, nonEmptyString, numberBetween, oneOf, string } from './fields.js';
 import { issueToGatewayError } from './issues.js';
 
 export const TRANSCRIPT_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt', 'diarized_json'] as const;
@@ -50,7 +50,7 @@ export function checkTranscriptionField(name: string, value: string, task: 'tran
       if (value !== 'true' && value !== 'false') return invalid(name, `stream must be true or false; got ${JSON.stringify(value)}.`);
       return task === 'translate' && value === 'true' ? invalid(name, 'stream is not supported on translations.') : null;
     case 'language':
-      return /^[A-Za-z]{2,3}([-_][A-Za-z0-9]+)?$/.test(value) ? null : invalid(name, `language must be an ISO-639 code such as en; got ${JSON.stringify(value)}.`);
+      return LANGUAGE_CODE.test(value) ? null : invalid(name, `language ${LANGUAGE_RULE}; got ${JSON.stringify(value)}.`);
     default:
       return null;
   }

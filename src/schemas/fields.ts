@@ -36,6 +36,16 @@ export const string = (requirement = 'must be a string'): z.ZodString => z.strin
 export const nonEmptyString = (requirement = 'must be a non-empty string'): z.ZodString =>
   z.string(needs(requirement)).min(1, needs(requirement));
 
+/**
+ * A language as ISO-639 (`en`, `deu`, with a region or script after `-` or `_`: `en-US`, `zh_Hant`): what
+ * the transcription servers take (docs/decisions.md "Audio bodies"), on the HTTP routes and the realtime
+ * socket alike.
+ */
+export const LANGUAGE_CODE = /^[A-Za-z]{2,3}([-_][A-Za-z0-9]+)?$/;
+export const LANGUAGE_RULE = 'must be an ISO-639 code such as en';
+
+export const languageCode = (): z.ZodString => string(LANGUAGE_RULE).regex(LANGUAGE_CODE, needs(LANGUAGE_RULE));
+
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
   return z.enum(values, needs(`must be one of ${values.join(', ')}`));
 }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { absentIfNull, integer, nonEmptyString, numberBetween, string } from './fields.js';
+import { absentIfNull, integer, languageCode, nonEmptyString, numberBetween, string } from './fields.js';
 import { issueToGatewayError, needs } from './issues.js';
 import { betaSessionFromGa, type Dialect } from '../core/realtime/dialect.js';
 
@@ -20,7 +20,8 @@ const turnDetectionSchema = z.looseObject({
 });
 
 const transcriptionSchema = absentIfNull(
-  z.looseObject({ model: absentIfNull(nonEmptyString()), language: absentIfNull(string()), prompt: absentIfNull(string()) }, needs('must be an object')),
+  // The language goes to the transcription server with every segment: the transcriptions route's rule.
+  z.looseObject({ model: absentIfNull(nonEmptyString()), language: absentIfNull(languageCode()), prompt: absentIfNull(string()) }, needs('must be an object')),
 );
 const turnDetectionField = z.union([z.null(), turnDetectionSchema], needs('must be null or an object with type server_vad')).optional();
 

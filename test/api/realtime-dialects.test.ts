@@ -109,6 +109,7 @@ describe('GA dialect, segment mode', () => {
       [gaUpdate({ turn_detection: { type: 'semantic_vad' } }), 'invalid_request', 'session.audio.input.turn_detection.type'],
       [gaUpdate({ turn_detection: { type: 'server_vad', silence_duration_ms: 5 } }), 'invalid_request', 'session.audio.input.turn_detection.silence_duration_ms'],
       [gaUpdate({ transcription: { model: '' } }), 'invalid_request', 'session.audio.input.transcription.model'],
+      [gaUpdate({ transcription: { language: 'english!!' } }), 'invalid_request', 'session.audio.input.transcription.language'],
       [{ type: 'response.create' }, 'unknown_event', 'type'],
     ];
     for (const [event, code, param] of cases) {

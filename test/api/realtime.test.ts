@@ -136,6 +136,24 @@ describe('segment mode', () => {
     c.close();
   });
 
+  // Regression: any language was accepted and sent upstream with every segment (the HTTP route refuses it).
+  it('refuses a language that is not an ISO-639 code, as the transcriptions route does, and keeps the previous one', async () => {
+    const c = await manualSession();
+    c.send({ type: 'transcription_session.update', session: { input_audio_transcription: { language: 'de' } } });
+    await c.next('transcription_session.updated');
+    c.send({ type: 'transcription_session.update', event_id: 'bad-language', session: { input_audio_transcription: { language: 'english!!' } } });
+    const error = await c.next('error');
+    expectErrorEvent(error, 'invalid_request', 'session.input_audio_transcription.language', 'bad-language');
+    expect((error.error as { message: string }).message).toContain('ISO-639');
+    c.send(appendEvent(speak('language kept')));
+    c.send({ type: 'input_audio_buffer.commit' });
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('language kept');
+    const upstream = await waitForSim(sim.url, (r) => r.path === '/v1/audio/transcriptions' && r.body.includes('"language":"'));
+    expect((JSON.parse(upstream.body) as { fields: Record<string, string> }).fields.language).toBe('de');
+    expect(c.events.filter((e) => e.type === 'transcription_session.updated')).toHaveLength(2);
+    c.close();
+  });
+
   it('clears the buffer on input_audio_buffer.clear', async () => {
     const c = await manualSession();
     c.send(appendEvent(speak('forget this')));
