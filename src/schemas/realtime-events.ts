@@ -135,8 +135,17 @@ export function parseClientEvent(data: Buffer, isBinary: boolean): Parsed {
 export const newEventId = (): string => `event_${randomBytes(10).toString('hex')}`;
 export const newItemId = (): string => `item_${randomBytes(10).toString('hex')}`;
 
+/**
+ * An error as an event carries it: the envelope's fields, and what SPEC "Errors" adds to a 429 (`retry_after`,
+ * `retry_strategy`: the values the HTTP answer to the same refusal carries).
+ */
+export function eventError(e: GatewayError): Record<string, unknown> {
+  const { type, code, message, param, ...extra } = e.toEnvelope().error;
+  return { type, code, message, param, ...extra };
+}
+
 export function errorEvent(e: GatewayError, clientEventId: string | null): Record<string, unknown> {
-  return { type: 'error', event_id: newEventId(), error: { type: e.type, code: e.code, message: e.message, param: e.param, event_id: clientEventId } };
+  return { type: 'error', event_id: newEventId(), error: { ...eventError(e), event_id: clientEventId } };
 }
 
 export function serverEvent(type: string, fields: Record<string, unknown> = {}): Record<string, unknown> {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silence, speak } from '../../src/simulator/speech-codec.js';
 import { audioTestConfig, RELAY_ID, SEGMENT_ID } from '../helpers/audio-config.js';
 import { makeKeys, PROJECT, type TestKeys } from '../helpers/configs.js';
-import { startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import { mintTestKey, startGatewayProcess, startSimulatorProcess, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 import { isRefused, rawWebSocket, type RawWs } from '../helpers/raw-ws.js';
 import { appendEvent, chunks, openRealtime, type RealtimeClient } from '../helpers/realtime-client.js';
 import { waitForSim } from '../helpers/simulator-log.js';
@@ -17,11 +17,15 @@ let sim: SimulatorProcess;
 let gw: GatewayProcess;
 let keys: TestKeys;
 let ledger: UsageDb;
+/** Keys with a quota of 2 requests a minute: the upgrade, then one segment; the next segment is refused. */
+const segmentQuotaKey = mintTestKey('test');
+const relayQuotaKey = mintTestKey('test');
 
 beforeAll(async () => {
   keys = makeKeys();
   sim = await startSimulatorProcess();
-  gw = await startGatewayProcess(audioTestConfig(sim.url, keys));
+  const quota = { scopes: ['inference'], quota_requests: 2, quota_window: 60 };
+  gw = await startGatewayProcess(audioTestConfig(sim.url, keys, { extraKeys: [{ value: segmentQuotaKey, ...quota }, { value: relayQuotaKey, ...quota }] }));
   ledger = openUsageDb(gw.dbPath);
 });
 
@@ -232,6 +236,29 @@ describe('message cap (audio.realtime_max_message_bytes, 4 MiB here)', () => {
   });
 });
 
+/** The error of the 429 a chat request with this (spent) key gets: what the socket's refusal must match. */
+async function http429(key: string): Promise<Record<string, unknown>> {
+  const res = await fetch(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  expect(res.status).toBe(429);
+  return ((await res.json()) as { error: Record<string, unknown> }).error;
+}
+
+function expectRetryHints(onSocket: Record<string, unknown>, overHttp: Record<string, unknown>): void {
+  expect({ code: onSocket.code, type: onSocket.type }).toEqual({ code: overHttp.code, type: overHttp.type });
+  const after = onSocket.retry_after as number;
+  expect(Number.isInteger(after) && after > 0).toBe(true);
+  // A second may pass between the two refusals.
+  expect(Math.abs(after - (overHttp.retry_after as number))).toBeLessThanOrEqual(1);
+  const { initial_delay_ms: initial, max_delay_ms: max, ...rest } = onSocket.retry_strategy as Record<string, unknown>;
+  const { initial_delay_ms: _i, max_delay_ms: _m, ...httpRest } = overHttp.retry_strategy as Record<string, unknown>;
+  expect(rest).toEqual(httpRest);
+  expect({ initial, max }).toEqual({ initial: after * 1000, max: 60_000 });
+}
+
 /** The newest realtime session row with the given status (session rows carry the upgrade's req_ id). */
 async function waitForSessionRow(status: string): Promise<{ route: string; status: string }> {
   const until = Date.now() + 15_000;
@@ -393,6 +420,36 @@ describe('errors a session can end or continue with', () => {
     const e = await c.next('error');
     expectErrorEvent(e, 'upstream_error', null);
     expect((await c.closed()).code).toBe(1011);
+  });
+
+  // Regression: SPEC "Errors" puts retry_after and retry_strategy inside every 429 error; the socket's had neither.
+  it('refuses a segment past the key quota with transcription.failed carrying the HTTP 429\'s retry_after and retry_strategy', async () => {
+    const c = await openRealtime(wsUrl('live'), { key: segmentQuotaKey });
+    await c.next('transcription_session.created');
+    c.send({ type: 'transcription_session.update', session: { turn_detection: null } });
+    await c.next('transcription_session.updated');
+    for (const words of ['within quota', 'past quota']) {
+      c.send(appendEvent(speak(words)));
+      c.send({ type: 'input_audio_buffer.commit' });
+    }
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('within quota');
+    const error = (await c.next('conversation.item.input_audio_transcription.failed')).error as Record<string, unknown>;
+    expectRetryHints(error, await http429(segmentQuotaKey));
+    c.close();
+  });
+
+  it('ends a relay session whose segment is refused with an error event carrying the HTTP 429\'s retry_after and retry_strategy', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: relayQuotaKey });
+    await c.next('transcription_session.created');
+    c.send({ type: 'transcription_session.update', session: { turn_detection: null } });
+    await c.next('transcription_session.updated');
+    for (const words of ['within quota', 'past quota']) {
+      c.send(appendEvent(speak(words)));
+      c.send({ type: 'input_audio_buffer.commit' });
+    }
+    const error = (await c.next('error')).error as Record<string, unknown>;
+    expectRetryHints(error, await http429(relayQuotaKey));
+    expect((await c.closed()).code).toBe(1008);
   });
 
   it('refuses an append past the buffer cap with input_audio_buffer_full, param audio, and keeps the session', async () => {

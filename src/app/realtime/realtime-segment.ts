@@ -9,7 +9,7 @@ import { multipartBody } from '../../core/audio/multipart.js';
 import { pcm16DurationMs, pcm16ToWav } from '../../core/audio/wav.js';
 import { deadlinesFor } from '../../core/chat/deadlines.js';
 import { isPromise } from '../../core/coordination/admission-port.js';
-import { newItemId, parseClientEvent, type ClientEvent, type Update } from '../../schemas/realtime-events.js';
+import { eventError, newItemId, parseClientEvent, type ClientEvent, type Update } from '../../schemas/realtime-events.js';
 import { PcmBuffer } from '../../core/realtime/pcm-buffer.js';
 import { EnergyVad } from '../../core/realtime/vad.js';
 import { GatewayError } from '../../errors.js';
@@ -192,8 +192,7 @@ export class SegmentSession implements RealtimeSession {
         if (r.text) this.#io.event('conversation.item.input_audio_transcription.delta', { item_id: s.itemId, content_index: 0, delta: r.text });
         this.#io.event('conversation.item.input_audio_transcription.completed', { item_id: s.itemId, content_index: 0, transcript: r.text, usage: wireUsage(r.usage) });
       } else {
-        const e = r.error;
-        this.#io.event('conversation.item.input_audio_transcription.failed', { item_id: s.itemId, content_index: 0, error: { type: e.type, code: e.code, message: e.message, param: e.param } });
+        this.#io.event('conversation.item.input_audio_transcription.failed', { item_id: s.itemId, content_index: 0, error: eventError(r.error) });
       }
     }
   }
