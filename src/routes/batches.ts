@@ -77,7 +77,12 @@ async function list(services: BatchServices, ctx: RouteContext, auth: Authentica
     throw new GatewayError('invalid_limit', { param: 'limit', message: `limit must be an integer from 1 to 100; got ${JSON.stringify((rawLimit ?? '').slice(0, 40))}.` });
   }
   const after = query.get('after');
-  const cursor = after === null ? Infinity : (await batchOf(services, auth.project.id, after)).seq;
+  // As every other list's cursor (files, input items, conversation items, webhooks): 400 naming `after`.
+  const row = after === null ? null : await services.batchesRepo.get(after);
+  if (after !== null && (!row || row.project_id !== auth.project.id)) {
+    throw new GatewayError('invalid_query', { param: 'after', message: `after names no batch of this project: ${JSON.stringify(after)}.` });
+  }
+  const cursor = row === null ? Infinity : row.seq;
   const rows = await services.batchesRepo.page(auth.project.id, cursor, limit + 1);
   const data = await Promise.all(rows.slice(0, limit).map((r) => services.batches.objectOf(r)));
   ctx.reply.json(200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit });

@@ -224,6 +224,7 @@ describe('batch refusals over raw HTTP', () => {
     expect(errorOf(refused).message).toBe('metadata must be an object of at most 16 pairs with keys of at most 64 characters and string values of at most 512 characters; got 17 pairs.');
     expectError(await call(`${base}/batch_000000000000000000000000`, { key: keys.inferenceOnly }), 404, 'not_found');
     expectError(await call(`${base}?limit=0`, { key: keys.inferenceOnly }), 400, 'invalid_limit', 'limit');
+    expectError(await call(`${base}?after=batch_000000000000000000000000`, { key: keys.inferenceOnly }), 400, 'invalid_query', 'after');
     // Another project's key never sees this project's batches.
     expectError(await call(`${base}`, { key: keys.otherProject }), 403, 'project_mismatch');
   });
