@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { CHAT_ID, makeKeys, PROJECT, testConfig, type TestConfig, type TestEndpoint, type TestKeys } from '../helpers/configs.js';
 import { call, expectError } from '../helpers/http.js';
 import {
   runCli,
@@ -49,6 +49,27 @@ describe('bad flags and bad config files exit with code 2 and name the problem',
     const path = writeConfig(tempDir(), config);
     const result = await runCli(['serve', '--config', path]);
     expectUsageFailure(result, 'projects[0].endpoints[0].kind');
+  });
+
+  /** PROJECT's chat endpoint under another slug, its id kept. */
+  const chatAgain = (c: TestConfig): TestEndpoint => {
+    const chat = c.projects[0].endpoints.find((e) => e.id === CHAT_ID);
+    if (!chat) throw new Error('the test config has no chat endpoint');
+    return { ...chat, slug: 'again' };
+  };
+
+  // Regression: a value repeated inside one project was named by the project's check and again by the
+  // check across projects, so the same line was printed twice. Each edit returns the field it repeated.
+  it.each<[string, (c: TestConfig) => string]>([
+    ['a key value twice in one project', (c) => `projects[0].keys[${c.projects[0].keys.push({ value: keys.full, scopes: ['inference'] }) - 1}].value`],
+    ['an endpoint id twice in one project', (c) => `projects[0].endpoints[${c.projects[0].endpoints.push(chatAgain(c)) - 1}].id`],
+    ['a key value in two projects', (c) => `projects[1].keys[${c.projects[1].keys.push({ value: keys.full, scopes: ['inference'] }) - 1}].value`],
+  ])('names %s once', async (_name, repeat) => {
+    const config = testConfig(sim.url, keys);
+    const line = `${repeat(config)}: is a duplicate`;
+    const result = await runCli(['serve', '--config', writeConfig(tempDir(), config)]);
+    expectUsageFailure(result, line);
+    expect(result.stderr.split('\n').filter((l) => l.includes('is a duplicate'))).toEqual([line]);
   });
 
   it('reports unreadable and unparsable files', async () => {
