@@ -79,6 +79,25 @@ describe('bad flags and bad config files exit with code 2 and name the problem',
     expectUsageFailure(await runCli(['serve', '--config', broken]), 'not valid YAML');
   });
 
+  // Regression: pino threw on an unknown level and serve exited 1 with `default level:verbose must be
+  // included in custom levels`, so the systemd unit (RestartPreventExitStatus=2) restarted it in a loop.
+  it.each([[[]], [['--workers', '2']]])('refuses a SWITCHBOARD_LOG_LEVEL that is no log level, naming it and the levels (serve %j)', async (extra) => {
+    const path = writeConfig(tempDir(), testConfig(sim.url, keys));
+    const result = await runCli(['serve', '--config', path, '--port', '0', ...extra], { SWITCHBOARD_LOG_LEVEL: 'verbose' });
+    expectUsageFailure(result, 'SWITCHBOARD_LOG_LEVEL: "verbose" is not a log level: use one of fatal, error, warn, info, debug, trace, silent');
+    expect(result.stdout).toBe('');
+  });
+
+  it('refuses a SWITCHBOARD_SECRET_KEY that is not 32 base64-encoded bytes, naming it', async () => {
+    const path = writeConfig(tempDir(), testConfig(sim.url, keys));
+    expectUsageFailure(await runCli(['serve', '--config', path, '--port', '0'], { SWITCHBOARD_SECRET_KEY: 'c2hvcnQ=' }), 'SWITCHBOARD_SECRET_KEY must hold 32 bytes, base64-encoded');
+  });
+
+  it.each(['', 'DEBUG'])('starts with SWITCHBOARD_LOG_LEVEL=%j (empty is unset; case is ignored)', async (level) => {
+    const gw = await startGatewayProcess(testConfig(sim.url, keys), { env: { SWITCHBOARD_LOG_LEVEL: level } });
+    expect(await gw.stop()).toBe(0);
+  });
+
   it('refuses to start on the pure-JS uWebSockets.js fallback unless the operator allows it', async () => {
     const path = writeConfig(tempDir(), testConfig(sim.url, keys));
     const result = await runCli(['serve', '--config', path, '--port', '0'], { UWS_USE_FALLBACK: '1' });
