@@ -10,16 +10,17 @@
  * The copy is checked before the command says it is done: SQLite's quick_check, and when the store holds
  * sealed values, that the key kept with it opens them (what a gateway started on the copy checks first,
  * store/secret-box.ts). The source is opened without migrating it: a newer CLI must not upgrade the
- * schema under a running older gateway.
+ * schema under a running older gateway. A backup that fails after it began writing removes what it wrote,
+ * so `DIR` never holds half a backup and the same command can simply be run again.
  */
-import { chmodSync, constants, copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { chmodSync, constants, copyFileSync, existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ConfigError, loadConfigFile } from './config.js';
 import { parseFlags, UsageError } from './cli-flags.js';
 import { BUSY_TIMEOUT_MS } from './store/db.js';
-import { copyStoreFiles, type FilesCopy } from './store/files-backup.js';
+import { copyStoreFiles, sourceRowsOf, type FilesCopy } from './store/files-backup.js';
 import { resolveStorePath } from './store/store-path.js';
 import { loadSecretBox, storedSealedValues, type SealedValue } from './store/secret-box.js';
 
@@ -88,9 +89,8 @@ export async function backupStore(source: { path: string; from: string }, toDir:
   const hasKeyFile = existsSync(keySource);
 
   const db = new Database(sourcePath, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
-  let schemaVersion: number;
   try {
-    schemaVersion = db.pragma('user_version', { simple: true }) as number;
+    const schemaVersion = db.pragma('user_version', { simple: true }) as number;
     // A copy no gateway could open is refused before anything is written.
     if (!hasKeyFile && !env.SWITCHBOARD_SECRET_KEY && sealedValuesOf(db).length > 0) {
       throw new ConfigError(
@@ -98,18 +98,42 @@ export async function backupStore(source: { path: string; from: string }, toDir:
           '(webhook secrets, routing decision excerpts): a copy could not be restored. Restore the key file first.',
       );
     }
-    mkdirSync(dir, { recursive: true });
-    await db.backup(database, { progress: () => ALL_PAGES });
+    const made = mkdirSync(dir, { recursive: true });
+    try {
+      await db.backup(database, { progress: () => ALL_PAGES });
+      if (hasKeyFile) {
+        // The key never changes once made (secret-box.ts writes it once), so copying it after the pages is safe.
+        copyFileSync(keySource, keyTarget, constants.COPYFILE_EXCL);
+        chmodSync(keyTarget, 0o600);
+      }
+      // The source stays open for the files copy: bytes it cannot find are told apart by its rows (files-backup.ts).
+      const rows = sourceRowsOf(db);
+      const { sealedChecked, files } = verifyCopy(database, hasKeyFile, env, (copy) => copyStoreFiles(copy, resolveStorePath(sourcePath).filesDir, filesDir, rows));
+      return { source: sourcePath, database, keyFile: hasKeyFile ? keyTarget : null, schemaVersion, bytes: statSync(database).size, sealedChecked, filesDir, files };
+    } catch (err) {
+      // Half a backup must not look like one, nor make the retry fail with "already exists".
+      discardPartialBackup([database, `${database}-wal`, `${database}-shm`, keyTarget, filesDir], dir, made);
+      throw err;
+    }
   } finally {
     db.close();
   }
-  if (hasKeyFile) {
-    // The key never changes once made (secret-box.ts writes it once), so copying it after the pages is safe.
-    copyFileSync(keySource, keyTarget, constants.COPYFILE_EXCL);
-    chmodSync(keyTarget, 0o600);
+}
+
+/**
+ * Removes what a failed backup wrote: its own targets (it refused to start over any of them), and the
+ * folders mkdir made for it (`firstMade` and those below it, down to `dir`) while they are empty.
+ */
+function discardPartialBackup(targets: readonly string[], dir: string, firstMade: string | undefined): void {
+  for (const target of targets) rmSync(target, { recursive: true, force: true });
+  if (firstMade === undefined) return;
+  for (let folder = dir; folder !== dirname(firstMade); folder = dirname(folder)) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      return; // not empty: not only ours
+    }
   }
-  const { sealedChecked, files } = verifyCopy(database, hasKeyFile, env, (copy) => copyStoreFiles(copy, resolveStorePath(sourcePath).filesDir, filesDir));
-  return { source: sourcePath, database, keyFile: hasKeyFile ? keyTarget : null, schemaVersion, bytes: statSync(database).size, sealedChecked, filesDir, files };
 }
 
 function sealedValuesOf(db: Database.Database): SealedValue[] {
