@@ -5,21 +5,26 @@
  * latest commits live in `<db>-wal` until a checkpoint, and a file copied mid-write can be torn.
  *
  * The uploaded files' bytes, which live beside the database in its `files/` folder, are copied into the
- * backup's `files/` (store/files-backup.ts): exactly those its database copy refers to.
+ * backup's `files/` (store/files-backup.ts): exactly those its database copy refers to. So are the usage
+ * journal's segments whose rows the copy lacks (store/usage-journal-backup.ts): after a crash, the last
+ * answered turns are only there until a gateway starts again.
  *
  * The copy is checked before the command says it is done: SQLite's quick_check, and when the store holds
  * sealed values, that the key kept with it opens them (what a gateway started on the copy checks first,
  * store/secret-box.ts). The source is opened without migrating it: a newer CLI must not upgrade the
- * schema under a running older gateway.
+ * schema under a running older gateway. A backup that fails after it began writing removes what it wrote,
+ * so `DIR` never holds half a backup and the same command can simply be run again.
  */
-import { chmodSync, constants, copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { chmodSync, constants, copyFileSync, existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ConfigError, loadConfigFile } from './config.js';
 import { parseFlags, UsageError } from './cli-flags.js';
 import { BUSY_TIMEOUT_MS } from './store/db.js';
-import { copyStoreFiles, type FilesCopy } from './store/files-backup.js';
+import { copyStoreFiles, sourceRowsOf, type FilesCopy } from './store/files-backup.js';
+import { journalDirOf } from './store/usage-journal.js';
+import { copyUnappliedSegments, type JournalCopy } from './store/usage-journal-backup.js';
 import { resolveStorePath } from './store/store-path.js';
 import { loadSecretBox, storedSealedValues, type SealedValue } from './store/secret-box.js';
 
@@ -42,6 +47,9 @@ export interface BackupResult {
   readonly sealedChecked: number;
   readonly filesDir: string;
   readonly files: FilesCopy;
+  /** `<copy>.usage-journal`: written only when `journal.segments` > 0. */
+  readonly journalDir: string;
+  readonly journal: JournalCopy;
 }
 
 export async function backupCommand(argv: string[]): Promise<void> {
@@ -70,6 +78,10 @@ export async function backupCommand(argv: string[]): Promise<void> {
   const f = result.files;
   const left = f.deletedMeanwhile > 0 ? `; ${f.deletedMeanwhile} deleted while the backup ran, left out with their rows` : '';
   process.stdout.write(`wrote ${result.filesDir}/ (${f.files} uploaded files and ${f.parts} upload parts, ${(f.bytes / (1024 * 1024)).toFixed(1)} MiB, sizes checked against the copy${left})\n`);
+  const j = result.journal;
+  if (j.segments > 0) {
+    process.stdout.write(`wrote ${result.journalDir}/ (${j.rows} usage rows of answered turns not yet in the database, in ${j.segments} journal segments: the gateway started on the restored store replays them)\n`);
+  }
 }
 
 export async function backupStore(source: { path: string; from: string }, toDir: string, env: NodeJS.ProcessEnv = process.env): Promise<BackupResult> {
@@ -81,16 +93,16 @@ export async function backupStore(source: { path: string; from: string }, toDir:
   const keySource = `${sourcePath}.key`;
   const keyTarget = `${database}.key`;
   const filesDir = join(dir, 'files');
-  for (const file of [database, `${database}-wal`, keyTarget, filesDir]) {
+  const journalDir = journalDirOf(database);
+  for (const file of [database, `${database}-wal`, keyTarget, filesDir, journalDir]) {
     // Never over an earlier backup (or the store itself, when --to is its own folder).
     if (existsSync(file)) throw new ConfigError(`--to: ${file} already exists; back up into a new or empty folder`);
   }
   const hasKeyFile = existsSync(keySource);
 
   const db = new Database(sourcePath, { fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
-  let schemaVersion: number;
   try {
-    schemaVersion = db.pragma('user_version', { simple: true }) as number;
+    const schemaVersion = db.pragma('user_version', { simple: true }) as number;
     // A copy no gateway could open is refused before anything is written.
     if (!hasKeyFile && !env.SWITCHBOARD_SECRET_KEY && sealedValuesOf(db).length > 0) {
       throw new ConfigError(
@@ -98,18 +110,46 @@ export async function backupStore(source: { path: string; from: string }, toDir:
           '(webhook secrets, routing decision excerpts): a copy could not be restored. Restore the key file first.',
       );
     }
-    mkdirSync(dir, { recursive: true });
-    await db.backup(database, { progress: () => ALL_PAGES });
+    const made = mkdirSync(dir, { recursive: true });
+    try {
+      await db.backup(database, { progress: () => ALL_PAGES });
+      if (hasKeyFile) {
+        // The key never changes once made (secret-box.ts writes it once), so copying it after the pages is safe.
+        copyFileSync(keySource, keyTarget, constants.COPYFILE_EXCL);
+        chmodSync(keyTarget, 0o600);
+      }
+      // The source stays open for the files copy: bytes it cannot find are told apart by its rows (files-backup.ts).
+      const rows = sourceRowsOf(db);
+      const { sealedChecked, copied } = verifyCopy(database, hasKeyFile, env, (copy) => ({
+        // The journal first: the sooner after the snapshot, the fewer segments a running writer commits meanwhile.
+        journal: copyUnappliedSegments(copy, journalDirOf(sourcePath), journalDir),
+        files: copyStoreFiles(copy, resolveStorePath(sourcePath).filesDir, filesDir, rows),
+      }));
+      return { source: sourcePath, database, keyFile: hasKeyFile ? keyTarget : null, schemaVersion, bytes: statSync(database).size, sealedChecked, filesDir, journalDir, ...copied };
+    } catch (err) {
+      // Half a backup must not look like one, nor make the retry fail with "already exists".
+      discardPartialBackup([database, `${database}-wal`, `${database}-shm`, keyTarget, filesDir, journalDir], dir, made);
+      throw err;
+    }
   } finally {
     db.close();
   }
-  if (hasKeyFile) {
-    // The key never changes once made (secret-box.ts writes it once), so copying it after the pages is safe.
-    copyFileSync(keySource, keyTarget, constants.COPYFILE_EXCL);
-    chmodSync(keyTarget, 0o600);
+}
+
+/**
+ * Removes what a failed backup wrote: its own targets (it refused to start over any of them), and the
+ * folders mkdir made for it (`firstMade` and those below it, down to `dir`) while they are empty.
+ */
+function discardPartialBackup(targets: readonly string[], dir: string, firstMade: string | undefined): void {
+  for (const target of targets) rmSync(target, { recursive: true, force: true });
+  if (firstMade === undefined) return;
+  for (let folder = dir; folder !== dirname(firstMade); folder = dirname(folder)) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      return; // not empty: not only ours
+    }
   }
-  const { sealedChecked, files } = verifyCopy(database, hasKeyFile, env, (copy) => copyStoreFiles(copy, resolveStorePath(sourcePath).filesDir, filesDir));
-  return { source: sourcePath, database, keyFile: hasKeyFile ? keyTarget : null, schemaVersion, bytes: statSync(database).size, sealedChecked, filesDir, files };
 }
 
 function sealedValuesOf(db: Database.Database): SealedValue[] {
@@ -120,21 +160,22 @@ function sealedValuesOf(db: Database.Database): SealedValue[] {
 
 /**
  * Opens the copy (read-write: a read-only connection would leave `-wal` and `-shm` files behind in the
- * backup folder, and the files copy may drop rows of files deleted meanwhile), copies the files it refers
- * to, and checks it. Returns how many sealed values the kept key opened.
+ * backup folder, and the files copy may drop rows of files deleted meanwhile), copies what lives beside it
+ * (`beside`: the usage journal's segments, the uploaded files), and checks it. Returns how many sealed
+ * values the kept key opened, with what `beside` returned.
  */
-function verifyCopy(database: string, hasKeyFile: boolean, env: NodeJS.ProcessEnv, copyFiles: (copy: Database.Database) => FilesCopy): { sealedChecked: number; files: FilesCopy } {
+function verifyCopy<T>(database: string, hasKeyFile: boolean, env: NodeJS.ProcessEnv, beside: (copy: Database.Database) => T): { sealedChecked: number; copied: T } {
   const copy = new Database(database, { fileMustExist: true });
   try {
-    const files = copyFiles(copy);
+    const copied = beside(copy);
     const check = copy.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new Error(`the copy ${database} fails SQLite's quick_check: ${String(check)}`);
     const sealed = sealedValuesOf(copy);
     // Nothing sealed: nothing to open, and loadSecretBox would make a key file in the backup folder.
-    if (sealed.length === 0 || (!hasKeyFile && !env.SWITCHBOARD_SECRET_KEY)) return { sealedChecked: 0, files };
+    if (sealed.length === 0 || (!hasKeyFile && !env.SWITCHBOARD_SECRET_KEY)) return { sealedChecked: 0, copied };
     // As a gateway started on the copy would load its key; throws SecretKeyError (exit 2) when it does not open them.
     loadSecretBox(database, sealed, env);
-    return { sealedChecked: sealed.length, files };
+    return { sealedChecked: sealed.length, copied };
   } finally {
     copy.close();
   }

@@ -1,8 +1,9 @@
 /**
- * `switchboard restore --from DIR`: puts a `switchboard backup` folder (database, key file, `files/`) where
- * a gateway's store lives, on this host or a new one. The gateway must be stopped; the command never
- * writes over a store: an existing database, WAL or files folder at the target is refused (move it aside
- * first), so a mistyped path cannot destroy the live data.
+ * `switchboard restore --from DIR`: puts a `switchboard backup` folder (database, key file, `files/`, the
+ * usage journal's segments) where a gateway's store lives, on this host or a new one. The gateway must be
+ * stopped; the command never writes over a store: an existing database, WAL, key, uploaded files or usage
+ * journal segments at the target are refused (move them aside first), so a mistyped path cannot destroy
+ * the live data, and no segment of another store is replayed into the restored one when it starts.
  *
  * The backup is checked before anything is written: SQLite's quick_check, and every file its database
  * lists present in its `files/` with the recorded size (store/files-backup.ts). The key's check against
@@ -15,6 +16,8 @@ import { z } from 'zod';
 import { ConfigError, loadConfigFile } from './config.js';
 import { parseFlags, UsageError } from './cli-flags.js';
 import { verifyStoreFiles } from './store/files-backup.js';
+import { journalDirOf } from './store/usage-journal.js';
+import { journalSegmentFiles, restoreSegments } from './store/usage-journal-backup.js';
 import { resolveStorePath } from './store/store-path.js';
 
 export const RESTORE_USAGE = '  switchboard restore --from DIR (--config FILE | --db PATH)     # the gateway stopped; never over a store';
@@ -33,6 +36,9 @@ export async function restoreCommand(argv: string[]): Promise<void> {
   const target = flags.db !== undefined ? flags.db : loadConfigFile(flags.config ?? '').storage.path;
   const done = restoreStore(flags.from, target);
   process.stdout.write(`restored ${done.database}${done.keyFile ? ` and ${done.keyFile}` : ''} and ${done.files} uploaded files into ${done.filesDir}/ from ${done.from}\n`);
+  if (done.journal > 0) {
+    process.stdout.write(`restored ${done.journal} usage journal segments into ${done.journalDir}/: the gateway replays their answered turns into the ledger when it starts\n`);
+  }
 }
 
 export interface RestoreResult {
@@ -41,6 +47,9 @@ export interface RestoreResult {
   readonly keyFile: string | null;
   readonly filesDir: string;
   readonly files: number;
+  readonly journalDir: string;
+  /** Usage journal segments put into `journalDir`, for the gateway to replay at start. */
+  readonly journal: number;
 }
 
 /** The one `.db` file a backup folder holds. */
@@ -63,6 +72,14 @@ export function restoreStore(fromDir: string, targetPath: string): RestoreResult
   if (existsSync(filesDir) && readdirSync(filesDir).some((n) => n.startsWith('file-'))) {
     throw new ConfigError(`${filesDir} already holds uploaded files: move it aside before restoring`);
   }
+  const journalDir = journalDirOf(database);
+  const left = journalSegmentFiles(journalDir).length;
+  if (left > 0) {
+    throw new ConfigError(
+      `${journalDir} holds ${left} usage journal segments of the store that was there: the gateway would replay them into the restored store at start. ` +
+        'Move the folder aside with the rest of that store before restoring',
+    );
+  }
   const files = checkBackup(source, join(from, 'files'));
   mkdirSync(dirname(database), { recursive: true });
   copyFileSync(source, database, constants.COPYFILE_EXCL);
@@ -73,7 +90,8 @@ export function restoreStore(fromDir: string, targetPath: string): RestoreResult
     chmodSync(keyFile, 0o600);
   }
   if (existsSync(join(from, 'files'))) cpSync(join(from, 'files'), filesDir, { recursive: true, force: false, errorOnExist: true });
-  return { from, database, keyFile, filesDir, files };
+  const journal = restoreSegments(journalDirOf(source), journalDir);
+  return { from, database, keyFile, filesDir, files, journalDir, journal };
 }
 
 /** quick_check and the files against the backup's rows; read-only, so the backup folder gains nothing. */

@@ -4,9 +4,25 @@
  * event loop.
  */
 import pino, { type Logger } from 'pino';
+import { ConfigError } from './config-error.js';
+import { isLogLevel, LOG_LEVELS, type LogLevel } from './log-levels.js';
 import { LogSink } from './log-sink.js';
 
 export type { Logger };
+
+/**
+ * The level a gateway logs at: the config file's, else SWITCHBOARD_LOG_LEVEL, else info. The variable is
+ * checked whenever it is set, as the file's field is, so a typo is a start refused with exit 2 naming it
+ * (a supervisor must not restart into the same failure), not pino's bare error and exit 1. Empty counts as
+ * unset (an EnvironmentFile line `SWITCHBOARD_LOG_LEVEL=`); case is ignored, as pino ignored it before.
+ */
+export function logLevelOf(configured: LogLevel | undefined, env: NodeJS.ProcessEnv = process.env): LogLevel {
+  const raw = env.SWITCHBOARD_LOG_LEVEL?.trim().toLowerCase();
+  if (raw !== undefined && raw !== '' && !isLogLevel(raw)) {
+    throw new ConfigError(`SWITCHBOARD_LOG_LEVEL: ${JSON.stringify(env.SWITCHBOARD_LOG_LEVEL)} is not a log level: use one of ${LOG_LEVELS.join(', ')}, or unset it`);
+  }
+  return configured ?? (raw === undefined || raw === '' ? 'info' : raw);
+}
 
 /** How often buffered lines are written out, so a quiet server still shows its logs promptly. */
 const FLUSH_MS = 250;
@@ -18,11 +34,12 @@ process.once('exit', () => {
 });
 
 /** Every line, pino's and the access lines of src/access-line.ts, goes to stdout through one LogSink (log-sink.ts). */
-export function createLogger(level: string | undefined): Logger {
+export function createLogger(configured: LogLevel | undefined): Logger {
+  const level = logLevelOf(configured);
   const sink = new LogSink(1);
   sinks.add(sink);
   setInterval(() => sink.flush(), FLUSH_MS).unref();
-  return pino({ level: level ?? process.env.SWITCHBOARD_LOG_LEVEL ?? 'info', base: { service: 'switchboard' }, timestamp: isoTime }, sink);
+  return pino({ level, base: { service: 'switchboard' }, timestamp: isoTime }, sink);
 }
 
 let second = NaN;

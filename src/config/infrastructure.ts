@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { allowedTargetProblem } from '../core/net/address-policy.js';
+import { LOG_LEVELS } from '../log-levels.js';
 
 const tlsSchema = z.strictObject({ cert_file: z.string().min(1), key_file: z.string().min(1) });
 
@@ -21,7 +22,7 @@ export const serverSchema = z.strictObject({
   drain_timeout_ms: z.number().int().min(0).default(10_000),
   /** Operator escape hatch: run on uWS's pure-JS fallback instead of refusing to start. */
   allow_uws_fallback: z.boolean().default(false),
-  log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  log_level: z.enum(LOG_LEVELS).optional(),
   /**
    * Event loops serving the one port (`serve --workers N` overrides it): worker threads of one process,
    * sharing the store and, without Redis, the limit counters in shared memory (docs/deploy.md).

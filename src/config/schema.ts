@@ -7,7 +7,6 @@ import { z } from 'zod';
 import { dashboardSchema } from './dashboard.js';
 import { budgetSchema, duplicates, realtimeSchema } from './endpoint.js';
 import { execSchema } from './exec.js';
-import type { ProjectWithIds } from './ids.js';
 import { coordinationSchema, poolSchema, securitySchema, serverSchema, storageSchema } from './infrastructure.js';
 import { projectSchema } from './project.js';
 import { semanticRouterSchema } from './semantic-router.js';
@@ -55,21 +54,29 @@ export const configSchema = z
     duplicates(c.projects.map((p) => p.id)).forEach((i) => duplicate(['projects', i, 'id']));
     duplicates(c.projects.map((p) => p.slug)).forEach((i) => duplicate(['projects', i, 'slug']));
     // Endpoint ids and key values are global: the same one in two projects would move between them.
-    const flat = <T>(pick: (p: ProjectConfigInput) => T[]) =>
-      c.projects.flatMap((p, pi) => pick(p).map((v, i) => ({ v, path: ['projects', pi, i] as const })));
-    const endpointIds = flat((p) => p.endpoints.map((e) => e.id));
-    const endpointDupes = new Set(duplicates(endpointIds.map((e) => e.v)));
-    endpointIds.forEach((e, i) => {
-      if (endpointDupes.has(i)) duplicate(['projects', e.path[1], 'endpoints', e.path[2], 'id']);
-    });
-    const keyValues = flat((p) => p.keys.map((k) => k.value));
-    const keyDupes = new Set(duplicates(keyValues.map((k) => k.v)));
-    keyValues.forEach((k, i) => {
-      if (keyDupes.has(i)) duplicate(['projects', k.path[1], 'keys', k.path[2], 'value']);
-    });
+    duplicatesAcrossProjects(c.projects.map((p) => p.endpoints.map((e) => e.id))).forEach(([pi, i]) => duplicate(['projects', pi, 'endpoints', i, 'id']));
+    duplicatesAcrossProjects(c.projects.map((p) => p.keys.map((k) => k.value))).forEach(([pi, i]) => duplicate(['projects', pi, 'keys', i, 'value']));
   });
 
-type ProjectConfigInput = ProjectWithIds;
+/**
+ * `[project index, item index]` of each value an earlier project already holds. A value repeated inside one
+ * project is left out: the project's own check (project.ts) names it, and naming it here too printed the
+ * same line twice.
+ */
+function duplicatesAcrossProjects(perProject: readonly (readonly string[])[]): [number, number][] {
+  const firstProject = new Map<string, number>();
+  const out: [number, number][] = [];
+  perProject.forEach((values, pi) => {
+    const own = new Set<string>();
+    values.forEach((v, i) => {
+      const first = firstProject.get(v);
+      if (first !== undefined && first !== pi && !own.has(v)) out.push([pi, i]);
+      if (first === undefined) firstProject.set(v, pi);
+      own.add(v);
+    });
+  });
+  return out;
+}
 
 export type Config = z.infer<typeof configSchema>;
 export type ProjectConfig = Config['projects'][number];

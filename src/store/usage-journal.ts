@@ -181,6 +181,12 @@ export interface JournalOwners {
   isRegistered(instanceId: string): boolean;
 }
 
+/** The segment a journal file holds (its marker's name): a segment's own name, or a claim's; null for anything else. */
+export function segmentOfFile(file: string): string | null {
+  if (SEGMENT.test(file) || LEGACY_SEGMENT.test(file)) return file;
+  return CLAIMED.exec(file)?.[1] ?? null;
+}
+
 /** The file's segment name (its marker) if it is a dead instance's segment, or a dead replayer's claim. */
 function abandonedSegment(file: string, owners: JournalOwners, alive: (pid: number) => boolean): string | null {
   const claimed = CLAIMED.exec(file);

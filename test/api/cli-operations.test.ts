@@ -3,7 +3,7 @@
  * writing to, a restore that starts, `keys generate | list | revoke | rotate` against a running gateway's
  * store, and `--help` / `--version`.
  */
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -197,6 +197,51 @@ describe('switchboard backup', () => {
     expect(c.stderr).toContain(`storage.path in ${viaConfig}: no database at`);
   });
 
+  // Regression: bytes missing from the store's files/ (its row still there) were taken for a file deleted
+  // while the backup ran: exit 0, the row dropped from the copy. Bytes of another size exited 1 and left
+  // s.db, s.db.key and files/ in DIR, so the next try failed with "already exists".
+  it('fails, writing nothing, on a file whose bytes are missing or of another size, naming it; repaired, the same command succeeds', async () => {
+    const dir = tempDir();
+    const own = await startGatewayProcess(config, { dir });
+    const lost = await uploadFile(own.url, Buffer.from('{"custom_id":"lost"}\n'));
+    const cut = await uploadFile(own.url, Buffer.from('{"custom_id":"cut"}\n'.repeat(10)));
+    // A webhook makes a sealed value, so the store has a key file for the backup to copy (and remove).
+    expect((await call(`${own.url}/${PROJECT}/v1/webhooks`, { key: keys.full, body: { url: PUBLIC_URL, events: ['exec.completed'] } })).status).toBe(201);
+    expect(await own.stop()).toBe(0);
+    const filesDir = join(dir, 'files');
+    const lostPath = join(filesDir, lost);
+    const cutPath = join(filesDir, cut);
+    const lostBytes = readFileSync(lostPath);
+    const cutBytes = readFileSync(cutPath);
+
+    const into = join(tempDir(), 'nested', 'backup');
+    const expectRefused = async (line: string): Promise<void> => {
+      const r = await runCli(['backup', '--db', own.dbPath, '--to', into]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(line);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stdout).toBe('');
+      expect(existsSync(join(into, '..'))).toBe(false);
+    };
+    rmSync(lostPath);
+    await expectRefused(`file ${lost} has no bytes at ${lostPath}, and the store still lists it (${lostBytes.length} bytes)`);
+    writeFileSync(lostPath, lostBytes);
+    writeFileSync(cutPath, cutBytes.subarray(0, 7));
+    await expectRefused(`file ${cut} at ${cutPath} holds 7 bytes where the store records ${cutBytes.length}`);
+    // Into a folder that exists: it is left as it was.
+    mkdirSync(into, { recursive: true });
+    const again = await runCli(['backup', '--db', own.dbPath, '--to', into]);
+    expect(again.code).toBe(2);
+    expect(readdirSync(into)).toEqual([]);
+
+    writeFileSync(cutPath, cutBytes);
+    const ok = await runCli(['backup', '--db', own.dbPath, '--to', into]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`wrote ${join(into, 'files')}/ (2 uploaded files and 0 upload parts`);
+    expect(ok.stdout).not.toContain('deleted while the backup ran');
+    expect(readdirSync(join(into, 'files')).sort()).toEqual([cut, lost, 'parts'].sort());
+  });
+
   it('copies a store while the gateway serves and writes, with a key file that opens its sealed values; the restored copy starts', async () => {
     const created = await call(`${gw.url}/${PROJECT}/v1/webhooks`, { key: keys.full, body: { url: PUBLIC_URL, events: ['exec.completed'] } });
     expect(created.status).toBe(201);
@@ -244,7 +289,9 @@ describe('switchboard backup', () => {
     expect(result.stdout).toContain(`wrote ${copy} (a consistent copy of ${gw.dbPath}`);
     expect(result.stdout).toContain(`wrote ${copy}.key (its key file; checked: it opens the sealed values in the copy)`);
     expect(result.stdout).toContain(`wrote ${join(to, 'files')}/ (1 uploaded files and 0 upload parts`);
-    expect(readdirSync(to).sort()).toEqual(['files', 'switchboard.db', 'switchboard.db.key']);
+    // Turns still in the usage journal's segments (the writer commits every 50 ms) come as those segments.
+    const journal = result.stdout.includes(`wrote ${copy}.usage-journal/ (`) ? ['switchboard.db.usage-journal'] : [];
+    expect(readdirSync(to).sort()).toEqual(['files', 'switchboard.db', 'switchboard.db.key', ...journal]);
     expect(readdirSync(join(to, 'files')).sort()).toEqual([uploaded, 'parts'].sort());
 
     const db = new Database(copy, { readonly: true });
@@ -282,6 +329,8 @@ describe('switchboard backup', () => {
     expect(twice.stderr).toContain(`${restored} already exists: stop the gateway and move the current store aside`);
     const back = await startGatewayProcess(config, { dir: restoredDir, dbPath: restored });
     try {
+      // At start, though the restored database lists the serving gateway, alive on this host, as an instance.
+      if (journal.length > 0) expect(back.stdout.join('')).toMatch(/usage journal: rows of a stopped process replayed/);
       const content = await fetch(`${back.url}/${PROJECT}/v1/files/${uploaded}/content`, { headers: { authorization: `Bearer ${keys.full}` } });
       expect(content.status).toBe(200);
       expect(Buffer.from(await content.arrayBuffer()).equals(bytes)).toBe(true);

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { CHAT_ID, makeKeys, PROJECT, testConfig, type TestConfig, type TestEndpoint, type TestKeys } from '../helpers/configs.js';
 import { call, expectError } from '../helpers/http.js';
 import {
   runCli,
@@ -51,11 +51,51 @@ describe('bad flags and bad config files exit with code 2 and name the problem',
     expectUsageFailure(result, 'projects[0].endpoints[0].kind');
   });
 
+  /** PROJECT's chat endpoint under another slug, its id kept. */
+  const chatAgain = (c: TestConfig): TestEndpoint => {
+    const chat = c.projects[0].endpoints.find((e) => e.id === CHAT_ID);
+    if (!chat) throw new Error('the test config has no chat endpoint');
+    return { ...chat, slug: 'again' };
+  };
+
+  // Regression: a value repeated inside one project was named by the project's check and again by the
+  // check across projects, so the same line was printed twice. Each edit returns the field it repeated.
+  it.each<[string, (c: TestConfig) => string]>([
+    ['a key value twice in one project', (c) => `projects[0].keys[${c.projects[0].keys.push({ value: keys.full, scopes: ['inference'] }) - 1}].value`],
+    ['an endpoint id twice in one project', (c) => `projects[0].endpoints[${c.projects[0].endpoints.push(chatAgain(c)) - 1}].id`],
+    ['a key value in two projects', (c) => `projects[1].keys[${c.projects[1].keys.push({ value: keys.full, scopes: ['inference'] }) - 1}].value`],
+  ])('names %s once', async (_name, repeat) => {
+    const config = testConfig(sim.url, keys);
+    const line = `${repeat(config)}: is a duplicate`;
+    const result = await runCli(['serve', '--config', writeConfig(tempDir(), config)]);
+    expectUsageFailure(result, line);
+    expect(result.stderr.split('\n').filter((l) => l.includes('is a duplicate'))).toEqual([line]);
+  });
+
   it('reports unreadable and unparsable files', async () => {
     expectUsageFailure(await runCli(['serve', '--config', '/nonexistent/switchboard.yaml']), 'cannot read config file');
     const broken = join(tempDir(), 'broken.yaml');
     writeFileSync(broken, 'server: { port: [1, 2\n');
     expectUsageFailure(await runCli(['serve', '--config', broken]), 'not valid YAML');
+  });
+
+  // Regression: pino threw on an unknown level and serve exited 1 with `default level:verbose must be
+  // included in custom levels`, so the systemd unit (RestartPreventExitStatus=2) restarted it in a loop.
+  it.each([[[]], [['--workers', '2']]])('refuses a SWITCHBOARD_LOG_LEVEL that is no log level, naming it and the levels (serve %j)', async (extra) => {
+    const path = writeConfig(tempDir(), testConfig(sim.url, keys));
+    const result = await runCli(['serve', '--config', path, '--port', '0', ...extra], { SWITCHBOARD_LOG_LEVEL: 'verbose' });
+    expectUsageFailure(result, 'SWITCHBOARD_LOG_LEVEL: "verbose" is not a log level: use one of fatal, error, warn, info, debug, trace, silent');
+    expect(result.stdout).toBe('');
+  });
+
+  it('refuses a SWITCHBOARD_SECRET_KEY that is not 32 base64-encoded bytes, naming it', async () => {
+    const path = writeConfig(tempDir(), testConfig(sim.url, keys));
+    expectUsageFailure(await runCli(['serve', '--config', path, '--port', '0'], { SWITCHBOARD_SECRET_KEY: 'c2hvcnQ=' }), 'SWITCHBOARD_SECRET_KEY must hold 32 bytes, base64-encoded');
+  });
+
+  it.each(['', 'DEBUG'])('starts with SWITCHBOARD_LOG_LEVEL=%j (empty is unset; case is ignored)', async (level) => {
+    const gw = await startGatewayProcess(testConfig(sim.url, keys), { env: { SWITCHBOARD_LOG_LEVEL: level } });
+    expect(await gw.stop()).toBe(0);
   });
 
   it('refuses to start on the pure-JS uWebSockets.js fallback unless the operator allows it', async () => {

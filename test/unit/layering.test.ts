@@ -5,8 +5,8 @@
  * `demo*.ts`) and the piscina tasks of the top-level `workers/` folder (outside src/). LAYERS below puts
  * every unit in a layer, lowest first, and says which units of LOWER layers it may value-import:
  *
- *   leaves          errors, clock, json-depth, byte-cache, version, thread-priority, log-sink, metrics,
- *                   webhooks-verify: import nothing of ours; every unit above them may import them
+ *   leaves          errors, clock, json-depth, byte-cache, version, thread-priority, log-sink, log-levels,
+ *                   metrics, webhooks-verify: import nothing of ours; every unit above them may import them
  *   leaf helpers    json-body.ts (over errors and json-depth)
  *   domain          core/: pure rules and the ports the use cases need
  *   config sections config/: the YAML file's zod schema, one file per part of it, and its loader
@@ -42,7 +42,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const SRC = join(ROOT, 'src');
 const TASKS = join(ROOT, 'workers');
 
-const LEAVES = ['errors.ts', 'config-error.ts', 'clock.ts', 'json-depth.ts', 'byte-cache.ts', 'version.ts', 'thread-priority.ts', 'log-sink.ts', 'metrics.ts', 'webhooks-verify.ts', 'request-id.ts'];
+const LEAVES = ['errors.ts', 'config-error.ts', 'clock.ts', 'json-depth.ts', 'byte-cache.ts', 'version.ts', 'thread-priority.ts', 'log-sink.ts', 'log-levels.ts', 'metrics.ts', 'webhooks-verify.ts', 'request-id.ts'];
 
 /** Layers, lowest first: unit -> the units of lower layers it may value-import (the leaves always). */
 const LAYERS: readonly (readonly [name: string, units: Readonly<Record<string, readonly string[]>>])[] = [
