@@ -236,6 +236,19 @@ describe('message cap (audio.realtime_max_message_bytes, 4 MiB here)', () => {
   });
 });
 
+/** A session on `slug` with server VAD off that commits two segments: the second is past a quota of one. */
+async function twoSegments(slug: string, key: string): Promise<Awaited<ReturnType<typeof openRealtime>>> {
+  const c = await openRealtime(wsUrl(slug), { key });
+  await c.next('transcription_session.created');
+  c.send({ type: 'transcription_session.update', session: { turn_detection: null } });
+  await c.next('transcription_session.updated');
+  for (const words of ['within quota', 'past quota']) {
+    c.send(appendEvent(speak(words)));
+    c.send({ type: 'input_audio_buffer.commit' });
+  }
+  return c;
+}
+
 /** The error of the 429 a chat request with this (spent) key gets: what the socket's refusal must match. */
 async function http429(key: string): Promise<Record<string, unknown>> {
   const res = await fetch(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, {
@@ -424,14 +437,7 @@ describe('errors a session can end or continue with', () => {
 
   // Regression: SPEC "Errors" puts retry_after and retry_strategy inside every 429 error; the socket's had neither.
   it('refuses a segment past the key quota with transcription.failed carrying the HTTP 429\'s retry_after and retry_strategy', async () => {
-    const c = await openRealtime(wsUrl('live'), { key: segmentQuotaKey });
-    await c.next('transcription_session.created');
-    c.send({ type: 'transcription_session.update', session: { turn_detection: null } });
-    await c.next('transcription_session.updated');
-    for (const words of ['within quota', 'past quota']) {
-      c.send(appendEvent(speak(words)));
-      c.send({ type: 'input_audio_buffer.commit' });
-    }
+    const c = await twoSegments('live', segmentQuotaKey);
     expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('within quota');
     const error = (await c.next('conversation.item.input_audio_transcription.failed')).error as Record<string, unknown>;
     expectRetryHints(error, await http429(segmentQuotaKey));
@@ -439,14 +445,7 @@ describe('errors a session can end or continue with', () => {
   });
 
   it('ends a relay session whose segment is refused with an error event carrying the HTTP 429\'s retry_after and retry_strategy', async () => {
-    const c = await openRealtime(wsUrl('live-relay'), { key: relayQuotaKey });
-    await c.next('transcription_session.created');
-    c.send({ type: 'transcription_session.update', session: { turn_detection: null } });
-    await c.next('transcription_session.updated');
-    for (const words of ['within quota', 'past quota']) {
-      c.send(appendEvent(speak(words)));
-      c.send({ type: 'input_audio_buffer.commit' });
-    }
+    const c = await twoSegments('live-relay', relayQuotaKey);
     const error = (await c.next('error')).error as Record<string, unknown>;
     expectRetryHints(error, await http429(relayQuotaKey));
     expect((await c.closed()).code).toBe(1008);

@@ -7,7 +7,7 @@
 import { Client } from 'undici';
 import { expect } from 'vitest';
 import { PROJECT } from './configs.js';
-import type { JsonResponse } from './http.js';
+import { expectError, type JsonResponse } from './http.js';
 
 /** One request on `client`'s connection, as helpers/http.ts `call` answers it (so expectError applies). */
 export async function callOn(client: Client, path: string, key: string, method: 'GET' | 'POST', body?: object): Promise<JsonResponse> {
@@ -47,4 +47,19 @@ export async function testBurst(clients: readonly Client[], key: string, webhook
       return { res, worker: res.headers.get('x-service-worker-id') ?? '' };
     }),
   );
+}
+
+/** Exactly 10 of the burst's answers sent the test; the other 5 are SPEC's 429, Retry-After and retry_after agreeing. */
+export function expectTenSent(answers: readonly { res: JsonResponse }[]): void {
+  const sent = answers.filter((a) => a.res.status === 200);
+  const refused = answers.filter((a) => a.res.status !== 200);
+  expect(sent.length).toBe(10);
+  for (const { res } of sent) expect(res.body).toMatchObject({ success: true, http_status: 200 });
+  expect(refused.length).toBe(5);
+  for (const { res } of refused) {
+    expectError(res, 429, 'webhook_test_limit_exceeded');
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3000);
+    expect((res.body as { error: { retry_after: number } }).error.retry_after).toBe(retryAfter);
+  }
 }
