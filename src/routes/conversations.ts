@@ -48,6 +48,18 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
     if (!found || !reaches(auth, found.workspaceId)) throw new GatewayError('conversation_not_found', { message: `No conversation ${JSON.stringify(id)} in this project.` });
     return found;
   };
+  /**
+   * The workspace the request runs in; refused when it keeps no data (SPEC zero data retention): what a
+   * request stores in a conversation is its own, whichever workspace the conversation was made in.
+   */
+  const retainingWorkspace = (ctx: RouteContext, auth: AuthenticatedKey, what: string): string | null => {
+    const { named, namedBy } = namedWorkspace(ctx.req);
+    const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject });
+    if (workspaceId !== null && services.catalog.workspaces(auth.project.id).get(workspaceId)?.zeroDataRetention) {
+      throw new GatewayError('retention_not_permitted', { message: `${what}, which a zero-data-retention workspace does not permit.` });
+    }
+    return workspaceId;
+  };
   const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey, body: unknown) => Promise<void>): RouteDef =>
     keyed(services, 'inference', {
       method,
@@ -62,11 +74,7 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
   return [
     route('POST', '/:project/v1/conversations', async (ctx, auth, body) => {
       const request = parseConversationCreate(body);
-      const { named, namedBy } = namedWorkspace(ctx.req);
-      const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject });
-      if (workspaceId !== null && services.catalog.workspaces(auth.project.id).get(workspaceId)?.zeroDataRetention) {
-        throw new GatewayError('retention_not_permitted', { message: 'A conversation stores its items, which a zero-data-retention workspace does not permit.' });
-      }
+      const workspaceId = retainingWorkspace(ctx, auth, 'A conversation stores its items');
       const items = canonicalItems(request.items ?? [], 'items', newRequestId);
       checkItemCount(items.length);
       const conversation: ConversationRecord = { id: newRequestId('conv_'), projectId: auth.project.id, workspaceId, metadata: request.metadata ?? {}, createdAt: services.now() };
@@ -93,6 +101,7 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
       ctx.reply.json(200, listPage(page.items, page.hasMore));
     }),
     route('POST', '/:project/v1/conversations/:conversation/items', async (ctx, auth, body) => {
+      retainingWorkspace(ctx, auth, 'Adding items stores them in the conversation');
       const found = await find(ctx, auth);
       const items = canonicalItems(parseItemsCreate(body).items, 'items', newRequestId);
       checkItemCount(items.length);

@@ -397,6 +397,10 @@ describe('conversations', () => {
   it('refuses a conversation in a zero-data-retention workspace and one too many items per request', async () => {
     const refused = await call(`${suite.gw.url}/${PROJECT}/v1/conversations`, { key: suite.keys.full, headers: { 'x-workspace-id': WS_C }, body: {} });
     expectEnvelope(refused, 400, 'retention_not_permitted', null);
+    // Nor may a request running there add items to a conversation made elsewhere: they would be kept.
+    const elsewhere = await call(`${suite.gw.url}/${PROJECT}/v1/conversations`, { key: suite.keys.full, body: {} });
+    const items = await call(`${suite.gw.url}/${PROJECT}/v1/conversations/${(elsewhere.body as { id: string }).id}/items`, { key: suite.keys.full, headers: { 'x-workspace-id': WS_C }, body: { items: [{ role: 'user', content: 'x' }] } });
+    expectEnvelope(items, 400, 'retention_not_permitted', null);
     const many = Array.from({ length: 21 }, () => ({ role: 'user', content: 'x' }));
     expectEnvelope(await call(`${suite.gw.url}/${PROJECT}/v1/conversations`, { key: suite.keys.full, body: { items: many } }), 400, 'invalid_request', 'items');
   });
