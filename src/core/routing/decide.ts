@@ -116,7 +116,10 @@ export function planRoute(input: RouteInput): RoutePlan {
   const only = pool.length === 1 ? pool[0] : undefined;
   if (only) return decided(decision({ endpointId: only.id, reason: 'single_endpoint', filteredOut: filteredOut(NO_FILTERED) }));
 
-  const { eligible, dropped, counts } = applyEligibility(pool, query, input.videoInputEnabled);
+  const filtered = applyEligibility(pool, query, input.videoInputEnabled);
+  const { eligible, counts } = filtered;
+  // The candidates a row lists end with every endpoint set aside: the eligibility filters' and the exclusions.
+  const dropped: CandidateRow[] = [...filtered.dropped, ...routable.filter((e) => excluded.has(e.id)).map((e): CandidateRow => ({ endpoint_id: e.id, slug: e.slug, similarity: null, dropped_by: 'excluded' }))];
   const incumbent = eligible.find((e) => e.id === input.incumbentId) ?? null;
   const evictedIncumbentId = input.incumbentId !== null && !incumbent ? input.incumbentId : null;
   const plan: ClassifyPlan = { kind: 'classify', input, eligible, dropped, filteredOut: filteredOut(counts), incumbent, evictedIncumbentId };

@@ -273,9 +273,11 @@ describe('similarity, floor, proximity bonus and fallback', () => {
     expect(decideRoute(input(), null)).toMatchObject({ reason: 'fallback', fallbackReason: 'similarity_unavailable', scored: false, endpointId: A });
   });
 
-  it('leaves excluded endpoints out of the candidates and counts them', () => {
+  it('leaves excluded endpoints out of the ranking, counts them, and lists them last as dropped_by excluded', () => {
     const d = decideRoute(input({ settings: settings({ excludedEndpointIds: [A] }) }), SEMANTIC_WINS_A);
     expect(d).toMatchObject({ endpointId: B, filteredOut: { excluded: 1 } });
+    expect(d.candidates.at(-1)).toEqual({ endpoint_id: A, slug: 'alpha', similarity: null, dropped_by: 'excluded' });
+    expect(d.candidates.filter((c) => c.endpoint_id === A)).toHaveLength(1);
   });
 });
 
