@@ -24,6 +24,12 @@ export interface McpSession {
   lastUsedAt: number;
   /** Requests of this session under way (a tool call waiting for its invocation among them). */
   inFlight: number;
+  /**
+   * By JSON-RPC request id (as JSON text): how to end the POST answering it. A request the client cancels
+   * (notifications/cancelled) gets no answer (MCP), so the stream its POST holds would stay open, the
+   * session busy, until the client left.
+   */
+  readonly answering?: Map<string, () => void>;
 }
 
 export interface McpSessionLimits {

@@ -27,7 +27,7 @@ const NOT_COPIED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'co
  * in its stream, or as the whole answer when the SDK had only notifications left (its 202). An error of
  * the SDK's for the whole POST (a JSON 4xx) stands alone: no request of it ran.
  */
-export async function sendWebResponse(res: Response, req: IncomingRequest, reply: Reply, leading = ''): Promise<void> {
+export async function sendWebResponse(res: Response, req: IncomingRequest, reply: Reply, leading = '', onStream?: (end: () => void) => void): Promise<void> {
   res.headers.forEach((value, name) => {
     if (!NOT_COPIED.has(name)) reply.setHeader(name, value);
   });
@@ -46,6 +46,8 @@ export async function sendWebResponse(res: Response, req: IncomingRequest, reply
     stop();
     reply.endStream();
   });
+  // What was sent is all the stream will carry (its request was cancelled): the loop below ends with it.
+  onStream?.(stop);
   reply.beginStream(res.status, contentType);
   if (leading !== '' && contentType.startsWith('text/event-stream')) reply.write(Buffer.from(leading));
   try {

@@ -66,7 +66,7 @@ async function newTransport(services: McpServices, sessions: McpSessions, deps: 
     maxRequestBodySize: services.maxBodyBytes,
     // Stored only once `initialize` succeeded: a stray request without a session leaves nothing behind.
     onsessioninitialized: (id) => {
-      place.commit(id, { server, transport, projectId: auth.project.id, keyId: auth.key.id, lastUsedAt: services.now(), inFlight: 0 });
+      place.commit(id, { server, transport, projectId: auth.project.id, keyId: auth.key.id, lastUsedAt: services.now(), inFlight: 0, answering: new Map() });
     },
     onsessionclosed: (id) => sessions.forget(id),
   });
@@ -108,14 +108,18 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     const screened = parsed === undefined ? null : await screenMessages(parsed, admitOne(services, ctx, auth));
     const answered = screened?.answered ?? [];
     if (session) session.inFlight += 1;
+    const request = soleRequestId(parsed);
     try {
       const options = { authInfo: call.toAuthInfo(), ...(answered.length > 0 ? { parsedBody: screened?.forward } : {}) };
       const res = await transport.handleRequest(webRequestOf(req, body), options);
       const sessionId = req.header('mcp-session-id');
       if (workers && sessionId !== undefined && req.method === 'DELETE' && res.ok) await workers.ended(sessionId, auth.project.id, auth.key.id);
-      await sendWebResponse(res, req, reply, sseEvents(answered));
+      for (const id of cancelledIds(parsed)) session?.answering?.get(id)?.();
+      const onStream = session?.answering && request !== null ? (end: () => void) => session.answering?.set(request, end) : undefined;
+      await sendWebResponse(res, req, reply, sseEvents(answered), onStream);
     } finally {
       if (session) session.inFlight -= 1;
+      if (request !== null) session?.answering?.delete(request);
     }
   }
 
@@ -180,6 +184,26 @@ function mcpWorkspace(ctx: RouteContext, services: ExecServices, auth: Authentic
 }
 
 /** The body as JSON, or undefined when it is not: the SDK answers that itself (-32700). */
+/** The id (as JSON text) of a POST that carries one JSON-RPC request, the usual tools/call; null otherwise. */
+function soleRequestId(parsed: unknown): string | null {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return null;
+  const m = parsed as { id?: unknown; method?: unknown };
+  return typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') ? JSON.stringify(m.id) : null;
+}
+
+/** The request ids (as JSON text) a POST's notifications/cancelled name. */
+function cancelledIds(parsed: unknown): string[] {
+  const messages = Array.isArray(parsed) ? (parsed as unknown[]) : [parsed];
+  const ids: string[] = [];
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object') continue;
+    const { method, params } = m as { method?: unknown; params?: { requestId?: unknown } };
+    const id = params?.requestId;
+    if (method === 'notifications/cancelled' && (typeof id === 'string' || typeof id === 'number')) ids.push(JSON.stringify(id));
+  }
+  return ids;
+}
+
 function parsedJson(body: Buffer): unknown {
   try {
     return JSON.parse(body.toString('utf8')) as unknown;

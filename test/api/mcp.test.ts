@@ -58,7 +58,7 @@ afterAll(async () => {
 describe('MCP tools/list', () => {
   it("lists the workspace's MCP-visible agent tools with their JSON Schemas, then the exec.* tools", async () => {
     const { tools } = await mcp.client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['noop', 'say', 'wipe', 'exec.invocation_status', 'exec.invocation_cancel', 'exec.approvals_list', 'exec.approval_accept', 'exec.approval_reject']);
+    expect(tools.map((t) => t.name)).toEqual(['nap', 'noop', 'say', 'wipe', 'exec.invocation_status', 'exec.invocation_cancel', 'exec.approvals_list', 'exec.approval_accept', 'exec.approval_reject']);
     const say = tools.find((t) => t.name === 'say');
     expect(say).toMatchObject({ description: 'Prints the text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, annotations: { readOnlyHint: true, destructiveHint: false } });
     expect(tools.find((t) => t.name === 'wipe')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
@@ -230,7 +230,7 @@ describe('MCP Origin and Host (DNS rebinding)', () => {
 
   it('accepts a loopback browser Origin', async () => {
     const c = await connectMcp(gw.url, keys.exec, { origin: 'http://localhost:6274' });
-    expect((await c.client.listTools()).tools.length).toBe(8);
+    expect((await c.client.listTools()).tools.length).toBe(9);
     await c.client.close();
   });
 });
@@ -255,6 +255,26 @@ describe('MCP sessions', () => {
     });
     expect(res.status).toBe(404);
     await c.client.close();
+  });
+
+  // Regression: MCP sends no answer to a cancelled request, so its POST's stream stayed open and the session
+  // busy (never closed for the per-key cap, never idle) until the client dropped the connection.
+  it('ends the stream of a call the client cancels (notifications/cancelled): the session is free again', async () => {
+    const headers = { authorization: `Bearer ${keys.exec}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(mcpUrl(gw.url), { method: 'POST', headers, body: JSON.stringify(INITIALIZE) });
+    const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-06-18' };
+    await init.text();
+    await fetch(mcpUrl(gw.url), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const napping = await fetch(mcpUrl(gw.url), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'nap', arguments: {} } }) });
+    expect(napping.status).toBe(200);
+    const streamEnded = napping.text();
+    // The invocation is under way before it is cancelled (the agent logs `run <id> nap`).
+    await agent.waitFor(/run inv_[0-9a-f]+ nap/);
+    const cancel = await fetch(mcpUrl(gw.url), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77, reason: 'user' } }) });
+    expect(cancel.status).toBe(202);
+    // The nap would hold it for a minute: the stream ends now, with no answer in it.
+    expect(await streamEnded).not.toContain('"id":77');
+    await fetch(mcpUrl(gw.url), { method: 'DELETE', headers: session });
   });
 
   it("does not let another key use a session's id", async () => {

@@ -21,6 +21,7 @@ export const MCP_MANIFEST = {
     wipe: { command: ['printf', '%s', 'wiped {{target}}'], risk: 'destructive', description: 'Pretends to wipe the target', mcp_visible: true, input_schema: target },
     hidden: { command: ['printf', '%s', 'secret'], risk: 'read', description: 'Not on MCP', input_schema: nothing },
     noop: { command: ['true'], risk: 'read', description: 'Does nothing', mcp_visible: true, input_schema: nothing },
+    nap: { command: ['sleep', '60'], risk: 'read', description: 'Sleeps a minute (a call to cancel)', mcp_visible: true, input_schema: nothing },
   },
 };
 
