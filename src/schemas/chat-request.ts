@@ -202,12 +202,59 @@ export const acceptChatRequest: Acceptor = looseObjectAcceptor(
 /** SPEC names the field itself as `param` for these, not the element or key at fault. */
 const OPAQUE_PARAMS: ReadonlySet<string> = new Set(['stop', 'metadata', 'logit_bias', 'modalities']);
 
+/**
+ * The arrays a refused body is diagnosed by their first bad element alone once longer than this: zod makes
+ * an issue of every bad element, and a body of millions (4M numbers as `stop`, 2.7M `{}` as `tools`, within
+ * the 8 MiB cap) held the event loop 10-20 s and took the heap to 3 GB before its 400 (found from outside).
+ */
+const DIAGNOSED_WHOLE = 64;
+/**
+ * Checked before the acceptor too, whose per-field schemas parse a whole array (a long one is rare in a
+ * valid request); `messages` only once the acceptor refused (it stops at the first bad message itself).
+ */
+const ELEMENTS_FIRST: ReadonlyArray<readonly [string, z.ZodType]> = [
+  ['tools', toolsSchema.element],
+  ['stop', z.string()],
+  ['modalities', z.string()],
+];
+const ELEMENT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [['messages', messageSchema], ...ELEMENTS_FIRST];
+
+/** `body` with each long array of `fields` cut to its first bad element, and that element's index by field. */
+export function firstBadElements(body: unknown, fields = ELEMENT_SCHEMAS): { readonly body: unknown; readonly at: ReadonlyMap<string, number> } {
+  const at = new Map<string, number>();
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { body, at };
+  let copy: Record<string, unknown> | null = null;
+  for (const [field, element] of fields) {
+    const value = (body as Record<string, unknown>)[field];
+    if (!Array.isArray(value) || value.length <= DIAGNOSED_WHOLE) continue;
+    const bad = value.findIndex((v) => !element.safeParse(v).success);
+    if (bad === -1) continue;
+    copy ??= { ...(body as Record<string, unknown>) };
+    copy[field] = [value[bad]];
+    at.set(field, bad);
+  }
+  return { body: copy ?? body, at };
+}
+
 /** Throws GatewayError (400) for the first problem; returns the typed, still-loose request. */
 export function parseChatRequest(body: unknown): ChatRequest {
-  const accepted = acceptChatRequest(body);
-  // The acceptor returns what the schema outputs, which is this type.
-  if (accepted !== NOT_ACCEPTED) return accepted as ChatRequest;
-  const result = compiledChatRequestSchema.safeParse(body);
-  if (!result.success) throw issueToGatewayError(result.error.issues, body, { opaque: OPAQUE_PARAMS });
+  const early = firstBadElements(body, ELEMENTS_FIRST);
+  if (early.at.size === 0) {
+    const accepted = acceptChatRequest(body);
+    // The acceptor returns what the schema outputs, which is this type.
+    if (accepted !== NOT_ACCEPTED) return accepted as ChatRequest;
+  }
+  const diagnosed = firstBadElements(body);
+  const result = compiledChatRequestSchema.safeParse(diagnosed.body);
+  if (!result.success) {
+    // An issue of a cut array's one element names that element's place in the array as sent.
+    const issues = result.error.issues.map((issue) => {
+      const [field, index] = issue.path;
+      if (typeof field !== 'string' || index !== 0) return issue;
+      const at = diagnosed.at.get(field);
+      return at === undefined ? issue : { ...issue, path: [field, at, ...issue.path.slice(2)] };
+    });
+    throw issueToGatewayError(issues, body, { opaque: OPAQUE_PARAMS });
+  }
   return result.data;
 }

@@ -60,11 +60,21 @@ const MAX_METADATA_KEY = 64;
 const MAX_METADATA_VALUE = 512;
 const METADATA_RULE = `must be an object of at most ${MAX_METADATA_PAIRS} pairs with keys of at most ${MAX_METADATA_KEY} characters and string values of at most ${MAX_METADATA_VALUE} characters`;
 
+/** Whether `o` has more than `limit` own keys, without listing them all (Object.keys of 400,000 took ~0.5 s). */
+function moreKeysThan(o: object, limit: number): boolean {
+  let n = 0;
+  for (const key in o) if (Object.hasOwn(o, key) && ++n > limit) return true;
+  return false;
+}
+
+// Not a z.record, and the pairs counted before they are listed: a body of 400,000 pairs took 5 s of event
+// loop to refuse (found from outside); now the count stops at the 17th key, then the pairs until the first bad one.
 export const metadataField = () =>
-  jsonObject(METADATA_RULE)
+  z
+    .custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), needs(METADATA_RULE))
     .superRefine((metadata, ctx) => {
+      if (moreKeysThan(metadata, MAX_METADATA_PAIRS)) return addIssue(ctx, { message: METADATA_RULE, got: `more than ${MAX_METADATA_PAIRS} pairs` });
       const entries = Object.entries(metadata);
-      if (entries.length > MAX_METADATA_PAIRS) return addIssue(ctx, { message: METADATA_RULE, got: `${entries.length} pairs` });
       for (const [key, value] of entries) {
         if (key.length > MAX_METADATA_KEY) return addIssue(ctx, { message: METADATA_RULE, got: `a key of ${key.length} characters` });
         if (typeof value !== 'string' || value.length > MAX_METADATA_VALUE) return addIssue(ctx, { path: [key], message: METADATA_RULE });

@@ -221,7 +221,7 @@ describe('batch refusals over raw HTTP', () => {
     const tooMany = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v']));
     const refused = await post({ input_file_id: other.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: tooMany });
     expectError(refused, 400, 'invalid_request', 'metadata');
-    expect(errorOf(refused).message).toBe('metadata must be an object of at most 16 pairs with keys of at most 64 characters and string values of at most 512 characters; got 17 pairs.');
+    expect(errorOf(refused).message).toBe('metadata must be an object of at most 16 pairs with keys of at most 64 characters and string values of at most 512 characters; got more than 16 pairs.');
     expectError(await call(`${base}/batch_000000000000000000000000`, { key: keys.inferenceOnly }), 404, 'not_found');
     expectError(await call(`${base}?limit=0`, { key: keys.inferenceOnly }), 400, 'invalid_limit', 'limit');
     expectError(await call(`${base}?after=batch_000000000000000000000000`, { key: keys.inferenceOnly }), 400, 'invalid_query', 'after');

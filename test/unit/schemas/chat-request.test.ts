@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseChatRequest } from '../../../src/schemas/chat-request.js';
-import { expectRefusal } from './refusal.js';
+import { firstBadElements, parseChatRequest } from '../../../src/schemas/chat-request.js';
+import { expectRefusal, refusalOf } from './refusal.js';
 
 type Body = Record<string, unknown>;
 
@@ -187,7 +187,7 @@ describe('parseChatRequest refuses', () => {
     ['a single stop string of 257 characters', { stop: 'x'.repeat(257) }, 'stop', /257 characters/],
     ['a non-string stop sequence', { stop: ['a', 1] }, 'stop', /got 1 at stop\[1\]/],
     ['a numeric stop', { stop: 5 }, 'stop', /a string or an array/],
-    ['17 metadata pairs', { metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata', /got 17 pairs/],
+    ['17 metadata pairs', { metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata', /got more than 16 pairs/],
     ['a metadata key of 65 characters', { metadata: { ['k'.repeat(65)]: 'v' } }, 'metadata', /got a key of 65 characters/],
     ['a metadata value of 513 characters', { metadata: { k: 'v'.repeat(513) } }, 'metadata', /513 characters\) at metadata.k/],
     ['a numeric metadata value', { metadata: { k: 1 } }, 'metadata', /string values/],
@@ -245,5 +245,28 @@ describe('parseChatRequest refuses', () => {
     expect(err.message.length).toBeLessThan(200);
     const long = expectRefusal(() => parseChatRequest(body({ service_tier: ['x'.repeat(5000)] })), { code: 'invalid_request', param: 'service_tier' });
     expect(long.message).toMatch(/got an array of 1 item\.$/);
+  });
+});
+
+describe('a refused body with a very long array', () => {
+  const base = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
+  const message = { role: 'user', content: 'hi' };
+
+  it('is diagnosed by the first bad element alone, named where it was sent', () => {
+    const messages = [...Array.from({ length: 150 }, () => message), { role: 'robot', content: 'x' }, ...Array.from({ length: 1000 }, () => 7)];
+    expect(refusalOf(() => parseChatRequest({ ...base, messages })).param).toBe('messages[150].role');
+    const tools = [...Array.from({ length: 70 }, () => ({ type: 'function', function: { name: 'f' } })), ...Array.from({ length: 100_000 }, () => ({}))];
+    expect(refusalOf(() => parseChatRequest({ ...base, tools })).param).toBe('tools[70].type');
+    expect(refusalOf(() => parseChatRequest({ ...base, stop: Array.from({ length: 100_000 }, () => 1) })).param).toBe('stop');
+  });
+
+  it('is cut to that element before the schema sees it (zod would make an issue of every bad one)', () => {
+    const stop = Array.from({ length: 100_000 }, (_, i) => (i < 3 ? 'ok' : 1));
+    const cut = firstBadElements({ ...base, stop });
+    expect((cut.body as { stop: unknown[] }).stop).toEqual([1]);
+    expect(cut.at.get('stop')).toBe(3);
+    // Short arrays, and long ones with nothing bad, are diagnosed as sent.
+    const fine = { ...base, stop: ['a', 'b'] };
+    expect(firstBadElements(fine).body).toBe(fine);
   });
 });
