@@ -219,10 +219,13 @@ const ELEMENTS_FIRST: ReadonlyArray<readonly [string, z.ZodType]> = [
 ];
 const ELEMENT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [['messages', messageSchema], ...ELEMENTS_FIRST];
 
-/** `body` with each long array of `fields` cut to its first bad element, and that element's index by field. */
-export function firstBadElements(body: unknown, fields = ELEMENT_SCHEMAS): { readonly body: unknown; readonly at: ReadonlyMap<string, number> } {
-  const at = new Map<string, number>();
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { body, at };
+/**
+ * `body` with each long array of `fields` cut just after its first bad element (the schema then meets one
+ * bad element, at its place as sent), and how many were cut.
+ */
+export function firstBadElements(body: unknown, fields = ELEMENT_SCHEMAS): { readonly body: unknown; readonly cut: number } {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { body, cut: 0 };
+  let cut = 0;
   let copy: Record<string, unknown> | null = null;
   for (const [field, element] of fields) {
     const value = (body as Record<string, unknown>)[field];
@@ -230,31 +233,20 @@ export function firstBadElements(body: unknown, fields = ELEMENT_SCHEMAS): { rea
     const bad = value.findIndex((v) => !element.safeParse(v).success);
     if (bad === -1) continue;
     copy ??= { ...(body as Record<string, unknown>) };
-    copy[field] = [value[bad]];
-    at.set(field, bad);
+    copy[field] = value.slice(0, bad + 1);
+    cut += 1;
   }
-  return { body: copy ?? body, at };
+  return { body: copy ?? body, cut };
 }
 
 /** Throws GatewayError (400) for the first problem; returns the typed, still-loose request. */
 export function parseChatRequest(body: unknown): ChatRequest {
-  const early = firstBadElements(body, ELEMENTS_FIRST);
-  if (early.at.size === 0) {
+  if (firstBadElements(body, ELEMENTS_FIRST).cut === 0) {
     const accepted = acceptChatRequest(body);
     // The acceptor returns what the schema outputs, which is this type.
     if (accepted !== NOT_ACCEPTED) return accepted as ChatRequest;
   }
-  const diagnosed = firstBadElements(body);
-  const result = compiledChatRequestSchema.safeParse(diagnosed.body);
-  if (!result.success) {
-    // An issue of a cut array's one element names that element's place in the array as sent.
-    const issues = result.error.issues.map((issue) => {
-      const [field, index] = issue.path;
-      if (typeof field !== 'string' || index !== 0) return issue;
-      const at = diagnosed.at.get(field);
-      return at === undefined ? issue : { ...issue, path: [field, at, ...issue.path.slice(2)] };
-    });
-    throw issueToGatewayError(issues, body, { opaque: OPAQUE_PARAMS });
-  }
+  const result = compiledChatRequestSchema.safeParse(firstBadElements(body).body);
+  if (!result.success) throw issueToGatewayError(result.error.issues, body, { opaque: OPAQUE_PARAMS });
   return result.data;
 }

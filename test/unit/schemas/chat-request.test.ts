@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { firstBadElements, parseChatRequest } from '../../../src/schemas/chat-request.js';
+import { parseResponseRequest } from '../../../src/schemas/responses-request.js';
 import { expectRefusal, refusalOf } from './refusal.js';
 
 type Body = Record<string, unknown>;
@@ -260,13 +261,21 @@ describe('a refused body with a very long array', () => {
     expect(refusalOf(() => parseChatRequest({ ...base, stop: Array.from({ length: 100_000 }, () => 1) })).param).toBe('stop');
   });
 
-  it('is cut to that element before the schema sees it (zod would make an issue of every bad one)', () => {
+  it('is cut just after that element before the schema sees it (zod would make an issue of every bad one)', () => {
     const stop = Array.from({ length: 100_000 }, (_, i) => (i < 3 ? 'ok' : 1));
     const cut = firstBadElements({ ...base, stop });
-    expect((cut.body as { stop: unknown[] }).stop).toEqual([1]);
-    expect(cut.at.get('stop')).toBe(3);
+    expect((cut.body as { stop: unknown[] }).stop).toEqual(['ok', 'ok', 'ok', 1]);
+    expect(cut.cut).toBe(1);
     // Short arrays, and long ones with nothing bad, are diagnosed as sent.
     const fine = { ...base, stop: ['a', 'b'] };
     expect(firstBadElements(fine).body).toBe(fine);
+  });
+});
+
+describe('a strict body with a very long array (parseStrictBody)', () => {
+  it('is refused by its first bad element, named where it was sent', () => {
+    const input = [...Array.from({ length: 100 }, () => ({ role: 'user', content: 'x' })), 5, ...Array.from({ length: 100_000 }, () => 5)];
+    expect(refusalOf(() => parseResponseRequest({ model: 'm', input })).param).toBe('input[100]');
+    expect(refusalOf(() => parseResponseRequest({ model: 'm', input: 'x', include: Array.from({ length: 100_000 }, () => 1) })).param).toBe('include[0]');
   });
 });
