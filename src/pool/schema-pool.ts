@@ -105,7 +105,7 @@ class SchemaLane {
     });
   }
 
-  /** Starts waiting tasks while a thread is free (or may be started) and a tenant not running one has any. */
+  /** Starts waiting tasks while a thread is free (or may be started) and some tenant with tasks waiting runs none. */
   #next(): void {
     while (!this.#closed) {
       const idle = this.#idle();

@@ -22,7 +22,7 @@ import {
   string,
 } from './fields.js';
 import { describe } from '../core/describe-value.js';
-import { addIssue, issueToGatewayError, needs } from './issues.js';
+import { addIssue, cutAtFirstBadElements, issueToGatewayError, needs } from './issues.js';
 
 export const REASONING_EFFORTS = ['none', ...REASONING_LEVELS] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
@@ -203,50 +203,31 @@ export const acceptChatRequest: Acceptor = looseObjectAcceptor(
 const OPAQUE_PARAMS: ReadonlySet<string> = new Set(['stop', 'metadata', 'logit_bias', 'modalities']);
 
 /**
- * The arrays a refused body is diagnosed by their first bad element alone once longer than this: zod makes
- * an issue of every bad element, and a body of millions (4M numbers as `stop`, 2.7M `{}` as `tools`, within
- * the 8 MiB cap) held the event loop 10-20 s and took the heap to 3 GB before its 400 (found from outside).
+ * Long arrays are diagnosed by their first bad element (issues.ts cutAtFirstBadElements: zod makes an issue
+ * of every bad element, and 4M numbers as `stop` or 2.7M `{}` as `tools` held the event loop 10-20 s).
+ * `tools`, `stop` and `modalities` are cut before the acceptor too, whose per-field schemas parse a whole
+ * array (a long one is rare in a valid request); `messages` only once the acceptor refused (it stops at
+ * the first bad message itself).
  */
-const DIAGNOSED_WHOLE = 64;
-/**
- * Checked before the acceptor too, whose per-field schemas parse a whole array (a long one is rare in a
- * valid request); `messages` only once the acceptor refused (it stops at the first bad message itself).
- */
-const ELEMENTS_FIRST: ReadonlyArray<readonly [string, z.ZodType]> = [
+const ELEMENTS: ReadonlyMap<string, z.ZodType> = new Map<string, z.ZodType>([
   ['tools', toolsSchema.element],
   ['stop', z.string()],
   ['modalities', z.string()],
-];
-const ELEMENT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [['messages', messageSchema], ...ELEMENTS_FIRST];
-
-/**
- * `body` with each long array of `fields` cut just after its first bad element (the schema then meets one
- * bad element, at its place as sent), and how many were cut.
- */
-export function firstBadElements(body: unknown, fields = ELEMENT_SCHEMAS): { readonly body: unknown; readonly cut: number } {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { body, cut: 0 };
-  let cut = 0;
-  let copy: Record<string, unknown> | null = null;
-  for (const [field, element] of fields) {
-    const value = (body as Record<string, unknown>)[field];
-    if (!Array.isArray(value) || value.length <= DIAGNOSED_WHOLE) continue;
-    const bad = value.findIndex((v) => !element.safeParse(v).success);
-    if (bad === -1) continue;
-    copy ??= { ...(body as Record<string, unknown>) };
-    copy[field] = value.slice(0, bad + 1);
-    cut += 1;
-  }
-  return { body: copy ?? body, cut };
-}
+  ['messages', messageSchema],
+]);
+const CUT_FIRST = ['tools', 'stop', 'modalities'];
+const CUT_ON_REFUSAL = ['messages'];
+const elementOf = (field: string): z.ZodType | null => ELEMENTS.get(field) ?? null;
 
 /** Throws GatewayError (400) for the first problem; returns the typed, still-loose request. */
 export function parseChatRequest(body: unknown): ChatRequest {
-  if (firstBadElements(body, ELEMENTS_FIRST).cut === 0) {
+  const early = cutAtFirstBadElements(body, CUT_FIRST, elementOf);
+  if (early.cut === 0) {
     const accepted = acceptChatRequest(body);
     // The acceptor returns what the schema outputs, which is this type.
     if (accepted !== NOT_ACCEPTED) return accepted as ChatRequest;
   }
-  const result = compiledChatRequestSchema.safeParse(firstBadElements(body).body);
+  const result = compiledChatRequestSchema.safeParse(cutAtFirstBadElements(early.body, CUT_ON_REFUSAL, elementOf).body);
   if (!result.success) throw issueToGatewayError(result.error.issues, body, { opaque: OPAQUE_PARAMS });
   return result.data;
 }

@@ -171,7 +171,8 @@ export function parseStrictBody<T>(
   fields: readonly string[],
   options: { readonly code?: 'invalid_request' | 'invalid_body'; readonly mapping?: IssueMapping } = {},
 ): T {
-  const result = schema.safeParse(cutAtFirstBadElements(schema, body).body);
+  const shape: Record<string, unknown> = schema instanceof z.ZodObject ? schema.shape : {};
+  const result = schema.safeParse(cutAtFirstBadElements(body, fields, (field) => arrayElementOf(shape[field])).body);
   if (result.success) return result.data;
   const { issues } = result.error;
   const code = options.code ?? 'invalid_request';
@@ -208,17 +209,18 @@ function arrayElementOf(schema: unknown, depth = 0): z.ZodType | null {
 }
 
 /**
- * `body` with each long array of an object schema's fields cut just after its first bad element (checked
- * one by one, stopping there: the schema then meets one bad element, at its place as sent), and the fields
- * cut; the body itself when nothing was.
+ * `body` with each long array of `fields` cut just after its first bad element (checked one by one against
+ * `elementOf(field)`, stopping there: the schema then meets one bad element, at its place as sent), and how
+ * many were cut; the body itself when none was. The chat body (chat-request.ts) and every strict body.
  */
-export function cutAtFirstBadElements(schema: unknown, body: unknown): { readonly body: unknown; readonly cut: number } {
-  if (!(schema instanceof z.ZodObject) || body === null || typeof body !== 'object' || Array.isArray(body)) return { body, cut: 0 };
+export function cutAtFirstBadElements(body: unknown, fields: readonly string[], elementOf: (field: string) => z.ZodType | null): { readonly body: unknown; readonly cut: number } {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { body, cut: 0 };
   let copy: Record<string, unknown> | null = null;
   let cut = 0;
-  for (const [field, value] of Object.entries(body as Record<string, unknown>)) {
+  for (const field of fields) {
+    const value = (body as Record<string, unknown>)[field];
     if (!Array.isArray(value) || value.length <= CHECKED_WHOLE) continue;
-    const element = arrayElementOf((schema.shape as Record<string, unknown>)[field]);
+    const element = elementOf(field);
     if (element === null) continue;
     const bad = value.findIndex((v) => !element.safeParse(v).success);
     if (bad === -1) continue;

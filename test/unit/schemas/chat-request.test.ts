@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { firstBadElements, parseChatRequest } from '../../../src/schemas/chat-request.js';
+import { z } from 'zod';
+import { parseChatRequest } from '../../../src/schemas/chat-request.js';
+import { cutAtFirstBadElements } from '../../../src/schemas/issues.js';
 import { parseResponseRequest } from '../../../src/schemas/responses-request.js';
 import { expectRefusal, refusalOf } from './refusal.js';
 
@@ -263,12 +265,13 @@ describe('a refused body with a very long array', () => {
 
   it('is cut just after that element before the schema sees it (zod would make an issue of every bad one)', () => {
     const stop = Array.from({ length: 100_000 }, (_, i) => (i < 3 ? 'ok' : 1));
-    const cut = firstBadElements({ ...base, stop });
+    const elementOf = (field: string) => (field === 'stop' ? z.string() : null);
+    const cut = cutAtFirstBadElements({ ...base, stop }, ['stop', 'messages'], elementOf);
     expect((cut.body as { stop: unknown[] }).stop).toEqual(['ok', 'ok', 'ok', 1]);
     expect(cut.cut).toBe(1);
     // Short arrays, and long ones with nothing bad, are diagnosed as sent.
     const fine = { ...base, stop: ['a', 'b'] };
-    expect(firstBadElements(fine).body).toBe(fine);
+    expect(cutAtFirstBadElements(fine, ['stop'], elementOf).body).toBe(fine);
   });
 });
 
