@@ -5,6 +5,7 @@
  * the file's caps apply again.
  * Management scope and rate limit, 16 KiB bodies.
  */
+import type { EndpointConfig } from '../config.js';
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import { BUDGET_WINDOWS, WARNING_PERCENT, type BudgetCaps, type BudgetLevel, type BudgetWindow } from '../core/limits/budget-caps.js';
 import type { BudgetDescription } from '../core/limits/budgets.js';
@@ -19,8 +20,8 @@ const WORKSPACE_ID = /^ws_[0-9a-f]+$/;
 
 export interface BudgetServices extends Services {
   readonly budgetStore: BudgetCapsStore;
-  /** Whether the endpoint has prices in the config file: a money cap on one without is never reached. */
-  readonly isPriced: (endpointId: string) => boolean;
+  /** The endpoint's prices in the config file (the dashboard's endpoints page reads them too): a money cap on one without is never reached. */
+  readonly pricesOf: (endpointId: string) => EndpointConfig['prices'];
 }
 
 /** The money caps' fields, as the body names them. */
@@ -107,7 +108,7 @@ export function managementBudgetsRoutes(services: BudgetServices): RouteDef[] {
       const t = target(ctx, auth.project.id, level);
       const caps = parseBudget(await ctx.req.json());
       // As the config file refuses it at start: an unpriced endpoint's turns cost nothing, so the cap would never bind.
-      const moneyField = level === 'endpoint' && !services.isPriced(t.targetId) ? CENT_FIELDS.find(([k]) => caps[k] !== null && caps[k] !== undefined) : undefined;
+      const moneyField = level === 'endpoint' && services.pricesOf(t.targetId) === undefined ? CENT_FIELDS.find(([k]) => caps[k] !== null && caps[k] !== undefined) : undefined;
       if (moneyField) {
         throw new GatewayError('invalid_request', { param: moneyField[1], message: `${moneyField[1]} needs prices on the endpoint (its turns cost nothing without them); set prices in the config file, or cap tokens instead.` });
       }

@@ -40,6 +40,7 @@ import type { RouterSystem } from '../router/router-system.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import type { WebhookSystem } from '../webhook-system.js';
 import type { BatchParts } from './batches.js';
+import { endpointPrices } from '../dashboard/pages/dashboard-pages.js';
 import { dashboardRoutes, type DashboardParts } from './dashboard.js';
 import type { ExecParts } from './exec.js';
 import type { LimitsParts } from './limits.js';
@@ -73,12 +74,6 @@ export interface RouteParts {
   readonly metricsScrapeToken: string | null;
 }
 
-/** Endpoints with prices in the config file. */
-function pricedEndpoints(config: Config): (endpointId: string) => boolean {
-  const priced = new Set(config.projects.flatMap((project) => project.endpoints.filter((e) => e.prices !== undefined).map((e) => e.id)));
-  return (endpointId) => priced.has(endpointId);
-}
-
 /** Every implemented route but /metrics (whose place depends on the metrics listener: http.ts). */
 export function gatewayRoutes(p: RouteParts): RouteDef[] {
   const { services, chatServices, routerChatServices, routing, upstream, exec } = p;
@@ -101,7 +96,7 @@ export function gatewayRoutes(p: RouteParts): RouteDef[] {
     ...audioRoutes({ ...chatServices, audio: p.config.audio }),
     ...realtimeHttpRoutes(chatServices),
     ...managementKeysRoutes({ ...services, keys: p.storage.catalogStore, roleOf: p.roleOf }),
-    ...managementBudgetsRoutes({ ...services, budgetStore: p.limits.usageStore, isPriced: pricedEndpoints(p.config) }),
+    ...managementBudgetsRoutes({ ...services, budgetStore: p.limits.usageStore, pricesOf: endpointPrices(p.config) }),
     ...managementUsageRoutes({ ...services, usageReader: p.limits.usageStore }),
     ...webhooksRoutes({ ...services, webhooks: p.webhooks.manager }),
     ...testEventRoutes(p.testing.events, p.webhooks.outbox),
