@@ -18,6 +18,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, PingRequestSc
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { issueToGatewayError } from '../schemas/issues.js';
+import { safeParseCut } from '../schemas/long-arrays.js';
 
 /** JSON-RPC's implementation-defined server error range: the refusal's envelope (in `data`) says which. */
 export const RATE_LIMITED = -32000;
@@ -67,7 +68,7 @@ const REQUEST_SCHEMAS: ReadonlyMap<string, z.ZodType> = new Map<string, z.ZodTyp
 export function paramsError(request: { readonly method: string; readonly params?: unknown }): GatewayError | null {
   const schema = REQUEST_SCHEMAS.get(request.method);
   if (!schema) return null;
-  const result = schema.safeParse(request);
+  const result = safeParseCut(schema, request);
   if (result.success) return null;
   const e = issueToGatewayError(result.error.issues, request);
   return new GatewayError('invalid_body', { param: e.param, message: e.message });

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { absentIfNull, LANGUAGE_CODE, LANGUAGE_RULE, nonEmptyString, numberBetween, oneOf, string } from './fields.js';
 import { issueToGatewayError } from './issues.js';
+import { safeParseCut } from './long-arrays.js';
 
 export const TRANSCRIPT_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt', 'diarized_json'] as const;
 export const SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
@@ -23,7 +24,7 @@ const speechSchema = z.looseObject({
 export type SpeechRequest = z.infer<typeof speechSchema>;
 
 export function parseSpeechRequest(body: unknown): SpeechRequest {
-  const result = speechSchema.safeParse(body);
+  const result = safeParseCut(speechSchema, body);
   if (!result.success) throw issueToGatewayError(result.error.issues, body);
   return result.data;
 }

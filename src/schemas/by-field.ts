@@ -10,6 +10,7 @@
  * as that schema would (docs/decisions.md "Hot-path choices").
  */
 import { z } from 'zod';
+import { checksLongCollection, reachesCollection } from './long-arrays.js';
 
 export const NOT_ACCEPTED: unique symbol = Symbol('not accepted');
 
@@ -19,7 +20,11 @@ export type Acceptor = (value: unknown) => unknown;
 export function compiledAcceptor(schema: z.ZodType): Acceptor {
   // strict: a schema the compiler cannot model fails at import, in every test run, rather than going slow.
   const compiled = z.compile(schema, { strict: true });
+  // A long array or record goes to the whole schema's cut (long-arrays.ts): parsed here, millions of bad
+  // entries would each make an issue. A string or a number is never one, and costs a typeof.
+  const guarded = reachesCollection(schema);
   return (value) => {
+    if (guarded && typeof value === 'object' && checksLongCollection(schema, value)) return NOT_ACCEPTED;
     const result = compiled.safeParse(value);
     return result.success ? result.data : NOT_ACCEPTED;
   };

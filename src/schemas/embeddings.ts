@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { absentIfNull, nonEmptyString, oneOf, positiveInteger, string } from './fields.js';
 import { addIssue, issueToGatewayError, needs } from './issues.js';
+import { safeParseCut } from './long-arrays.js';
 
 /** One text, or the token ids of one text. */
 export type EmbeddingInput = string | readonly string[] | readonly number[] | readonly (readonly number[])[];
@@ -63,7 +64,7 @@ const embeddingsSchema = z.looseObject(
 export type EmbeddingsRequest = z.infer<typeof embeddingsSchema>;
 
 export function parseEmbeddingsRequest(body: unknown): EmbeddingsRequest {
-  const result = embeddingsSchema.safeParse(body);
+  const result = safeParseCut(embeddingsSchema, body);
   if (!result.success) throw issueToGatewayError(result.error.issues, body);
   return result.data;
 }

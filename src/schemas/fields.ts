@@ -50,9 +50,13 @@ export function oneOf<const T extends readonly [string, ...string[]]>(values: T)
   return z.enum(values, needs(`must be one of ${values.join(', ')}`));
 }
 
-/** A JSON object (e.g. a JSON schema) whose inside the gateway forwards without looking. */
-export const jsonObject = (requirement = 'must be a JSON object'): z.ZodRecord<z.ZodString, z.ZodUnknown> =>
-  z.record(z.string(), z.unknown(), needs(requirement));
+/**
+ * A JSON object (e.g. a JSON schema) whose inside the gateway forwards without looking. Not a z.record:
+ * that copies every key into a new object, and an object of 300,000 keys (a `logit_bias` within the body
+ * cap) took ~0.2 s a parse, twice a request (found from outside); the object is passed on as parsed.
+ */
+export const jsonObject = (requirement = 'must be a JSON object'): z.ZodType<Record<string, unknown>> =>
+  z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), needs(requirement));
 
 /** SPEC "Other limits": metadata on chat requests and on webhook endpoints. */
 const MAX_METADATA_PAIRS = 16;

@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { describe } from '../core/describe-value.js';
 import { ERROR_CATALOGUE, GatewayError, type ErrorCode } from '../errors.js';
+import { safeParseCut } from './long-arrays.js';
 
 type Issue = z.core.$ZodIssue;
 type PathSegment = PropertyKey;
@@ -171,8 +172,7 @@ export function parseStrictBody<T>(
   fields: readonly string[],
   options: { readonly code?: 'invalid_request' | 'invalid_body'; readonly mapping?: IssueMapping } = {},
 ): T {
-  const shape: Record<string, unknown> = schema instanceof z.ZodObject ? schema.shape : {};
-  const result = schema.safeParse(cutAtFirstBadElements(body, fields, (field) => arrayElementOf(shape[field])).body);
+  const result = safeParseCut(schema, body);
   if (result.success) return result.data;
   const { issues } = result.error;
   const code = options.code ?? 'invalid_request';
@@ -185,50 +185,6 @@ export function parseStrictBody<T>(
   }
   const e = issueToGatewayError(issues, body, options.mapping);
   return throwAs(code, e);
-}
-
-/**
- * Arrays a body is checked by their first bad element alone once longer than this: zod makes an issue of
- * every bad element, and a body of millions (4M numbers as a Responses `input`, within the 8 MiB cap)
- * held the event loop 6-8 s and took the heap to 2 GB before its 400 (found from outside).
- */
-export const CHECKED_WHOLE = 64;
-
-/** The element schema of a field that holds an array (through optional, nullable and unions), or null. */
-function arrayElementOf(schema: unknown, depth = 0): z.ZodType | null {
-  if (depth > 4) return null;
-  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) return arrayElementOf(schema.unwrap(), depth + 1);
-  if (schema instanceof z.ZodArray) return schema.element as z.ZodType;
-  if (schema instanceof z.ZodUnion) {
-    for (const option of schema.options) {
-      const element = arrayElementOf(option, depth + 1);
-      if (element) return element;
-    }
-  }
-  return null;
-}
-
-/**
- * `body` with each long array of `fields` cut just after its first bad element (checked one by one against
- * `elementOf(field)`, stopping there: the schema then meets one bad element, at its place as sent), and how
- * many were cut; the body itself when none was. The chat body (chat-request.ts) and every strict body.
- */
-export function cutAtFirstBadElements(body: unknown, fields: readonly string[], elementOf: (field: string) => z.ZodType | null): { readonly body: unknown; readonly cut: number } {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { body, cut: 0 };
-  let copy: Record<string, unknown> | null = null;
-  let cut = 0;
-  for (const field of fields) {
-    const value = (body as Record<string, unknown>)[field];
-    if (!Array.isArray(value) || value.length <= CHECKED_WHOLE) continue;
-    const element = elementOf(field);
-    if (element === null) continue;
-    const bad = value.findIndex((v) => !element.safeParse(v).success);
-    if (bad === -1) continue;
-    copy ??= { ...(body as Record<string, unknown>) };
-    copy[field] = value.slice(0, bad + 1);
-    cut += 1;
-  }
-  return { body: copy ?? body, cut };
 }
 
 /** The issue's own code stays (unsupported_parameter, ...); only the generic one becomes the family's. */

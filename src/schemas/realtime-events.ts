@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { absentIfNull, integer, languageCode, nonEmptyString, numberBetween, string } from './fields.js';
 import { issueToGatewayError, needs } from './issues.js';
+import { safeParseCut } from './long-arrays.js';
 import { betaSessionFromGa, type Dialect } from '../core/realtime/dialect.js';
 
 const eventId = absentIfNull(string());
@@ -115,7 +116,7 @@ export function parseClientEvent(data: Buffer, isBinary: boolean): Parsed {
   if (!CLIENT_EVENT_TYPES.includes(obj.type)) {
     return fail(new GatewayError('unknown_event', { param: 'type', message: `Unknown client event type ${JSON.stringify(obj.type)}; supported: ${CLIENT_EVENT_TYPES.join(', ')}.` }), id);
   }
-  const result = clientEventSchema.safeParse(raw);
+  const result = safeParseCut(clientEventSchema, raw);
   if (!result.success) return fail(issueToGatewayError(result.error.issues, raw), id);
   const event = result.data;
   const rawSession = obj.session as Record<string, unknown>;

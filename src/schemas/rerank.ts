@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { absentIfNull, boolean, integer, nonEmptyString, string } from './fields.js';
 import { issueToGatewayError, needs } from './issues.js';
+import { safeParseCut } from './long-arrays.js';
 
 const DOCUMENT_RULE = 'must be a string or an object with a string text';
 const document = z.union([z.string(needs(DOCUMENT_RULE)), z.looseObject({ text: z.string(needs(DOCUMENT_RULE)) }, needs(DOCUMENT_RULE))], needs(DOCUMENT_RULE));
@@ -31,13 +32,13 @@ export type RerankRequest = z.infer<typeof rerankSchema>;
 export type ScoreRequest = z.infer<typeof scoreSchema>;
 
 export function parseRerankRequest(body: unknown): RerankRequest {
-  const result = rerankSchema.safeParse(body);
+  const result = safeParseCut(rerankSchema, body);
   if (!result.success) throw issueToGatewayError(result.error.issues, body);
   return result.data;
 }
 
 export function parseScoreRequest(body: unknown): ScoreRequest {
-  const result = scoreSchema.safeParse(body);
+  const result = safeParseCut(scoreSchema, body);
   if (!result.success) throw issueToGatewayError(result.error.issues, body);
   return result.data;
 }

@@ -57,6 +57,8 @@ const CASES: Case[] = [
   ['a body that is not JSON', 'chat', '{"model":', 400, 'invalid_request_error', 'invalid_json', null],
   ['an embedding endpoint', 'embed', base, 400, 'invalid_request_error', 'invalid_request', null],
   ['a suspended endpoint', 'paused', base, 503, 'server_error', 'endpoint_unavailable', null],
+  // 300,000 bad tool calls in one message (2.4 MB): diagnosed whole, zod overflowed its stack and the answer was a 500.
+  ['a huge list of bad tool calls in one message', 'chat', { ...base, messages: [...user, { role: 'assistant', content: null, tool_calls: Array.from({ length: 300_000 }, () => 1) }] }, 400, 'invalid_request_error', 'invalid_request', 'messages[1].tool_calls[0]'],
   ['an input that clearly exceeds the window', 'small', { ...base, max_tokens: 10, messages: [{ role: 'user', content: 'word '.repeat(400) }] }, 400, 'invalid_request_error', 'context_length_exceeded', 'max_tokens'],
 ];
 

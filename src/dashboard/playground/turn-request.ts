@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { AUGMENT_HEADER, FEATURE_HEADERS, type HarnessFeature } from '../../core/chat/header-flags.js';
 import { issueToGatewayError, needs } from '../../schemas/issues.js';
+import { safeParseCut } from '../../schemas/long-arrays.js';
 
 /** The conversation is kept in the page; a long one is still one request's worth, not a transcript store. */
 export const MAX_PLAYGROUND_MESSAGES = 200;
@@ -57,7 +58,7 @@ const turnSchema = z.object(
 export type PlaygroundTurn = z.infer<typeof turnSchema>;
 
 export function parsePlaygroundTurn(body: unknown): PlaygroundTurn {
-  const result = turnSchema.safeParse(body);
+  const result = safeParseCut(turnSchema, body);
   if (!result.success) throw issueToGatewayError(result.error.issues, body);
   return result.data;
 }

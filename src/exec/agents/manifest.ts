@@ -22,6 +22,7 @@ import { manifestBoundsProblem } from '../../core/exec/schema-bounds.js';
 import { canonicalJson, createSchemaCompiler, type SchemaCompiler } from '../../core/exec/schema-compiler.js';
 import type { Manifest } from './records.js';
 import { requirementOf } from '../../schemas/issues.js';
+import { safeParseCut } from '../../schemas/long-arrays.js';
 
 export const TOOL_NAME = /^[a-zA-Z0-9_.-]{1,64}$/;
 export const REGISTRATION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -68,7 +69,7 @@ export type ManifestCheck = { readonly ok: true; readonly message: EnrollMessage
 
 /** Parses an `enroll` message (already JSON-decoded) and checks the bounds of its schemas; compiles nothing. */
 export function parseEnroll(raw: unknown): ManifestCheck {
-  const parsed = enrollSchema.safeParse(raw);
+  const parsed = safeParseCut(enrollSchema, raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue ? renderPath(issue.path) : '';

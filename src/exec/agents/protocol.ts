@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { requirementOf } from '../../schemas/issues.js';
+import { safeParseCut } from '../../schemas/long-arrays.js';
 
 /** SPEC "Execution surface errors": enrollment protocol codes, sent in-band, never retryable. */
 export type EnrollErrorCode = 'exec_manifest_invalid' | 'agent_name_in_use' | 'agent_name_conflict';
@@ -45,7 +46,7 @@ export type RuntimeMessage =
 
 export function parseRuntimeMessage(raw: unknown): RuntimeMessage {
   if (raw !== null && typeof raw === 'object' && (raw as { type?: unknown }).type === 'enroll') return { kind: 'enroll' };
-  const parsed = runtimeSchema.safeParse(raw);
+  const parsed = safeParseCut(runtimeSchema, raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'type';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { parseChatRequest } from '../../../src/schemas/chat-request.js';
-import { cutAtFirstBadElements } from '../../../src/schemas/issues.js';
+import { chatRequestSchema, parseChatRequest } from '../../../src/schemas/chat-request.js';
+import { cutLongCollections, safeParseCut } from '../../../src/schemas/long-arrays.js';
 import { parseResponseRequest } from '../../../src/schemas/responses-request.js';
 import { expectRefusal, refusalOf } from './refusal.js';
 
@@ -265,13 +265,40 @@ describe('a refused body with a very long array', () => {
 
   it('is cut just after that element before the schema sees it (zod would make an issue of every bad one)', () => {
     const stop = Array.from({ length: 100_000 }, (_, i) => (i < 3 ? 'ok' : 1));
-    const elementOf = (field: string) => (field === 'stop' ? z.string() : null);
-    const cut = cutAtFirstBadElements({ ...base, stop }, ['stop', 'messages'], elementOf);
-    expect((cut.body as { stop: unknown[] }).stop).toEqual(['ok', 'ok', 'ok', 1]);
+    const schema = z.object({ stop: z.array(z.string()), messages: z.array(z.string()) });
+    const cut = cutLongCollections(schema, { stop, messages: ['a'] });
+    expect((cut.value as { stop: unknown[] }).stop).toEqual(['ok', 'ok', 'ok', 1]);
     expect(cut.cut).toBe(1);
     // Short arrays, and long ones with nothing bad, are diagnosed as sent.
-    const fine = { ...base, stop: ['a', 'b'] };
-    expect(cutAtFirstBadElements(fine, ['stop'], elementOf).body).toBe(fine);
+    const fine = { stop: ['a', 'b'], messages: Array.from({ length: 100 }, () => 'm') };
+    expect(cutLongCollections(schema, fine).value).toBe(fine);
+  });
+
+  it('is cut at any depth: inside a message, a tool call list, a prediction, a record', () => {
+    const many = (n: number, v: unknown) => Array.from({ length: n }, () => v);
+    const text = { type: 'text', text: 'a' };
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['content', { messages: [{ role: 'user', content: [...many(80, text), 7, ...many(500_000, 7)] }] }, 'messages[0].content[80]'],
+      ['tool_calls', { messages: [{ role: 'assistant', content: null, tool_calls: many(500_000, 1) }] }, 'messages[0].tool_calls[0]'],
+      ['a later message', { messages: [...many(99, { role: 'user', content: 'x' }), { role: 'user', content: many(500_000, 1) }] }, 'messages[99].content[0]'],
+      ['prediction', { prediction: { type: 'content', content: many(500_000, 1) } }, 'prediction.content[0]'],
+    ];
+    for (const [, overrides, param] of cases) {
+      // Diagnosed whole, each took seconds, and the tool calls overflowed the stack (a 500).
+      expect(refusalOf(() => parseChatRequest({ ...base, ...overrides })).param).toBe(param);
+      expect(cutLongCollections(chatRequestSchema, { ...base, ...overrides }).cut).toBe(1);
+    }
+    const record = z.record(z.string(), z.number());
+    const entries = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, i === 70 ? 'x' : i]));
+    expect(Object.keys(cutLongCollections(record, entries).value as object)).toHaveLength(71);
+  });
+
+  it('leaves a union alone where the value does not pick its option', () => {
+    const schema = z.union([z.array(z.number()).max(3), z.array(z.unknown())]);
+    const sent = [1, 'x', ...Array.from({ length: 100 }, () => 2)];
+    expect(cutLongCollections(schema, sent).cut).toBe(0);
+    const parsed = safeParseCut(schema, sent);
+    expect(parsed.success && parsed.data).toEqual(sent);
   });
 });
 
