@@ -4,6 +4,12 @@ import type { ArgumentsVerdict } from '../core/exec/schema-compiler.js';
 /** workers/tokens.ts: exact token counts with tiktoken (cl100k_base), one count per text. */
 export interface CountTokensInput {
   readonly texts: readonly string[];
+  /**
+   * Counting may stop once the total passes this: the counts then add up to more than it, and are not
+   * all exact (the texts not reached count 0). A prompt far over every window is refused without its whole
+   * count (an 8 MB run of CJK text cost one pool thread ~10 s).
+   */
+  readonly stopAbove?: number;
 }
 export type CountTokensOutput = number[];
 

@@ -71,6 +71,14 @@ describe('validation at the edge', () => {
     expect(await simSeq(suite.sim.url)).toBe(before);
   });
 
+  it('refuses a prompt far over the window without counting all of it', async () => {
+    // 600 KB of one CJK run against a 256-token window: counted whole it held a pool thread for seconds
+    // (~10 s at 8 MB); counting stops past twice the window, and the message says "over".
+    const res = await call(`${suite.gw.url}/${PROJECT}/small/v1/chat/completions`, { key: suite.keys.full, body: { ...base, messages: [{ role: 'user', content: '中'.repeat(200_000) }] } });
+    expectError(res, 400, 'context_length_exceeded', 'messages');
+    expect((res.body as { error: { message: string } }).error.message).toMatch(/the input alone is over \d+ tokens/);
+  });
+
   it('lists the supported values when an effort cannot be honoured', async () => {
     const res = await call(`${suite.gw.url}/${PROJECT}/reasoner/v1/chat/completions`, { key: suite.keys.full, body: { ...base, reasoning_effort: 'none' } });
     expect((res.body as { error: { message: string } }).error.message).toMatch(/low.*medium.*high/);

@@ -95,7 +95,7 @@ async function serveTurn(services: ChatServices, input: ChatTurnInput): Promise<
   const speech = planSpeech(services, audio.account, chat);
   const reasoning = resolveReasoning(chat, endpoint.model);
   const tier = resolveServiceTier(chat.service_tier);
-  const fits = (c: ChatRequest) => checkContextWindow(c, endpoint.model.context_window, async (texts) => services.pool.countTokens({ texts }, req.signal), harness.maxOutputTokensClamp);
+  const fits = (c: ChatRequest) => checkContextWindow(c, endpoint.model.context_window, async (texts, stopAbove) => services.pool.countTokens({ texts, stopAbove }, req.signal), harness.maxOutputTokensClamp);
   let before: ContextVerdict;
   if (harness.compaction) {
     const account = { projectId: auth.project.id, workspaceId, keyId: auth.key.id, multiplier: tier.multiplier };

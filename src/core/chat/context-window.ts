@@ -19,7 +19,8 @@ export interface ContextInput {
   readonly max_completion_tokens?: number | null | undefined;
 }
 
-export type CountTokens = (texts: string[]) => Promise<number[]>;
+/** The texts' token counts; once their total passes `stopAbove`, the rest may be left uncounted. */
+export type CountTokens = (texts: string[], stopAbove: number) => Promise<number[]>;
 
 export interface ContextVerdict {
   /** Exact-ish input count, or null when the byte bound already proved the request fits. */
@@ -92,8 +93,11 @@ async function countedVerdict(
   countTokens: CountTokens,
   clamp: boolean,
 ): Promise<ContextVerdict> {
-  const counts = await countTokens(texts);
+  // Past twice the window every verdict below is already decided (refusal needs 1/COUNT_TOLERANCE of it).
+  const stopAbove = 2 * window;
+  const counts = await countTokens(texts, stopAbove);
   const input = counts.reduce((a, b) => a + b, fixedTokens);
+  const about = input > stopAbove ? 'over' : 'about';
   if (clamp && output) {
     const room = Math.max(1, window - Math.ceil(input * CLAMP_MARGIN));
     return { inputTokens: input, clamp: output.value > room ? { field: output.field, value: room } : null };
@@ -103,14 +107,14 @@ async function countedVerdict(
     throw new GatewayError('context_length_exceeded', {
       param: 'max_tokens',
       message:
-        `The model's context window is ${window} tokens. The input is about ${input} tokens, which leaves ${left} for output, ` +
+        `The model's context window is ${window} tokens. The input is ${about} ${input} tokens, which leaves ${left} for output, ` +
         `but ${output.field} asks for ${output.value}. Lower ${output.field}, shorten the input, or opt into clamping with X-Service-Augment-Max-Output-Tokens-Clamp: on.`,
     });
   }
   if (!output && input * COUNT_TOLERANCE > window) {
     throw new GatewayError('context_length_exceeded', {
       param: 'messages',
-      message: `The model's context window is ${window} tokens and the input alone is about ${input} tokens. Shorten the input.`,
+      message: `The model's context window is ${window} tokens and the input alone is ${about} ${input} tokens. Shorten the input.`,
     });
   }
   return { inputTokens: input, clamp: null };
