@@ -321,11 +321,12 @@ describe('relay mode', () => {
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { type: string; session?: Record<string, unknown> })
       .filter((e) => e.type === 'transcription_session.update');
-    expect(updates.map((u) => u.session?.input_audio_transcription)).toEqual([{ model: 'sim-realtime', language: 'de', prompt: 'Fachbegriffe' }, undefined]);
+    // The gateway's own update on connect first (the endpoint's model), then the client's two.
+    expect(updates.map((u) => u.session?.input_audio_transcription)).toEqual([{ model: 'sim-realtime' }, { model: 'sim-realtime', language: 'de', prompt: 'Fachbegriffe' }, undefined]);
     c.close();
   });
 
-  it('tells the upstream the endpoint model once, with the first update, even when that update has no transcription', async () => {
+  it('tells the upstream the endpoint model once, on connect, and forwards later updates without a transcription as sent', async () => {
     const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
     await c.next('transcription_session.created');
     c.send({ type: 'transcription_session.update', event_id: 'model-once-1', session: { turn_detection: null } });
@@ -339,7 +340,23 @@ describe('relay mode', () => {
       .map((line) => JSON.parse(line) as { type: string; session?: Record<string, unknown> })
       .filter((e) => e.type === 'transcription_session.update')
       .map((e) => e.session);
-    expect(sessions).toEqual([{ input_audio_transcription: { model: 'sim-realtime' }, turn_detection: null }, { turn_detection: null }]);
+    expect(sessions).toEqual([{ input_audio_transcription: { model: 'sim-realtime' } }, { turn_detection: null }, { turn_detection: null }]);
+    c.close();
+  });
+
+  // Regression: a client that sent no update left the upstream on its own default model, not the endpoint's.
+  it('tells the upstream the endpoint model on connect, without a client update, and shows the client that model', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
+    const created = await c.next('transcription_session.created');
+    expect(created.session).toMatchObject({ id: 'sess_sim', input_audio_transcription: { model: 'model-live-relay' } });
+    c.send(appendEvent(speak('no update sent')));
+    c.send({ type: 'input_audio_buffer.commit', event_id: 'no-update-commit' });
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('no update sent');
+    // The upstream's answer to the gateway's own update is not the client's.
+    expect(c.events.filter((e) => e.type === 'transcription_session.updated')).toEqual([]);
+    const upstream = await waitForSim(sim.url, (r) => r.path === '/v1/realtime' && r.body.includes('no-update-commit'));
+    const first = JSON.parse(upstream.body.split('\n')[0] ?? '{}') as { type: string; session?: Record<string, unknown> };
+    expect(first).toMatchObject({ type: 'transcription_session.update', session: { input_audio_transcription: { model: 'sim-realtime' } } });
     c.close();
   });
 
