@@ -360,6 +360,27 @@ describe('relay mode', () => {
     c.close();
   });
 
+  // Regression: relay forwarded a commit of under 100 ms, which segment mode refuses with an error event.
+  it('refuses a commit of less than 100 ms with input_audio_buffer_commit_empty, as segment mode does, and never sends it up', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
+    await c.next('transcription_session.created');
+    c.send({ type: 'transcription_session.update', session: { turn_detection: null } });
+    await c.next('transcription_session.updated');
+    c.send({ type: 'input_audio_buffer.commit', event_id: 'empty-commit' });
+    expectErrorEvent(await c.next('error'), 'input_audio_buffer_commit_empty', null, 'empty-commit');
+    c.send(appendEvent(speak('hi'))); // 20 ms
+    c.send({ type: 'input_audio_buffer.commit', event_id: 'short-commit' });
+    expectErrorEvent(await c.next('error'), 'input_audio_buffer_commit_empty', null, 'short-commit');
+    c.send(appendEvent(speak(' there, long enough')));
+    c.send({ type: 'input_audio_buffer.commit', event_id: 'long-commit' });
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('hi there, long enough');
+    const upstream = await waitForSim(sim.url, (r) => r.path === '/v1/realtime' && r.body.includes('long-commit'));
+    expect(upstream.body).not.toContain('empty-commit');
+    expect(upstream.body).not.toContain('short-commit');
+    expect(c.events.filter((e) => e.type === 'input_audio_buffer.committed')).toHaveLength(1);
+    c.close();
+  });
+
   it('relays server VAD turns from the upstream', async () => {
     const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
     await c.next('transcription_session.created');

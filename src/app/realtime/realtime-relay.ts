@@ -15,7 +15,7 @@ import { pcm16DurationMs } from '../../core/audio/wav.js';
 import { isPromise } from '../../core/coordination/admission-port.js';
 import { parseClientEvent } from '../../schemas/realtime-events.js';
 import { GatewayError } from '../../errors.js';
-import { applyUpdate, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SegmentVerdict, type SessionState } from './realtime-session.js';
+import { applyUpdate, commitRefusal, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SegmentVerdict, type SessionState } from './realtime-session.js';
 import type { RealtimeSession, RealtimeSocket } from './realtime-socket.js';
 
 type Json = Record<string, unknown>;
@@ -92,6 +92,11 @@ export class RelaySession implements RealtimeSession {
       this.#io.countAudio(parsed.pcm.length);
     }
     else if (event.type === 'input_audio_buffer.clear') this.#appended = 0;
+    else if (event.type === 'input_audio_buffer.commit') {
+      // Refused here as segment mode refuses it, not left to the upstream, which may commit any length.
+      const refused = commitRefusal(Math.round(pcm16DurationMs(this.#appended, PCM16_RATE)));
+      if (refused) return this.#io.error(refused, event.event_id ?? null);
+    }
     this.#toUpstream(text);
   }
 

@@ -88,6 +88,15 @@ export function sessionObject(id: string, state: SessionState): Record<string, u
   };
 }
 
+/** The least audio a client commit may cut, in either mode (docs/realtime.md, "Client events"). */
+const MIN_COMMIT_MS = 100;
+
+/** The error a client commit of `ms` milliseconds of buffered audio gets, or null when that is enough. */
+export function commitRefusal(ms: number): GatewayError | null {
+  if (ms >= MIN_COMMIT_MS) return null;
+  return new GatewayError('input_audio_buffer_commit_empty', { message: `Cannot commit: the buffer holds ${ms} ms of audio; at least ${MIN_COMMIT_MS} ms are needed.` });
+}
+
 /** A segment's admission: null admitted, else the refusal its transcription answers with. */
 export type SegmentVerdict = GatewayError | null;
 
