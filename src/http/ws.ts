@@ -163,7 +163,14 @@ class SocketFacade implements WsSocket {
 
 export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOptions, opts: WsOptions): WsRegistry {
   const open = new Set<WebSocket<UserData>>();
-  for (const route of opts.routes) app.ws<UserData>(toUwsPattern(route.pattern), wsBehavior(route, uwsCompression, opts, open));
+  for (const route of opts.routes) {
+    const behavior = wsBehavior(route, uwsCompression, opts, open);
+    const pattern = toUwsPattern(route.pattern);
+    app.ws<UserData>(pattern, behavior);
+    // Every HTTP route takes a trailing slash (route-table.ts); uWS's router does not, so without this the
+    // upgrade on `/v1/realtime/` fell through to the plain-GET route and got 426. A `*` tail takes it already.
+    if (!pattern.endsWith('*')) app.ws<UserData>(`${pattern}/`, behavior);
+  }
   return createWsRegistry(open, opts);
 }
 

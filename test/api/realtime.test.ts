@@ -437,6 +437,17 @@ describe('upgrade', () => {
     expect(res.status).toBe(401);
   });
 
+  // Regression: every HTTP route takes a trailing slash (http/route-table.ts), but on the realtime path the
+  // upgrade fell through to the plain-GET route and got 426.
+  it.each([
+    ['/', 'transcription_session.created'],
+    ['/?model=gpt-4o-transcribe', 'session.created'],
+  ])('upgrades with a trailing slash on the path (%s), as every route takes one', async (tail, created) => {
+    const c = await openRealtime(`${wsUrl('live')}${tail}`, { key: keys.full });
+    await c.next(created);
+    c.close();
+  });
+
   it('answers a plain GET with 426 upgrade_required', async () => {
     const res = await fetch(`${gw.url}${path('live')}`, { headers: { authorization: `Bearer ${keys.full}` } });
     expect(res.status).toBe(426);
