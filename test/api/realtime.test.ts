@@ -87,7 +87,10 @@ describe('segment mode', () => {
     const stopped = await c.next('input_audio_buffer.speech_stopped');
     expect(started.item_id).toBe(stopped.item_id);
     expect(started.audio_start_ms).toBe(0); // speech at 100 ms, minus 100 ms of prefix padding
-    expect(stopped.audio_end_ms).toBe(220); // speech ends at 210 ms, inside the 20 ms frame [200, 220)
+    // Regression: audio_end_ms was 220, the end of the last speech frame; OpenAI's includes the silence
+    // that confirmed the stop ("the end of audio sent to the model"). Speech ends at 210 ms, inside the
+    // 20 ms frame [200, 220); 200 ms of silence (silence_ms here) confirm it.
+    expect(stopped.audio_end_ms).toBe(420);
     const transcripts: string[] = [];
     for (let i = 0; i < 3; i++) transcripts.push(String((await c.next('conversation.item.input_audio_transcription.completed')).transcript));
     expect(transcripts).toEqual(['first words', 'then more', 'last one']);
@@ -103,14 +106,14 @@ describe('segment mode', () => {
     // Ten symbols of 10 ms each: every part is a whole number of 20 ms frames.
     for (const part of chunks(Buffer.concat([silence(100), speak('first turn'), silence(400)]))) c.send(appendEvent(part));
     expect((await c.next('input_audio_buffer.speech_started')).audio_start_ms).toBe(0);
-    expect((await c.next('input_audio_buffer.speech_stopped')).audio_end_ms).toBe(200);
+    expect((await c.next('input_audio_buffer.speech_stopped')).audio_end_ms).toBe(400);
     c.send({ type: 'transcription_session.update', session: { input_audio_transcription: { language: 'de' } } });
     await c.next('transcription_session.updated');
     for (const part of chunks(Buffer.concat([silence(1000), speak('second one'), silence(400)]))) c.send(appendEvent(part));
     const started = await c.next('input_audio_buffer.speech_started');
     const stopped = await c.next('input_audio_buffer.speech_stopped');
-    // Speech at 1600 ms, minus the 100 ms prefix padding; it ends at 1700 ms.
-    expect({ start: started.audio_start_ms, end: stopped.audio_end_ms }).toEqual({ start: 1500, end: 1700 });
+    // Speech at 1600 ms, minus the 100 ms prefix padding; it ends at 1700 ms, and 200 ms of silence confirm it.
+    expect({ start: started.audio_start_ms, end: stopped.audio_end_ms }).toEqual({ start: 1500, end: 1900 });
     expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('first turn');
     expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('second one');
     c.close();
