@@ -53,8 +53,11 @@ export interface WsSession {
   drainFirst?(): Promise<void> | null;
   /** The client sent more than its cap allows to wait; called before the socket is ended with 1008. */
   overflow?(buffered: number): void;
-  /** The client sent a message over the cap (never delivered); called before the socket is ended with 1009. */
-  tooLarge?(bytes: number): void;
+  /**
+   * The client sent a message over the cap (never delivered): called before the socket is ended with 1009,
+   * or, with null, before `closed` when uWS dropped the connection on a frame past its own ceiling.
+   */
+  tooLarge?(bytes: number | null): void;
 }
 
 export interface WsAccept {
@@ -113,6 +116,8 @@ const UWS_MAX_BACKPRESSURE = 64 * 1024 * 1024;
 const UWS_PAYLOAD_CEILING_FACTOR = 16;
 /** maxPayloadLength is an unsigned 32-bit int in uWS; stay well inside it. */
 const UWS_PAYLOAD_CEILING_MAX = 2 ** 31 - 1;
+/** The reason uWS gives `close` (code 1006) when it drops a connection on a frame past maxPayloadLength. */
+const UWS_TOO_BIG_REASON = 'Received too big message';
 
 class SocketFacade implements WsSocket {
   readonly #ws: WebSocket<UserData>;
@@ -291,7 +296,10 @@ function closeSession(ws: WebSocket<UserData>, code: number, message: ArrayBuffe
   data.facade?.markClosed();
   const session = data.session;
   data.session = null;
-  session?.closed(code, Buffer.from(message).toString('utf8'));
+  const reason = Buffer.from(message).toString('utf8');
+  // The same refusal as deliverMessage's 1009, made by uWS from the frame header: not a client that left.
+  if (code === 1006 && reason.startsWith(UWS_TOO_BIG_REASON)) session?.tooLarge?.(null);
+  session?.closed(code, reason);
 }
 
 function shutDown(ws: WebSocket<UserData>): void {

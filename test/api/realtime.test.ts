@@ -227,6 +227,24 @@ describe('message cap (audio.realtime_max_message_bytes, 4 MiB here)', () => {
     raw.socket.destroy();
   });
 
+  // Regression: a frame past uWS's own ceiling (16 times the cap) is dropped from its header, without a
+  // close frame (the client sees 1006); the session row said `aborted`, as for a client that vanished,
+  // where the same refusal of a smaller message (1009, above) says `error`.
+  it('records the session as error when a frame declares more than uWS takes, and the connection is dropped', async () => {
+    const raw = (await rawWebSocket(port(), path('live'), { authorization: `Bearer ${keys.full}` })) as RawWs;
+    const requestId = raw.headers['x-request-id'] ?? '';
+    const closed = new Promise<void>((resolve) => raw.socket.once('close', () => resolve()));
+    // A masked text frame's header declaring one byte more than the ceiling; no payload follows.
+    const head = Buffer.alloc(14);
+    head[0] = 0x81;
+    head[1] = 0x80 | 127;
+    head.writeBigUInt64BE(BigInt(16 * CAP + 1), 2);
+    raw.socket.write(head);
+    await closed;
+    expect(raw.frames.some((f) => typeof f !== 'string')).toBe(false);
+    expect((await ledger.waitForRow(requestId)).status).toBe('error');
+  });
+
   it('still takes an append just under the cap', async () => {
     const c = await manualSession();
     // The event's JSON is 47 bytes plus the base64: 3,145,692 bytes of audio make a 4,194,303-byte message.

@@ -191,7 +191,10 @@ export class SessionIo {
     this.#socket.sendAnyway(JSON.stringify(errorEvent(e, null)));
   }
 
-  /** The client sent a message over audio.realtime_max_message_bytes: the socket is ended with 1009 next. */
+  /**
+   * The client sent a message over audio.realtime_max_message_bytes: the socket is ended with 1009 next, or
+   * was dropped already (past uWS's ceiling). The gateway ended it either way: `error`, not `aborted`.
+   */
   tooLarge(): void {
     this.#outcome = 'error';
   }
