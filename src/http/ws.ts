@@ -53,8 +53,11 @@ export interface WsSession {
   drainFirst?(): Promise<void> | null;
   /** The client sent more than its cap allows to wait; called before the socket is ended with 1008. */
   overflow?(buffered: number): void;
-  /** The client sent a message over the cap (never delivered); called before the socket is ended with 1009. */
-  tooLarge?(bytes: number): void;
+  /**
+   * The client sent a message over the cap (never delivered): called before the socket is ended with 1009,
+   * or, with null, before `closed` when uWS dropped the connection on a frame past its own ceiling.
+   */
+  tooLarge?(bytes: number | null): void;
 }
 
 export interface WsAccept {
@@ -113,6 +116,8 @@ const UWS_MAX_BACKPRESSURE = 64 * 1024 * 1024;
 const UWS_PAYLOAD_CEILING_FACTOR = 16;
 /** maxPayloadLength is an unsigned 32-bit int in uWS; stay well inside it. */
 const UWS_PAYLOAD_CEILING_MAX = 2 ** 31 - 1;
+/** The reason uWS gives `close` (code 1006) when it drops a connection on a frame past maxPayloadLength. */
+const UWS_TOO_BIG_REASON = 'Received too big message';
 
 class SocketFacade implements WsSocket {
   readonly #ws: WebSocket<UserData>;
@@ -163,7 +168,14 @@ class SocketFacade implements WsSocket {
 
 export function registerWsRoutes(app: TemplatedApp, uwsCompression: CompressOptions, opts: WsOptions): WsRegistry {
   const open = new Set<WebSocket<UserData>>();
-  for (const route of opts.routes) app.ws<UserData>(toUwsPattern(route.pattern), wsBehavior(route, uwsCompression, opts, open));
+  for (const route of opts.routes) {
+    const behavior = wsBehavior(route, uwsCompression, opts, open);
+    const pattern = toUwsPattern(route.pattern);
+    app.ws<UserData>(pattern, behavior);
+    // Every HTTP route takes a trailing slash (route-table.ts); uWS's router does not, so without this the
+    // upgrade on `/v1/realtime/` fell through to the plain-GET route and got 426. A `*` tail takes it already.
+    if (!pattern.endsWith('*')) app.ws<UserData>(`${pattern}/`, behavior);
+  }
   return createWsRegistry(open, opts);
 }
 
@@ -284,7 +296,10 @@ function closeSession(ws: WebSocket<UserData>, code: number, message: ArrayBuffe
   data.facade?.markClosed();
   const session = data.session;
   data.session = null;
-  session?.closed(code, Buffer.from(message).toString('utf8'));
+  const reason = Buffer.from(message).toString('utf8');
+  // The same refusal as deliverMessage's 1009, made by uWS from the frame header: not a client that left.
+  if (code === 1006 && reason.startsWith(UWS_TOO_BIG_REASON)) session?.tooLarge?.(null);
+  session?.closed(code, reason);
 }
 
 function shutDown(ws: WebSocket<UserData>): void {

@@ -173,7 +173,8 @@ describe('GA dialect, relay mode (the upstream speaks the beta)', () => {
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(sent[0]).toEqual({ type: 'transcription_session.update', session: { input_audio_transcription: { model: 'sim-realtime', prompt: 'ga-relay-marker' }, turn_detection: null } });
+    // sent[0] is the gateway's own update on connect (the endpoint's model); then the client's, in the beta.
+    expect(sent[1]).toEqual({ type: 'transcription_session.update', session: { input_audio_transcription: { model: 'sim-realtime', prompt: 'ga-relay-marker' }, turn_detection: null } });
     expect(c.events.some((e) => e.type.startsWith('transcription_session.'))).toBe(false);
     c.close();
   });

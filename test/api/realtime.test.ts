@@ -87,7 +87,10 @@ describe('segment mode', () => {
     const stopped = await c.next('input_audio_buffer.speech_stopped');
     expect(started.item_id).toBe(stopped.item_id);
     expect(started.audio_start_ms).toBe(0); // speech at 100 ms, minus 100 ms of prefix padding
-    expect(stopped.audio_end_ms).toBe(220); // speech ends at 210 ms, inside the 20 ms frame [200, 220)
+    // Regression: audio_end_ms was 220, the end of the last speech frame; OpenAI's includes the silence
+    // that confirmed the stop ("the end of audio sent to the model"). Speech ends at 210 ms, inside the
+    // 20 ms frame [200, 220); 200 ms of silence (silence_ms here) confirm it.
+    expect(stopped.audio_end_ms).toBe(420);
     const transcripts: string[] = [];
     for (let i = 0; i < 3; i++) transcripts.push(String((await c.next('conversation.item.input_audio_transcription.completed')).transcript));
     expect(transcripts).toEqual(['first words', 'then more', 'last one']);
@@ -103,14 +106,14 @@ describe('segment mode', () => {
     // Ten symbols of 10 ms each: every part is a whole number of 20 ms frames.
     for (const part of chunks(Buffer.concat([silence(100), speak('first turn'), silence(400)]))) c.send(appendEvent(part));
     expect((await c.next('input_audio_buffer.speech_started')).audio_start_ms).toBe(0);
-    expect((await c.next('input_audio_buffer.speech_stopped')).audio_end_ms).toBe(200);
+    expect((await c.next('input_audio_buffer.speech_stopped')).audio_end_ms).toBe(400);
     c.send({ type: 'transcription_session.update', session: { input_audio_transcription: { language: 'de' } } });
     await c.next('transcription_session.updated');
     for (const part of chunks(Buffer.concat([silence(1000), speak('second one'), silence(400)]))) c.send(appendEvent(part));
     const started = await c.next('input_audio_buffer.speech_started');
     const stopped = await c.next('input_audio_buffer.speech_stopped');
-    // Speech at 1600 ms, minus the 100 ms prefix padding; it ends at 1700 ms.
-    expect({ start: started.audio_start_ms, end: stopped.audio_end_ms }).toEqual({ start: 1500, end: 1700 });
+    // Speech at 1600 ms, minus the 100 ms prefix padding; it ends at 1700 ms, and 200 ms of silence confirm it.
+    expect({ start: started.audio_start_ms, end: stopped.audio_end_ms }).toEqual({ start: 1500, end: 1900 });
     expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('first turn');
     expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('second one');
     c.close();
@@ -224,6 +227,24 @@ describe('message cap (audio.realtime_max_message_bytes, 4 MiB here)', () => {
     raw.socket.destroy();
   });
 
+  // Regression: a frame past uWS's own ceiling (16 times the cap) is dropped from its header, without a
+  // close frame (the client sees 1006); the session row said `aborted`, as for a client that vanished,
+  // where the same refusal of a smaller message (1009, above) says `error`.
+  it('records the session as error when a frame declares more than uWS takes, and the connection is dropped', async () => {
+    const raw = (await rawWebSocket(port(), path('live'), { authorization: `Bearer ${keys.full}` })) as RawWs;
+    const requestId = raw.headers['x-request-id'] ?? '';
+    const closed = new Promise<void>((resolve) => raw.socket.once('close', () => resolve()));
+    // A masked text frame's header declaring one byte more than the ceiling; no payload follows.
+    const head = Buffer.alloc(14);
+    head[0] = 0x81;
+    head[1] = 0x80 | 127;
+    head.writeBigUInt64BE(BigInt(16 * CAP + 1), 2);
+    raw.socket.write(head);
+    await closed;
+    expect(raw.frames.some((f) => typeof f !== 'string')).toBe(false);
+    expect((await ledger.waitForRow(requestId)).status).toBe('error');
+  });
+
   it('still takes an append just under the cap', async () => {
     const c = await manualSession();
     // The event's JSON is 47 bytes plus the base64: 3,145,692 bytes of audio make a 4,194,303-byte message.
@@ -321,11 +342,12 @@ describe('relay mode', () => {
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { type: string; session?: Record<string, unknown> })
       .filter((e) => e.type === 'transcription_session.update');
-    expect(updates.map((u) => u.session?.input_audio_transcription)).toEqual([{ model: 'sim-realtime', language: 'de', prompt: 'Fachbegriffe' }, undefined]);
+    // The gateway's own update on connect first (the endpoint's model), then the client's two.
+    expect(updates.map((u) => u.session?.input_audio_transcription)).toEqual([{ model: 'sim-realtime' }, { model: 'sim-realtime', language: 'de', prompt: 'Fachbegriffe' }, undefined]);
     c.close();
   });
 
-  it('tells the upstream the endpoint model once, with the first update, even when that update has no transcription', async () => {
+  it('tells the upstream the endpoint model once, on connect, and forwards later updates without a transcription as sent', async () => {
     const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
     await c.next('transcription_session.created');
     c.send({ type: 'transcription_session.update', event_id: 'model-once-1', session: { turn_detection: null } });
@@ -339,7 +361,44 @@ describe('relay mode', () => {
       .map((line) => JSON.parse(line) as { type: string; session?: Record<string, unknown> })
       .filter((e) => e.type === 'transcription_session.update')
       .map((e) => e.session);
-    expect(sessions).toEqual([{ input_audio_transcription: { model: 'sim-realtime' }, turn_detection: null }, { turn_detection: null }]);
+    expect(sessions).toEqual([{ input_audio_transcription: { model: 'sim-realtime' } }, { turn_detection: null }, { turn_detection: null }]);
+    c.close();
+  });
+
+  // Regression: a client that sent no update left the upstream on its own default model, not the endpoint's.
+  it('tells the upstream the endpoint model on connect, without a client update, and shows the client that model', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
+    const created = await c.next('transcription_session.created');
+    expect(created.session).toMatchObject({ id: 'sess_sim', input_audio_transcription: { model: 'model-live-relay' } });
+    c.send(appendEvent(speak('no update sent')));
+    c.send({ type: 'input_audio_buffer.commit', event_id: 'no-update-commit' });
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('no update sent');
+    // The upstream's answer to the gateway's own update is not the client's.
+    expect(c.events.filter((e) => e.type === 'transcription_session.updated')).toEqual([]);
+    const upstream = await waitForSim(sim.url, (r) => r.path === '/v1/realtime' && r.body.includes('no-update-commit'));
+    const first = JSON.parse(upstream.body.split('\n')[0] ?? '{}') as { type: string; session?: Record<string, unknown> };
+    expect(first).toMatchObject({ type: 'transcription_session.update', session: { input_audio_transcription: { model: 'sim-realtime' } } });
+    c.close();
+  });
+
+  // Regression: relay forwarded a commit of under 100 ms, which segment mode refuses with an error event.
+  it('refuses a commit of less than 100 ms with input_audio_buffer_commit_empty, as segment mode does, and never sends it up', async () => {
+    const c = await openRealtime(wsUrl('live-relay'), { key: keys.full });
+    await c.next('transcription_session.created');
+    c.send({ type: 'transcription_session.update', session: { turn_detection: null } });
+    await c.next('transcription_session.updated');
+    c.send({ type: 'input_audio_buffer.commit', event_id: 'empty-commit' });
+    expectErrorEvent(await c.next('error'), 'input_audio_buffer_commit_empty', null, 'empty-commit');
+    c.send(appendEvent(speak('hi'))); // 20 ms
+    c.send({ type: 'input_audio_buffer.commit', event_id: 'short-commit' });
+    expectErrorEvent(await c.next('error'), 'input_audio_buffer_commit_empty', null, 'short-commit');
+    c.send(appendEvent(speak(' there, long enough')));
+    c.send({ type: 'input_audio_buffer.commit', event_id: 'long-commit' });
+    expect((await c.next('conversation.item.input_audio_transcription.completed')).transcript).toBe('hi there, long enough');
+    const upstream = await waitForSim(sim.url, (r) => r.path === '/v1/realtime' && r.body.includes('long-commit'));
+    expect(upstream.body).not.toContain('empty-commit');
+    expect(upstream.body).not.toContain('short-commit');
+    expect(c.events.filter((e) => e.type === 'input_audio_buffer.committed')).toHaveLength(1);
     c.close();
   });
 
@@ -397,6 +456,17 @@ describe('upgrade', () => {
     const res = await rawWebSocket(port(), path('live'), { 'sec-websocket-protocol': 'realtime, openai-insecure-api-key.svc_test_bad' });
     if (!isRefused(res)) throw new Error('the upgrade was accepted');
     expect(res.status).toBe(401);
+  });
+
+  // Regression: every HTTP route takes a trailing slash (http/route-table.ts), but on the realtime path the
+  // upgrade fell through to the plain-GET route and got 426.
+  it.each([
+    ['/', 'transcription_session.created'],
+    ['/?model=gpt-4o-transcribe', 'session.created'],
+  ])('upgrades with a trailing slash on the path (%s), as every route takes one', async (tail, created) => {
+    const c = await openRealtime(`${wsUrl('live')}${tail}`, { key: keys.full });
+    await c.next(created);
+    c.close();
   });
 
   it('answers a plain GET with 426 upgrade_required', async () => {

@@ -3,9 +3,11 @@
  * Client events are checked here first (a bad one gets its `error` event and never reaches the upstream)
  * and forwarded byte for byte, except session updates: either dialect's goes up as a
  * `transcription_session.update` whose transcription model, when it has one, is the endpoint's upstream
- * model (the first update always has one). Upstream events come back as sent, except the session
- * objects, which show the client's model again, in the client's dialect. Each upstream commit is admitted as a request (limits, budgets); each completed
- * transcript is one usage row.
+ * model. The gateway's own update, sent first on connect, tells the upstream that model, so a client that
+ * never sends an update is not left on the upstream's default. Upstream events come back as sent, except
+ * the session objects, which show the client's model again, in the client's dialect, and the upstream's
+ * answer to the gateway's own update, which the client did not ask for. Each upstream commit is admitted
+ * as a request (limits, budgets); each completed transcript is one usage row.
  */
 import { WebSocket } from 'undici';
 import { audioTokensForMs, fromUsageObject, textTokens } from '../../core/audio/audio-usage.js';
@@ -13,12 +15,15 @@ import { pcm16DurationMs } from '../../core/audio/wav.js';
 import { isPromise } from '../../core/coordination/admission-port.js';
 import { parseClientEvent } from '../../schemas/realtime-events.js';
 import { GatewayError } from '../../errors.js';
-import { applyUpdate, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SegmentVerdict, type SessionState } from './realtime-session.js';
+import { applyUpdate, commitRefusal, initialState, PCM16_RATE, SessionIo, type RealtimeContext, type SegmentVerdict, type SessionState } from './realtime-session.js';
 import type { RealtimeSession, RealtimeSocket } from './realtime-socket.js';
 
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The event_id of the gateway's own update: an upstream error naming it answers that update. */
+const OWN_UPDATE_ID = 'event_switchboard_session';
 
 /** The upstream's URL: configured, or the endpoint's base URL over ws(s) at /realtime. */
 export function relayUrl(ctx: RealtimeContext): string {
@@ -40,8 +45,8 @@ export class RelaySession implements RealtimeSession {
   readonly #items = new Map<string, { bytes: number; started: number }>();
   /** Upstream events that arrived while a segment's admission was being decided (asynchronously), in order. */
   #held: string[] | null = null;
-  /** A session update carrying the endpoint's model went up. */
-  #modelSent = false;
+  /** The gateway's own update went up and the upstream has not answered it yet. */
+  #ownUpdatePending = false;
 
   constructor(socket: RealtimeSocket, ctx: RealtimeContext) {
     this.#io = new SessionIo(socket, ctx);
@@ -51,6 +56,10 @@ export class RelaySession implements RealtimeSession {
     if (key) headers.authorization = `Bearer ${key}`;
     this.#upstream = new WebSocket(relayUrl(ctx), { headers });
     this.#upstream.addEventListener('open', () => {
+      // Before anything of the client's: the session's model is the endpoint's from the first audio on.
+      const own = { type: 'transcription_session.update', event_id: OWN_UPDATE_ID, session: { input_audio_transcription: { model: ctx.endpoint.upstream.model } } };
+      this.#upstream.send(JSON.stringify(own));
+      this.#ownUpdatePending = true;
       for (const text of this.#pending) this.#upstream.send(text);
       this.#pending = [];
       this.#pendingBytes = 0;
@@ -83,23 +92,25 @@ export class RelaySession implements RealtimeSession {
       this.#io.countAudio(parsed.pcm.length);
     }
     else if (event.type === 'input_audio_buffer.clear') this.#appended = 0;
+    else if (event.type === 'input_audio_buffer.commit') {
+      // Refused here as segment mode refuses it, not left to the upstream, which may commit any length.
+      const refused = commitRefusal(Math.round(pcm16DurationMs(this.#appended, PCM16_RATE)));
+      if (refused) return this.#io.error(refused, event.event_id ?? null);
+    }
     this.#toUpstream(text);
   }
 
   /**
    * A client update as it goes up. The upstream replaces a transcription object whole, so one is sent only
-   * when the client sent one (its language, prompt and the rest kept, the model made the endpoint's), or
-   * while the upstream has not been told the endpoint's model yet (the first update). A null transcription
-   * means "unchanged" here (schemas/realtime-events.ts), so it does not go up to clear the upstream's.
+   * when the client sent one (its language, prompt and the rest kept, the model made the endpoint's); the
+   * gateway's own update told the upstream the model on connect. A null transcription means "unchanged"
+   * here (schemas/realtime-events.ts), so it does not go up to clear the upstream's.
    */
   #upstreamSession(raw: Json): Json {
-    const model = this.#io.ctx.endpoint.upstream.model;
     const session: Json = { ...raw };
     const own = raw.input_audio_transcription;
-    if (isObject(own)) session.input_audio_transcription = { ...own, model };
-    else if (!this.#modelSent) session.input_audio_transcription = { model };
+    if (isObject(own)) session.input_audio_transcription = { ...own, model: this.#io.ctx.endpoint.upstream.model };
     else delete session.input_audio_transcription;
-    this.#modelSent = true;
     return session;
   }
 
@@ -153,9 +164,17 @@ export class RelaySession implements RealtimeSession {
       return;
     }
     const type = event.type;
+    if (this.#ownUpdatePending && this.#answersOwnUpdate(event)) {
+      this.#ownUpdatePending = false;
+      // Its `updated` is not the client's to see; an error about it (the upstream refuses the endpoint's
+      // model) is, as nothing else would tell the client why its audio is not transcribed.
+      if (type === 'transcription_session.updated') return;
+    }
     if (type === 'transcription_session.created' || type === 'transcription_session.updated') {
       const session = isObject(event.session) ? { ...event.session } : {};
       if (isObject(session.input_audio_transcription)) session.input_audio_transcription = { ...session.input_audio_transcription, model: this.#state.model };
+      // `created` predates the gateway's own update: it shows the model that update sets.
+      else if (type === 'transcription_session.created') session.input_audio_transcription = { model: this.#state.model };
       const rest: Json = { ...event };
       delete rest.type;
       delete rest.session;
@@ -181,6 +200,12 @@ export class RelaySession implements RealtimeSession {
       this.#account(event, type.endsWith('completed'));
     }
     this.#io.sendText(text);
+  }
+
+  /** The upstream answers updates in order, and the gateway's own went up before any of the client's. */
+  #answersOwnUpdate(event: Json): boolean {
+    if (event.type === 'transcription_session.updated') return true;
+    return event.type === 'error' && isObject(event.error) && event.error.event_id === OWN_UPDATE_ID;
   }
 
   /** A committed segment's verdict: a refusal ends the session (SPEC Limits), else its usage is tracked. */

@@ -14,7 +14,7 @@ import { PcmBuffer } from '../../core/realtime/pcm-buffer.js';
 import { EnergyVad } from '../../core/realtime/vad.js';
 import { GatewayError } from '../../errors.js';
 import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
-import { applyUpdate, CLIENT_DEFAULT_THRESHOLD, initialState, PCM16_RATE, sessionObject, SessionIo, type RealtimeContext, type SessionState } from './realtime-session.js';
+import { applyUpdate, CLIENT_DEFAULT_THRESHOLD, commitRefusal, initialState, PCM16_RATE, sessionObject, SessionIo, type RealtimeContext, type SessionState } from './realtime-session.js';
 import { readCapped } from '../../upstream/answer-cap.js';
 import type { RealtimeSession, RealtimeSocket } from './realtime-socket.js';
 
@@ -30,7 +30,6 @@ interface Segment {
   started: boolean;
 }
 
-const MIN_COMMIT_MS = 100;
 const ms = (samples: number): number => Math.round((samples / PCM16_RATE) * 1000);
 
 export class SegmentSession implements RealtimeSession {
@@ -93,11 +92,8 @@ export class SegmentSession implements RealtimeSession {
 
   #handle(event: ClientEvent, id: string | null): void {
     if (event.type === 'input_audio_buffer.commit') {
-      const samples = this.#buffer.end - this.#buffer.start;
-      if (ms(samples) < MIN_COMMIT_MS) {
-        const e = new GatewayError('input_audio_buffer_commit_empty', { message: `Cannot commit: the buffer holds ${ms(samples)} ms of audio; at least ${MIN_COMMIT_MS} ms are needed.` });
-        return this.#io.error(e, id);
-      }
+      const refused = commitRefusal(ms(this.#buffer.end - this.#buffer.start));
+      if (refused) return this.#io.error(refused, id);
       this.#cut(this.#buffer.start, this.#speechItem ?? newItemId());
     } else if (event.type === 'input_audio_buffer.clear') {
       this.#buffer.clear();

@@ -88,6 +88,15 @@ export function sessionObject(id: string, state: SessionState): Record<string, u
   };
 }
 
+/** The least audio a client commit may cut, in either mode (docs/realtime.md, "Client events"). */
+const MIN_COMMIT_MS = 100;
+
+/** The error a client commit of `ms` milliseconds of buffered audio gets, or null when that is enough. */
+export function commitRefusal(ms: number): GatewayError | null {
+  if (ms >= MIN_COMMIT_MS) return null;
+  return new GatewayError('input_audio_buffer_commit_empty', { message: `Cannot commit: the buffer holds ${ms} ms of audio; at least ${MIN_COMMIT_MS} ms are needed.` });
+}
+
 /** A segment's admission: null admitted, else the refusal its transcription answers with. */
 export type SegmentVerdict = GatewayError | null;
 
@@ -182,7 +191,10 @@ export class SessionIo {
     this.#socket.sendAnyway(JSON.stringify(errorEvent(e, null)));
   }
 
-  /** The client sent a message over audio.realtime_max_message_bytes: the socket is ended with 1009 next. */
+  /**
+   * The client sent a message over audio.realtime_max_message_bytes: the socket is ended with 1009 next, or
+   * was dropped already (past uWS's ceiling). The gateway ended it either way: `error`, not `aborted`.
+   */
   tooLarge(): void {
     this.#outcome = 'error';
   }

@@ -25,6 +25,9 @@ export interface RealtimeSession {
   shutdown?(): void;
   /** The client sent more than its cap allows to wait; called before the socket is ended with 1008. */
   overflow?(buffered: number): void;
-  /** The client sent a message over the cap (never delivered); called before the socket is ended with 1009. */
-  tooLarge?(bytes: number): void;
+  /**
+   * The client sent a message over the cap (never delivered): called before the socket is ended with 1009,
+   * or, with null, before `closed` when the transport dropped the connection on a frame past its ceiling.
+   */
+  tooLarge?(bytes: number | null): void;
 }

@@ -1,7 +1,9 @@
 /**
  * Energy-based voice activity detection for segment mode (docs/realtime.md). Audio is cut into 20 ms
  * frames; a frame is speech when its RMS, as a fraction of full scale, reaches the threshold. Speech starts
- * on the first speech frame and stops once `silenceMs` of consecutive non-speech frames follow it.
+ * on the first speech frame and stops once `silenceMs` of consecutive non-speech frames follow it; the stop
+ * is placed after that silence, as OpenAI's `speech_stopped.audio_end_ms` is ("the end of audio sent to the
+ * model, and thus includes the min_silence_duration_ms").
  * Positions are absolute sample offsets since the session's first appended sample, also for a detector
  * made mid-session (new settings): it is given the session's position to count on from. Pure and
  * incremental: chunk boundaries do not change the result.
@@ -28,12 +30,10 @@ export class EnergyVad {
   #position = 0;
   #speaking = false;
   #silentFrames = 0;
-  #lastSpeechEnd = 0;
 
   /** `position`: samples the session has had before this detector's first one. */
   constructor(settings: VadSettings, sampleRate: number, position = 0) {
     this.#position = position;
-    this.#lastSpeechEnd = position;
     this.#frameSamples = Math.max(1, Math.round((sampleRate * FRAME_MS) / 1000));
     const level = settings.threshold * 32768;
     this.#thresholdSquared = level * level;
@@ -74,7 +74,6 @@ export class EnergyVad {
       if (!this.#speaking) events.push({ kind: 'speech_started', sample: frameStart });
       this.#speaking = true;
       this.#silentFrames = 0;
-      this.#lastSpeechEnd = this.#position;
       return;
     }
     if (!this.#speaking) return;
@@ -82,7 +81,7 @@ export class EnergyVad {
     if (this.#silentFrames >= this.#silenceFrames) {
       this.#speaking = false;
       this.#silentFrames = 0;
-      events.push({ kind: 'speech_stopped', sample: this.#lastSpeechEnd });
+      events.push({ kind: 'speech_stopped', sample: this.#position });
     }
   }
 }

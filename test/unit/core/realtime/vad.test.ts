@@ -9,11 +9,13 @@ const samples = (ms: number, level: number): Buffer => {
 };
 
 describe('EnergyVad', () => {
-  it('reports positions from the first sample it is fed', () => {
+  // Regression: the stop was placed at the end of the last speech frame (2400); OpenAI's audio_end_ms
+  // includes the silence that confirmed it.
+  it('reports positions from the first sample it is fed, the stop after the silence that confirmed it', () => {
     const vad = new EnergyVad({ threshold: 0.02, silenceMs: 100 }, RATE);
     expect(vad.push(Buffer.concat([samples(40, 0), samples(60, 10_000), samples(100, 0)]))).toEqual([
       { kind: 'speech_started', sample: 960 },
-      { kind: 'speech_stopped', sample: 2400 },
+      { kind: 'speech_stopped', sample: 4800 },
     ]);
   });
 
@@ -22,7 +24,7 @@ describe('EnergyVad', () => {
     const vad = new EnergyVad({ threshold: 0.02, silenceMs: 100 }, RATE, 48_000);
     expect(vad.push(Buffer.concat([samples(40, 0), samples(60, 10_000), samples(100, 0)]))).toEqual([
       { kind: 'speech_started', sample: 48_960 },
-      { kind: 'speech_stopped', sample: 50_400 },
+      { kind: 'speech_stopped', sample: 52_800 },
     ]);
   });
 });
