@@ -15,14 +15,15 @@
  * schema under a running older gateway. A backup that fails after it began writing removes what it wrote,
  * so `DIR` never holds half a backup and the same command can simply be run again.
  */
-import { chmodSync, constants, copyFileSync, existsSync, mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { chmodSync, constants, copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ConfigError, loadConfigFile } from './config.js';
 import { parseFlags, UsageError } from './cli-flags.js';
 import { BUSY_TIMEOUT_MS } from './store/db.js';
 import { copyStoreFiles, sourceRowsOf, type FilesCopy } from './store/files-backup.js';
+import { removeMadeFolders } from './store/made-folders.js';
 import { journalDirOf } from './store/usage-journal.js';
 import { copyUnappliedSegments, type JournalCopy } from './store/usage-journal-backup.js';
 import { resolveStorePath } from './store/store-path.js';
@@ -142,14 +143,7 @@ export async function backupStore(source: { path: string; from: string }, toDir:
  */
 function discardPartialBackup(targets: readonly string[], dir: string, firstMade: string | undefined): void {
   for (const target of targets) rmSync(target, { recursive: true, force: true });
-  if (firstMade === undefined) return;
-  for (let folder = dir; folder !== dirname(firstMade); folder = dirname(folder)) {
-    try {
-      rmdirSync(folder);
-    } catch {
-      return; // not empty: not only ours
-    }
-  }
+  removeMadeFolders(dir, firstMade);
 }
 
 function sealedValuesOf(db: Database.Database): SealedValue[] {

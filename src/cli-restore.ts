@@ -7,15 +7,19 @@
  *
  * The backup is checked before anything is written: SQLite's quick_check, and every file its database
  * lists present in its `files/` with the recorded size (store/files-backup.ts). The key's check against
- * the sealed values happens where it always does, when a gateway opens the restored store.
+ * the sealed values happens where it always does, when a gateway opens the restored store. The copies go
+ * into a staging folder beside the target and are moved into place only when all succeeded: a restore
+ * failing partway leaves the target as it was, never half a store a later start would run on.
  */
-import { chmodSync, constants, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { chmodSync, constants, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ConfigError, loadConfigFile } from './config.js';
 import { parseFlags, UsageError } from './cli-flags.js';
 import { verifyStoreFiles } from './store/files-backup.js';
+import { removeMadeFolders } from './store/made-folders.js';
+import { placeStaged } from './store/place-staged.js';
 import { journalDirOf } from './store/usage-journal.js';
 import { journalSegmentFiles, restoreSegments } from './store/usage-journal-backup.js';
 import { resolveStorePath } from './store/store-path.js';
@@ -81,17 +85,53 @@ export function restoreStore(fromDir: string, targetPath: string): RestoreResult
     );
   }
   const files = checkBackup(source, join(from, 'files'));
-  mkdirSync(dirname(database), { recursive: true });
-  copyFileSync(source, database, constants.COPYFILE_EXCL);
-  const keySource = `${source}.key`;
-  const keyFile = existsSync(keySource) ? `${database}.key` : null;
-  if (keyFile) {
-    copyFileSync(keySource, keyFile, constants.COPYFILE_EXCL);
-    chmodSync(keyFile, 0o600);
+  const journal = stageAndPlace(from, source, database);
+  return { from, database, keyFile: existsSync(`${source}.key`) ? `${database}.key` : null, filesDir, files, journalDir, journal };
+}
+
+/**
+ * Copies the backup into a staging folder beside the target, then moves it into place (store/place-staged.ts):
+ * a copy failing partway (an unreadable backup file, a full disk) leaves the target as it was, with no
+ * half store a later start would run on. Returns the usage journal segments restored.
+ */
+function stageAndPlace(from: string, source: string, database: string): number {
+  const parent = dirname(database);
+  const name = basename(database);
+  const made = mkdirSync(parent, { recursive: true });
+  try {
+    const staging = mkdtempSync(join(parent, `.${name}.restore-`));
+    try {
+      const staged = join(staging, name);
+      copying(source, () => copyFileSync(source, staged, constants.COPYFILE_EXCL));
+      if (existsSync(`${source}.key`)) {
+        copying(`${source}.key`, () => copyFileSync(`${source}.key`, `${staged}.key`, constants.COPYFILE_EXCL));
+        chmodSync(`${staged}.key`, 0o600);
+      }
+      const filesFrom = join(from, 'files');
+      if (existsSync(filesFrom)) copying(`${filesFrom}/`, () => cpSync(filesFrom, join(staging, 'files'), { recursive: true, force: false, errorOnExist: true }));
+      const journal = copying(`${journalDirOf(source)}/`, () => restoreSegments(journalDirOf(source), journalDirOf(staged)));
+      // The database last: until it is in place, there is no store at the path for a gateway to start on.
+      placeStaged(staging, parent, ['files', basename(journalDirOf(name)), `${name}.key`, name]);
+      return journal;
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  } catch (err) {
+    removeMadeFolders(parent, made);
+    throw new Error(`restore failed and left nothing at ${database}: ${(err as Error).message}`);
   }
-  if (existsSync(join(from, 'files'))) cpSync(join(from, 'files'), filesDir, { recursive: true, force: false, errorOnExist: true });
-  const journal = restoreSegments(journalDirOf(source), journalDir);
-  return { from, database, keyFile, filesDir, files, journalDir, journal };
+}
+
+/** Runs one copy step; its failure names the backup file (an I/O error's `path`, else `source`) and the cause. */
+function copying<T>(source: string, step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    // Node's message ends with the syscall and both paths, the second of them in the staging folder, gone by now.
+    const cause = e.code !== undefined && e.syscall !== undefined ? (e.message.split(`, ${e.syscall} `)[0] ?? e.message) : e.message;
+    throw new Error(`could not copy ${e.path ?? source} (${cause})`);
+  }
 }
 
 /** quick_check and the files against the backup's rows; read-only, so the backup folder gains nothing. */

@@ -25,9 +25,9 @@ export interface McpSession {
   /** Requests of this session under way (a tool call waiting for its invocation among them). */
   inFlight: number;
   /**
-   * By JSON-RPC request id (as JSON text): how to end the POST answering it. A request the client cancels
-   * (notifications/cancelled) gets no answer (MCP), so the stream its POST holds would stay open, the
-   * session busy, until the client left.
+   * By JSON-RPC request id (as JSON text): how to tell the POST that carried it the client cancelled it
+   * (mcp/pending-answers.ts). A cancelled request gets no answer (MCP), so the stream its POST holds (a
+   * batch's too) would stay open, the session busy, until the client left.
    */
   readonly answering?: Map<string, () => void>;
 }

@@ -102,6 +102,15 @@ export async function screenMessages(body: unknown, admitOne: AdmitOne): Promise
   return { forward: Array.isArray(body) || forward.length === 0 ? forward : forward[0], answered };
 }
 
+/** The ids (as JSON text) of the requests among `messages` (one message or a batch), in order. */
+export function requestIdsOf(messages: unknown): string[] {
+  const all: readonly unknown[] = Array.isArray(messages) ? messages : [messages];
+  return all.flatMap((m) => {
+    const request = asRequest(m);
+    return request === null ? [] : [JSON.stringify(request.id)];
+  });
+}
+
 /** The answers as SSE `message` events, the form the SDK's own answers to a POST take. */
 export function sseEvents(answered: readonly JsonRpcErrorResponse[]): string {
   return answered.map((a) => `event: message\ndata: ${JSON.stringify(a)}\n\n`).join('');

@@ -22,12 +22,20 @@ export function webRequestOf(req: IncomingRequest, body: Buffer | null): Request
 /** Hop-by-hop and framing headers: uWS writes its own. */
 const NOT_COPIED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-type']);
 
+/** Who may end a response's stream before the SDK does (mcp/pending-answers.ts), and sees what it carries. */
+export interface StreamWatch {
+  /** The stream is open: `end` ends it. */
+  attach(end: () => void): void;
+  /** A chunk of the SDK's, once written to the client. */
+  sent(chunk: Uint8Array): void;
+}
+
 /**
  * `leading`: SSE events of answers the route gave itself (request-screen.ts), sent before the SDK's own:
  * in its stream, or as the whole answer when the SDK had only notifications left (its 202). An error of
  * the SDK's for the whole POST (a JSON 4xx) stands alone: no request of it ran.
  */
-export async function sendWebResponse(res: Response, req: IncomingRequest, reply: Reply, leading = '', onStream?: (end: () => void) => void): Promise<void> {
+export async function sendWebResponse(res: Response, req: IncomingRequest, reply: Reply, leading = '', watch?: StreamWatch): Promise<void> {
   res.headers.forEach((value, name) => {
     if (!NOT_COPIED.has(name)) reply.setHeader(name, value);
   });
@@ -46,15 +54,18 @@ export async function sendWebResponse(res: Response, req: IncomingRequest, reply
     stop();
     reply.endStream();
   });
-  // What was sent is all the stream will carry (its request was cancelled): the loop below ends with it.
-  onStream?.(stop);
+  // Ended when what was sent is all the stream will carry (a request of it was cancelled): the loop below ends with it.
+  watch?.attach(stop);
   reply.beginStream(res.status, contentType);
   if (leading !== '' && contentType.startsWith('text/event-stream')) reply.write(Buffer.from(leading));
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done || !reply.open) break;
-      if (!reply.write(Buffer.from(value.buffer, value.byteOffset, value.byteLength))) await writable(req, reply);
+      const written = reply.write(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      // After the write: the chunk that settles the last request must reach the client before the end.
+      watch?.sent(value);
+      if (!written) await writable(req, reply);
     }
   } catch {
     // The SDK ended the stream with an error, or the client left: what was sent is all there is.

@@ -13,11 +13,15 @@ import type { Services } from '../app/services.js';
 
 export type RouterManagementServices = Services & Omit<RouterManagementDeps, 'catalog' | 'now'>;
 
-/** SPEC "Other limits": decisions limit default 50, clamped to 1-200; non-numeric is 400 invalid_limit. */
+/**
+ * SPEC "Other limits": decisions limit default 50, clamped to 1-200; non-numeric is 400 invalid_limit.
+ * Non-numeric is what is not a finite number: `Infinity` is a word Number() happens to read, and a
+ * numeral past a double's range (1e400) reads as it; clamping would turn either into 200 silently.
+ */
 export function parseDecisionLimit(raw: string | null): number {
   if (raw === null) return 50;
   const n = raw.trim() === '' ? Number.NaN : Number(raw);
-  if (!Number.isFinite(n)) throw new GatewayError('invalid_limit', { param: 'limit', message: `limit must be a number (1 to 200); got ${JSON.stringify(raw.slice(0, 40))}.` });
+  if (!Number.isFinite(n)) throw new GatewayError('invalid_limit', { param: 'limit', message: `limit must be a finite number (values outside 1 to 200 are clamped to it); got ${JSON.stringify(raw.slice(0, 40))}.` });
   return Math.min(200, Math.max(1, Math.trunc(n)));
 }
 

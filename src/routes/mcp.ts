@@ -21,7 +21,8 @@ import type { RouteContext, RouteDef } from '../http/server.js';
 import { McpCallContext } from '../mcp/mcp-call-context.js';
 import { createMcpServer, type McpToolsDeps } from '../mcp/mcp-server.js';
 import { DEFAULT_SESSION_LIMITS, McpSessions, type McpSession, type McpSessionLimits, type Reservation } from '../mcp/mcp-sessions.js';
-import { screenMessages, sseEvents } from '../mcp/request-screen.js';
+import { PendingAnswers } from '../mcp/pending-answers.js';
+import { requestIdsOf, screenMessages, sseEvents } from '../mcp/request-screen.js';
 import { refusalError, writeRateLimitHeaders } from '../core/limits/limit-headers.js';
 import { limitClassOf } from '../core/limits/rate-limiter.js';
 import { originRefusal, type OriginPolicy } from '../mcp/origin-guard.js';
@@ -108,18 +109,23 @@ export function mcpRoutes(services: McpServices): McpRoutes {
     const screened = parsed === undefined ? null : await screenMessages(parsed, admitOne(services, ctx, auth));
     const answered = screened?.answered ?? [];
     if (session) session.inFlight += 1;
-    const request = soleRequestId(parsed);
+    // The requests the SDK will answer; a cancel (this POST's or a later one's) settles one of them.
+    const requests = screened === null ? [] : requestIdsOf(screened.forward);
+    const answering = session?.answering;
+    const pending = answering && requests.length > 0 ? new PendingAnswers(requests) : undefined;
+    const cancels = new Map(requests.map((id) => [id, () => pending?.cancelled(id)]));
+    for (const [id, cancel] of cancels) answering?.set(id, cancel);
     try {
       const options = { authInfo: call.toAuthInfo(), ...(answered.length > 0 ? { parsedBody: screened?.forward } : {}) };
       const res = await transport.handleRequest(webRequestOf(req, body), options);
       const sessionId = req.header('mcp-session-id');
       if (workers && sessionId !== undefined && req.method === 'DELETE' && res.ok) await workers.ended(sessionId, auth.project.id, auth.key.id);
-      for (const id of cancelledIds(parsed)) session?.answering?.get(id)?.();
-      const onStream = session?.answering && request !== null ? (end: () => void) => session.answering?.set(request, end) : undefined;
-      await sendWebResponse(res, req, reply, sseEvents(answered), onStream);
+      for (const id of cancelledIds(parsed)) answering?.get(id)?.();
+      await sendWebResponse(res, req, reply, sseEvents(answered), pending);
     } finally {
       if (session) session.inFlight -= 1;
-      if (request !== null) session?.answering?.delete(request);
+      // Only this POST's own entries: a later POST may reuse an id once its request was answered.
+      for (const [id, cancel] of cancels) if (answering?.get(id) === cancel) answering.delete(id);
     }
   }
 
@@ -183,14 +189,6 @@ function mcpWorkspace(ctx: RouteContext, services: ExecServices, auth: Authentic
   return workspaceId;
 }
 
-/** The body as JSON, or undefined when it is not: the SDK answers that itself (-32700). */
-/** The id (as JSON text) of a POST that carries one JSON-RPC request, the usual tools/call; null otherwise. */
-function soleRequestId(parsed: unknown): string | null {
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return null;
-  const m = parsed as { id?: unknown; method?: unknown };
-  return typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') ? JSON.stringify(m.id) : null;
-}
-
 /** The request ids (as JSON text) a POST's notifications/cancelled name. */
 function cancelledIds(parsed: unknown): string[] {
   const messages = Array.isArray(parsed) ? (parsed as unknown[]) : [parsed];
@@ -204,6 +202,7 @@ function cancelledIds(parsed: unknown): string[] {
   return ids;
 }
 
+/** The body as JSON, or undefined when it is not: the SDK answers that itself (-32700). */
 function parsedJson(body: Buffer): unknown {
   try {
     return JSON.parse(body.toString('utf8')) as unknown;

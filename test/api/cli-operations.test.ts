@@ -3,7 +3,7 @@
  * writing to, a restore that starts, `keys generate | list | revoke | rotate` against a running gateway's
  * store, and `--help` / `--version`.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -342,5 +342,50 @@ describe('switchboard backup', () => {
     } finally {
       expect(await back.stop()).toBe(0);
     }
+  });
+});
+
+// Regression: a copy failing partway (a backup file unreadable, a full disk) left the database and what
+// had been copied before it at the target, exit 1: a later start ran on half a store, and the same
+// command, run again, was refused with "already exists".
+describe('switchboard restore', () => {
+  it('is all or nothing: a copy failing partway leaves the target as it was and names the backup file, exit 1', async () => {
+    await uploadFile(gw.url, Buffer.from('{"custom_id":"r"}\n'));
+    const backup = join(tempDir(), 'backup');
+    expect((await runCli(['backup', '--db', gw.dbPath, '--to', backup])).code).toBe(0);
+    // Root reads a chmod 000 file: a directory in a file's place, and a dangling symlink, fail the copy for anyone.
+    const keyIsDir = join(tempDir(), 'key-is-dir');
+    cpSync(backup, keyIsDir, { recursive: true });
+    rmSync(join(keyIsDir, 'switchboard.db.key'));
+    mkdirSync(join(keyIsDir, 'switchboard.db.key'));
+    const segmentGone = join(tempDir(), 'segment-gone');
+    cpSync(backup, segmentGone, { recursive: true });
+    const segment = join(segmentGone, 'switchboard.db.usage-journal', 'seg-inst_0123abcd-1-1.jsonl');
+    mkdirSync(join(segmentGone, 'switchboard.db.usage-journal'), { recursive: true });
+    symlinkSync(join(segmentGone, 'nothing-here'), segment);
+
+    // Into a folder that does not exist: it still does not.
+    const absent = join(tempDir(), 'new', 'store');
+    const key = await runCli(['restore', '--from', keyIsDir, '--db', join(absent, 'gw.db')]);
+    expect(key.code).toBe(1);
+    expect(existsSync(join(absent, '..'))).toBe(false);
+    expect(key.stderr).toContain(`restore failed and left nothing at ${join(absent, 'gw.db')}: could not copy ${join(keyIsDir, 'switchboard.db.key')} (EISDIR`);
+
+    // Into a folder holding an empty files/ (what a gateway leaves once its store is moved aside): the
+    // last copy fails, after the database, key and files; the folder holds what it held, and no more.
+    const target = tempDir();
+    mkdirSync(join(target, 'files', 'parts'), { recursive: true });
+    const journal = await runCli(['restore', '--from', segmentGone, '--db', join(target, 'gw.db')]);
+    expect(journal.code).toBe(1);
+    expect(readdirSync(target)).toEqual(['files']);
+    expect(readdirSync(join(target, 'files'))).toEqual(['parts']);
+    expect(readdirSync(join(target, 'files', 'parts'))).toEqual([]);
+    expect(journal.stderr).toContain(`restore failed and left nothing at ${join(target, 'gw.db')}: could not copy ${segment} (ENOENT`);
+
+    // Nothing is left in the way: the same target takes a sound backup.
+    const again = await runCli(['restore', '--from', backup, '--db', join(target, 'gw.db')]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readdirSync(target).sort()).toEqual(['files', 'gw.db', 'gw.db.key', ...(existsSync(join(backup, 'switchboard.db.usage-journal')) ? ['gw.db.usage-journal'] : [])].sort());
+    expect(readdirSync(join(target, 'files')).filter((n) => n.startsWith('file-')).sort()).toEqual(readdirSync(join(backup, 'files')).filter((n) => n.startsWith('file-')).sort());
   });
 });

@@ -277,6 +277,47 @@ describe('MCP sessions', () => {
     await fetch(mcpUrl(gw.url), { method: 'DELETE', headers: session });
   });
 
+  // Regression: a batch's stream ends once the SDK has answered every request of it, so a batch holding a
+  // cancelled request (MCP sends it no answer) kept its stream open and the session busy until the client left.
+  it('ends the stream of a batch once every request in it is answered or cancelled', async () => {
+    const headers = { authorization: `Bearer ${keys.exec}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    // Batches are protocol 2025-03-26's (2025-06-18 dropped them).
+    const initialize = { ...INITIALIZE, params: { ...INITIALIZE.params, protocolVersion: '2025-03-26' } };
+    const init = await fetch(mcpUrl(gw.url), { method: 'POST', headers, body: JSON.stringify(initialize) });
+    const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-03-26' };
+    await init.text();
+    await fetch(mcpUrl(gw.url), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const nap = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'nap', arguments: {} } });
+    const batch = await fetch(mcpUrl(gw.url), { method: 'POST', headers: session, body: JSON.stringify([nap(80), nap(81), { jsonrpc: '2.0', id: 82, method: 'ping' }]) });
+    expect(batch.status).toBe(200);
+    const reader = (batch.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    /** What the stream carries until `until` is in it, or until it ends (true) or stays silent `quietMs` (false). */
+    const read = async (until: string | null, quietMs: number): Promise<boolean> => {
+      while (until === null || !text.includes(until)) {
+        const quiet = new Promise<'quiet'>((resolve) => setTimeout(() => resolve('quiet'), quietMs));
+        const got = await Promise.race([reader.read(), quiet]);
+        if (got === 'quiet') return false;
+        if (got.done) return true;
+        text += decoder.decode(got.value, { stream: true });
+      }
+      return false;
+    };
+    // The ping is answered at once; both naps would hold the stream for a minute.
+    expect(await read('"id":82', 10_000)).toBe(false);
+    const cancel = (id: number) => fetch(mcpUrl(gw.url), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'user' } }) });
+    expect((await cancel(80)).status).toBe(202);
+    // 81 is still under way: the stream stays open for its answer.
+    expect(await read(null, 500)).toBe(false);
+    expect((await cancel(81)).status).toBe(202);
+    // Every request answered or cancelled: the stream ends now, with no answer to either nap.
+    expect(await read(null, 10_000)).toBe(true);
+    expect(text).not.toContain('"id":80');
+    expect(text).not.toContain('"id":81');
+    await fetch(mcpUrl(gw.url), { method: 'DELETE', headers: session });
+  });
+
   it("does not let another key use a session's id", async () => {
     const id = mcp.transport.sessionId ?? '';
     const res = await fetch(mcpUrl(gw.url), {

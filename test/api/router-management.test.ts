@@ -211,6 +211,14 @@ describe('decisions and health', () => {
     expectError(await get('/decisions?limit='), 400, 'invalid_limit', 'limit');
   });
 
+  // Number() reads `Infinity`, so docs that refused only what it "cannot read" promised a clamp to 200; SPEC
+  // clamps numbers and refuses the rest, and a limit no finite number names is refused, saying why.
+  it.each(['Infinity', '-Infinity', '1e400'])('refuses limit=%s with 400 invalid_limit: not a finite number', async (limit) => {
+    const res = await get(`/decisions?limit=${encodeURIComponent(limit)}`);
+    expectError(res, 400, 'invalid_limit', 'limit');
+    expect(errorOf(res).message).toBe(`limit must be a finite number (values outside 1 to 200 are clamped to it); got "${limit}".`);
+  });
+
   it('counts health as SPEC defines it', async () => {
     const res = await get('/health');
     const h = res.body as Record<string, number>;
