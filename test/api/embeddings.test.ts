@@ -133,6 +133,9 @@ describe('the direct embeddings route', () => {
       [{ model: 'm', input: 'x', dimensions: 1.5 }, 'dimensions'],
       [{ model: 'm', input: 'x', user: 7 }, 'user'],
       [['not', 'an', 'object'], null],
+      // OpenAI's 2,048 inputs: 100,000 held ~1 GB of answer in the gateway, 300,000 overflowed its answer cap (a 500).
+      [{ model: 'm', input: Array.from({ length: 2049 }, () => 'x') }, 'input'],
+      [{ model: 'm', input: Array.from({ length: 2049 }, () => [1]) }, 'input'],
     ];
     for (const [body, param] of cases) expectError(await embed(directUrl(PROJECT, 'embed'), body), 400, 'invalid_request', param);
     expectError(await embed(directUrl(PROJECT, 'embed'), '{"model":'), 400, 'invalid_json');

@@ -35,8 +35,8 @@ export function chatBodyOf(request: ResponseRequest, context: readonly Item[], i
   checkCallOutputs(context, input);
   const messages: Item[] = [];
   if (request.instructions) messages.push({ role: 'system', content: request.instructions });
-  messages.push(...chatMessages(context), ...chatMessages(input));
-  const body: Record<string, unknown> = { model: request.model, messages };
+  // concat, not push(...): spread into arguments, 125,000 input items overflowed the stack (a 500).
+  const body: Record<string, unknown> = { model: request.model, messages: messages.concat(chatMessages(context), chatMessages(input)) };
   if (request.tools && request.tools.length > 0) body.tools = chatToolsOf(request.tools).tools;
   if (request.tool_choice !== undefined) body.tool_choice = chatToolChoice(request.tool_choice);
   if (request.parallel_tool_calls !== undefined && request.parallel_tool_calls !== null) body.parallel_tool_calls = request.parallel_tool_calls;

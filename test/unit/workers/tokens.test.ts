@@ -18,7 +18,8 @@ describe('token counts', () => {
   });
 
   it('count a long run in pieces: high by at most one token a cut', () => {
-    const run = 'abc'.repeat(20_000);
+    // 15k characters: tiktoken's exact count of the run, the reference, grows with its square.
+    const run = 'abc'.repeat(5_000);
     const cuts = Math.floor(run.length / 128);
     const truth = exact.encode(run, [], []).length;
     expect(counted(run)).toBeGreaterThanOrEqual(truth);
@@ -41,5 +42,14 @@ describe('token counts', () => {
     expect(second).toBeLessThan(5_000 + 200);
     expect(third).toBe(0);
     expect(countTokens({ texts: ['中文字'.repeat(100)], stopAbove: 5_000 })).toEqual(countTokens({ texts: ['中文字'.repeat(100)] }));
+  });
+
+  it('count long ordinary text exactly in spans, and stop inside one text once past stopAbove', () => {
+    const text = 'The quick brown fox, 123 jumps. Ünïcödé 中文 😀 '.repeat(3000);
+    expect(counted(text)).toBe(exact.encode(text, [], []).length);
+    // 7 MB of spaced words was counted whole before the stop was looked at (6-54 s of a pool thread).
+    const [n] = countTokens({ texts: ['hello world '.repeat(600_000)], stopAbove: 10_000 });
+    expect(n).toBeGreaterThan(10_000);
+    expect(n).toBeLessThan(20_000);
   });
 });

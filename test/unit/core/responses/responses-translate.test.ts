@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalItems, chatMessages } from '../../../../src/core/responses/input-items.js';
 import { ResponseStreamTranslator } from '../../../../src/core/responses/stream-events.js';
-import { outputOfCompletion } from '../../../../src/core/responses/translate.js';
+import { chatBodyOf, outputOfCompletion } from '../../../../src/core/responses/translate.js';
+import { parseResponseRequest } from '../../../../src/schemas/responses-request.js';
 
 let n = 0;
 const newId = (prefix: string): string => `${prefix}${++n}`;
@@ -92,5 +93,20 @@ describe('non-streamed translation', () => {
     const completion = (finish_reason: string) => ({ choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there' }, finish_reason }] });
     expect(outputOfCompletion(completion('length'), newId, new Map()).output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
     expect(outputOfCompletion(completion('stop'), newId, new Map()).output[0]).toMatchObject({ type: 'message', status: 'completed' });
+  });
+});
+
+describe('a very long input', () => {
+  it('becomes chat messages without overflowing the stack (150,000 items were a 500)', () => {
+    const request = parseResponseRequest({ model: 'm', input: 'x' });
+    let n = 0;
+    const input = canonicalItems(Array.from({ length: 150_000 }, () => ({ role: 'user', content: 'a' })), 'input', () => `msg_${n++}`);
+    expect((chatBodyOf(request, [], input).messages as unknown[]).length).toBe(150_000);
+  });
+
+  it('joins a long run of function calls into one assistant message in linear time', () => {
+    const calls = Array.from({ length: 50_000 }, (_, i) => ({ type: 'function_call', call_id: `c${i}`, name: 'f', arguments: '{}' }));
+    const [message] = chatMessages(canonicalItems(calls, 'input', () => 'id'));
+    expect((message as { tool_calls: unknown[] }).tool_calls).toHaveLength(50_000);
   });
 });
