@@ -11,6 +11,7 @@ import { mintTestKey, startGatewayProcess, startSimulatorProcess, type GatewayPr
 import { isRefused, rawWebSocket, type RawWs } from '../helpers/raw-ws.js';
 import { appendEvent, chunks, openRealtime, type RealtimeClient } from '../helpers/realtime-client.js';
 import { waitForSim } from '../helpers/simulator-log.js';
+import { advanceClock } from '../helpers/http.js';
 import { openUsageDb, type UsageDb } from '../helpers/usage-db.js';
 
 let sim: SimulatorProcess;
@@ -531,5 +532,21 @@ describe('errors a session can end or continue with', () => {
     c.send({ type: 'input_audio_buffer.clear' });
     await c.next('input_audio_buffer.cleared');
     c.close();
+  });
+
+  it('ends a session that floods client events, past 1000 in one second of the gateway clock, with 1008', async () => {
+    // 200,000 one-byte frames on one socket held the event loop 5 s, every tenant's HTTP with it.
+    await advanceClock(gw.url, 0, true);
+    try {
+      const c = await openRealtime(wsUrl('live'), { key: keys.full });
+      await c.next('transcription_session.created');
+      for (let i = 0; i < 1500; i++) c.send({ type: 'input_audio_buffer.clear' });
+      const error = (await c.next('error')).error as Record<string, unknown>;
+      expect(error).toMatchObject({ code: 'rate_limit_exceeded' });
+      expect(String(error.message)).toMatch(/More than 1000 client events in one second/);
+      expect((await c.closed()).code).toBe(1008);
+    } finally {
+      await advanceClock(gw.url, 0, false);
+    }
   });
 });

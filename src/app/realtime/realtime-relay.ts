@@ -77,7 +77,7 @@ export class RelaySession implements RealtimeSession {
   }
 
   message(data: Buffer, isBinary: boolean): void {
-    this.#io.touch();
+    if (!this.#io.touch()) return;
     const parsed = parseClientEvent(data, isBinary);
     if (!parsed.ok) return this.#io.error(parsed.error, parsed.eventId);
     const event = parsed.event;

@@ -55,7 +55,7 @@ export class SegmentSession implements RealtimeSession {
   }
 
   message(data: Buffer, isBinary: boolean): void {
-    this.#io.touch();
+    if (!this.#io.touch()) return;
     const parsed = parseClientEvent(data, isBinary);
     if (!parsed.ok) return this.#io.error(parsed.error, parsed.eventId);
     const id = parsed.event.event_id ?? null;

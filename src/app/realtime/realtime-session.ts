@@ -100,6 +100,13 @@ export function commitRefusal(ms: number): GatewayError | null {
 /** A segment's admission: null admitted, else the refusal its transcription answers with. */
 export type SegmentVerdict = GatewayError | null;
 
+/**
+ * Client events a session may send in a second (audio in 10 ms chunks is 100). 200,000 one-byte frames on
+ * one socket held the event loop 5 s, every tenant's HTTP with it, each answered by an error event (found
+ * from outside); the flood now ends the session after this many.
+ */
+export const MAX_EVENTS_PER_SECOND = 1000;
+
 export class SessionIo {
   readonly id = `sess_${randomBytes(10).toString('hex')}`;
   readonly ctx: RealtimeContext;
@@ -113,6 +120,8 @@ export class SessionIo {
   #dialect: Dialect | null;
   /** The last asynchronous segment admission: the next one's verdict settles after it. */
   #admitting: Promise<SegmentVerdict> | null = null;
+  #second = -1;
+  #eventsThisSecond = 0;
   /** `created` is sent before any client message: in the declared dialect, else the beta (the older default). */
   readonly #createdDialect: Dialect;
 
@@ -171,9 +180,23 @@ export class SessionIo {
     this.#audioBytes += bytes;
   }
 
-  /** Any client event: the session is alive. */
-  touch(): void {
+  /**
+   * Any client event: the session is alive. False once the client sent more than MAX_EVENTS_PER_SECOND in
+   * one second of the gateway's clock: the session is then ended (1008), and the event is not handled.
+   */
+  touch(): boolean {
     this.#idle.refresh();
+    const second = Math.floor(this.ctx.services.now() / 1000);
+    if (second !== this.#second) {
+      this.#second = second;
+      this.#eventsThisSecond = 0;
+    }
+    if (++this.#eventsThisSecond <= MAX_EVENTS_PER_SECOND) return true;
+    if (this.#socket.open) {
+      const e = new GatewayError('rate_limit_exceeded', { message: `More than ${MAX_EVENTS_PER_SECOND} client events in one second; the session is closed.` });
+      this.fail(e, 1008, 'error');
+    }
+    return false;
   }
 
   /** Ends the session from our side with a last error event. */
