@@ -11,26 +11,80 @@ import { retryStrategy, tooManyRequests } from '../core/limits/limit-headers.js'
 
 type Json = Record<string, unknown>;
 
-const CONTEXT_OVERFLOW = /maximum context length|context length|context window|too many tokens|prompt is too long/i;
+/**
+ * A context overflow in the wordings of the servers we front: OpenAI and vLLM ("maximum context length",
+ * "longer than the maximum model length"), TGI ("`inputs` tokens + `max_new_tokens` must be <= 4096",
+ * "`inputs` must have less than 4096 tokens"), llama.cpp ("exceeds the available context size"), SGLang
+ * and others ("context length", "context window").
+ */
+const CONTEXT_OVERFLOW =
+  /maximum context length|context length|context window|context size|too many tokens|prompt is too long|maximum model length|max_new_tokens`? must be <=|must have less than \d+ tokens/i;
 const UNKNOWN_MODEL = /model_not_found|model .*(not found|does not exist)|no such model|unknown model/i;
+/** The client reads the server's message, not its error page: bounded, on one line. */
+const MESSAGE_LIMIT = 500;
 
-function upstreamMessage(body: string): { message: string | null; code: unknown; param: unknown } {
+interface UpstreamDetail {
+  readonly message: string | null;
+  readonly code: unknown;
+  readonly param: unknown;
+}
+
+/**
+ * The server's own message from the error shapes in use: OpenAI's `{error: {message, code, param}}`, TGI's
+ * and Ollama's `{error: "..."}`, a top-level `message` (older vLLM), FastAPI's `{detail: "..."}` or
+ * `{detail: [{msg, loc}]}`, and a plain-text body (an HTML error page gives its title at most).
+ */
+function upstreamDetail(body: string): UpstreamDetail {
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(body) as Json;
-    const err = (parsed.error && typeof parsed.error === 'object' ? parsed.error : parsed) as Json;
-    return {
-      message: typeof err.message === 'string' ? err.message.slice(0, 500) : null,
-      code: err.code,
-      param: err.param,
-    };
+    parsed = JSON.parse(body);
   } catch {
-    return { message: null, code: null, param: null };
+    return { message: clean(textMessage(body)), code: null, param: null };
   }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { message: null, code: null, param: null };
+  const top = parsed as Json;
+  const err = top.error && typeof top.error === 'object' ? (top.error as Json) : top;
+  const message =
+    typeof err.message === 'string' ? err.message
+    : typeof top.error === 'string' ? top.error
+    : detailMessage(top.detail);
+  return { message: clean(message), code: err.code, param: err.param };
+}
+
+/** FastAPI: a string, or validation issues `{loc: ["body", "messages"], msg}` joined as `msg (body.messages)`. */
+function detailMessage(detail: unknown): string | null {
+  if (typeof detail === 'string') return detail;
+  if (!Array.isArray(detail)) return null;
+  const issues = detail.flatMap((d: unknown) => {
+    if (typeof d !== 'object' || d === null) return [];
+    const { msg, loc } = d as Json;
+    if (typeof msg !== 'string') return [];
+    return [Array.isArray(loc) && loc.length > 0 ? `${msg} (${loc.join('.')})` : msg];
+  });
+  return issues.length > 0 ? issues.join('; ') : null;
+}
+
+function textMessage(body: string): string | null {
+  if (!/^\s*</.test(body)) return body;
+  return /<title>([^<]*)<\/title>/i.exec(body)?.[1] ?? null;
+}
+
+/** No control characters or line breaks reach the client's message; at most MESSAGE_LIMIT characters. */
+function clean(message: string | null): string | null {
+  if (message === null) return null;
+  const flat = message.replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return flat.length === 0 ? null : flat.slice(0, MESSAGE_LIMIT);
+}
+
+/** The 4xx about the request itself: not the gateway's own configuration (401/403/404), a timeout (408) or a busy server (429). */
+function requestsFault(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 404 && status !== 408 && status !== 429;
 }
 
 export function mapUpstreamError(status: number, body: string, retryAfter: string | null): GatewayError {
-  const { message, code, param } = upstreamMessage(body);
-  if (code === 'context_length_exceeded' || (status === 400 && message && CONTEXT_OVERFLOW.test(message))) {
+  const { message, code, param } = upstreamDetail(body);
+  // Any 4xx of the request's own (TGI answers an overflow 422, some servers 413), in any of the shapes.
+  if (code === 'context_length_exceeded' || (requestsFault(status) && message !== null && CONTEXT_OVERFLOW.test(message))) {
     return new GatewayError('context_length_exceeded', {
       param: 'max_tokens',
       message: `The model server reports that input plus requested output exceeds its context window${message ? `: ${message}` : '.'}`,

@@ -34,6 +34,56 @@ describe('mapUpstreamError', () => {
   });
 });
 
+describe("the model server's message, in the shapes servers send", () => {
+  const rejected = (status: number, body: string) => mapUpstreamError(status, body, null);
+
+  it.each([
+    ['OpenAI error.message', '{"error":{"message":"temperature must be at most 2"}}', 'temperature must be at most 2'],
+    ['TGI / Ollama error string', '{"error":"invalid stop sequence","error_type":"validation"}', 'invalid stop sequence'],
+    ['top-level message', '{"object":"error","message":"best_of must be 1","code":400}', 'best_of must be 1'],
+    ['FastAPI detail string', '{"detail":"unsupported response_format"}', 'unsupported response_format'],
+    ['FastAPI detail list', '{"detail":[{"loc":["body","messages"],"msg":"field required"},{"msg":"bad n"}]}', 'field required (body.messages); bad n'],
+    ['plain text', 'invalid stop sequence\n', 'invalid stop sequence'],
+    ["an HTML page's title", '<html><head><title>Bad Request</title></head><body>...</body></html>', 'Bad Request'],
+  ])('reads %s (it was lost outside OpenAI\'s shape)', (_shape, body, message) => {
+    const e = rejected(400, body);
+    expect(e.code).toBe('invalid_request');
+    expect(e.message).toBe(`The model server rejected the request: ${message}`);
+  });
+
+  it('keeps the message on one line and at most 500 characters', () => {
+    const e = rejected(400, JSON.stringify({ error: `line one\r\n\u0007line two ${'x'.repeat(1000)}` }));
+    expect(e.message).toMatch(/: line one line two x+$/);
+    expect(e.message.length).toBe('The model server rejected the request: '.length + 500);
+  });
+
+  it('says nothing of a body with no message', () => {
+    expect(rejected(400, '{"error":{}}').message).toBe('The model server rejected the request.');
+    expect(rejected(400, '<html><body>no title</body></html>').message).toBe('The model server rejected the request.');
+    expect(rejected(400, '').message).toBe('The model server rejected the request.');
+  });
+
+  it.each([
+    ['TGI 422', 422, '{"error":"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 4000 `inputs` tokens and 200 `max_new_tokens`","error_type":"validation"}'],
+    ['TGI input alone', 422, '{"error":"Input validation error: `inputs` must have less than 4096 tokens. Given: 5000","error_type":"validation"}'],
+    ['vLLM maximum model length', 400, '{"error":{"message":"The decoder prompt (length 5000) is longer than the maximum model length of 4096."}}'],
+    ['llama.cpp context size', 400, '{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}'],
+    ['a 413 overflow in plain text', 413, "This model's maximum context length is 4096 tokens"],
+  ])('recognizes a context overflow: %s (it was only seen on a 400 in OpenAI\'s shape)', (_server, status, body) => {
+    const e = rejected(status, body);
+    expect({ code: e.code, status: e.status, param: e.param }).toEqual({ code: 'context_length_exceeded', status: 400, param: 'max_tokens' });
+  });
+
+  it("tells Ollama's missing model (an error string on a 404) from a wrong base URL", () => {
+    expect(rejected(404, `{"error":"model 'llama3' not found, try pulling it first"}`).message).toMatch(/does not serve this endpoint's configured model/);
+    expect(rejected(404, '404 page not found').message).toMatch(/no such route/);
+  });
+
+  it("never shows a 5xx's body: the server's internals are the operator's", () => {
+    expect(rejected(500, 'Traceback (most recent call last): File "/srv/app.py"').message).toBe('The model server failed (HTTP 500 from upstream).');
+  });
+});
+
 describe('transport failures', () => {
   it('retries only the errors that opening a connection raises', () => {
     expect(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'].map((c) => sentNothing(errno(c)))).toEqual([true, true, true, true]);
