@@ -90,7 +90,9 @@ export function mapUpstreamError(status: number, body: string, retryAfter: strin
       message: `The model server reports that input plus requested output exceeds its context window${message ? `: ${message}` : '.'}`,
     });
   }
-  if (status === 400 || status === 422) {
+  // README "Upstream failures": every other 4xx is the request's own (a 413 too large for this server, a
+  // 409, a 415): the same request fails the same way, so it is not retryable, and the server says why.
+  if (requestsFault(status)) {
     return new GatewayError('invalid_request', {
       param: typeof param === 'string' ? param : null,
       message: `The model server rejected the request${message ? `: ${message}` : '.'}`,

@@ -68,3 +68,23 @@ describe("the model server's own message, in every common shape", () => {
     expect(res.headers.get('x-should-retry')).toBe('false');
   });
 });
+
+describe('other 4xx from the model server', () => {
+  it.each([
+    [413, '{"error":{"message":"Request too large"}}', 'Request too large'],
+    [409, '{"error":{"message":"conflicting options"}}', 'conflicting options'],
+  ])('%i: 400 invalid_request with its message, not retryable', async (status, body, message) => {
+    const res = await chatAnswering({ status, body });
+    expectError(res, 400, 'invalid_request');
+    expect(errorOf(res).message).toContain(message);
+    expect(res.headers.get('x-should-retry')).toBe('false');
+  });
+
+  it("TEI's 413 on embeddings: the same", async () => {
+    upstream.answer({ status: 413, body: '{"error":"batch size 64 > maximum allowed batch size 32","error_type":"validation"}' });
+    const res = await call(`${gw.url}/${PROJECT}/embed/v1/embeddings`, { key: keys.full, body: { model: 'x', input: ['a', 'b'] } });
+    expectError(res, 400, 'invalid_request');
+    expect(errorOf(res).message).toContain('batch size 64 > maximum allowed batch size 32');
+    expect(res.headers.get('x-should-retry')).toBe('false');
+  });
+});

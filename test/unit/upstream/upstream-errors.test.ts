@@ -84,6 +84,23 @@ describe("the model server's message, in the shapes servers send", () => {
   });
 });
 
+describe('every other 4xx is the request\'s own', () => {
+  it.each([409, 410, 413, 415])('maps HTTP %i to 400 invalid_request with the server\'s message, not retryable (it was a retryable 500)', (status) => {
+    const e = mapUpstreamError(status, '{"error":{"message":"Request too large"}}', '5');
+    expect({ status: e.status, code: e.code, retryable: e.retryable }).toEqual({ status: 400, code: 'invalid_request', retryable: false });
+    expect(e.message).toBe('The model server rejected the request: Request too large');
+  });
+
+  it('keeps 401/403/404 the operator\'s 500s and 408 a timeout', () => {
+    expect([401, 403, 404].map((s) => mapUpstreamError(s, '{"error":"x"}', null)).map((e) => [e.code, e.retryable])).toEqual([
+      ['internal_error', false],
+      ['internal_error', false],
+      ['internal_error', false],
+    ]);
+    expect(mapUpstreamError(408, '', null).code).toBe('timeout');
+  });
+});
+
 describe('transport failures', () => {
   it('retries only the errors that opening a connection raises', () => {
     expect(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'].map((c) => sentNothing(errno(c)))).toEqual([true, true, true, true]);
