@@ -81,7 +81,33 @@ function requestsFault(status: number): boolean {
   return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 404 && status !== 408 && status !== 429;
 }
 
-export function mapUpstreamError(status: number, body: string, retryAfter: string | null): GatewayError {
+/** The retry hint headers of an upstream answer, as received. */
+export interface RetryHint {
+  readonly retryAfter: string | null;
+  /** OpenAI's own, in milliseconds; the SDKs read it before Retry-After. */
+  readonly retryAfterMs: string | null;
+}
+
+/** Longer than any server means to be waited for: a hint past it is a mistake, not a plan. */
+const MAX_RETRY_AFTER_S = 86_400;
+
+/**
+ * The server's hint in whole seconds (rounded up, at least 1, at most a day), or null without one it
+ * states: `retry-after-ms` first (as the SDKs read it), then Retry-After as delta-seconds or an HTTP-date
+ * (RFC 9110 10.2.3), which counts from `nowMs`, the real clock the server's date is on.
+ */
+export function retryAfterSeconds(hint: RetryHint, nowMs: number): number | null {
+  const ms =
+    hint.retryAfterMs !== null && /^\s*\d+(\.\d+)?\s*$/.test(hint.retryAfterMs) ? Number(hint.retryAfterMs)
+    : hint.retryAfter === null ? null
+    : /^\s*\d+\s*$/.test(hint.retryAfter) ? Number(hint.retryAfter) * 1000
+    : Date.parse(hint.retryAfter) - nowMs;
+  if (ms === null || Number.isNaN(ms)) return null;
+  return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(ms / 1000)));
+}
+
+/** `retryAfter`: the server's hint in seconds (retryAfterSeconds), null when it gave none. */
+export function mapUpstreamError(status: number, body: string, retryAfter: number | null): GatewayError {
   const { message, code, param } = upstreamDetail(body);
   // Any 4xx of the request's own (TGI answers an overflow 422, some servers 413), in any of the shapes.
   if (code === 'context_length_exceeded' || (requestsFault(status) && message !== null && CONTEXT_OVERFLOW.test(message))) {
@@ -99,7 +125,7 @@ export function mapUpstreamError(status: number, body: string, retryAfter: strin
     });
   }
   if (status === 429) {
-    const seconds = retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) : 1;
+    const seconds = retryAfter ?? 1;
     // SPEC Errors: every 429 carries retry_after, retry_strategy and Retry-After, built where the
     // gateway's own 429s are. An overloaded server frees up gradually, like a request window: back off.
     return tooManyRequests(
@@ -112,11 +138,16 @@ export function mapUpstreamError(status: number, body: string, retryAfter: strin
   if (status === 408 || status === 504) return new GatewayError('timeout', { message: `The model server timed out (HTTP ${status} from upstream).` });
   // 401/403/404 from the model server are the gateway's own configuration: no retry fixes them.
   const lasting = status === 401 || status === 403 || status === 404;
-  return new GatewayError('internal_error', { message: failedMessage(status, code, message), ...(lasting ? { retryable: false } : {}) });
+  if (lasting || retryAfter === null) {
+    return new GatewayError('internal_error', { message: failedMessage(status, code, message, null), ...(lasting ? { retryable: false } : {}) });
+  }
+  // A 5xx with a hint (a 503 of a full queue, a model loading): still SPEC's 500 (docs/decisions.md
+  // "Upstream error mapping"), retryable, and carrying the server's Retry-After, which the SDKs wait for.
+  return new GatewayError('internal_error', { message: failedMessage(status, code, message, retryAfter), headers: { 'Retry-After': String(retryAfter) } });
 }
 
 /** The 500s: what the operator must fix, or what passes by itself. */
-function failedMessage(status: number, code: unknown, message: string | null): string {
+function failedMessage(status: number, code: unknown, message: string | null, retryAfter: number | null): string {
   if (status === 401 || status === 403) {
     return `The model server refused the gateway's own credentials (HTTP ${status} from upstream): the operator must fix this endpoint's upstream API key. Your request and key are not at fault.`;
   }
@@ -125,8 +156,9 @@ function failedMessage(status: number, code: unknown, message: string | null): s
       ? "The model server does not serve this endpoint's configured model (HTTP 404 from upstream): the operator must fix the endpoint's upstream model."
       : "The model server has no such route (HTTP 404 from upstream): this endpoint's upstream base URL is misconfigured.";
   }
-  if (status === 503) return 'The model server is overloaded or unavailable (HTTP 503 from upstream); retry later.';
-  return `The model server failed (HTTP ${status} from upstream).`;
+  const when = retryAfter === null ? '' : `; retry after ${retryAfter} s`;
+  if (status === 503) return `The model server is overloaded or unavailable (HTTP 503 from upstream)${when || '; retry later'}.`;
+  return `The model server failed (HTTP ${status} from upstream)${when}.`;
 }
 
 /** How a transport error happened, as far as the gateway can tell. */

@@ -88,3 +88,30 @@ describe('other 4xx from the model server', () => {
     expect(res.headers.get('x-should-retry')).toBe('false');
   });
 });
+
+describe("the model server's retry hints", () => {
+  it('a 429 with retry-after-ms: Retry-After and retry_after are its seconds, rounded up', async () => {
+    const res = await chatAnswering({ status: 429, body: '{"error":{"message":"busy"}}', headers: { 'retry-after-ms': '2500', 'retry-after': new Date(Date.now() + 60_000).toUTCString() } });
+    expectError(res, 429, 'capacity_exceeded');
+    expect(res.headers.get('retry-after')).toBe('3');
+    expect(errorOf(res).retry_after).toBe(3);
+  });
+
+  it('a 429 with an HTTP-date Retry-After: the seconds until then', async () => {
+    const res = await chatAnswering({ status: 429, body: '{"error":{"message":"busy"}}', headers: { 'retry-after': new Date(Date.now() + 30_000).toUTCString() } });
+    expectError(res, 429, 'capacity_exceeded');
+    const seconds = Number(res.headers.get('retry-after'));
+    // An HTTP-date has whole seconds: 29 to 30 s from now, read a moment later.
+    expect(seconds).toBeGreaterThanOrEqual(28);
+    expect(seconds).toBeLessThanOrEqual(30);
+    expect(errorOf(res).retry_after).toBe(seconds);
+  });
+
+  it('a 503 with Retry-After: 500 internal_error, retryable, carrying Retry-After', async () => {
+    const res = await chatAnswering({ status: 503, body: '{"error":"server busy, please try again. maximum pending requests exceeded"}', headers: { 'retry-after': '3' } });
+    expectError(res, 500, 'internal_error');
+    expect(res.headers.get('retry-after')).toBe('3');
+    expect(res.headers.get('x-should-retry')).toBe('true');
+    expect(errorOf(res).message).toMatch(/retry after 3 s/);
+  });
+});

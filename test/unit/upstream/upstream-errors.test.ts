@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { causeOf, mapUpstreamError, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from '../../../src/upstream/upstream-errors.js';
+import { causeOf, mapUpstreamError, noServerAvailable, retryAfterSeconds, sentNothing, transportFailure, unreachableUpstream } from '../../../src/upstream/upstream-errors.js';
 
 const errno = (code: string, extra: Record<string, unknown> = {}): Error => Object.assign(new Error(`${code} happened`), { code, ...extra });
 
@@ -8,19 +8,19 @@ describe('mapUpstreamError', () => {
     [401, 500, 'internal_error', /refused the gateway's own credentials \(HTTP 401 from upstream\).*upstream API key/],
     [403, 500, 'internal_error', /refused the gateway's own credentials \(HTTP 403 from upstream\)/],
     [404, 500, 'internal_error', /no such route \(HTTP 404 from upstream\).*base URL is misconfigured/],
-    [503, 500, 'internal_error', /overloaded or unavailable \(HTTP 503 from upstream\)/],
-    [500, 500, 'internal_error', /failed \(HTTP 500 from upstream\)/],
+    [503, 500, 'internal_error', /overloaded or unavailable \(HTTP 503 from upstream\); retry after 7 s\.$/],
+    [500, 500, 'internal_error', /failed \(HTTP 500 from upstream\); retry after 7 s\.$/],
     [429, 429, 'capacity_exceeded', /overloaded \(HTTP 429 from upstream\); retry after 7 s/],
     [504, 408, 'timeout', /timed out \(HTTP 504 from upstream\)/],
     [400, 400, 'invalid_request', /rejected the request/],
   ])('maps HTTP %i from upstream to %i %s with a message naming the cause', (upstream, status, code, message) => {
-    const e = mapUpstreamError(upstream, '{"error":{"message":"nope"}}', '7');
+    const e = mapUpstreamError(upstream, '{"error":{"message":"nope"}}', 7);
     expect({ status: e.status, code: e.code }).toEqual({ status, code });
     expect(e.message).toMatch(message);
   });
 
   it('keeps the 429 retry hint in the header and the body', () => {
-    const e = mapUpstreamError(429, '', '7');
+    const e = mapUpstreamError(429, '', 7);
     expect(e.headers).toEqual({ 'Retry-After': '7' });
     expect(e.extra).toEqual({ retry_after: 7, retry_strategy: { type: 'exponential', initial_delay_ms: 7000, max_delay_ms: 60_000, multiplier: 2, jitter: true } });
   });
@@ -86,7 +86,7 @@ describe("the model server's message, in the shapes servers send", () => {
 
 describe('every other 4xx is the request\'s own', () => {
   it.each([409, 410, 413, 415])('maps HTTP %i to 400 invalid_request with the server\'s message, not retryable (it was a retryable 500)', (status) => {
-    const e = mapUpstreamError(status, '{"error":{"message":"Request too large"}}', '5');
+    const e = mapUpstreamError(status, '{"error":{"message":"Request too large"}}', 5);
     expect({ status: e.status, code: e.code, retryable: e.retryable }).toEqual({ status: 400, code: 'invalid_request', retryable: false });
     expect(e.message).toBe('The model server rejected the request: Request too large');
   });
@@ -98,6 +98,34 @@ describe('every other 4xx is the request\'s own', () => {
       ['internal_error', false],
     ]);
     expect(mapUpstreamError(408, '', null).code).toBe('timeout');
+  });
+});
+
+describe("the model server's retry hint", () => {
+  const NOW = Date.parse('2026-03-01T12:00:00Z');
+  const hint = (retryAfter: string | null, retryAfterMs: string | null = null) => retryAfterSeconds({ retryAfter, retryAfterMs }, NOW);
+
+  it('reads retry-after-ms first, rounded up to whole seconds (it was ignored: 2500 ms gave 1 s)', () => {
+    expect(hint(new Date(NOW + 60_000).toUTCString(), '2500')).toBe(3);
+    expect(hint(null, '100')).toBe(1);
+  });
+
+  it('reads an HTTP-date as the seconds from now, at least 1 (it gave the default 1 s)', () => {
+    expect(hint(new Date(NOW + 30_000).toUTCString())).toBe(30);
+    expect(hint(new Date(NOW - 5_000).toUTCString())).toBe(1);
+  });
+
+  it('reads delta-seconds, at least 1 and at most a day; nothing readable is no hint', () => {
+    expect([hint('7'), hint('0'), hint('999999999')]).toEqual([7, 1, 86_400]);
+    expect([hint(null), hint('soon'), hint(null, 'x')]).toEqual([null, null, null]);
+  });
+
+  it('passes a 5xx hint on: Retry-After on a 503, still 500 internal_error and retryable (it was dropped)', () => {
+    const e = mapUpstreamError(503, '{"error":"server busy"}', 3);
+    expect({ status: e.status, code: e.code, retryable: e.retryable, headers: e.headers }).toEqual({ status: 500, code: 'internal_error', retryable: true, headers: { 'Retry-After': '3' } });
+    expect(e.extra).toBeUndefined();
+    expect(mapUpstreamError(503, '', null).headers).toBeUndefined();
+    expect(mapUpstreamError(401, '', 3).headers).toBeUndefined();
   });
 });
 
