@@ -17,7 +17,7 @@ import { GatewayError } from '../errors.js';
 import { errorText } from './answer-cap.js';
 import type { AnswerStream } from './answer-stream.js';
 import { UpstreamAbort, type BufferedResponse, type UpstreamCall, type UpstreamClient, type UpstreamResponse, type UpstreamTarget } from './upstream-client.js';
-import { mapUpstreamError, unreachableUpstream } from './upstream-errors.js';
+import { mapUpstreamError, retryAfterSeconds, unreachableUpstream } from './upstream-errors.js';
 
 /** The client's side of a call: its abort aborts the upstream request (IncomingRequest fits). */
 export interface AbortSource {
@@ -134,8 +134,13 @@ export async function callUpstreamStream(client: UpstreamClient, endpoint: Upstr
   throw upstreamRefusal(res.statusCode, res.headers, await res.errorText());
 }
 
-/** An error status from the model server as the client's error (Retry-After kept for a 429). */
+/** An error status from the model server as the client's error (its retry hint kept for a 429 or a 5xx). */
 export function upstreamRefusal(status: number, headers: IncomingHttpHeaders, text: string): GatewayError {
-  const retryAfter = headers['retry-after'];
-  return mapUpstreamError(status, text, typeof retryAfter === 'string' ? retryAfter : null);
+  const header = (name: string): string | null => {
+    const value = headers[name];
+    return typeof value === 'string' ? value : null;
+  };
+  // The real clock, not the gateway's controllable one: an HTTP-date Retry-After is on the server's.
+  const hint = retryAfterSeconds({ retryAfter: header('retry-after'), retryAfterMs: header('retry-after-ms') }, Date.now());
+  return mapUpstreamError(status, text, hint);
 }

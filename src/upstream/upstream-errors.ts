@@ -11,39 +11,121 @@ import { retryStrategy, tooManyRequests } from '../core/limits/limit-headers.js'
 
 type Json = Record<string, unknown>;
 
-const CONTEXT_OVERFLOW = /maximum context length|context length|context window|too many tokens|prompt is too long/i;
+/**
+ * A context overflow in the wordings of the servers we front: OpenAI and vLLM ("maximum context length",
+ * "longer than the maximum model length"), TGI ("`inputs` tokens + `max_new_tokens` must be <= 4096",
+ * "`inputs` must have less than 4096 tokens"), llama.cpp ("exceeds the available context size"), SGLang
+ * and others ("context length", "context window").
+ */
+const CONTEXT_OVERFLOW =
+  /maximum context length|context length|context window|context size|too many tokens|prompt is too long|maximum model length|max_new_tokens`? must be <=|must have less than \d+ tokens/i;
 const UNKNOWN_MODEL = /model_not_found|model .*(not found|does not exist)|no such model|unknown model/i;
+/** The client reads the server's message, not its error page: bounded, on one line. */
+const MESSAGE_LIMIT = 500;
 
-function upstreamMessage(body: string): { message: string | null; code: unknown; param: unknown } {
-  try {
-    const parsed = JSON.parse(body) as Json;
-    const err = (parsed.error && typeof parsed.error === 'object' ? parsed.error : parsed) as Json;
-    return {
-      message: typeof err.message === 'string' ? err.message.slice(0, 500) : null,
-      code: err.code,
-      param: err.param,
-    };
-  } catch {
-    return { message: null, code: null, param: null };
-  }
+interface UpstreamDetail {
+  readonly message: string | null;
+  readonly code: unknown;
+  readonly param: unknown;
 }
 
-export function mapUpstreamError(status: number, body: string, retryAfter: string | null): GatewayError {
-  const { message, code, param } = upstreamMessage(body);
-  if (code === 'context_length_exceeded' || (status === 400 && message && CONTEXT_OVERFLOW.test(message))) {
+/**
+ * The server's own message from the error shapes in use: OpenAI's `{error: {message, code, param}}`, TGI's
+ * and Ollama's `{error: "..."}`, a top-level `message` (older vLLM), FastAPI's `{detail: "..."}` or
+ * `{detail: [{msg, loc}]}`, and a plain-text body (an HTML error page gives its title at most).
+ */
+function upstreamDetail(body: string): UpstreamDetail {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return { message: clean(textMessage(body)), code: null, param: null };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { message: null, code: null, param: null };
+  const top = parsed as Json;
+  const err = top.error && typeof top.error === 'object' ? (top.error as Json) : top;
+  const message =
+    typeof err.message === 'string' ? err.message
+    : typeof top.error === 'string' ? top.error
+    : detailMessage(top.detail);
+  return { message: clean(message), code: err.code, param: err.param };
+}
+
+/** FastAPI: a string, or validation issues `{loc: ["body", "messages"], msg}` joined as `msg (body.messages)`. */
+function detailMessage(detail: unknown): string | null {
+  if (typeof detail === 'string') return detail;
+  if (!Array.isArray(detail)) return null;
+  const issues = detail.flatMap((d: unknown) => {
+    if (typeof d !== 'object' || d === null) return [];
+    const { msg, loc } = d as Json;
+    if (typeof msg !== 'string') return [];
+    return [Array.isArray(loc) && loc.length > 0 ? `${msg} (${loc.join('.')})` : msg];
+  });
+  return issues.length > 0 ? issues.join('; ') : null;
+}
+
+function textMessage(body: string): string | null {
+  if (!/^\s*</.test(body)) return body;
+  return /<title>([^<]*)<\/title>/i.exec(body)?.[1] ?? null;
+}
+
+/** No control characters or line breaks reach the client's message; at most MESSAGE_LIMIT characters. */
+function clean(message: string | null): string | null {
+  if (message === null) return null;
+  const flat = message.replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return flat.length === 0 ? null : flat.slice(0, MESSAGE_LIMIT);
+}
+
+/** The 4xx about the request itself: not the gateway's own configuration (401/403/404), a timeout (408) or a busy server (429). */
+function requestsFault(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 404 && status !== 408 && status !== 429;
+}
+
+/** The retry hint headers of an upstream answer, as received. */
+export interface RetryHint {
+  readonly retryAfter: string | null;
+  /** OpenAI's own, in milliseconds; the SDKs read it before Retry-After. */
+  readonly retryAfterMs: string | null;
+}
+
+/** Longer than any server means to be waited for: a hint past it is a mistake, not a plan. */
+const MAX_RETRY_AFTER_S = 86_400;
+
+/**
+ * The server's hint in whole seconds (rounded up, at least 1, at most a day), or null without one it
+ * states: `retry-after-ms` first (as the SDKs read it), then Retry-After as delta-seconds or an HTTP-date
+ * (RFC 9110 10.2.3), which counts from `nowMs`, the real clock the server's date is on.
+ */
+export function retryAfterSeconds(hint: RetryHint, nowMs: number): number | null {
+  const ms =
+    hint.retryAfterMs !== null && /^\s*\d+(\.\d+)?\s*$/.test(hint.retryAfterMs) ? Number(hint.retryAfterMs)
+    : hint.retryAfter === null ? null
+    : /^\s*\d+\s*$/.test(hint.retryAfter) ? Number(hint.retryAfter) * 1000
+    : Date.parse(hint.retryAfter) - nowMs;
+  if (ms === null || Number.isNaN(ms)) return null;
+  return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(ms / 1000)));
+}
+
+/** `retryAfter`: the server's hint in seconds (retryAfterSeconds), null when it gave none. */
+export function mapUpstreamError(status: number, body: string, retryAfter: number | null): GatewayError {
+  const { message, code, param } = upstreamDetail(body);
+  // Any 4xx of the request's own (TGI answers an overflow 422, some servers 413), in any of the shapes.
+  if (code === 'context_length_exceeded' || (requestsFault(status) && message !== null && CONTEXT_OVERFLOW.test(message))) {
     return new GatewayError('context_length_exceeded', {
       param: 'max_tokens',
       message: `The model server reports that input plus requested output exceeds its context window${message ? `: ${message}` : '.'}`,
     });
   }
-  if (status === 400 || status === 422) {
+  // README "Upstream failures": every other 4xx is the request's own (a 413 too large for this server, a
+  // 409, a 415): the same request fails the same way, so it is not retryable, and the server says why.
+  if (requestsFault(status)) {
     return new GatewayError('invalid_request', {
       param: typeof param === 'string' ? param : null,
       message: `The model server rejected the request${message ? `: ${message}` : '.'}`,
     });
   }
   if (status === 429) {
-    const seconds = retryAfter && /^\d+$/.test(retryAfter) ? Number(retryAfter) : 1;
+    const seconds = retryAfter ?? 1;
     // SPEC Errors: every 429 carries retry_after, retry_strategy and Retry-After, built where the
     // gateway's own 429s are. An overloaded server frees up gradually, like a request window: back off.
     return tooManyRequests(
@@ -56,11 +138,16 @@ export function mapUpstreamError(status: number, body: string, retryAfter: strin
   if (status === 408 || status === 504) return new GatewayError('timeout', { message: `The model server timed out (HTTP ${status} from upstream).` });
   // 401/403/404 from the model server are the gateway's own configuration: no retry fixes them.
   const lasting = status === 401 || status === 403 || status === 404;
-  return new GatewayError('internal_error', { message: failedMessage(status, code, message), ...(lasting ? { retryable: false } : {}) });
+  if (lasting || retryAfter === null) {
+    return new GatewayError('internal_error', { message: failedMessage(status, code, message, null), ...(lasting ? { retryable: false } : {}) });
+  }
+  // A 5xx with a hint (a 503 of a full queue, a model loading): still SPEC's 500 (docs/decisions.md
+  // "Upstream error mapping"), retryable, and carrying the server's Retry-After, which the SDKs wait for.
+  return new GatewayError('internal_error', { message: failedMessage(status, code, message, retryAfter), headers: { 'Retry-After': String(retryAfter) } });
 }
 
 /** The 500s: what the operator must fix, or what passes by itself. */
-function failedMessage(status: number, code: unknown, message: string | null): string {
+function failedMessage(status: number, code: unknown, message: string | null, retryAfter: number | null): string {
   if (status === 401 || status === 403) {
     return `The model server refused the gateway's own credentials (HTTP ${status} from upstream): the operator must fix this endpoint's upstream API key. Your request and key are not at fault.`;
   }
@@ -69,8 +156,9 @@ function failedMessage(status: number, code: unknown, message: string | null): s
       ? "The model server does not serve this endpoint's configured model (HTTP 404 from upstream): the operator must fix the endpoint's upstream model."
       : "The model server has no such route (HTTP 404 from upstream): this endpoint's upstream base URL is misconfigured.";
   }
-  if (status === 503) return 'The model server is overloaded or unavailable (HTTP 503 from upstream); retry later.';
-  return `The model server failed (HTTP ${status} from upstream).`;
+  const when = retryAfter === null ? '' : `; retry after ${retryAfter} s`;
+  if (status === 503) return `The model server is overloaded or unavailable (HTTP 503 from upstream)${when || '; retry later'}.`;
+  return `The model server failed (HTTP ${status} from upstream)${when}.`;
 }
 
 /** How a transport error happened, as far as the gateway can tell. */
