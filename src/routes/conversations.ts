@@ -4,6 +4,8 @@
  *   GET | POST | DELETE /{project}/v1/conversations/{id}  retrieve, update metadata, delete
  *   GET | POST /{project}/v1/conversations/{id}/items     list (limit, after, order), add
  *   GET | DELETE /{project}/v1/conversations/{id}/items/{item}
+ * and the same under the endpoint and router base URLs, where Responses can name conversations too
+ * (guard.ts RESPONSES_BASES).
  * Control-plane routes (SPEC Limits); adding items draws from its own counter (limitClassOf).
  */
 import { resolveWorkspace, type AuthenticatedKey } from '../core/auth/authenticate.js';
@@ -14,7 +16,7 @@ import { parseJsonBody } from '../http/request.js';
 import { newRequestId } from '../http/request-id.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
 import { parseConversationCreate, parseConversationUpdate, parseItemsCreate } from '../schemas/responses-request.js';
-import { keyed, MANAGEMENT_BODY_LIMIT, namedWorkspace } from './guard.js';
+import { checkBaseEndpoint, keyed, MANAGEMENT_BODY_LIMIT, namedWorkspace, RESPONSES_BASES } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
 import type { Services } from '../app/services.js';
 
@@ -54,25 +56,31 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
    */
   const retainingWorkspace = (ctx: RouteContext, auth: AuthenticatedKey, what: string): string | null => {
     const { named, namedBy } = namedWorkspace(ctx.req);
-    const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject });
+    // On an endpoint base URL the conversation runs where that endpoint's responses would.
+    const slug = ctx.req.params.endpoint;
+    const endpoint = (slug === undefined ? null : services.catalog.endpoint(auth.project.id, slug)) ?? undefined;
+    const workspaceId = resolveWorkspace(auth.key, auth.project, { named, namedBy, workspaces: services.catalog.workspaces(auth.project.id), workspaceProject: services.catalog.workspaceProject, endpoint });
     if (workspaceId !== null && services.catalog.workspaces(auth.project.id).get(workspaceId)?.zeroDataRetention) {
       throw new GatewayError('retention_not_permitted', { message: `${what}, which a zero-data-retention workspace does not permit.` });
     }
     return workspaceId;
   };
-  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey, body: unknown) => Promise<void>): RouteDef =>
-    keyed(services, 'inference', {
-      method,
-      pattern,
-      family: 'conversations',
-      bodyLimit: MANAGEMENT_BODY_LIMIT * 4,
-      handle: async (ctx, auth) => {
-        const body = await jsonBody(ctx);
-        await handle(ctx, auth, body);
-      },
-    });
+  const route = (method: RouteDef['method'], path: string, handle: (ctx: RouteContext, auth: AuthenticatedKey, body: unknown) => Promise<void>): RouteDef[] =>
+    RESPONSES_BASES.map((base) =>
+      keyed(services, 'inference', {
+        method,
+        pattern: `${base}${path}`,
+        family: 'conversations',
+        bodyLimit: MANAGEMENT_BODY_LIMIT * 4,
+        handle: async (ctx, auth) => {
+          const body = await jsonBody(ctx);
+          checkBaseEndpoint(ctx.req, services, auth);
+          await handle(ctx, auth, body);
+        },
+      }),
+    );
   return [
-    route('POST', '/:project/v1/conversations', async (ctx, auth, body) => {
+    ...route('POST', '/conversations', async (ctx, auth, body) => {
       const request = parseConversationCreate(body);
       const workspaceId = retainingWorkspace(ctx, auth, 'A conversation stores its items');
       const items = canonicalItems(request.items ?? [], 'items', newRequestId);
@@ -81,26 +89,26 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
       await repo.create(conversation, items);
       ctx.reply.json(200, conversationObject(conversation));
     }),
-    route('GET', '/:project/v1/conversations/:conversation', async (ctx, auth) => ctx.reply.json(200, conversationObject(await find(ctx, auth)))),
-    route('POST', '/:project/v1/conversations/:conversation', async (ctx, auth, body) => {
+    ...route('GET', '/conversations/:conversation', async (ctx, auth) => ctx.reply.json(200, conversationObject(await find(ctx, auth)))),
+    ...route('POST', '/conversations/:conversation', async (ctx, auth, body) => {
       const found = await find(ctx, auth);
       const { metadata } = parseConversationUpdate(body);
       await repo.updateMetadata(auth.project.id, found.id, metadata);
       ctx.reply.json(200, conversationObject({ ...found, metadata }));
     }),
-    route('DELETE', '/:project/v1/conversations/:conversation', async (ctx, auth) => {
+    ...route('DELETE', '/conversations/:conversation', async (ctx, auth) => {
       const found = await find(ctx, auth);
       await repo.delete(auth.project.id, found.id);
       ctx.reply.json(200, { id: found.id, object: 'conversation.deleted', deleted: true });
     }),
-    route('GET', '/:project/v1/conversations/:conversation/items', async (ctx, auth) => {
+    ...route('GET', '/conversations/:conversation/items', async (ctx, auth) => {
       const found = await find(ctx, auth);
       const query = parseListQuery(ctx.req);
       const page = await repo.listItems(found.id, query);
       if (!page) throw new GatewayError('invalid_query', { param: 'after', message: `after names no item of this conversation: ${JSON.stringify(query.after)}.` });
       ctx.reply.json(200, listPage(page.items, page.hasMore));
     }),
-    route('POST', '/:project/v1/conversations/:conversation/items', async (ctx, auth, body) => {
+    ...route('POST', '/conversations/:conversation/items', async (ctx, auth, body) => {
       retainingWorkspace(ctx, auth, 'Adding items stores them in the conversation');
       const found = await find(ctx, auth);
       const items = canonicalItems(parseItemsCreate(body).items, 'items', newRequestId);
@@ -108,13 +116,13 @@ export function conversationsRoutes(services: ConversationsServices): RouteDef[]
       await repo.addItems(found.id, items, services.now());
       ctx.reply.json(200, listPage(items, false));
     }),
-    route('GET', '/:project/v1/conversations/:conversation/items/:item', async (ctx, auth) => {
+    ...route('GET', '/conversations/:conversation/items/:item', async (ctx, auth) => {
       const found = await find(ctx, auth);
       const item = await repo.getItem(found.id, ctx.req.params.item ?? '');
       if (!item) throw new GatewayError('conversation_item_not_found', { message: `Conversation ${found.id} has no item ${JSON.stringify(ctx.req.params.item ?? '')}.` });
       ctx.reply.json(200, item);
     }),
-    route('DELETE', '/:project/v1/conversations/:conversation/items/:item', async (ctx, auth) => {
+    ...route('DELETE', '/conversations/:conversation/items/:item', async (ctx, auth) => {
       const found = await find(ctx, auth);
       if (!(await repo.deleteItem(found.id, ctx.req.params.item ?? ''))) {
         throw new GatewayError('conversation_item_not_found', { message: `Conversation ${found.id} has no item ${JSON.stringify(ctx.req.params.item ?? '')}.` });

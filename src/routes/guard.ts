@@ -86,6 +86,26 @@ export function namedWorkspace(req: IncomingRequest): { named: string | null; na
   return { named: null, namedBy: '' };
 }
 
+/**
+ * The base URLs a client may create Responses on (routes/responses.ts), and so must find its stored
+ * responses and conversations on: an SDK client keeps one base URL for create, retrieve and the rest.
+ */
+export const RESPONSES_BASES: readonly string[] = ['/:project/v1', '/:project/:endpoint/v1', '/:project/_semantic/router/v1'];
+
+/**
+ * Records reached by id under an endpoint base URL: the path's endpoint must be one this key may use, as
+ * on create there (404 endpoint_not_found, 403 endpoint_restricted), whatever its kind or status, since
+ * nothing is sent to it. What the record itself needs (project, workspace reach) is the route's check.
+ */
+export function checkBaseEndpoint(req: IncomingRequest, services: Services, auth: AuthenticatedKey): void {
+  const slug = req.params.endpoint;
+  if (slug === undefined) return;
+  const endpoint = services.catalog.endpoint(auth.project.id, slug);
+  if (!endpoint) throw new GatewayError('endpoint_not_found', { message: `Project ${auth.project.id} has no endpoint ${JSON.stringify(slug)}.` });
+  req.log.endpoint = endpoint.slug;
+  authorizeEndpoint(auth.key, endpoint);
+}
+
 /** Direct routes: the endpoint named by slug, reachable by this key in the request's workspace. */
 export function requireEndpoint(req: IncomingRequest, services: Services, auth: AuthenticatedKey): EndpointAccess {
   return endpointAccess(services, auth, req.params.endpoint ?? '', namedWorkspace(req), req.log);

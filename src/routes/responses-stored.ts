@@ -1,14 +1,15 @@
 /**
  * The routes of a stored response (issue 14): GET (with `?stream=true` for a streamed background
  * response's events), DELETE, POST .../cancel (background responses, docs/decisions.md "Background
- * responses and upstream Responses API") and GET .../input_items.
+ * responses and upstream Responses API") and GET .../input_items, under every base URL a response can be
+ * created on (guard.ts RESPONSES_BASES).
  */
 import type { AuthenticatedKey } from '../core/auth/authenticate.js';
 import type { StoredResponse } from '../core/store/responses-store.js';
 import { GatewayError } from '../errors.js';
 import type { IncomingRequest } from '../http/request.js';
 import type { RouteContext, RouteDef } from '../http/server.js';
-import { keyed } from './guard.js';
+import { checkBaseEndpoint, keyed, RESPONSES_BASES } from './guard.js';
 import { listPage, parseListQuery, reaches } from './item-list.js';
 import { KEPT_STREAMS, type BackgroundResponses } from '../app/responses/background-responses.js';
 import { followRun } from './responses-follow.js';
@@ -63,27 +64,30 @@ async function cancel(ctx: RouteContext, services: ResponsesServices, background
 }
 
 export function storedResponseRoutes(services: ResponsesServices, background: BackgroundResponses): RouteDef[] {
-  const route = (method: RouteDef['method'], pattern: string, handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void): RouteDef =>
-    keyed(services, 'inference', {
-      method,
-      pattern,
-      family: 'responses',
-      handle: async (ctx, auth) => {
-        await ctx.req.body();
-        await handle(ctx, auth);
-      },
-    });
+  const route = (method: RouteDef['method'], path: string, handle: (ctx: RouteContext, auth: AuthenticatedKey) => Promise<void> | void): RouteDef[] =>
+    RESPONSES_BASES.map((base) =>
+      keyed(services, 'inference', {
+        method,
+        pattern: `${base}${path}`,
+        family: 'responses',
+        handle: async (ctx, auth) => {
+          await ctx.req.body();
+          checkBaseEndpoint(ctx.req, services, auth);
+          await handle(ctx, auth);
+        },
+      }),
+    );
   return [
-    route('GET', '/:project/v1/responses/:response', (ctx, auth) => retrieve(ctx, services, background, auth)),
-    route('DELETE', '/:project/v1/responses/:response', async (ctx, auth) => {
+    ...route('GET', '/responses/:response', (ctx, auth) => retrieve(ctx, services, background, auth)),
+    ...route('DELETE', '/responses/:response', async (ctx, auth) => {
       const { id } = await storedResponse(ctx, services, auth);
       // A running background response is stopped first: nothing would be left to finish.
       background.cancel(id);
       await services.responses.delete(auth.project.id, id);
       ctx.reply.json(200, { id, object: 'response.deleted', deleted: true });
     }),
-    route('POST', '/:project/v1/responses/:response/cancel', (ctx, auth) => cancel(ctx, services, background, auth)),
-    route('GET', '/:project/v1/responses/:response/input_items', async (ctx, auth) => {
+    ...route('POST', '/responses/:response/cancel', (ctx, auth) => cancel(ctx, services, background, auth)),
+    ...route('GET', '/responses/:response/input_items', async (ctx, auth) => {
       const { input } = await storedResponse(ctx, services, auth);
       const query = parseListQuery(ctx.req);
       const ordered = query.order === 'asc' ? input : [...input].reverse();

@@ -1,6 +1,7 @@
 import { invalidRequest } from './errors.js';
 import { fnv1a } from './hash.js';
 import { isInteger, isRecord, utf8Length } from './json.js';
+import type { Knobs } from './knobs.js';
 
 // Hashing bag-of-words embeddings: no model, but texts sharing words get high
 // cosine similarity, which is all semantic-cache and vector-store tests need.
@@ -79,7 +80,8 @@ export interface EmbeddingsBody {
   usage: { prompt_tokens: number; total_tokens: number };
 }
 
-export function handleEmbeddings(body: unknown): EmbeddingsBody {
+/** `knobs` can make it answer like a server that ignores `encoding_format` or `dimensions`. */
+export function handleEmbeddings(body: unknown, knobs?: Pick<Knobs, 'embeddingFormat' | 'ignoreDimensions'>): EmbeddingsBody {
   if (!isRecord(body)) throw invalidRequest('Request body must be a JSON object');
   const inputs = parseInputs(body['input']);
   const dims = body['dimensions'] ?? DEFAULT_DIMENSIONS;
@@ -91,11 +93,13 @@ export function handleEmbeddings(body: unknown): EmbeddingsBody {
     throw invalidRequest("'encoding_format' must be 'float' or 'base64'", 'encoding_format');
   }
   const model = typeof body['model'] === 'string' && body['model'].length > 0 ? body['model'] : DEFAULT_EMBED_MODEL;
+  const size = knobs?.ignoreDimensions ? DEFAULT_DIMENSIONS : dims;
+  const answerFormat = knobs?.embeddingFormat ?? format;
   let tokens = 0;
   const data = inputs.map((inp, index) => {
     tokens += inp.tokens;
-    const vec = embedText(inp.text, dims);
-    return { object: 'embedding' as const, index, embedding: format === 'base64' ? toBase64Float32(vec) : vec };
+    const vec = embedText(inp.text, size);
+    return { object: 'embedding' as const, index, embedding: answerFormat === 'base64' ? toBase64Float32(vec) : vec };
   });
   return { object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
 }

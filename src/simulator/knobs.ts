@@ -21,6 +21,10 @@ export interface Knobs {
   toolCallAsText: boolean;
   malformedToolCalls: number;
   undeclaredTool: string | null;
+  /** Embeddings: answer in this format whatever encoding_format asked, as servers that ignore it do. */
+  embeddingFormat: 'float' | 'base64' | null;
+  /** Embeddings: answer the default size whatever `dimensions` asked, as servers that ignore it do. */
+  ignoreDimensions: boolean;
 }
 
 export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
@@ -37,6 +41,8 @@ export const DEFAULT_KNOBS: Readonly<Knobs> = Object.freeze({
   toolCallAsText: false,
   malformedToolCalls: 0,
   undeclaredTool: null,
+  embeddingFormat: null,
+  ignoreDimensions: false,
 });
 
 type IntKnob = 'delayMs' | 'firstTokenDelayMs' | 'tokens' | 'reasoningTokens' | 'errorStatus' | 'retryAfter' | 'failAfter' | 'cachedTokens' | 'malformedToolCalls';
@@ -44,7 +50,7 @@ type IntKnob = 'delayMs' | 'firstTokenDelayMs' | 'tokens' | 'reasoningTokens' | 
 interface KnobSpec {
   header: string;
   bodyKey: string;
-  field: IntKnob | 'errorCode' | 'inlineThink' | 'toolCallAsText' | 'undeclaredTool';
+  field: IntKnob | 'errorCode' | 'inlineThink' | 'toolCallAsText' | 'undeclaredTool' | 'embeddingFormat' | 'ignoreDimensions';
   min?: number;
   max?: number;
 }
@@ -64,6 +70,8 @@ const SPECS: readonly KnobSpec[] = [
   { header: 'x-sim-tool-call-as-text', bodyKey: 'tool_call_as_text', field: 'toolCallAsText' },
   { header: 'x-sim-malformed-tool-calls', bodyKey: 'malformed_tool_calls', field: 'malformedToolCalls', max: 100 },
   { header: 'x-sim-undeclared-tool', bodyKey: 'undeclared_tool', field: 'undeclaredTool' },
+  { header: 'x-sim-embedding-format', bodyKey: 'embedding_format', field: 'embeddingFormat' },
+  { header: 'x-sim-ignore-dimensions', bodyKey: 'ignore_dimensions', field: 'ignoreDimensions' },
 ];
 
 function bad(spec: KnobSpec, raw: unknown): SimError {
@@ -105,7 +113,10 @@ export function parseKnobs(headers: Readonly<Record<string, string>>, body: unkn
     if (spec.field === 'errorCode' || spec.field === 'undeclaredTool') {
       if (typeof raw !== 'string' || raw.length === 0) throw bad(spec, raw);
       knobs[spec.field] = raw.trim();
-    } else if (spec.field === 'inlineThink' || spec.field === 'toolCallAsText') {
+    } else if (spec.field === 'embeddingFormat') {
+      if (raw !== 'float' && raw !== 'base64') throw bad(spec, raw);
+      knobs.embeddingFormat = raw;
+    } else if (spec.field === 'inlineThink' || spec.field === 'toolCallAsText' || spec.field === 'ignoreDimensions') {
       knobs[spec.field] = toBool(spec, raw);
     } else {
       knobs[spec.field] = toInt(spec, raw);

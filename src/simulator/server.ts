@@ -85,8 +85,8 @@ export function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimu
     active: new Set<Exchange>(),
   };
   registerChatCompletions(sim);
-  post(sim, '/v1/embeddings', (ex, body) => {
-    const result = handleEmbeddings(body);
+  post(sim, '/v1/embeddings', (ex, body, knobs) => {
+    const result = handleEmbeddings(body, knobs);
     sim.models.note(result.model);
     ex.sendJson(200, JSON.stringify(result));
   });

@@ -1,7 +1,8 @@
 /**
  * Incremental Server-Sent Events decoder (WHATWG "event stream interpretation", reduced to what model
  * servers send): events end at a blank line; `data:` lines are joined with "\n"; `event:` names the
- * event; comments (":") and other fields are ignored. Handles \n, \r\n and events split across chunks.
+ * event; comments (":") and other fields are ignored. Handles the three line ends the spec allows (\n,
+ * \r\n and a lone \r, mixed in one stream too) and events split across chunks, a CRLF split included.
  */
 
 export interface SseEvent {
@@ -30,22 +31,23 @@ export class SseDecoder {
   /** Each complete event block to `onData` or into `events`; keeps the incomplete rest. */
   #scan(chunk: string, onData: ((data: string) => void) | null, events: SseEvent[] | null): void {
     const buffer = this.#buffer + chunk;
-    // Model servers send \n\n; only a stream that contains \r pays for the CRLF search.
-    const crlf = buffer.includes('\r');
+    // Model servers send \n\n; only a stream that contains \r pays for the search that knows CR ends.
+    const lineEnds = buffer.includes('\r') ? new LineEnds(buffer) : null;
     let pos = 0;
     for (;;) {
       let index: number;
       let length = 2;
-      if (crlf) {
-        const end = findEventEnd(buffer, pos);
-        if (end === null) break;
-        ({ index, length } = end);
+      let oneLine: boolean;
+      if (lineEnds !== null) {
+        if (!lineEnds.eventEnd(pos)) break;
+        ({ index, length, oneLine } = lineEnds);
       } else {
         index = buffer.indexOf('\n\n', pos);
         if (index === -1) break;
+        oneLine = buffer.indexOf('\n', pos) === index;
       }
       // The common case, a single `data: ` line: its data is a slice of the read, nothing else is made.
-      if (onData !== null && buffer.startsWith('data: ', pos) && buffer.indexOf('\n', pos) === index) onData(buffer.slice(pos + 6, index));
+      if (onData !== null && oneLine && buffer.startsWith('data: ', pos)) onData(buffer.slice(pos + 6, index));
       else {
         const event = parseBlock(buffer.slice(pos, index));
         if (event !== null) {
@@ -67,21 +69,80 @@ export class SseDecoder {
   }
 }
 
-function findEventEnd(buffer: string, from: number): { index: number; length: number } | null {
-  const lf = buffer.indexOf('\n\n', from);
-  const crlf = buffer.indexOf('\r\n\r\n', from);
-  if (lf === -1 && crlf === -1) return null;
-  if (crlf !== -1 && (lf === -1 || crlf < lf)) return { index: crlf, length: 4 };
-  return { index: lf, length: 2 };
+const LF = 10;
+const CR = 13;
+
+/**
+ * Event ends in a buffer whose lines may end in \n, \r\n or a lone \r (WHATWG SSE allows all three, mixed):
+ * an event ends at its first blank line. Walked line by line with the next \n and \r positions kept
+ * between calls, so a read of many events is scanned once, not once per event.
+ */
+class LineEnds {
+  readonly #buffer: string;
+  #lf = -2;
+  #cr = -2;
+  /** Set by eventEnd: the block is buffer[from, index); the event's end takes `length` characters after it. */
+  index = 0;
+  length = 0;
+  /** The block is one line (no line end inside it). */
+  oneLine = false;
+
+  constructor(buffer: string) {
+    this.#buffer = buffer;
+  }
+
+  /** The first line end at or after `from`, or -1. */
+  #lineEnd(from: number): number {
+    const b = this.#buffer;
+    if (this.#lf !== -1 && this.#lf < from) this.#lf = b.indexOf('\n', from);
+    if (this.#cr !== -1 && this.#cr < from) this.#cr = b.indexOf('\r', from);
+    if (this.#lf === -1) return this.#cr;
+    return this.#cr === -1 || this.#lf < this.#cr ? this.#lf : this.#cr;
+  }
+
+  /**
+   * The width of the line end at `at`: a CR followed by an LF is one. A CR that ends the buffer counts
+   * alone: should the next read open with its LF, that LF reads as one more blank line, which dispatches
+   * nothing (the event it would close is empty), so nothing is held back waiting for it.
+   */
+  #width(at: number): number {
+    return this.#buffer.charCodeAt(at) === CR && this.#buffer.charCodeAt(at + 1) === LF ? 2 : 1;
+  }
+
+  /** Finds the end of the event that starts at `from`; false when the buffer holds no blank line yet. */
+  eventEnd(from: number): boolean {
+    const b = this.#buffer;
+    let line = from;
+    for (;;) {
+      const end = this.#lineEnd(line);
+      if (end === -1) return false;
+      const next = end + this.#width(end);
+      // A blank line first: an empty block, which dispatches nothing.
+      if (end === from) return this.#found(from, next - from, true);
+      if (next >= b.length) return false;
+      const c = b.charCodeAt(next);
+      if (c === LF || c === CR) return this.#found(end, next + this.#width(next) - end, line === from);
+      line = next;
+    }
+  }
+
+  #found(index: number, length: number, oneLine: boolean): true {
+    this.index = index;
+    this.length = length;
+    this.oneLine = oneLine;
+    return true;
+  }
 }
+
+/** Any of the three line ends, for the rare block of several lines from a stream with CRs. */
+const LINE_END = /\r\n|\r|\n/;
 
 function parseBlock(block: string): SseEvent | null {
   // The common case, a single `data: ` line.
-  if (block.startsWith('data: ') && !block.includes('\n')) return { event: null, data: block.slice(6) };
+  if (block.startsWith('data: ') && !block.includes('\n') && !block.includes('\r')) return { event: null, data: block.slice(6) };
   let event: string | null = null;
   let data: string | null = null;
-  for (const raw of block.split('\n')) {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+  for (const line of block.includes('\r') ? block.split(LINE_END) : block.split('\n')) {
     if (line === '' || line.startsWith(':')) continue;
     const colon = line.indexOf(':');
     const field = colon === -1 ? line : line.slice(0, colon);

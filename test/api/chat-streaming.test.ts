@@ -179,6 +179,73 @@ describe('a model server whose stream arrives cut anywhere', () => {
   });
 });
 
+describe('a model server that ends SSE lines with a bare CR (a legal terminator, WHATWG SSE)', () => {
+  // Was: `data: {...}\r\r` events were never found: every content chunk dropped, then an internal_error
+  // frame; in a mixed stream the CR-terminated chunk vanished.
+  const head = '{"id":"up-1","object":"chat.completion.chunk","created":1700000000,"model":"up","system_fingerprint":"fp","choices":[';
+  const choice = (delta: string, finish = 'null'): string => `{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}`;
+  const events = [
+    `data: ${head}${choice('{"role":"assistant","content":""}')}]}`,
+    `data: ${head}${choice('{"content":"one "}')}]}`,
+    `data: ${head}${choice('{"content":"two "}')}]}`,
+    `data: ${head}${choice('{"content":"three"}')}]}`,
+    `data: ${head}${choice('{}', '"stop"')}],"usage":null}`,
+    `data: ${head}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`,
+    'data: [DONE]',
+  ];
+  const cr = events.map((e) => `${e}\r\r`).join('');
+  const ends = ['\n\n', '\r\r', '\r\n\r\n', '\r\n\n', '\n\r\n', '\r\r\n', '\r: comment\r\r'];
+  const mixed = events.map((e, i) => `${e}${ends[i % ends.length]}`).join('');
+  // [body, where the writes are cut]: whole; CR-only cut after each event's first CR (a CR that ends a
+  // read, the next read starting with CR); mixed cut between the CR and LF of every CRLF.
+  const variants: [string, number[]][] = [
+    [cr, []],
+    [cr, [...cr.matchAll(/\r\r/g)].map((m) => m.index + 1)],
+    [mixed, []],
+    [mixed, [...mixed.matchAll(/\r\n/g)].map((m) => m.index + 1)],
+  ];
+  let served = 0;
+  const model = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const [body, cutAt] = variants[served++] ?? ['', []];
+    const bytes = Buffer.from(body);
+    const pieces = [...cutAt, bytes.length].map((end, i) => bytes.subarray(i === 0 ? 0 : cutAt[i - 1], end));
+    const next = (): void => {
+      const piece = pieces.shift();
+      if (piece === undefined) return void res.end();
+      res.write(piece);
+      setTimeout(next, 15);
+    };
+    next();
+  });
+
+  it('reads every event of CR-only and mixed-terminator streams, however the reads are cut', async () => {
+    await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+    const g = await startGatewayProcess(testConfig(`http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`, suite.keys));
+    try {
+      for (let i = 0; i < variants.length; i++) {
+        const res = await fetch(`${g.url}/${PROJECT}/chat/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${suite.keys.full}`, 'content-type': 'application/json' },
+          body: JSON.stringify(ask({ stream_options: { include_usage: true } })),
+        });
+        expect(res.status).toBe(200);
+        const frames = parseSse(await res.text());
+        expect(frames.some((f) => f.data.includes('"error"')), `variant ${i}`).toBe(false);
+        const chunks = chunksOf(frames);
+        const text = chunks.map((c) => (c.choices as { delta: { content?: string } }[])[0]?.delta.content ?? '').join('');
+        expect(text, `variant ${i}`).toBe('one two three');
+        expect(chunks.at(-1), `variant ${i}`).toMatchObject({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 3 } });
+      }
+      expect(served).toBe(variants.length);
+    } finally {
+      await g.stop();
+      model.closeAllConnections();
+      await new Promise<void>((resolve) => model.close(() => resolve()));
+    }
+  });
+});
+
 describe('tier deadlines (free tier shortened by the test config)', () => {
   it('answers 408 timeout when a non-streaming turn overruns the request deadline', async () => {
     const res = await call(url('slow'), { key: suite.keys.full, body: { model: 'm', messages: [{ role: 'user', content: 'x' }], sim: { first_token_delay_ms: FREE_TIER_TIMEOUTS.request_ms + 2000 } } });

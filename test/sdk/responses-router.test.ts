@@ -34,4 +34,16 @@ describe('responses on the semantic router', () => {
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('context_length_exceeded');
   });
+
+  // Was: a response made on the router base URL could be read only under /{project}/v1/responses.
+  it('retrieves, lists and deletes a routed response on the router base URL, and serves conversations there', async () => {
+    const routed = client();
+    const created = await routed.responses.create({ model: 'any', input: 'what is the integral of x squared' });
+    expect(await routed.responses.retrieve(created.id)).toMatchObject({ id: created.id, status: 'completed' });
+    expect((await routed.responses.inputItems.list(created.id)).data).toHaveLength(1);
+    expect((await routed.responses.delete(created.id)) ?? null).toBeDefined();
+    expect(await routed.responses.retrieve(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    const conv = await routed.conversations.create({});
+    expect(await routed.conversations.retrieve(conv.id)).toEqual(conv);
+  });
 });

@@ -281,6 +281,44 @@ describe('stored responses', () => {
   });
 });
 
+describe('stored responses and conversations on the endpoint base URL', () => {
+  // Was: POST /{project}/{endpoint}/v1/responses stored the response, but retrieve, input_items, cancel
+  // and DELETE on that same base URL were 404 "No route matches", as were its conversations.
+  it('retrieves, lists input items, refuses cancel and deletes a response on the base URL that created it', async () => {
+    const client = direct();
+    const created = await client.responses.create({ model: 'anything', input: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }] });
+    expect(await client.responses.retrieve(created.id)).toMatchObject({ id: created.id, status: 'completed', output: created.output });
+    const items = await client.responses.inputItems.list(created.id, { order: 'asc' });
+    expect(items.data.map((i) => (i.type === 'message' ? i.content[0] : null))).toEqual([{ type: 'input_text', text: 'a' }, { type: 'input_text', text: 'b' }]);
+    const cancel = await client.responses.cancel(created.id).catch((e: unknown) => e);
+    expect(cancel).toBeInstanceOf(OpenAI.BadRequestError);
+    await client.responses.delete(created.id);
+    const gone = await client.responses.retrieve(created.id).catch((e: unknown) => e);
+    expect(gone).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((gone as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('response_not_found');
+  });
+
+  it('keeps the project and workspace rules: another project, an unreachable workspace, an unknown or forbidden endpoint', async () => {
+    const created = await direct().responses.create({ model: 'anything', input: 'scoped' });
+    const at = (slug: string, key: string): Promise<JsonResponse> => call(`${suite.gw.url}/${PROJECT}/${slug}/v1/responses/${created.id}`, { key });
+    expectEnvelope(await at('chat', suite.keys.otherProject), 403, 'project_mismatch', null);
+    expectEnvelope(await at('chat', suite.keys.confinedOne), 404, 'response_not_found', null);
+    expectEnvelope(await at('no-such-endpoint', suite.keys.full), 404, 'endpoint_not_found', null);
+    expectEnvelope(await at('embed', suite.keys.endpointBound), 403, 'endpoint_restricted', null);
+    expect((await at('chat', suite.keys.endpointBound)).status).toBe(200);
+  });
+
+  it('serves the conversations API there, and a response on that base URL uses the conversation', async () => {
+    const client = direct();
+    const conv = await client.conversations.create({ items: [{ type: 'message', role: 'user', content: 'remember the word lantern' }] });
+    expect(await client.conversations.retrieve(conv.id)).toEqual(conv);
+    await client.responses.create({ model: 'anything', input: 'which word?', conversation: conv.id });
+    const items = await client.conversations.items.list(conv.id, { order: 'asc' });
+    expect(items.data.map((i) => (i.type === 'message' ? i.role : i.type))).toEqual(['user', 'user', 'assistant']);
+    expect((await client.conversations.delete(conv.id)).deleted).toBe(true);
+  });
+});
+
 describe('refusals in Responses terms', () => {
   // The request is checked as a chat turn; its refusals must name the fields the client sent, never chat's.
   const url = (): string => `${suite.gw.url}/${PROJECT}/v1/responses`;

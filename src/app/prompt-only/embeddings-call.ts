@@ -51,7 +51,7 @@ export function serveEmbeddings(services: ChatServices, ctx: ByteExchange, auth:
     route: ROUTE,
     raw: body.raw,
     parsed: body.parsed,
-    answer: (raw) => clientEmbeddings(raw, body.request.model, body.request.input),
+    answer: (raw) => clientEmbeddings(raw, body.request.model, body.request.input, 'an embeddings', { encodingFormat: body.request.encoding_format ?? 'float', dimensions: body.request.dimensions ?? null }),
   });
 }
 

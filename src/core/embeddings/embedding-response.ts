@@ -1,6 +1,6 @@
 /**
  * What the client receives from an embeddings call and what it is charged. The model server's JSON goes
- * back byte for byte except `model`, which echoes the request's, as chat responses do (SPEC "What the
+ * back byte for byte except `model` (and vectors in another shape than asked: vector-encoding.ts), which echoes the request's, as chat responses do (SPEC "What the
  * service does" 2: the request's model is informational; the endpoint fixes the real one). The charge is
  * the server's `usage.prompt_tokens`; a server that reports none is charged an estimate of the input, so
  * token limits and budgets still see the call. Pure.
@@ -8,6 +8,7 @@
 import { GatewayError } from '../../errors.js';
 import type { EmbeddingInput } from '../../schemas/embeddings.js';
 import { spliceTopLevel } from '../json-splice.js';
+import { conformedVectors, type EmbeddingsAsked } from './vector-encoding.js';
 
 export interface EmbeddingUsage {
   readonly promptTokens: number;
@@ -36,8 +37,11 @@ export function estimateEmbeddingTokens(input: EmbeddingInput): number {
   return tokens;
 }
 
-/** `what` names the response in the error (rerank and score answers are read the same way). */
-export function clientEmbeddings(raw: Buffer, requestModel: string, input: EmbeddingInput, what = 'an embeddings'): ClientEmbeddings {
+/**
+ * `what` names the response in the error (rerank and score answers are read the same way); `asked`, for
+ * embeddings, is the vector shape the client asked for (vector-encoding.ts).
+ */
+export function clientEmbeddings(raw: Buffer, requestModel: string, input: EmbeddingInput, what = 'an embeddings', asked: EmbeddingsAsked | null = null): ClientEmbeddings {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString('utf8'));
@@ -47,11 +51,17 @@ export function clientEmbeddings(raw: Buffer, requestModel: string, input: Embed
   if (!isObject(parsed)) throw new GatewayError('internal_error', { message: `The model server returned ${what} response that is not a JSON object.` });
   const usage = isObject(parsed.usage) ? parsed.usage : {};
   const reported = count(usage.prompt_tokens) ?? count(usage.total_tokens);
+  const data = asked === null ? null : conformedVectors(parsed.data, asked);
   const model = JSON.stringify(requestModel);
+  if (data !== null) {
+    // Vectors converted: the body is written anew (the server's bytes are kept only when nothing changed).
+    return { body: Buffer.from(JSON.stringify({ ...parsed, data, model: requestModel })), usage: chargeOf(reported, input) };
+  }
   // A server that sends no `model` at all gets one: clients read it, and the SDK types it as required.
   const body = spliceTopLevel(raw, new Map([['model', model]])) ?? Buffer.from(JSON.stringify({ ...parsed, model: requestModel }));
-  return {
-    body,
-    usage: reported !== null ? { promptTokens: reported, source: 'upstream' } : { promptTokens: estimateEmbeddingTokens(input), source: 'estimated' },
-  };
+  return { body, usage: chargeOf(reported, input) };
+}
+
+function chargeOf(reported: number | null, input: EmbeddingInput): EmbeddingUsage {
+  return reported !== null ? { promptTokens: reported, source: 'upstream' } : { promptTokens: estimateEmbeddingTokens(input), source: 'estimated' };
 }

@@ -30,6 +30,12 @@ describe('embedText', () => {
 });
 
 describe('handleEmbeddings', () => {
+  it('answers like a server that ignores encoding_format or dimensions when the knobs say so', () => {
+    const asked = { model: 'm', input: 'abcd', dimensions: 8, encoding_format: 'base64' };
+    expect(handleEmbeddings(asked, { embeddingFormat: 'float', ignoreDimensions: true }).data[0]?.embedding).toEqual(embedText('abcd'));
+    expect(handleEmbeddings({ model: 'm', input: 'abcd' }, { embeddingFormat: 'base64', ignoreDimensions: false }).data[0]?.embedding).toBe(toBase64Float32(embedText('abcd')));
+  });
+
   it('embeds arrays and token arrays with usage', () => {
     const res = handleEmbeddings({ model: 'm', input: ['abcd', 'abcdefgh'], dimensions: 8 });
     expect(res.data.map((d) => d.index)).toEqual([0, 1]);

@@ -20,12 +20,17 @@ describe('parseKnobs', () => {
     expect(k).toMatchObject({ delayMs: 9, failAfter: 2, reasoningTokens: 4, firstTokenDelayMs: 3 });
   });
 
+  it('reads the embeddings knobs', () => {
+    expect(parseKnobs({ 'x-sim-embedding-format': 'base64' }, { sim: { ignore_dimensions: true } })).toMatchObject({ embeddingFormat: 'base64', ignoreDimensions: true });
+  });
+
   it.each([
     [{ 'x-sim-delay-ms': 'soon' }, {}],
     [{ 'x-sim-delay-ms': '-1' }, {}],
     [{ 'x-sim-error-status': '42' }, {}],
     [{}, { sim: { tokens: 1.5 } }],
     [{}, { sim: { inline_think: 'maybe' } }],
+    [{ 'x-sim-embedding-format': 'binary' }, {}],
   ])('rejects malformed values %j %j', (headers, body) => {
     expect(() => parseKnobs(headers, body)).toThrow(SimError);
   });
