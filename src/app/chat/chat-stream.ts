@@ -23,9 +23,12 @@ import type { StreamReshaper } from '../turn-io.js';
 import type { Outcome, TurnRequest } from './chat-dispatch.js';
 
 
-/** How a stream's turn is charged, and its prompt estimate (only called when the stream brought no usage chunk). */
+/**
+ * How a stream's turn is charged (with the code of the error frame it ended with, null when none), and its
+ * prompt estimate (only called when the stream brought no usage chunk).
+ */
 export interface StreamAccounting {
-  readonly charge: (o: Outcome, u: TurnUsage | null) => void;
+  readonly charge: (o: Outcome, u: TurnUsage | null, errorCode: string | null) => void;
   readonly promptEstimate: () => number;
 }
 
@@ -52,7 +55,8 @@ class TurnStream implements AnswerReader {
   #pending = '';
   #flushScheduled = false;
   #sawDone = false;
-  #failed = false;
+  /** The code of the error frame the model server's own error became; null while none came. */
+  #failedCode: string | null = null;
   #ended = false;
   #timedOutIdle = false;
   /** performance.now() of the last upstream read (monotonic, unlike Date.now()): the idle timer checks it when it fires. */
@@ -86,8 +90,7 @@ class TurnStream implements AnswerReader {
     // delivered, instead of cutting it after an ordinary chunk (clients could not tell it from a fault).
     reply.onDrainDeadline(() => {
       this.#flushNormalizer();
-      this.#send(errorFrame(new GatewayError('service_draining', { message: 'The server is shutting down; the stream was ended before the model finished. Retry the request.' })) + DONE);
-      this.#finish('drained');
+      this.#failWith(new GatewayError('service_draining', { message: 'The server is shutting down; the stream was ended before the model finished. Retry the request.' }), 'drained');
       this.#controller.abort();
     });
     this.#res.read(this);
@@ -125,7 +128,7 @@ class TurnStream implements AnswerReader {
   }
 
   #handle(data: string): void {
-    if (this.#failed) return;
+    if (this.#failedCode !== null) return;
     if (data === '[DONE]') {
       this.#sawDone = true;
       return;
@@ -150,9 +153,10 @@ class TurnStream implements AnswerReader {
       return;
     }
     if (chunk.error) {
-      this.#failed = true;
       const code = (chunk.error as { code?: unknown }).code;
-      this.#send(errorFrame(mapUpstreamError(typeof code === 'number' ? code : 500, data, null)) + DONE);
+      const e = mapUpstreamError(typeof code === 'number' ? code : 500, data, null);
+      this.#failedCode = e.code;
+      this.#send(errorFrame(e) + DONE);
       return;
     }
     const normalized = this.#normalizer.normalize(chunk);
@@ -219,11 +223,8 @@ class TurnStream implements AnswerReader {
     this.#decoder.pushData(this.#utf8?.end() ?? '', this.#onData);
     for (const event of this.#decoder.flush()) this.#handle(event.data);
     this.#flushNormalizer();
-    if (this.#failed) return this.#finish('error');
-    if (!this.#sawDone) {
-      this.#send(errorFrame(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' })) + DONE);
-      return this.#finish('error');
-    }
+    if (this.#failedCode !== null) return this.#finish('error', this.#failedCode);
+    if (!this.#sawDone) return this.#failWith(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' }));
     this.#send(DONE);
     this.#finish('completed');
   }
@@ -235,13 +236,19 @@ class TurnStream implements AnswerReader {
     if (this.#timedOut() || this.#timedOutIdle) {
       const which = this.#timedOutIdle ? `sent nothing for ${t.deadlines.idleMs / 1000} s` : `did not finish within ${t.deadlines.requestMs / 1000} s`;
       this.#send(timeoutEvent(`The model ${which}.`));
-      return this.#finish('timeout');
+      return this.#finish('timeout', 'timeout');
     }
-    this.#send(errorFrame(new GatewayError('internal_error', { message: 'The connection to the model server failed mid-stream.' })) + DONE);
-    this.#finish('error');
+    this.#failWith(new GatewayError('internal_error', { message: 'The connection to the model server failed mid-stream.' }));
   }
 
-  #finish(outcome: Outcome): void {
+  /** Ends the stream as SPEC "Streaming events" ends a mid-stream error: the envelope's data frame, then [DONE]. */
+  #failWith(e: GatewayError, outcome: Outcome = 'error'): void {
+    this.#send(errorFrame(e) + DONE);
+    this.#finish(outcome, e.code);
+  }
+
+  /** `errorCode`: the code the client's error frame or event carried, for the usage row (null: none was sent). */
+  #finish(outcome: Outcome, errorCode: string | null = null): void {
     if (this.#ended) return;
     this.#ended = true;
     if (this.#idle !== null) clearTimeout(this.#idle);
@@ -252,7 +259,7 @@ class TurnStream implements AnswerReader {
     this.#pending = '';
     // Noted before the charge: a fast stream's first bytes may all go out here, and its row records the time.
     if (last && reply.open) this.#noteFirstByte();
-    this.#accounting.charge(outcome, usage);
+    this.#accounting.charge(outcome, usage, errorCode);
     if (this.#shaper === null) reply.endStream(last || undefined);
     else this.#shaper.end(last);
     // The latency measurements the router's objectives are judged on (issue 14; main.ts feeds them on).

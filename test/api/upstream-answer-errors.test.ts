@@ -1,0 +1,70 @@
+/**
+ * What the gateway makes of a model server that reports its failure inside an answer instead of through
+ * its HTTP status (SPEC principle 4: a request that cannot be served as specified returns an error, not a
+ * substitute answer; "Streaming events": a mid-stream error is a `data:` frame with the error envelope then
+ * `[DONE]`; README "Upstream failures"), and of a stream complete in all but its `[DONE]`. The model
+ * server answers exactly the bytes each test sets; the proof is the client's answer and the usage row.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { call, errorOf, expectError } from '../helpers/http.js';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/processes.js';
+import { chunkEvent, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { chunksOf, parseSse, type SseFrame } from '../helpers/sse.js';
+import { openUsageDb, type UsageDb } from '../helpers/usage-db.js';
+
+let upstream: ScriptedUpstream;
+let gw: GatewayProcess;
+let keys: TestKeys;
+let ledger: UsageDb;
+
+beforeAll(async () => {
+  keys = makeKeys();
+  upstream = await startScriptedUpstream();
+  gw = await startGatewayProcess(testConfig(upstream.url, keys));
+  ledger = openUsageDb(gw.dbPath);
+});
+
+afterAll(async () => {
+  ledger?.close();
+  await gw?.stop();
+  await upstream?.close();
+});
+
+const CONTENT = chunkEvent(',"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"logprobs":null,"finish_reason":null}]');
+const STOP = chunkEvent(',"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]');
+const USAGE = chunkEvent(',"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}');
+const DONE = 'data: [DONE]\n\n';
+
+const chat = (body: Record<string, unknown> = {}) =>
+  call(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, { key: keys.full, body: { model: 'client-model', messages: [{ role: 'user', content: 'hi' }], ...body } });
+const responses = (body: Record<string, unknown> = {}) => call(`${gw.url}/${PROJECT}/chat/v1/responses`, { key: keys.full, body: { model: 'client-model', input: 'hi', ...body } });
+
+const rowOf = (res: { headers: Headers }) => ledger.waitForRow(res.headers.get('x-request-id') ?? '');
+
+/** The stream's frames, asserting it ends with the error envelope's data frame then [DONE]; returns the error. */
+function streamError(frames: readonly SseFrame[]): Record<string, unknown> {
+  expect(frames.at(-1)?.data).toBe('[DONE]');
+  const last = frames.at(-2);
+  expect(last?.event).toBeNull();
+  const parsed = JSON.parse(last?.data ?? '{}') as { error?: Record<string, unknown> };
+  expect(Object.keys(parsed)).toEqual(['error']);
+  expect(Object.keys(parsed.error ?? {}).sort()).toEqual(['code', 'message', 'param', 'type']);
+  return parsed.error ?? {};
+}
+
+describe('the usage row of a stream that ends in an error frame', () => {
+  it('a stream cut before it finished: the error frame, and its code on the row', async () => {
+    upstream.answerWith({ body: CONTENT });
+    const res = await chat({ stream: true });
+    expect(streamError(parseSse(String(res.body)))).toMatchObject({ code: 'internal_error', message: expect.stringContaining('before it was complete') });
+    expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'internal_error' });
+  });
+
+  it("a model server's {error} frame: the mapped code on the row", async () => {
+    upstream.answerWith({ body: CONTENT + 'data: {"error":{"message":"too long","type":"BadRequestError","code":400}}\n\n' + DONE });
+    const res = await chat({ stream: true });
+    expect(streamError(parseSse(String(res.body)))).toMatchObject({ code: 'invalid_request' });
+    expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'invalid_request' });
+  });
+});
