@@ -14,22 +14,45 @@ type Json = Record<string, unknown>;
 const CONTEXT_OVERFLOW = /maximum context length|context length|context window|too many tokens|prompt is too long/i;
 const UNKNOWN_MODEL = /model_not_found|model .*(not found|does not exist)|no such model|unknown model/i;
 
-function upstreamMessage(body: string): { message: string | null; code: unknown; param: unknown } {
+interface UpstreamMessage {
+  readonly message: string | null;
+  readonly code: unknown;
+  readonly param: unknown;
+}
+
+function messageOf(err: Json): UpstreamMessage {
+  return { message: typeof err.message === 'string' ? err.message.slice(0, 500) : null, code: err.code, param: err.param };
+}
+
+function upstreamMessage(body: string): UpstreamMessage {
   try {
     const parsed = JSON.parse(body) as Json;
-    const err = (parsed.error && typeof parsed.error === 'object' ? parsed.error : parsed) as Json;
-    return {
-      message: typeof err.message === 'string' ? err.message.slice(0, 500) : null,
-      code: err.code,
-      param: err.param,
-    };
+    return messageOf((parsed.error && typeof parsed.error === 'object' ? parsed.error : parsed) as Json);
   } catch {
     return { message: null, code: null, param: null };
   }
 }
 
 export function mapUpstreamError(status: number, body: string, retryAfter: string | null): GatewayError {
-  const { message, code, param } = upstreamMessage(body);
+  return mapFailure(status, upstreamMessage(body), retryAfter, false);
+}
+
+/**
+ * An error the model server reported inside an HTTP 200 answer (core/chat/reported-error.ts: a body, or a
+ * frame mid-stream). A numeric code of 400-599 is the status the server would have answered with (vLLM's
+ * `code: 400`) and is mapped as that status is (README "Upstream failures"); without one it is a server
+ * failure, 500 internal_error. The server's message is kept even then: it is what the server chose to tell
+ * its client about this request, and the only account of what went wrong.
+ */
+export function mapReportedError(err: Json): GatewayError {
+  const reported = messageOf(err);
+  const { code } = reported;
+  const status = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : 500;
+  return mapFailure(status, reported, null, true);
+}
+
+function mapFailure(status: number, upstream: UpstreamMessage, retryAfter: string | null, reported: boolean): GatewayError {
+  const { message, code, param } = upstream;
   if (code === 'context_length_exceeded' || (status === 400 && message && CONTEXT_OVERFLOW.test(message))) {
     return new GatewayError('context_length_exceeded', {
       param: 'max_tokens',
@@ -56,7 +79,8 @@ export function mapUpstreamError(status: number, body: string, retryAfter: strin
   if (status === 408 || status === 504) return new GatewayError('timeout', { message: `The model server timed out (HTTP ${status} from upstream).` });
   // 401/403/404 from the model server are the gateway's own configuration: no retry fixes them.
   const lasting = status === 401 || status === 403 || status === 404;
-  return new GatewayError('internal_error', { message: failedMessage(status, code, message), ...(lasting ? { retryable: false } : {}) });
+  const text = reported && !lasting && message !== null ? `The model server reported an error${status === 500 ? '' : ` (code ${status})`}: ${message}` : failedMessage(status, code, message);
+  return new GatewayError('internal_error', { message: text, ...(lasting ? { retryable: false } : {}) });
 }
 
 /** The 500s: what the operator must fix, or what passes by itself. */

@@ -68,3 +68,48 @@ describe('the usage row of a stream that ends in an error frame', () => {
     expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'invalid_request' });
   });
 });
+
+describe('an error frame in the middle of a chat stream', () => {
+  const VLLM = 'data: {"object":"error","message":"vllm stream err","type":"BadRequestError","code":400}\n\n';
+  const NAMED = 'event: error\ndata: {"message":"upstream exploded","code":"boom"}\n\n';
+  const OPENAI = 'data: {"error":{"message":"engine crashed","type":"server_error","code":null}}\n\n';
+
+  for (const includeUsage of [false, true]) {
+    it(`vLLM's error object becomes the error frame (400 -> invalid_request, its message kept) then [DONE], billed as an error${includeUsage ? ' (include_usage)' : ''}`, async () => {
+      upstream.answerWith({ body: CONTENT + VLLM + DONE });
+      const res = await chat({ stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) });
+      expect(res.status).toBe(200);
+      const frames = parseSse(String(res.body));
+      expect(streamError(frames)).toMatchObject({ code: 'invalid_request', type: 'invalid_request_error', message: expect.stringContaining('vllm stream err') });
+      // The content before it is delivered; the error object itself is never relayed as a chunk.
+      const chunks = chunksOf(frames.slice(0, -2));
+      expect(chunks.map((c) => c.object)).toEqual(['chat.completion.chunk']);
+      expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'invalid_request' });
+    });
+  }
+
+  it('an SSE `event: error` becomes the error frame (no HTTP status: 500 internal_error), the upstream message kept', async () => {
+    upstream.answerWith({ body: CONTENT + NAMED + DONE });
+    const res = await chat({ stream: true });
+    const error = streamError(parseSse(String(res.body)));
+    expect(error).toMatchObject({ code: 'internal_error', type: 'server_error', message: expect.stringContaining('upstream exploded') });
+    expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'internal_error' });
+  });
+
+  it("a top-level {error} frame keeps the model server's message", async () => {
+    upstream.answerWith({ body: CONTENT + OPENAI + DONE });
+    const res = await chat({ stream: true });
+    expect(streamError(parseSse(String(res.body)))).toMatchObject({ code: 'internal_error', message: expect.stringContaining('engine crashed') });
+    expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'internal_error' });
+  });
+
+  it('on /v1/responses the Response ends failed with the code and the upstream message', async () => {
+    upstream.answerWith({ body: CONTENT + VLLM + DONE });
+    const res = await responses({ stream: true });
+    const frames = parseSse(String(res.body));
+    const failed = frames.find((f) => f.event === 'response.failed');
+    expect(frames.map((f) => f.event)).not.toContain('response.completed');
+    expect(JSON.parse(failed?.data ?? '{}')).toMatchObject({ response: { status: 'failed', error: { code: 'invalid_request', message: expect.stringContaining('vllm stream err') } } });
+    expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'invalid_request' });
+  });
+});

@@ -12,12 +12,13 @@
 import { StringDecoder } from 'node:string_decoder';
 import { ChunkNormalizer } from '../../core/chat/chunk-normalizer.js';
 import { ChunkRestamper } from '../../core/chat/chunk-restamp.js';
+import { reportedError } from '../../core/chat/reported-error.js';
 import type { TurnUsage } from '../../core/chat/turn-context.js';
 import { GatewayError } from '../../errors.js';
 import { SseDecoder } from '../../upstream/sse-decoder.js';
 import type { AnswerReader, AnswerStream } from '../../upstream/answer-stream.js';
 import type { UpstreamAbort } from '../../upstream/upstream-client.js';
-import { mapUpstreamError } from '../../upstream/upstream-errors.js';
+import { mapReportedError } from '../../upstream/upstream-errors.js';
 import { DONE_FRAME as DONE, errorFrame, timeoutEvent } from '../sse-frames.js';
 import type { StreamReshaper } from '../turn-io.js';
 import type { Outcome, TurnRequest } from './chat-dispatch.js';
@@ -64,7 +65,7 @@ class TurnStream implements AnswerReader {
   #idle: NodeJS.Timeout | null = null;
   // Bound once per turn: the per-read path passes these, and makes no closure of its own.
   readonly #flush = (): void => this.#flushPending();
-  readonly #onData = (data: string): void => this.#handle(data);
+  readonly #onData = (data: string, event: string | null): void => this.#handle(data, event);
   readonly #onIdle = (): void => this.#idleCheck();
   readonly #resume = (): void => this.#res.resume();
 
@@ -127,7 +128,8 @@ class TurnStream implements AnswerReader {
     this.#controller.abort();
   }
 
-  #handle(data: string): void {
+  /** One event of the model server's stream; `event` its SSE name (null on a model's chunks). */
+  #handle(data: string, event: string | null): void {
     if (this.#failedCode !== null) return;
     if (data === '[DONE]') {
       this.#sawDone = true;
@@ -150,14 +152,22 @@ class TurnStream implements AnswerReader {
     try {
       chunk = JSON.parse(data) as Record<string, unknown>;
     } catch {
-      return;
+      // An `event: error` in plain text is still the server's error, its text the message.
+      if (event !== 'error') return;
+      chunk = { message: data };
     }
-    if (chunk.error) {
-      const code = (chunk.error as { code?: unknown }).code;
-      const e = mapUpstreamError(typeof code === 'number' ? code : 500, data, null);
-      this.#failedCode = e.code;
-      this.#send(errorFrame(e) + DONE);
-      return;
+    // An error report delivers no choice (OpenAI's {error}, vLLM's {"object":"error"}, an `event: error`):
+    // only such a chunk is looked at, so a chunk that delivers one pays nothing for the check. The cut-off
+    // answer is then no answer (SPEC principle 4): the error frame and [DONE], never a chunk or a success.
+    const choices = chunk.choices;
+    if (event === 'error' || !Array.isArray(choices) || choices.length === 0) {
+      const reported = reportedError(chunk, event === 'error');
+      if (reported !== null) {
+        const e = mapReportedError(reported);
+        this.#failedCode = e.code;
+        this.#send(errorFrame(e) + DONE);
+        return;
+      }
     }
     const normalized = this.#normalizer.normalize(chunk);
     if (normalized) this.#sendJson(normalized);
@@ -221,7 +231,7 @@ class TurnStream implements AnswerReader {
   onAnswerEnd(): void {
     if (this.#ended) return;
     this.#decoder.pushData(this.#utf8?.end() ?? '', this.#onData);
-    for (const event of this.#decoder.flush()) this.#handle(event.data);
+    for (const event of this.#decoder.flush()) this.#handle(event.data, event.event);
     this.#flushNormalizer();
     if (this.#failedCode !== null) return this.#finish('error', this.#failedCode);
     if (!this.#sawDone) return this.#failWith(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' }));

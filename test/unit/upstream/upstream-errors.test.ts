@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { causeOf, mapUpstreamError, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from '../../../src/upstream/upstream-errors.js';
+import { causeOf, mapReportedError, mapUpstreamError, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from '../../../src/upstream/upstream-errors.js';
 
 const errno = (code: string, extra: Record<string, unknown> = {}): Error => Object.assign(new Error(`${code} happened`), { code, ...extra });
 
@@ -31,6 +31,26 @@ describe('mapUpstreamError', () => {
 
   it('keeps recognized conditions: context overflow stays context_length_exceeded', () => {
     expect(mapUpstreamError(400, '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}', null).code).toBe('context_length_exceeded');
+  });
+});
+
+describe('mapReportedError (an error inside an HTTP 200 answer)', () => {
+  it("maps vLLM's numeric code as the HTTP status it stands for, keeping the server's message", () => {
+    const e = mapReportedError({ object: 'error', message: 'vllm stream err', type: 'BadRequestError', code: 400 });
+    expect({ status: e.status, code: e.code }).toEqual({ status: 400, code: 'invalid_request' });
+    expect(e.message).toMatch(/rejected the request: vllm stream err/);
+  });
+
+  it("is a server failure without a status, 500 internal_error with the server's message", () => {
+    const e = mapReportedError({ message: 'model overloaded', type: 'server_error', code: 'overloaded' });
+    expect({ status: e.status, code: e.code }).toEqual({ status: 500, code: 'internal_error' });
+    expect(e.message).toBe('The model server reported an error: model overloaded');
+    expect(mapReportedError({ message: 'busy', code: 503 }).message).toBe('The model server reported an error (code 503): busy');
+  });
+
+  it('keeps recognized conditions: a context overflow, a 429', () => {
+    expect(mapReportedError({ message: "This model's maximum context length is 8192 tokens", code: 400 }).code).toBe('context_length_exceeded');
+    expect(mapReportedError({ message: 'slow down', code: 429 }).code).toBe('capacity_exceeded');
   });
 });
 
