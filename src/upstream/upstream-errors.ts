@@ -7,6 +7,7 @@
  * those go to the operator's log line (`causeOf`), which names the server and the exact cause.
  */
 import { GatewayError } from '../errors.js';
+import { reportedError } from '../core/chat/reported-error.js';
 import { retryStrategy, tooManyRequests } from '../core/limits/limit-headers.js';
 
 type Json = Record<string, unknown>;
@@ -49,6 +50,20 @@ export function mapReportedError(err: Json): GatewayError {
   const { code } = reported;
   const status = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : 500;
   return mapFailure(status, reported, null, true);
+}
+
+/**
+ * A chat completion answered with HTTP 200 that is no completion, as the error to answer instead (SPEC
+ * principle 4: an error, not a substitute answer): the server's own error in the body, mapped as
+ * mapReportedError maps it, or a body with no `choices` array at all; null for a completion.
+ */
+export function failedCompletion(json: unknown): GatewayError | null {
+  const body = (json !== null && typeof json === 'object' && !Array.isArray(json) ? json : {}) as Json;
+  if (Array.isArray(body.choices) && body.choices.length > 0) return null;
+  const reported = reportedError(body);
+  if (reported !== null) return mapReportedError(reported);
+  if (Array.isArray(body.choices)) return null;
+  return new GatewayError('internal_error', { message: 'The model server answered HTTP 200 with a body that is not a chat completion: it has no choices array.' });
 }
 
 function mapFailure(status: number, upstream: UpstreamMessage, retryAfter: string | null, reported: boolean): GatewayError {

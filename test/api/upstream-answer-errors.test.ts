@@ -113,3 +113,39 @@ describe('an error frame in the middle of a chat stream', () => {
     expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'invalid_request' });
   });
 });
+
+describe('an HTTP 200 whose body is not a completion', () => {
+  it('an {error} body: the mapped error with the upstream message, billed as an error', async () => {
+    upstream.answerWith({ body: '{"error":{"message":"model overloaded","type":"server_error","code":"overloaded"}}' });
+    const res = await chat();
+    expectError(res, 500, 'internal_error');
+    expect(errorOf(res).message).toContain('model overloaded');
+    expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'internal_error' });
+  });
+
+  it("vLLM's error object with its status as code: 400 invalid_request", async () => {
+    upstream.answerWith({ body: '{"object":"error","message":"bad things","type":"BadRequestError","param":null,"code":400}' });
+    const res = await chat();
+    expectError(res, 400, 'invalid_request');
+    expect(errorOf(res).message).toContain('bad things');
+    expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'invalid_request' });
+  });
+
+  it('a body with no choices array and no error: 500 internal_error naming the problem', async () => {
+    upstream.answerWith({ body: '{"id":"x","object":"chat.completion","created":1,"model":"up"}' });
+    const res = await chat();
+    expectError(res, 500, 'internal_error');
+    expect(errorOf(res).message).toMatch(/choices/);
+    expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'internal_error' });
+  });
+
+  it('on /v1/responses: the error, and the Response is not stored as completed', async () => {
+    upstream.answerWith({ body: '{"error":{"message":"model overloaded","type":"server_error","code":"overloaded"}}' });
+    const res = await responses();
+    expect({ status: res.status, code: errorOf(res).code }).toEqual({ status: 500, code: 'internal_error' });
+    expect(errorOf(res).message).toContain('model overloaded');
+    expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'internal_error' });
+    const stored = await call(`${gw.url}/${PROJECT}/v1/responses/${res.headers.get('x-request-id') ?? ''}`, { key: keys.full });
+    expect(stored.status).toBe(404);
+  });
+});

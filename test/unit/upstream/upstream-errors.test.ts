@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { causeOf, mapReportedError, mapUpstreamError, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from '../../../src/upstream/upstream-errors.js';
+import { causeOf, failedCompletion, mapReportedError, mapUpstreamError, noServerAvailable, sentNothing, transportFailure, unreachableUpstream } from '../../../src/upstream/upstream-errors.js';
 
 const errno = (code: string, extra: Record<string, unknown> = {}): Error => Object.assign(new Error(`${code} happened`), { code, ...extra });
 
@@ -51,6 +51,26 @@ describe('mapReportedError (an error inside an HTTP 200 answer)', () => {
   it('keeps recognized conditions: a context overflow, a 429', () => {
     expect(mapReportedError({ message: "This model's maximum context length is 8192 tokens", code: 400 }).code).toBe('context_length_exceeded');
     expect(mapReportedError({ message: 'slow down', code: 429 }).code).toBe('capacity_exceeded');
+  });
+});
+
+describe('failedCompletion (an HTTP 200 chat answer)', () => {
+  it('is null for a completion', () => {
+    expect(failedCompletion({ object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' } }] })).toBeNull();
+  });
+
+  it("is the server's error when the body is one, its message kept", () => {
+    const e = failedCompletion({ error: { message: 'model overloaded', type: 'server_error', code: 'overloaded' } });
+    expect({ status: e?.status, code: e?.code, message: e?.message }).toEqual({ status: 500, code: 'internal_error', message: 'The model server reported an error: model overloaded' });
+    expect(failedCompletion({ object: 'error', message: 'bad', type: 'BadRequestError', code: 400 })?.code).toBe('invalid_request');
+  });
+
+  it('is 500 internal_error naming the missing choices when the body is neither', () => {
+    for (const body of [{ id: 'x', object: 'chat.completion' }, [], 'text', null]) {
+      const e = failedCompletion(body);
+      expect(e?.code).toBe('internal_error');
+      expect(e?.message).toMatch(/not a chat completion: it has no choices array/);
+    }
   });
 });
 
