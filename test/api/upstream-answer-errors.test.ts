@@ -149,3 +149,24 @@ describe('an HTTP 200 whose body is not a completion', () => {
     expect(stored.status).toBe(404);
   });
 });
+
+describe('a stream that ends without [DONE]', () => {
+  it('is complete when its choice has finished: ends with [DONE], billed completed with the reported usage', async () => {
+    upstream.answerWith({ body: CONTENT + STOP + USAGE });
+    const res = await chat({ stream: true, stream_options: { include_usage: true } });
+    const frames = parseSse(String(res.body));
+    expect(frames.at(-1)?.data).toBe('[DONE]');
+    expect(frames.some((f) => f.data.includes('"error"'))).toBe(false);
+    expect(chunksOf(frames).at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 2 } });
+    expect(await rowOf(res)).toMatchObject({ status: 'completed', error_code: null, prompt_tokens: 7, completion_tokens: 2, usage_source: 'upstream' });
+  });
+
+  it('on /v1/responses: a finished stream completes the Response', async () => {
+    upstream.answerWith({ body: CONTENT + STOP + USAGE });
+    const res = await responses({ stream: true });
+    const events = parseSse(String(res.body)).map((f) => f.event);
+    expect(events).toContain('response.completed');
+    expect(events).not.toContain('response.failed');
+    expect(await rowOf(res)).toMatchObject({ status: 'completed', error_code: null });
+  });
+});

@@ -234,7 +234,11 @@ class TurnStream implements AnswerReader {
     for (const event of this.#decoder.flush()) this.#handle(event.data, event.event);
     this.#flushNormalizer();
     if (this.#failedCode !== null) return this.#finish('error', this.#failedCode);
-    if (!this.#sawDone) return this.#failWith(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' }));
+    // Without [DONE] the stream is still complete once its choice has finished (some servers close right
+    // after the finish and usage chunks): it ends with [DONE] and is billed completed like any other.
+    // Before that, the answer was cut off: an error, not a substitute answer (SPEC principle 4).
+    const finished = this.#restamper.finished || this.#normalizer.finished;
+    if (!this.#sawDone && !finished) return this.#failWith(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' }));
     this.#send(DONE);
     this.#finish('completed');
   }
