@@ -21,15 +21,16 @@ export class SseDecoder {
   }
 
   /**
-   * Feeds a chunk and hands the data of each event it completed to `onData`, in order. No event objects,
-   * no array and no closure: a streamed chat turn calls this once per upstream read (issue 35).
+   * Feeds a chunk and hands the data of each event it completed to `onData`, in order, with the event's
+   * name (null when it has none: a model's chunks). No event objects, no array and no closure: a streamed
+   * chat turn calls this once per upstream read (issue 35).
    */
-  pushData(chunk: string, onData: (data: string) => void): void {
+  pushData(chunk: string, onData: (data: string, event: string | null) => void): void {
     this.#scan(chunk, onData, null);
   }
 
   /** Each complete event block to `onData` or into `events`; keeps the incomplete rest. */
-  #scan(chunk: string, onData: ((data: string) => void) | null, events: SseEvent[] | null): void {
+  #scan(chunk: string, onData: ((data: string, event: string | null) => void) | null, events: SseEvent[] | null): void {
     const buffer = this.#buffer + chunk;
     // Model servers send \n\n; only a stream that contains \r pays for the search that knows CR ends.
     const lineEnds = buffer.includes('\r') ? new LineEnds(buffer) : null;
@@ -47,12 +48,12 @@ export class SseDecoder {
         oneLine = buffer.indexOf('\n', pos) === index;
       }
       // The common case, a single `data: ` line: its data is a slice of the read, nothing else is made.
-      if (onData !== null && oneLine && buffer.startsWith('data: ', pos)) onData(buffer.slice(pos + 6, index));
+      if (onData !== null && oneLine && buffer.startsWith('data: ', pos)) onData(buffer.slice(pos + 6, index), null);
       else {
         const event = parseBlock(buffer.slice(pos, index));
         if (event !== null) {
           if (events !== null) events.push(event);
-          else onData?.(event.data);
+          else onData?.(event.data, event.event);
         }
       }
       pos = index + length;

@@ -9,6 +9,8 @@
 import { GatewayError } from '../errors.js';
 import { retryStrategy, tooManyRequests } from '../core/limits/limit-headers.js';
 
+import { reportedError } from '../core/chat/reported-error.js';
+
 type Json = Record<string, unknown>;
 
 /**
@@ -42,7 +44,11 @@ function upstreamDetail(body: string): UpstreamDetail {
     return { message: clean(textMessage(body)), code: null, param: null };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { message: null, code: null, param: null };
-  const top = parsed as Json;
+  return detailOf(parsed as Json);
+}
+
+/** The detail of a parsed error body, or of an error object reported inside a 200 (mapReportedError). */
+function detailOf(top: Json): UpstreamDetail {
   const err = top.error && typeof top.error === 'object' ? (top.error as Json) : top;
   const message =
     typeof err.message === 'string' ? err.message
@@ -108,7 +114,39 @@ export function retryAfterSeconds(hint: RetryHint, nowMs: number): number | null
 
 /** `retryAfter`: the server's hint in seconds (retryAfterSeconds), null when it gave none. */
 export function mapUpstreamError(status: number, body: string, retryAfter: number | null): GatewayError {
-  const { message, code, param } = upstreamDetail(body);
+  return mapFailure(status, upstreamDetail(body), retryAfter, false);
+}
+
+/**
+ * An error the model server reported inside an HTTP 200 answer (core/chat/reported-error.ts: a body, or a
+ * frame mid-stream). A numeric code of 400-599 is the status the server would have answered with (vLLM's
+ * `code: 400`) and is mapped as that status is (README "Upstream failures"); without one it is a server
+ * failure, 500 internal_error. The server's message is kept even then: it is what the server chose to tell
+ * its client about this request, and the only account of what went wrong.
+ */
+export function mapReportedError(err: Json): GatewayError {
+  const reported = detailOf(err);
+  const { code } = reported;
+  const status = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : 500;
+  return mapFailure(status, reported, null, true);
+}
+
+/**
+ * A chat completion answered with HTTP 200 that is no completion, as the error to answer instead (SPEC
+ * principle 4: an error, not a substitute answer): the server's own error in the body, mapped as
+ * mapReportedError maps it, or a body with no `choices` array at all; null for a completion.
+ */
+export function failedCompletion(json: unknown): GatewayError | null {
+  const body = (json !== null && typeof json === 'object' && !Array.isArray(json) ? json : {}) as Json;
+  if (Array.isArray(body.choices) && body.choices.length > 0) return null;
+  const reported = reportedError(body);
+  if (reported !== null) return mapReportedError(reported);
+  if (Array.isArray(body.choices)) return null;
+  return new GatewayError('internal_error', { message: 'The model server answered HTTP 200 with a body that is not a chat completion: it has no choices array.' });
+}
+
+function mapFailure(status: number, detail: UpstreamDetail, retryAfter: number | null, reported: boolean): GatewayError {
+  const { message, code, param } = detail;
   // Any 4xx of the request's own (TGI answers an overflow 422, some servers 413), in any of the shapes.
   if (code === 'context_length_exceeded' || (requestsFault(status) && message !== null && CONTEXT_OVERFLOW.test(message))) {
     return new GatewayError('context_length_exceeded', {
@@ -139,7 +177,8 @@ export function mapUpstreamError(status: number, body: string, retryAfter: numbe
   // 401/403/404 from the model server are the gateway's own configuration: no retry fixes them.
   const lasting = status === 401 || status === 403 || status === 404;
   if (lasting || retryAfter === null) {
-    return new GatewayError('internal_error', { message: failedMessage(status, code, message, null), ...(lasting ? { retryable: false } : {}) });
+    const text = reported && !lasting && message !== null ? `The model server reported an error${status === 500 ? '' : ` (code ${status})`}: ${message}` : failedMessage(status, code, message, null);
+    return new GatewayError('internal_error', { message: text, ...(lasting ? { retryable: false } : {}) });
   }
   // A 5xx with a hint (a 503 of a full queue, a model loading): still SPEC's 500 (docs/decisions.md
   // "Upstream error mapping"), retryable, and carrying the server's Retry-After, which the SDKs wait for.

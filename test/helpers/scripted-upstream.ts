@@ -1,15 +1,19 @@
 /**
- * A model server that answers every POST with whatever the test last set: any status, headers and raw
- * body bytes (a JSON error of any server's shape, plain text, an HTML page). The way to see what the
- * gateway makes of error answers the simulator does not produce (TGI's, Ollama's, FastAPI's, a 413 with
- * an HTTP-date Retry-After). GET (the health probe's /models) answers an empty model list.
+ * A model server that answers every POST with exactly what the test set last: any status, headers and
+ * body bytes. The way to see what the gateway makes of answers the simulator never sends: error bodies in
+ * any server's shape (TGI's, Ollama's, FastAPI's, plain text, an HTML page, an HTTP-date Retry-After),
+ * error objects inside an HTTP 200, error frames mid-stream, a stream that closes without `[DONE]`. GET
+ * (the health probe's /models) answers an empty model list.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ScriptedAnswer {
-  readonly status: number;
+  /** Default 200. */
+  readonly status?: number;
   readonly body: string;
+  /** Default: text/event-stream when the body holds SSE lines, application/json for JSON, else text/plain. */
+  readonly contentType?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -21,6 +25,16 @@ export interface ScriptedUpstream {
   close(): Promise<void>;
 }
 
+/** One SSE `data:` event for a chat chunk with these members after the header (`,"choices":[...]`). */
+export function chunkEvent(members: string): string {
+  return `data: {"id":"up","object":"chat.completion.chunk","created":1700000000,"model":"up"${members}}\n\n`;
+}
+
+function contentTypeOf(body: string): string {
+  if (body.startsWith('data:') || body.startsWith('event:')) return 'text/event-stream';
+  return body.startsWith('{') || body.startsWith('[') ? 'application/json' : 'text/plain';
+}
+
 export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
   let current: ScriptedAnswer = { status: 500, body: '{"error":{"message":"no answer set"}}' };
   const server = createServer((req, res) => {
@@ -30,8 +44,8 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
         return;
       }
-      const json = current.body.startsWith('{') || current.body.startsWith('[');
-      res.writeHead(current.status, { 'content-type': json ? 'application/json' : 'text/plain', ...current.headers }).end(current.body);
+      const { status = 200, body } = current;
+      res.writeHead(status, { 'content-type': current.contentType ?? contentTypeOf(body), ...current.headers }).end(body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

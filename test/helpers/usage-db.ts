@@ -20,6 +20,8 @@ export interface UsageEventRow {
   readonly service_tier: string;
   readonly tier_multiplier: number;
   readonly status: string;
+  /** The catalogue code of the client's error; null for a completed turn. */
+  readonly error_code: string | null;
   readonly usage_source: string;
   readonly latency_ms: number;
   readonly created_at: number;

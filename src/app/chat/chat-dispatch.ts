@@ -15,6 +15,7 @@ import { GatewayError, toGatewayError } from '../../errors.js';
 import type { UsageLedger } from '../../store/usage-ledger.js';
 import { callUpstream, callUpstreamStream, UpstreamDeadline } from '../../upstream/upstream-call.js';
 import type { UpstreamClient } from '../../upstream/upstream-client.js';
+import { failedCompletion } from '../../upstream/upstream-errors.js';
 import type { MediaResolver } from './chat-media.js';
 import { streamTurn } from './chat-stream.js';
 import type { Services } from '../services.js';
@@ -163,6 +164,9 @@ function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charg
   } catch {
     throw new GatewayError('internal_error', { message: 'The model server returned a response that is not JSON.' });
   }
+  // Thrown as the turn's error (billed error with its code), never normalized into an empty answer.
+  const failure = failedCompletion(json);
+  if (failure !== null) throw failure;
   const { body, usage } = normalizeCompletion(json, t.turn, services.now);
   if (t.complete) {
     charge('completed', usage);

@@ -12,6 +12,7 @@ import type { EndpointRecord } from '../../core/records.js';
 import { GatewayError, toGatewayError } from '../../errors.js';
 import type { TurnCaller } from '../turn-io.js';
 import { callUpstream, UpstreamDeadline } from '../../upstream/upstream-call.js';
+import { failedCompletion } from '../../upstream/upstream-errors.js';
 import { usageRow } from '../usage-row.js';
 import type { ChatServices, Outcome } from './chat-dispatch.js';
 
@@ -73,6 +74,8 @@ export async function exchangeOnce(services: ChatServices, c: HarnessCall, body:
     } catch {
       throw new GatewayError('internal_error', { message: 'The model server returned a response that is not JSON.' });
     }
+    const failure = failedCompletion(json);
+    if (failure !== null) throw failure;
     const { body: completion, usage } = normalizeCompletion(json, c.turn, services.now);
     charge('completed', usage ?? { promptTokens: Math.ceil(bytes.length / 4), completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' }, null);
     return { completion, usage };

@@ -12,20 +12,24 @@
 import { StringDecoder } from 'node:string_decoder';
 import { ChunkNormalizer } from '../../core/chat/chunk-normalizer.js';
 import { ChunkRestamper } from '../../core/chat/chunk-restamp.js';
+import { reportedError } from '../../core/chat/reported-error.js';
 import type { TurnUsage } from '../../core/chat/turn-context.js';
 import { GatewayError } from '../../errors.js';
 import { SseDecoder } from '../../upstream/sse-decoder.js';
 import type { AnswerReader, AnswerStream } from '../../upstream/answer-stream.js';
 import type { UpstreamAbort } from '../../upstream/upstream-client.js';
-import { mapUpstreamError } from '../../upstream/upstream-errors.js';
+import { mapReportedError } from '../../upstream/upstream-errors.js';
 import { DONE_FRAME as DONE, errorFrame, timeoutEvent } from '../sse-frames.js';
 import type { StreamReshaper } from '../turn-io.js';
 import type { Outcome, TurnRequest } from './chat-dispatch.js';
 
 
-/** How a stream's turn is charged, and its prompt estimate (only called when the stream brought no usage chunk). */
+/**
+ * How a stream's turn is charged (with the code of the error frame it ended with, null when none), and its
+ * prompt estimate (only called when the stream brought no usage chunk).
+ */
 export interface StreamAccounting {
-  readonly charge: (o: Outcome, u: TurnUsage | null) => void;
+  readonly charge: (o: Outcome, u: TurnUsage | null, errorCode: string | null) => void;
   readonly promptEstimate: () => number;
 }
 
@@ -52,7 +56,8 @@ class TurnStream implements AnswerReader {
   #pending = '';
   #flushScheduled = false;
   #sawDone = false;
-  #failed = false;
+  /** The code of the error frame the model server's own error became; null while none came. */
+  #failedCode: string | null = null;
   #ended = false;
   #timedOutIdle = false;
   /** performance.now() of the last upstream read (monotonic, unlike Date.now()): the idle timer checks it when it fires. */
@@ -60,7 +65,7 @@ class TurnStream implements AnswerReader {
   #idle: NodeJS.Timeout | null = null;
   // Bound once per turn: the per-read path passes these, and makes no closure of its own.
   readonly #flush = (): void => this.#flushPending();
-  readonly #onData = (data: string): void => this.#handle(data);
+  readonly #onData = (data: string, event: string | null): void => this.#handle(data, event);
   readonly #onIdle = (): void => this.#idleCheck();
   readonly #resume = (): void => this.#res.resume();
 
@@ -86,8 +91,7 @@ class TurnStream implements AnswerReader {
     // delivered, instead of cutting it after an ordinary chunk (clients could not tell it from a fault).
     reply.onDrainDeadline(() => {
       this.#flushNormalizer();
-      this.#send(errorFrame(new GatewayError('service_draining', { message: 'The server is shutting down; the stream was ended before the model finished. Retry the request.' })) + DONE);
-      this.#finish('drained');
+      this.#failWith(new GatewayError('service_draining', { message: 'The server is shutting down; the stream was ended before the model finished. Retry the request.' }), 'drained');
       this.#controller.abort();
     });
     this.#res.read(this);
@@ -124,8 +128,9 @@ class TurnStream implements AnswerReader {
     this.#controller.abort();
   }
 
-  #handle(data: string): void {
-    if (this.#failed) return;
+  /** One event of the model server's stream; `event` its SSE name (null on a model's chunks). */
+  #handle(data: string, event: string | null): void {
+    if (this.#failedCode !== null) return;
     if (data === '[DONE]') {
       this.#sawDone = true;
       return;
@@ -147,13 +152,22 @@ class TurnStream implements AnswerReader {
     try {
       chunk = JSON.parse(data) as Record<string, unknown>;
     } catch {
-      return;
+      // An `event: error` in plain text is still the server's error, its text the message.
+      if (event !== 'error') return;
+      chunk = { message: data };
     }
-    if (chunk.error) {
-      this.#failed = true;
-      const code = (chunk.error as { code?: unknown }).code;
-      this.#send(errorFrame(mapUpstreamError(typeof code === 'number' ? code : 500, data, null)) + DONE);
-      return;
+    // An error report delivers no choice (OpenAI's {error}, vLLM's {"object":"error"}, an `event: error`):
+    // only such a chunk is looked at, so a chunk that delivers one pays nothing for the check. The cut-off
+    // answer is then no answer (SPEC principle 4): the error frame and [DONE], never a chunk or a success.
+    const choices = chunk.choices;
+    if (event === 'error' || !Array.isArray(choices) || choices.length === 0) {
+      const reported = reportedError(chunk, event === 'error');
+      if (reported !== null) {
+        const e = mapReportedError(reported);
+        this.#failedCode = e.code;
+        this.#send(errorFrame(e) + DONE);
+        return;
+      }
     }
     const normalized = this.#normalizer.normalize(chunk);
     if (normalized) this.#sendJson(normalized);
@@ -217,13 +231,14 @@ class TurnStream implements AnswerReader {
   onAnswerEnd(): void {
     if (this.#ended) return;
     this.#decoder.pushData(this.#utf8?.end() ?? '', this.#onData);
-    for (const event of this.#decoder.flush()) this.#handle(event.data);
+    for (const event of this.#decoder.flush()) this.#handle(event.data, event.event);
     this.#flushNormalizer();
-    if (this.#failed) return this.#finish('error');
-    if (!this.#sawDone) {
-      this.#send(errorFrame(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' })) + DONE);
-      return this.#finish('error');
-    }
+    if (this.#failedCode !== null) return this.#finish('error', this.#failedCode);
+    // Without [DONE] the stream is still complete once its choice has finished (some servers close right
+    // after the finish and usage chunks): it ends with [DONE] and is billed completed like any other.
+    // Before that, the answer was cut off: an error, not a substitute answer (SPEC principle 4).
+    const finished = this.#restamper.finished || this.#normalizer.finished;
+    if (!this.#sawDone && !finished) return this.#failWith(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' }));
     this.#send(DONE);
     this.#finish('completed');
   }
@@ -235,13 +250,19 @@ class TurnStream implements AnswerReader {
     if (this.#timedOut() || this.#timedOutIdle) {
       const which = this.#timedOutIdle ? `sent nothing for ${t.deadlines.idleMs / 1000} s` : `did not finish within ${t.deadlines.requestMs / 1000} s`;
       this.#send(timeoutEvent(`The model ${which}.`));
-      return this.#finish('timeout');
+      return this.#finish('timeout', 'timeout');
     }
-    this.#send(errorFrame(new GatewayError('internal_error', { message: 'The connection to the model server failed mid-stream.' })) + DONE);
-    this.#finish('error');
+    this.#failWith(new GatewayError('internal_error', { message: 'The connection to the model server failed mid-stream.' }));
   }
 
-  #finish(outcome: Outcome): void {
+  /** Ends the stream as SPEC "Streaming events" ends a mid-stream error: the envelope's data frame, then [DONE]. */
+  #failWith(e: GatewayError, outcome: Outcome = 'error'): void {
+    this.#send(errorFrame(e) + DONE);
+    this.#finish(outcome, e.code);
+  }
+
+  /** `errorCode`: the code the client's error frame or event carried, for the usage row (null: none was sent). */
+  #finish(outcome: Outcome, errorCode: string | null = null): void {
     if (this.#ended) return;
     this.#ended = true;
     if (this.#idle !== null) clearTimeout(this.#idle);
@@ -252,7 +273,7 @@ class TurnStream implements AnswerReader {
     this.#pending = '';
     // Noted before the charge: a fast stream's first bytes may all go out here, and its row records the time.
     if (last && reply.open) this.#noteFirstByte();
-    this.#accounting.charge(outcome, usage);
+    this.#accounting.charge(outcome, usage, errorCode);
     if (this.#shaper === null) reply.endStream(last || undefined);
     else this.#shaper.end(last);
     // The latency measurements the router's objectives are judged on (issue 14; main.ts feeds them on).

@@ -16,6 +16,7 @@ export class ChunkNormalizer {
   #usage: TurnUsage | null = null;
   #contentChunks = 0;
   #reasoningChunks = 0;
+  #finished = false;
 
   constructor(ctx: TurnContext) {
     this.#ctx = ctx;
@@ -35,6 +36,11 @@ export class ChunkNormalizer {
       reasoningTokens: this.#ctx.reasoningModel ? this.#reasoningChunks : null,
       source: 'estimated',
     };
+  }
+
+  /** Whether a choice normalized so far carried a finish reason (streams serve n=1: the stream's one choice ended). */
+  get finished(): boolean {
+    return this.#finished;
   }
 
   /** Content and reasoning chunks seen so far: the first one is the turn's first token (latency SLOs). */
@@ -125,6 +131,8 @@ export class ChunkNormalizer {
       const lp = choice.logprobs as Json;
       if (!('refusal' in lp)) lp.refusal = null;
     }
-    return Object.keys(delta).length > 0 || (choice.finish_reason !== null && choice.finish_reason !== undefined);
+    const finished = choice.finish_reason !== null && choice.finish_reason !== undefined;
+    if (finished) this.#finished = true;
+    return Object.keys(delta).length > 0 || finished;
   }
 }

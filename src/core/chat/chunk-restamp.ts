@@ -14,13 +14,14 @@ import type { TurnContext, TurnUsage } from './turn-context.js';
  * The whole common chunk, anchored at both ends: header members, then exactly one choice whose delta is
  * empty, a role, content text or both, `logprobs: null`, a finish reason (and vLLM's stop_reason), and
  * at most `usage: null`. Alternatives are disjoint, so matching is linear. Group 1: created; group 2: the
- * choices; group 3: the content text; group 4: `,"usage":null` when present.
+ * choices; group 3: the content text; group 4: the finish reason when not null; group 5: `,"usage":null`
+ * when present.
  */
 const COMMON_CHUNK = new RegExp(
   '^\\{"id":"[^"\\\\]*","object":"chat\\.completion\\.chunk","created":(\\d+),"model":"[^"\\\\]*"' +
     '(?:,"system_fingerprint":(?:null|"[^"\\\\]*"))?,' +
     '("choices":\\[\\{"index":\\d+,"delta":\\{(?:"role":"assistant"(?:,|(?=\\})))?(?:"content":"((?:[^"\\\\]|\\\\.)*)")?\\},' +
-    '"logprobs":null,"finish_reason":(?:null|"[a-z_]+")(?:,"stop_reason":(?:null|\\d+|"[^"\\\\]*"))?\\}\\])(,"usage":null)?\\}$',
+    '"logprobs":null,"finish_reason":(?:null|("[a-z_]+"))(?:,"stop_reason":(?:null|\\d+|"[^"\\\\]*"))?\\}\\])(,"usage":null)?\\}$',
 );
 
 /**
@@ -59,6 +60,11 @@ export class ChunkRestamper {
   readonly #tail: string;
   /** Whether the last chunk re-stamped delivered content text (for the usage estimate). */
   hadContent = false;
+  /**
+   * Whether a chunk re-stamped carried a finish reason: its choice, the stream's one (streams serve n=1),
+   * has ended, and the stream is complete even if the server then closes without `[DONE]`.
+   */
+  finished = false;
 
   constructor(ctx: TurnContext) {
     this.#ctx = ctx;
@@ -91,6 +97,7 @@ export class ChunkRestamper {
     if (!match) return null;
     const content = match[3] ?? '';
     this.hadContent = content !== '';
+    if (match[4] !== undefined) this.finished = true;
     const choices = match[2] ?? '';
     // Within the choices every quote of the content is escaped, so this finds the member, never the text.
     if (choices.includes('"finish_reason":null')) return content;
@@ -126,8 +133,9 @@ export class ChunkRestamper {
     const match = COMMON_CHUNK.exec(data);
     if (!match) return null;
     this.hadContent = (match[3] ?? '') !== '';
+    if (match[4] !== undefined) this.finished = true;
     // `"usage":null` only where the client asked for usage (SPEC `stream_options`: otherwise no usage field).
-    const usage = this.#ctx.streamUsage ? (match[4] ?? '') : '';
+    const usage = this.#ctx.streamUsage ? (match[5] ?? '') : '';
     return head + (match[1] ?? '0') + this.#tail + (match[2] ?? '') + usage + end;
   }
 }

@@ -25,6 +25,17 @@ describe('SseDecoder', () => {
     ]);
   });
 
+  // Regression: pushData handed over the data alone, so a streamed turn could not tell a model server's
+  // `event: error` from a chunk, and dropped it.
+  it('hands each event to pushData with its name, null for a plain data line', () => {
+    const seen: [string, string | null][] = [];
+    new SseDecoder().pushData('data: {"a":1}\n\nevent: error\ndata: {"message":"boom"}\n\n', (data, event) => seen.push([data, event]));
+    expect(seen).toEqual([
+      ['{"a":1}', null],
+      ['{"message":"boom"}', 'error'],
+    ]);
+  });
+
   it('flushes a final event that lacks the blank line', () => {
     expect(decode(['data: tail'])).toEqual([{ event: null, data: 'tail' }]);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { causeOf, mapUpstreamError, noServerAvailable, retryAfterSeconds, sentNothing, transportFailure, unreachableUpstream } from '../../../src/upstream/upstream-errors.js';
+import { causeOf, failedCompletion, mapReportedError, mapUpstreamError, noServerAvailable, retryAfterSeconds, sentNothing, transportFailure, unreachableUpstream } from '../../../src/upstream/upstream-errors.js';
 
 const errno = (code: string, extra: Record<string, unknown> = {}): Error => Object.assign(new Error(`${code} happened`), { code, ...extra });
 
@@ -126,6 +126,46 @@ describe("the model server's retry hint", () => {
     expect(e.extra).toBeUndefined();
     expect(mapUpstreamError(503, '', null).headers).toBeUndefined();
     expect(mapUpstreamError(401, '', 3).headers).toBeUndefined();
+  });
+});
+
+describe('mapReportedError (an error inside an HTTP 200 answer)', () => {
+  it("maps vLLM's numeric code as the HTTP status it stands for, keeping the server's message", () => {
+    const e = mapReportedError({ object: 'error', message: 'vllm stream err', type: 'BadRequestError', code: 400 });
+    expect({ status: e.status, code: e.code }).toEqual({ status: 400, code: 'invalid_request' });
+    expect(e.message).toMatch(/rejected the request: vllm stream err/);
+  });
+
+  it("is a server failure without a status, 500 internal_error with the server's message", () => {
+    const e = mapReportedError({ message: 'model overloaded', type: 'server_error', code: 'overloaded' });
+    expect({ status: e.status, code: e.code }).toEqual({ status: 500, code: 'internal_error' });
+    expect(e.message).toBe('The model server reported an error: model overloaded');
+    expect(mapReportedError({ message: 'busy', code: 503 }).message).toBe('The model server reported an error (code 503): busy');
+  });
+
+  it('keeps recognized conditions: a context overflow, a 429', () => {
+    expect(mapReportedError({ message: "This model's maximum context length is 8192 tokens", code: 400 }).code).toBe('context_length_exceeded');
+    expect(mapReportedError({ message: 'slow down', code: 429 }).code).toBe('capacity_exceeded');
+  });
+});
+
+describe('failedCompletion (an HTTP 200 chat answer)', () => {
+  it('is null for a completion', () => {
+    expect(failedCompletion({ object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' } }] })).toBeNull();
+  });
+
+  it("is the server's error when the body is one, its message kept", () => {
+    const e = failedCompletion({ error: { message: 'model overloaded', type: 'server_error', code: 'overloaded' } });
+    expect({ status: e?.status, code: e?.code, message: e?.message }).toEqual({ status: 500, code: 'internal_error', message: 'The model server reported an error: model overloaded' });
+    expect(failedCompletion({ object: 'error', message: 'bad', type: 'BadRequestError', code: 400 })?.code).toBe('invalid_request');
+  });
+
+  it('is 500 internal_error naming the missing choices when the body is neither', () => {
+    for (const body of [{ id: 'x', object: 'chat.completion' }, [], 'text', null]) {
+      const e = failedCompletion(body);
+      expect(e?.code).toBe('internal_error');
+      expect(e?.message).toMatch(/not a chat completion: it has no choices array/);
+    }
   });
 });
 

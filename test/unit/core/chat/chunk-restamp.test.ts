@@ -51,6 +51,37 @@ describe('the streaming fast path', () => {
   });
 });
 
+// Regression: a stream whose model server closed without [DONE] after its finish and usage chunks was
+// ended with an internal_error frame and billed error; a finished choice makes the stream complete.
+describe('whether the stream\'s choice has finished', () => {
+  const STOPPED_WITH_TEXT = chunk('[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":"length","stop_reason":null}]');
+  const FINISH_READS_AS_NULL = chunk('[{"index":0,"delta":{"content":"\\"finish_reason\\":null"},"logprobs":null,"finish_reason":"stop"}]');
+
+  it('is seen on the fast path, for chat frames and for a reshaping sink', () => {
+    for (const take of [(r: ChunkRestamper, d: string) => r.frame(d), (r: ChunkRestamper, d: string) => r.reshapable(d)]) {
+      const r = new ChunkRestamper(ctx);
+      take(r, ROLE);
+      take(r, CONTENT);
+      expect(r.finished).toBe(false);
+      take(r, FINISH);
+      expect(r.finished).toBe(true);
+      for (const data of [STOPPED_WITH_TEXT, FINISH_READS_AS_NULL]) {
+        const own = new ChunkRestamper(ctx);
+        take(own, data);
+        expect(own.finished).toBe(true);
+      }
+    }
+  });
+
+  it('is seen by full normalization, and not on a chunk still open', () => {
+    const n = new ChunkNormalizer(ctx);
+    n.normalize(JSON.parse(chunk('[{"index":0,"delta":{"reasoning_content":"hm"},"logprobs":null,"finish_reason":null}]')) as Record<string, unknown>);
+    expect(n.finished).toBe(false);
+    n.normalize(JSON.parse(chunk('[{"index":0,"delta":{"tool_calls":[]},"logprobs":null,"finish_reason":"tool_calls"}]')) as Record<string, unknown>);
+    expect(n.finished).toBe(true);
+  });
+});
+
 describe('what a reshaping sink takes of a chunk on the fast path (the Responses reply)', () => {
   it('is the body of the content string, escapes kept, for a chunk that carries nothing else', () => {
     const r = new ChunkRestamper(ctx);
