@@ -117,3 +117,50 @@ describe('a table locked for long in PostgreSQL', () => {
     expect((await Promise.all(creates)).map(summary)).toEqual(Array.from({ length: POOL_SIZE }, () => STORE_UNAVAILABLE));
   });
 });
+
+/** The usage rows of `requestId` in the shared ledger, once the replica's journal has reached it. */
+async function billedRows(requestId: string): Promise<number> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM usage_events WHERE request_id = $1 AND status = 'completed'`, [requestId]);
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The model answered and the turn is billed, but the Response could not be stored: before, the client got
+ * 503 store_unavailable (x-should-retry: true) instead of the answer, and a retry was a second billed turn.
+ * Now it gets the answer, which says `store: false` (it cannot be retrieved or continued from).
+ */
+describe('a Responses turn whose answer cannot be stored', () => {
+  const respond = (body: Record<string, unknown>): Promise<Response> =>
+    fetch(`${gateway.url}/${PROJECT}/chat/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${keys.full}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'hi', ...body }) });
+
+  it('answers the billed turn with its Response marked store: false, not a retryable 503', { timeout: 120_000 }, async () => {
+    await lock('responses');
+    const res = await respond({});
+    const body = (await res.json()) as { id?: string; status?: string; store?: boolean; output?: unknown[]; error?: unknown };
+    expect({ status: res.status, retry: res.headers.get('x-should-retry'), response: body.status, store: body.store }).toEqual({ status: 200, retry: null, response: 'completed', store: false });
+    expect(body.output?.length).toBeGreaterThan(0);
+    await unlock();
+    const id = body.id ?? '';
+    await expect.poll(() => billedRows(id), { timeout: 30_000, interval: 250 }).toBe(1);
+    const retrieved = await call(`${gateway.url}/${PROJECT}/v1/responses/${id}`, { key: keys.full });
+    expect(retrieved.status).toBe(404);
+  });
+
+  it('ends a streamed turn with its terminal event, the Response marked store: false', { timeout: 120_000 }, async () => {
+    await lock('responses');
+    const res = await respond({ stream: true });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    const completed = text.split('\n\n').find((frame) => frame.startsWith('event: response.completed'));
+    expect(completed).toBeDefined();
+    const data = JSON.parse((completed ?? '').split('\ndata: ')[1] ?? '{}') as { response?: { store?: boolean; status?: string } };
+    expect({ status: data.response?.status, store: data.response?.store }).toEqual({ status: 'completed', store: false });
+  });
+});
+
