@@ -58,6 +58,17 @@ export const storageSchema = z
       .optional(),
     /** Connections this instance keeps open to PostgreSQL. */
     pool_size: z.number().int().min(1).max(100).default(10),
+    /**
+     * Bounds on one statement of the gateway's pool (PostgreSQL's statement_timeout and lock_timeout, per
+     * connection; 0: none); overrun, the request answers 503 store_unavailable. The lock bound keeps one
+     * hot table from taking the whole pool: a statement queued behind a long lock gives its connection
+     * back after 2 s, well inside the 5 s other requests wait for one, instead of holding it for as long
+     * as the lock lasts (a row lock between two of the gateway's own transactions lasts milliseconds). The
+     * statement bound is generous: the longest statements on this pool are usage reports over a large
+     * ledger. Migrations, the LISTEN connection and the usage writer's batches are not bounded by these.
+     */
+    statement_timeout_ms: z.number().int().min(0).max(3_600_000).default(30_000),
+    lock_timeout_ms: z.number().int().min(0).max(3_600_000).default(2_000),
   })
   .superRefine((s, ctx) => {
     if (s.kind === 'postgres' && s.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required when kind is postgres (postgres://user@host:5432/database)' });

@@ -280,6 +280,10 @@ async function serveForeground(services: ResponsesServices, ctx: RouteContext, t
     });
     // The answer goes out once its row is committed (responses-reply.ts): the request ends after both.
     await reply.settled();
+    // Answered unstored (responses-reply.ts #store): not the client's error, so said here, for the operator.
+    if (reply.storeError !== undefined) {
+      services.logger.warn({ err: reply.storeError, request_id: ctx.req.requestId }, 'responses: the answered Response could not be stored; it was sent with store: false (its turn is billed once)');
+    }
   } finally {
     // Refused before or by the model (the client gets the error envelope), or a stream the client left:
     // no Response reached its end, and subscribers get response.failed.

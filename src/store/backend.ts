@@ -57,7 +57,7 @@ export async function openStoreBackend(storage: Config['storage'], logger: Logge
   if (!env.SWITCHBOARD_SECRET_KEY) throw new ConfigError(SHARED_SECRET_KEY_MISSING);
   let pg: PgStore;
   try {
-    pg = await openPostgres({ url: storage.url, poolSize: storage.pool_size, logger });
+    pg = await openPostgres({ url: storage.url, poolSize: storage.pool_size, logger, timeouts: { statementMs: storage.statement_timeout_ms, lockMs: storage.lock_timeout_ms } });
   } catch (err) {
     if (err instanceof Error && err.name === 'PgStoreTooNewError') throw err;
     throw new PostgresUnavailableError(storage.url, err);

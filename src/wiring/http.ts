@@ -144,11 +144,11 @@ export function wireGatewayServer(d: GatewayServerDeps): HttpServer {
   return server;
 }
 
-/** A management or dashboard request that needed PostgreSQL while it is down: 503, logged, not a bug. */
+/** A management or dashboard request that needed PostgreSQL while it is down or too slow (a bound of pg-store.ts cut it): 503, logged, not a bug. */
 function dependencyErrorNamer(backend: StoreBackend, logger: Logger): NonNullable<HttpServerOptions['nameDependencyError']> {
   return (err, req) => {
     if (backend.pg === null || !isPostgresUnavailable(err)) return null;
-    logger.warn({ err, request_id: req.requestId, path: req.path }, 'storage: PostgreSQL unreachable; answered 503 store_unavailable');
+    logger.warn({ err, request_id: req.requestId, path: req.path }, 'storage: PostgreSQL unreachable or too slow; answered 503 store_unavailable');
     return new GatewayError('store_unavailable');
   };
 }

@@ -2,7 +2,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { openStoreBackend } from '../../src/store/backend.js';
+import pg from 'pg';
 import { openPostgres, type PgStore } from '../../src/store/postgres/pg-store.js';
+import { isPostgresUnavailable } from '../../src/store/postgres/pg-errors.js';
 import { PG_MIGRATIONS } from '../../src/store/postgres/migrations/index.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
 
@@ -54,6 +56,55 @@ describe('PostgreSQL store', () => {
     await expect.poll(() => seen.length).toBe(2);
   });
 
+  it('cuts a statement waiting on a lock past the lock bound as "unavailable", rolls its transaction back and gives its connection back', async () => {
+    const { url } = await database();
+    const store = await openPostgres({ url, poolSize: 1, listen: false, timeouts: { statementMs: 0, lockMs: 200 } });
+    cleanup.push(() => store.close());
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    cleanup.push(() => locker.end());
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
+    const cut = await store
+      .transaction(async (c) => {
+        await c.query('CREATE TEMP TABLE written_before (x int)');
+        await c.query('SELECT count(*) FROM api_keys');
+      })
+      .then(() => null, (err: unknown) => err);
+    expect((cut as { code?: string } | null)?.code).toBe('55P03');
+    expect(isPostgresUnavailable(cut)).toBe(true);
+    await locker.query('ROLLBACK');
+    // The pool's one connection came back, outside any transaction: what the cut one wrote is gone.
+    const { rows } = await store.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'written_before'`);
+    expect(rows[0]?.n).toBe(0);
+  });
+
+  it('cuts a statement running past the statement bound as "unavailable"', async () => {
+    const { url } = await database();
+    const store = await openPostgres({ url, poolSize: 1, listen: false, timeouts: { statementMs: 200, lockMs: 0 } });
+    cleanup.push(() => store.close());
+    const cut = await store.pool.query('SELECT pg_sleep(30)').then(() => null, (err: unknown) => err);
+    expect((cut as { code?: string } | null)?.code).toBe('57014');
+    expect(isPostgresUnavailable(cut)).toBe(true);
+  });
+
+  it('migrates without the bounds: a replica starting while another holds the migration lock waits for it', async () => {
+    const { url } = await database();
+    await open(url);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    cleanup.push(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query(`SELECT pg_advisory_xact_lock(hashtext('switchboard_migrations'))`);
+    const opening = openPostgres({ url, poolSize: 1, listen: false, timeouts: { statementMs: 100, lockMs: 100 } });
+    // Past both bounds while the lock is held, then let go: the opening waited instead of failing.
+    await holder.query('SELECT pg_sleep(0.5)');
+    await holder.query('COMMIT');
+    const store = await opening;
+    cleanup.push(() => store.close());
+    expect((await store.pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1);
+  });
+
   it('reads BIGINT columns back as numbers', async () => {
     const { url } = await database();
     const store = await open(url);
@@ -63,7 +114,7 @@ describe('PostgreSQL store', () => {
 
   it('opens PostgreSQL for storage.kind postgres only with a shared secret key, and reports it for /readyz', async () => {
     const { url } = await database();
-    const storage = { kind: 'postgres' as const, url, path: ':memory:', pool_size: 2 };
+    const storage = { kind: 'postgres' as const, url, path: ':memory:', pool_size: 2, statement_timeout_ms: 30_000, lock_timeout_ms: 2_000 };
     const logger = pino({ level: 'silent' });
     await expect(openStoreBackend(storage, logger, {})).rejects.toThrow(/SWITCHBOARD_SECRET_KEY is not set/);
     const backend = await openStoreBackend(storage, logger, PG_GATEWAY_ENV);
@@ -73,7 +124,7 @@ describe('PostgreSQL store', () => {
   });
 
   it('names the unreachable PostgreSQL without its password', async () => {
-    const storage = { kind: 'postgres' as const, url: 'postgres://u:hunter2@127.0.0.1:1/none', path: ':memory:', pool_size: 1 };
+    const storage = { kind: 'postgres' as const, url: 'postgres://u:hunter2@127.0.0.1:1/none', path: ':memory:', pool_size: 1, statement_timeout_ms: 30_000, lock_timeout_ms: 2_000 };
     const failure = openStoreBackend(storage, pino({ level: 'silent' }), PG_GATEWAY_ENV);
     await expect(failure).rejects.toThrow(/did not answer/);
     await expect(failure).rejects.not.toThrow(/hunter2/);

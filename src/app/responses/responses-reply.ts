@@ -112,10 +112,38 @@ export class ResponsesReply implements TurnSink {
     return this.#tail;
   }
 
-  /** Stores the outcome; `then` (the terminal answer) runs once it is committed, and not if storing failed. */
-  #store(state: ResponseState, body: Record<string, unknown>, then: () => void, bodyJson?: string): void {
+  /**
+   * Stores the outcome; `then` (the terminal answer) runs once it is committed. When storing fails, a
+   * foreground answer still goes out, re-rendered by `unstored` with `store: false`: the model turn was made
+   * and billed, and a retryable error instead would have the client pay a second turn for one answer
+   * (docs/decisions.md "A Response that cannot be stored"). `unstored` absent (a refusal, no answer to
+   * give), or a background response (its client reads the stored row): the failure is settled()'s.
+   */
+  #store(state: ResponseState, body: Record<string, unknown>, then: () => void, bodyJson?: string, unstored?: () => void): void {
     this.#done = true;
-    this.#setTail(this.#finish(state, body, bodyJson).then(then));
+    const stored = this.#finish(state, body, bodyJson);
+    if (unstored === undefined || this.#header.background) {
+      this.#setTail(stored.then(then));
+      return;
+    }
+    this.#setTail(
+      stored.then(then, (err: unknown) => {
+        this.#storeError = err;
+        unstored();
+      }),
+    );
+  }
+
+  /** Why the answered outcome was not stored, when it was not (the route logs it); undefined otherwise. */
+  get storeError(): unknown {
+    return this.#storeError;
+  }
+
+  #storeError: unknown = undefined;
+
+  /** The Response object as answered when it could not be stored: `store: false`, so nobody retrieves or continues from it. */
+  #unstoredJson(state: ResponseState): string {
+    return JSON.stringify(responseObject({ ...this.#header, store: false }, state));
   }
 
   /** `step` after the commit and the writes before it, whether or not storing succeeded. */
@@ -142,7 +170,8 @@ export class ResponsesReply implements TurnSink {
     const response = responseObject(this.#header, state);
     const text = JSON.stringify(response);
     const reply = this.#reply;
-    this.#store(state, response, () => (reply.jsonText ? reply.jsonText(status, text) : reply.json(status, response)), text);
+    const answer = (json: string): void => (reply.jsonText ? reply.jsonText(status, json) : reply.json(status, JSON.parse(json) as unknown));
+    this.#store(state, response, () => (reply.jsonText ? reply.jsonText(status, text) : reply.json(status, response)), text, () => answer(this.#unstoredJson(state)));
   }
 
   beginStream(status: number, contentType: string): void {
@@ -291,13 +320,15 @@ export class ResponsesReply implements TurnSink {
     const response = responseObject(this.#header, state);
     const type = state.status === 'failed' ? 'response.failed' : state.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     const json = JSON.stringify(response);
-    const frames = events.map(frame).join('') + responseEventFrame(this.#translator.terminal(type), json);
-    this.#store(state, response, () => {
+    const opening = events.map(frame).join('');
+    const terminal = this.#translator.terminal(type);
+    const send = (frames: string): void => {
       // The stream's end is already asked for (the common case: [DONE] came with the upstream's end): the
       // frames go out with it, one write instead of two.
       if (this.#ending) this.#terminal = frames;
       else if (this.#reply.open) this.#reply.write(this.#takeHeld(frames));
-    }, json);
+    };
+    this.#store(state, response, () => send(opening + responseEventFrame(terminal, json)), json, () => send(opening + responseEventFrame(terminal, this.#unstoredJson(state))));
   }
 
   onWritable(handler: () => void): void {

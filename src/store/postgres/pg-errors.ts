@@ -1,13 +1,19 @@
 /**
- * Which `pg` errors mean "PostgreSQL is not reachable now" (answered 503 store_unavailable, retryable),
- * as opposed to a query the server refused (a bug or a constraint: stays an unexpected error).
+ * Which `pg` errors mean "PostgreSQL is not reachable now, or did not answer in time" (answered 503
+ * store_unavailable, retryable), as opposed to a query the server refused (a bug or a constraint: stays an
+ * unexpected error).
  */
 
-/** SQLSTATE classes and codes of a lost or refused connection, and of a server shutting down or starting. */
-const CONNECTION_SQLSTATE = /^(08|57P0[1-3]|53300)/;
+/**
+ * SQLSTATE classes and codes of a lost or refused connection, of a server shutting down or starting, and
+ * of a statement cut by the pool's bounds (pg-store.ts PgTimeouts): 57014 statement_timeout (or a cancel
+ * by an operator), 55P03 lock_timeout. The gateway never asks for NOWAIT, the other source of 55P03, so
+ * both mean "too slow now"; the transaction was rolled back, and a retry may well pass.
+ */
+const CONNECTION_SQLSTATE = /^(08|57P0[1-3]|53300|57014|55P03)/;
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-/** What pg itself throws (no code) when a connection ends or cannot be had in time. */
-const PG_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed/;
+/** What pg itself throws (no code) when a connection ends or cannot be had in time, or a statement's answer never came (query_timeout). */
+const PG_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Query read timeout/;
 
 export function isPostgresUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;

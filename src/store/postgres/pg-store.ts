@@ -16,6 +16,26 @@ const NUMERIC_OID = 1700;
 const CHANGES_CHANNEL = 'switchboard_changes';
 /** How long the change listener waits before reconnecting after its connection dropped. */
 const LISTEN_RETRY_MS = 500;
+/** How long a caller waits for a pool connection (pg-pool's connectionTimeoutMillis), and for a new connection to open. */
+const CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * Bounds on one statement, set per connection (PostgreSQL's own settings, so a statement that overruns is
+ * cancelled by the server, its transaction aborted and rolled back, and its locks let go). 0: no bound.
+ */
+export interface PgTimeouts {
+  /** `statement_timeout`: a statement running longer is cancelled (SQLSTATE 57014). */
+  readonly statementMs: number;
+  /** `lock_timeout`: a statement waiting longer for a lock (table, row, advisory) gives up (SQLSTATE 55P03). */
+  readonly lockMs: number;
+}
+
+/**
+ * A backstop past the server's own bound, for a server that stops answering at all (a network gone silent):
+ * the client gives up on the statement and the connection is closed (see runTransaction).
+ */
+const QUERY_TIMEOUT_MARGIN_MS = 5_000;
+const QUERY_READ_TIMEOUT = 'Query read timeout';
 
 const parseNumber = (value: string): number => Number(value);
 /** Per pool, not pg.types' global table: a library should not change what other pg users parse. */
@@ -50,6 +70,11 @@ export interface PgStoreOptions {
   readonly logger?: Pick<Logger, 'warn' | 'error'>;
   /** Listen for change notices (a one-shot command, a migration, does not need to). */
   readonly listen?: boolean;
+  /**
+   * Bounds on the pool's statements; absent or null: none (an operator's one-shot command, whose report
+   * must not be cut and which a person can interrupt). Migrations never have them: see openPostgres.
+   */
+  readonly timeouts?: PgTimeouts | null;
 }
 
 /** A database migrated by a newer build: refuse to start, as the SQLite store does (store/db.ts). */
@@ -61,15 +86,19 @@ export class PgStoreTooNewError extends Error {
 }
 
 export async function openPostgres(options: PgStoreOptions): Promise<PgStore> {
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, types: TYPES, connectionTimeoutMillis: 5000 });
+  // Migrations run on a connection of their own without the request bounds: a replica waits on the
+  // advisory lock for as long as another migrates, and a migration may rewrite a large table or wait for
+  // the locks of statements still running on the other replicas.
+  const migrator = new pg.Pool({ connectionString: options.url, max: 1, types: TYPES, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  migrator.on('error', (err) => options.logger?.warn({ err }, 'postgres: idle connection failed'));
+  try {
+    await migrate(migrator, PG_MIGRATIONS);
+  } finally {
+    await migrator.end();
+  }
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, types: TYPES, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...boundsOf(options.timeouts ?? null) });
   // An idle connection that the server closed emits here; without a listener it would crash the process.
   pool.on('error', (err) => options.logger?.warn({ err }, 'postgres: idle connection failed'));
-  try {
-    await migrate(pool, PG_MIGRATIONS);
-  } catch (err) {
-    await pool.end();
-    throw err;
-  }
 
   const listeners = new Map<string, Set<() => void>>();
   const fire = (topic: string): void => {
@@ -83,7 +112,8 @@ export async function openPostgres(options: PgStoreOptions): Promise<PgStore> {
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
   const listen = async (reconnected: boolean): Promise<void> => {
-    const client = new pg.Client({ connectionString: options.url, types: TYPES, connectionTimeoutMillis: 5000 });
+    // No statement bounds here: the connection sits in LISTEN, idle, for as long as the process runs.
+    const client = new pg.Client({ connectionString: options.url, types: TYPES, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     const again = (err: unknown): void => {
       options.logger?.warn({ err }, 'postgres: change listener lost its connection; reconnecting');
       client.removeAllListeners('notification');
@@ -160,11 +190,13 @@ async function runTransaction<R>(pool: pg.Pool, fn: (client: pg.PoolClient) => P
   } catch (err) {
     // A connection that cannot even roll back is broken (PostgreSQL restarted, the network dropped):
     // destroyed, not handed back, or the pool would give it to the next caller, and a pool of one
-    // (the usage writer's) would fail every batch from then on.
-    const broken = await client.query('ROLLBACK').then(
+    // (the usage writer's) would fail every batch from then on. One whose statement the client gave up
+    // waiting for is still busy with it (a ROLLBACK would queue behind it): closed at once, which
+    // PostgreSQL takes as a rollback.
+    const broken = isQueryReadTimeout(err) || (await client.query('ROLLBACK').then(
       () => false,
       () => true,
-    );
+    ));
     detach();
     client.release(broken ? toError(err) : undefined);
     throw err;
@@ -173,6 +205,17 @@ async function runTransaction<R>(pool: pg.Pool, fn: (client: pg.PoolClient) => P
   client.release();
   return result;
 }
+
+/** pg's per-connection settings for `timeouts`: the server's two bounds, and the client's backstop past them. */
+function boundsOf(timeouts: PgTimeouts | null): Pick<pg.PoolConfig, 'statement_timeout' | 'lock_timeout' | 'query_timeout'> {
+  if (timeouts === null) return {};
+  return {
+    ...(timeouts.statementMs > 0 ? { statement_timeout: timeouts.statementMs, query_timeout: timeouts.statementMs + QUERY_TIMEOUT_MARGIN_MS } : {}),
+    ...(timeouts.lockMs > 0 ? { lock_timeout: timeouts.lockMs } : {}),
+  };
+}
+
+const isQueryReadTimeout = (err: unknown): boolean => err instanceof Error && err.message === QUERY_READ_TIMEOUT;
 
 const toError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 

@@ -10,7 +10,15 @@ import type { LedgerRow } from '../../core/store/usage-store.js';
 import { createPostgresRunner } from '../sql/postgres-runner.js';
 import type { SqlRunner } from '../sql/sql-runner.js';
 import { forgetSegments, storeBatch } from '../usage/usage-ledger-writes.js';
-import { openPostgres, type PgStore } from './pg-store.js';
+import { openPostgres, type PgStore, type PgTimeouts } from './pg-store.js';
+
+/**
+ * A batch runs on this thread's own connection and holds no request, so no statement bound: after a long
+ * outage a segment can be large. The lock bound stays: a batch stuck behind a lock held for long would
+ * sit on the rollup rows it has upserted, which the other replicas' batches wait for; failed, it is sent
+ * again later.
+ */
+const WRITER_TIMEOUTS: PgTimeouts = { statementMs: 0, lockMs: 2_000 };
 
 export interface PgUsageWriter {
   /**
@@ -25,7 +33,7 @@ export interface PgUsageWriter {
 export function createPgUsageWriter(url: string): PgUsageWriter {
   let opened: Promise<{ pg: PgStore; runner: SqlRunner }> | null = null;
   const open = (): Promise<{ pg: PgStore; runner: SqlRunner }> => {
-    opened ??= openPostgres({ url, poolSize: 1, listen: false }).then(
+    opened ??= openPostgres({ url, poolSize: 1, listen: false, timeouts: WRITER_TIMEOUTS }).then(
       (pg) => ({ pg, runner: createPostgresRunner(pg) }),
       (err: unknown) => {
         opened = null;

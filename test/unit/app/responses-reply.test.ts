@@ -96,14 +96,18 @@ describe('ResponsesReply and the store', () => {
     expect(out.log.slice(out.log.indexOf('committed'))).toEqual(['committed', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed', 'end']);
   });
 
-  it('writes no terminal answer when storing fails, ends the stream, and rejects settled()', async () => {
-    const out = sink();
+  it('answers a billed turn whose storing failed with its Response marked store: false, streamed or not (was: no answer, and a retryable 503)', async () => {
+    const answered: string[] = [];
+    const out = { ...sink(), jsonText: (status: number, text: string) => void answered.push(`${status} ${text}`) };
     const store = heldStore(out.log);
     const reply = new ResponsesReply(out, header, newId, store.finish);
     reply.json(200, completion);
     store.fail();
-    await expect(reply.settled()).rejects.toThrow('store down');
-    expect(out.log).toEqual(['store completed']);
+    await reply.settled();
+    expect((reply.storeError as Error).message).toBe('store down');
+    expect(answered).toHaveLength(1);
+    expect(answered[0]?.startsWith('200 ')).toBe(true);
+    expect(JSON.parse(answered[0]?.slice(4) ?? '{}')).toMatchObject({ status: 'completed', store: false });
 
     const streamed = sink();
     const failing = heldStore(streamed.log);
@@ -112,9 +116,18 @@ describe('ResponsesReply and the store', () => {
     streamReply.write('data: [DONE]\n\n');
     streamReply.endStream();
     failing.fail();
-    await expect(streamReply.settled()).rejects.toThrow('store down');
-    expect(streamed.log).not.toContain('response.completed');
-    expect(streamed.log.at(-1)).toBe('end');
+    await streamReply.settled();
+    expect(streamed.log.slice(-2)).toEqual(['response.completed', 'end']);
+  });
+
+  it('leaves a background response whose storing failed to settled(): its client reads the stored row', async () => {
+    const out = sink();
+    const store = heldStore(out.log);
+    const reply = new ResponsesReply(out, { ...header, background: true }, newId, store.finish);
+    reply.json(200, completion);
+    store.fail();
+    await expect(reply.settled()).rejects.toThrow('store down');
+    expect(out.log).toEqual(['store completed']);
   });
 });
 
