@@ -21,6 +21,7 @@ import { chatServicesOf, wireChat, type ChatParts } from './wiring/chat.js';
 import { openIdentity, wireDashboard } from './wiring/dashboard.js';
 import { wireExec, type ExecParts } from './wiring/exec.js';
 import { wireFiles } from './wiring/files.js';
+import { checkCanListen } from './http/port-check.js';
 import { listenMetrics, metricsToken, openTracing, wireGatewayServer, wireMetricsSurface } from './wiring/http.js';
 import { shareReplicas, wireLimits, type LimitsParts } from './wiring/limits.js';
 import { wireMcp, wireWorkerRpc } from './wiring/mcp.js';
@@ -55,6 +56,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const { config } = options;
   const logger = options.logger ?? createLogger(config.server.log_level);
   const uws = loadRuntime(config, logger);
+  // Not for a worker of `serve --workers N`: its siblings share its port (SO_REUSEPORT), so an exclusive probe would fail.
+  if (options.shared === undefined) await checkCanListen(options.host ?? config.server.host, options.port ?? config.server.port);
   const storage = await wireStore(config, options.dbPath, logger);
   const { catalog, backend } = storage;
   const { pool, metrics } = await wirePool(config);

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
 import { freshDatabase, PG_GATEWAY_ENV, requirePostgres, type TestDatabase } from '../helpers/postgres.js';
-import { runCli, startReplica, startSimulatorProcess, tempDir, writeConfig, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
+import pg from 'pg';
+import { runCli, serveUntilExit, startReplica, startSimulatorProcess, tempDir, writeConfig, type GatewayProcess, type SimulatorProcess } from '../helpers/processes.js';
 
 let sim: SimulatorProcess;
 let database: TestDatabase;
@@ -94,5 +95,23 @@ describe('two replicas sharing the catalog in PostgreSQL, without Redis', () => 
     const refused = await runCli(['keys', 'list', '--config', configPath, '--project', PROJECT, '--db', `${tempDir()}/other.db`], PG_GATEWAY_ENV);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/PostgreSQL/);
+  });
+
+  it('leaves the shared catalog as it was when a start fails to listen (it synced its file first)', async () => {
+    const config = { ...testConfig(sim.url, keys), storage: { kind: 'postgres', url: database.url }, pool: { min_threads: 1, max_threads: 1 } };
+    const [project] = config.projects;
+    const ghost = { ...project?.endpoints[0], id: '7d0b6f0e-3c1a-4f55-9a43-0c6f4d1e9a01', slug: 'ghost', name: 'Ghost' };
+    const path = writeConfig(tempDir(), { ...config, projects: [{ ...project, endpoints: [...(project?.endpoints ?? []), ghost] }] });
+    // A's port: the start must fail to listen, and before anything shared changed.
+    const run = await serveUntilExit(['--config', path, '--port', new URL(a.url).port, '--db', `${tempDir()}/ghost.db`], PG_GATEWAY_ENV);
+    expect(run.code).toBe(1);
+    expect(run.stdout + run.stderr).toMatch(/cannot listen on 127\.0\.0\.1:\d+/);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      expect((await client.query("SELECT count(*)::int AS n FROM endpoints WHERE slug = 'ghost'")).rows[0]).toEqual({ n: 0 });
+    } finally {
+      await client.end();
+    }
   });
 });
