@@ -14,10 +14,11 @@
  * down Redis"): a dropped or refused connection, or an error reply, marks Redis down; until a probe
  * answers again every admission goes to the local ShareLimiter (fail_open: this replica admits at most its
  * share of each ceiling, the ceiling over the live replicas) or is refused with 503 limits_unavailable
- * (fail_closed), without trying Redis per request. A command that merely takes longer than
- * command_timeout_ms on a connection that is up is not an outage: the script may yet run and count that
- * request, so the request is refused 503 limits_unavailable and never also admitted locally (admitting it
- * against a local ceiling is how three replicas once admitted 585 of 150). Only when nothing has answered
+ * (fail_closed; management requests are counted at the share either way), without trying Redis per
+ * request. A command that merely takes longer than command_timeout_ms on a connection that is up is not
+ * an outage: the script may yet run and count that request, so the request is refused 503
+ * limits_unavailable and never also admitted locally (admitting it against a local ceiling is how three
+ * replicas once admitted 585 of 150); a management request is counted at the share instead. Only when nothing has answered
  * for the stall bound since something was sent, not even a late reply (a hung Redis), is it treated as down,
  * and a late reply ends such an outage. Each transition is logged once.
  */
@@ -170,6 +171,8 @@ export class RedisAdmission implements AdmissionPort {
           this.markDown(causeOf(err));
           return this.#outageAdmit(project, key, cls, now);
         }
+        // The control plane is counted here instead (below): revoking a leaked key must not wait for Redis.
+        if (cls === 'management') return this.#local.admit(project, key, cls, now);
         // Sent and unanswered: the script may run later and count it, so it is refused, never admitted here too.
         throw new GatewayError('limits_unavailable', {
           message: `The shared rate limiter did not answer within ${this.#timeoutMs} ms and may have counted this request; retry shortly.`,
@@ -311,8 +314,15 @@ export class RedisAdmission implements AdmissionPort {
     this.#logger.info({ after: was }, 'shared rate limits: Redis answers; limits shared again');
   }
 
+  /**
+   * Management requests (key revocation and rotation, webhooks, batches, ...: the management class) are
+   * counted on this replica's share whatever on_outage says, and so is one whose admission timed out on a
+   * slow Redis: refusing them is what would make an outage dangerous (a leaked key that cannot be revoked),
+   * and their limit guards against abuse, not cost (docs/decisions.md "Management requests do not wait for
+   * the shared limiter").
+   */
   #outageAdmit(project: ProjectRecord, key: ApiKeyRecord, cls: LimitClass, now: number): Admission {
-    if (this.#failOpen) return this.#local.admit(project, key, cls, now);
+    if (this.#failOpen || cls === 'management') return this.#local.admit(project, key, cls, now);
     throw new GatewayError('limits_unavailable');
   }
 

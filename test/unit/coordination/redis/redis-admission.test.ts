@@ -50,7 +50,8 @@ const outages = (): LogLine[] => lines.filter((l) => l.level === 40);
 type Answer = 'admitted' | 'refused' | 'unavailable';
 async function burst(n: number, cls: 'inference' | 'management' = 'inference'): Promise<Answer[]> {
   const answers = Array.from({ length: n }, () =>
-    Promise.resolve(admission.admit(project, key, cls, Date.now())).then(
+    // An admission while Redis is down answers (or throws) at once, without a Promise.
+    new Promise<Admission>((resolve) => resolve(admission.admit(project, key, cls, Date.now()))).then(
       (a: Admission): Answer => (a.refusal === null ? 'admitted' : 'refused'),
       (err: unknown): Answer => {
         if (err instanceof GatewayError && err.code === 'limits_unavailable') return 'unavailable';
@@ -139,5 +140,34 @@ describe('RedisAdmission on a slow Redis', () => {
     client.drop();
     expect(admission.health()).toMatchObject({ ok: false, detail: expect.stringMatching(/connection closed/) });
     expect(tally(await burst(20), 'admitted')).toBe(15);
+  });
+});
+
+// Found from outside: with Redis 400 ms away, DELETE /<project>/v1/management/api-keys/{id} answered 503
+// limits_unavailable after 258 ms, so a leaked key could not be revoked (nor rotated) while Redis was slow.
+describe('RedisAdmission for management requests when Redis cannot answer', () => {
+  it.each(['fail_open', 'fail_closed'] as const)('counts them on this replica, at its share, while Redis is slow (%s)', async (onOutage) => {
+    open(onOutage);
+    client.roundTripMs = 400;
+    const answers = await burst(40, 'management');
+    // 60 a minute, 2 live replicas: this replica's share is 30; the rest are 429, still limited.
+    expect([tally(answers, 'admitted'), tally(answers, 'refused'), tally(answers, 'unavailable')]).toEqual([30, 10, 0]);
+    // Inference stays refused while slow: Redis may yet count it.
+    expect(tally(await burst(5), 'unavailable')).toBe(5);
+    expect(admission.health()).toMatchObject({ ok: true });
+  });
+
+  it('counts them on this replica, at its share, while Redis is down under fail_closed', async () => {
+    open('fail_closed');
+    client.drop();
+    const answers = await burst(40, 'management');
+    expect([tally(answers, 'admitted'), tally(answers, 'refused')]).toEqual([30, 10]);
+    expect(tally(await burst(5), 'unavailable')).toBe(5);
+  });
+
+  it('still counts them in Redis while it answers in time', async () => {
+    open('fail_closed');
+    expect(tally(await burst(3, 'management'), 'admitted')).toBe(3);
+    expect(client.counts.get(`p:{${project.id}}:req:management`)).toBe(3);
   });
 });
