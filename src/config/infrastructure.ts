@@ -79,7 +79,8 @@ export const storageSchema = z
  * What N replicas must share (issue 12): absent `redis_url`, counters and the invalidation bus stay in
  * this process. `on_outage` says what the request limiters do while Redis does not answer
  * (docs/deploy.md "Shared limits while Redis is slow or down"): `fail_open` admits and counts locally, at
- * this replica's share of each limit (limit / live replicas), `fail_closed` answers 503.
+ * this replica's share of each limit (limit / live replicas), `fail_closed` answers 503. Management
+ * requests are counted at the share under both, so a key can always be revoked.
  */
 export const coordinationSchema = z.strictObject({
   redis_url: z
@@ -90,7 +91,8 @@ export const coordinationSchema = z.strictObject({
   on_outage: z.enum(['fail_open', 'fail_closed']).default('fail_open'),
   /**
    * How long an admission waits for Redis: past it the request is refused 503 limits_unavailable (Redis
-   * may still count it), and Redis is treated as down only when nothing answers for max(2 s, 8 timeouts).
+   * may still count it; a management request is counted at this replica's share instead), and Redis is
+   * treated as down only when nothing answers for max(2 s, 8 timeouts) after a command was sent.
    */
   command_timeout_ms: z.number().int().positive().default(250),
 });

@@ -5,6 +5,7 @@
  * command_timeout_ms (250 ms) made a replica treat Redis as down and fail_open admit on its own full
  * ceiling. Here Redis is paused or slowed during the burst in each of 20 runs and never more than 150 are
  * admitted; and while Redis is truly down (its connections closed) each replica admits its share, 50.
+ * Keys can be revoked and rotated while Redis is slow (management requests are counted on each replica).
  *
  * The replicas reach Redis through a TCP proxy (test/contract/redis-proxy.ts) that can delay or drop
  * their traffic; CLIENT PAUSE goes to the private Redis directly. Each run is a fresh window: every
@@ -153,6 +154,36 @@ describe('three replicas sharing Redis when Redis is slow or down (issue 32)', (
     // The runs did meet a slow Redis (some requests were refused unanswered), and still admitted through it.
     expect(refusedUnanswered).toBeGreaterThan(0);
     expect(admitted.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+  });
+
+  it('revoke and rotate keys while Redis is slow: management requests are counted on each replica, never refused 503', { timeout: 60_000 }, async () => {
+    // Found from outside: with Redis 400 ms away, DELETE .../api-keys/{id} answered 503 limits_unavailable
+    // after 258 ms, so a leaked key could not be revoked while the shared limiter was slow.
+    await everyReplica(10_000, (h) => h.includes('"ok":true'));
+    await nextWindow();
+    const [a, b, c] = replicas as [GatewayProcess, GatewayProcess, GatewayProcess];
+    const keysUrl = (r: GatewayProcess): string => `${r.url}/${PROJECT}/v1/management/api-keys`;
+    const created = async (name: string): Promise<{ id: string; value: string }> => {
+      const res = await call(keysUrl(a), { key: keys.full, body: { name, scopes: ['inference'] } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body as { id: string; value: string };
+    };
+    const [leaked, kept] = [await created('leaked'), await created('kept')];
+    // 400 ms each command, against the 250 ms command timeout: every admission times out, none is lost.
+    proxy.delayMs = 400;
+    try {
+      const revoked = await call(`${keysUrl(a)}/${leaked.id}`, { method: 'DELETE', key: keys.full });
+      expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+      const rotated = await call(`${keysUrl(b)}/${kept.id}/rotate`, { method: 'POST', key: keys.full });
+      expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+      // Inference is still refused while Redis is slow: Redis may yet count it.
+      expect((await call(`${c.url}/${PROJECT}/v1/models`, { key: keys.full })).status).toBe(503);
+      expect(await redisHealth(c)).toContain('"ok":true');
+    } finally {
+      proxy.delayMs = 0;
+    }
+    await everyReplica(10_000, (h) => h.includes('"ok":true'));
+    expect((await call(`${c.url}/${PROJECT}/v1/models`, { key: leaked.value })).status).toBe(401);
   });
 
   it('admit at most their share of the ceiling each (150 / 3) while Redis is down, under fail_open', { timeout: 60_000 }, async () => {

@@ -14,11 +14,13 @@
  * down Redis"): a dropped or refused connection, or an error reply, marks Redis down; until a probe
  * answers again every admission goes to the local ShareLimiter (fail_open: this replica admits at most its
  * share of each ceiling, the ceiling over the live replicas) or is refused with 503 limits_unavailable
- * (fail_closed), without trying Redis per request. A command that merely takes longer than
- * command_timeout_ms on a connection that is up is not an outage: the script may yet run and count that
- * request, so the request is refused 503 limits_unavailable and never also admitted locally (admitting it
- * against a local ceiling is how three replicas once admitted 585 of 150). Only when nothing has answered
- * for the stall bound, not even a late reply (a hung Redis), is it treated as down. Each transition is logged once.
+ * (fail_closed; management requests are counted at the share either way), without trying Redis per
+ * request. A command that merely takes longer than command_timeout_ms on a connection that is up is not
+ * an outage: the script may yet run and count that request, so the request is refused 503
+ * limits_unavailable and never also admitted locally (admitting it against a local ceiling is how three
+ * replicas once admitted 585 of 150); a management request is counted at the share instead. Only when nothing has answered
+ * for the stall bound since something was sent, not even a late reply (a hung Redis), is it treated as down,
+ * and a late reply ends such an outage. Each transition is logged once.
  */
 import type { Redis } from 'ioredis';
 import type { AdmissionPort, DependencyHealth } from '../../core/coordination/admission-port.js';
@@ -72,10 +74,16 @@ export class RedisAdmission implements AdmissionPort {
   #replicas: () => number = () => 1;
   /** Why Redis is treated as down; null while it answers. */
   #down: string | null = null;
-  /** When commands started timing out on a connection that is up, with no answer since; null while they answer. */
-  #slowSince: number | null = null;
-  /** When bytes last arrived on the connection: a late reply to a timed-out command is still a live Redis. */
-  #lastHeardAt = 0;
+  /**
+   * When the oldest command sent since Redis last said anything went out; null when nothing has been sent
+   * since bytes last arrived. Silence is counted from here, never from the last reply: an idle minute with
+   * nothing asked is not a minute without an answer.
+   */
+  #waitingSince: number | null = null;
+  /** The outage is a stall (nothing answered): any byte from Redis ends it, a late reply too. */
+  #stalled = false;
+  /** A PING sent at a timeout has not settled yet (one at a time). */
+  #pinging = false;
   #stallCheck: NodeJS.Immediate | null = null;
   #probe: NodeJS.Timeout | null = null;
   #closed = false;
@@ -105,7 +113,6 @@ export class RedisAdmission implements AdmissionPort {
     // A connection still connecting at construction already has its socket: it is not listened to twice.
     let listened: unknown = null;
     const listen = (): void => {
-      this.#lastHeardAt = Date.now();
       if (this.#redis.stream === listened) return;
       listened = this.#redis.stream;
       this.#redis.stream.on('data', this.#heard);
@@ -114,9 +121,16 @@ export class RedisAdmission implements AdmissionPort {
     this.#redis.on('connect', listen);
   }
 
+  /** Bytes arrived: Redis answers, late or not. A stall outage ends here (the connection is up and talking). */
   readonly #heard = (): void => {
-    this.#lastHeardAt = Date.now();
+    this.#waitingSince = null;
+    if (this.#stalled && this.#redis.status === 'ready') this.#leaveOutage();
   };
+
+  /** A command is about to go out: silence is counted from the first one sent since Redis last answered. */
+  #sending(): void {
+    this.#waitingSince ??= Date.now();
+  }
 
   readonly health = (): DependencyHealth => {
     const replicas = this.#local.replicas();
@@ -147,17 +161,18 @@ export class RedisAdmission implements AdmissionPort {
     if (carried) this.#pendingCharges.delete(project.id);
     const args = ['admit', now, BUCKETS_PER_WINDOW, TTL_MARGIN_MS, limits.projectLimit, limits.projectWindowMs, limits.quotaLimit, limits.quotaWindowMs, limits.tokenLimit, MINUTE_MS, carried?.tokens ?? 0, carried?.now ?? now];
     return this.#run(keys, args)
-      .then((reply) => {
-        this.#slowSince = null;
-        return admissionOfCounts(limits, readingsOf(reply));
-      })
+      .then((reply) => admissionOfCounts(limits, readingsOf(reply)))
       .catch((err: unknown) => {
-        if (carried) this.#chargeLost(project.id, carried.tokens, carried.now);
-        if (!this.#timedOutWhileUp(err)) {
+        const timedOut = this.#timedOutWhileUp(err);
+        // A timed-out script may yet apply the carried charge: counted here too (the safe side), not as lost.
+        if (carried) this.#chargeFailed(project.id, carried.tokens, carried.now, timedOut);
+        if (!timedOut) {
           // The connection dropped or Redis answered an error: an outage, this request included.
           this.markDown(causeOf(err));
           return this.#outageAdmit(project, key, cls, now);
         }
+        // The control plane is counted here instead (below): revoking a leaked key must not wait for Redis.
+        if (cls === 'management') return this.#local.admit(project, key, cls, now);
         // Sent and unanswered: the script may run later and count it, so it is refused, never admitted here too.
         throw new GatewayError('limits_unavailable', {
           message: `The shared rate limiter did not answer within ${this.#timeoutMs} ms and may have counted this request; retry shortly.`,
@@ -193,16 +208,22 @@ export class RedisAdmission implements AdmissionPort {
         continue;
       }
       this.#run([`${this.#prefix}{${projectId}}:tokens`], ['charge', now, BUCKETS_PER_WINDOW, TTL_MARGIN_MS, tokens, MINUTE_MS]).catch((err: unknown) => {
-        this.#chargeLost(projectId, tokens, now);
-        this.markDown(causeOf(err));
+        // A charge past the timeout is a slow Redis, like an admission: it may still land, and is no outage.
+        const timedOut = this.#timedOutWhileUp(err);
+        this.#chargeFailed(projectId, tokens, now, timedOut);
+        if (!timedOut) this.markDown(causeOf(err));
       });
     }
     this.#pendingCharges.clear();
   };
 
-  /** A charge that did not reach Redis: counted for /readyz and charged locally. */
-  #chargeLost(projectId: string, tokens: number, now: number): void {
-    this.#lostCharges += 1;
+  /**
+   * A charge Redis did not confirm is charged locally (what an outage limits with). One that failed is
+   * counted for /readyz as lost; one that timed out may still land in Redis, so it is counted twice at
+   * worst, the safe side, and not reported lost.
+   */
+  #chargeFailed(projectId: string, tokens: number, now: number, mayLand: boolean): void {
+    if (!mayLand) this.#lostCharges += 1;
     this.#local.chargeTokens(projectId, tokens, now);
   }
 
@@ -222,36 +243,47 @@ export class RedisAdmission implements AdmissionPort {
   }
 
   /**
-   * A command past the timeout on a connection that is up: Redis is slow, not down. It becomes down only
-   * once nothing at all has arrived from it for the stall bound since commands began timing out (a hung
-   * server or a silent network keeps the connection "ready" forever). Late replies to timed-out commands,
-   * and the PING sent at the first timeout, count as answers: a Redis that answers every command in 300 ms
-   * against a 250 ms timeout is slow, and declaring it down would let the replicas' local shares add to what
-   * it already admitted (issue 32). The verdict waits for setImmediate, after the poll phase: a replica
-   * whose own event loop was blocked reads the replies waiting on its socket before judging Redis silent.
+   * A command past the timeout on a connection that is up (an admission or a token charge): Redis is slow,
+   * not down. It becomes down only once nothing at all has arrived from it for the stall bound since a
+   * command went out unanswered (a hung server or a silent network keeps the connection "ready" forever).
+   * Late replies to timed-out commands, and the PING sent at a timeout, count as answers: a Redis that
+   * answers every command in 300 ms against a 250 ms timeout is slow, and declaring it down would let the
+   * replicas' local shares add to what it already admitted (issue 32). Silence is counted from the oldest
+   * unanswered command, not from the last reply: a probe once read an idle 3 s between two bursts to a
+   * Redis answering in 300 ms as "no answer for 4176 ms", and the replicas then admitted twice the limit.
+   * The verdict waits for setImmediate, after the poll phase: a replica whose own event loop was blocked
+   * reads the replies waiting on its socket before judging Redis silent.
    */
   #timedOutWhileUp(err: unknown): boolean {
     if (!(err instanceof Error) || err.message !== COMMAND_TIMED_OUT || this.#redis.status !== 'ready') return false;
-    if (this.#slowSince === null) {
-      this.#slowSince = Date.now();
-      this.#redis.ping().then(
-        () => (this.#slowSince = null),
-        () => undefined,
-      );
-    } else if (this.#silentForMs() >= this.#stallMs) {
+    if (!this.#pinging) {
+      // Something cheap in flight, so a Redis that answers at all is heard even when no request follows.
+      this.#pinging = true;
+      this.#sending();
+      const settled = (): void => {
+        this.#pinging = false;
+      };
+      this.#redis.ping().then(settled, settled);
+    }
+    if (this.#silentForMs() >= this.#stallMs) {
       this.#stallCheck ??= setImmediate(() => {
         this.#stallCheck = null;
         const silent = this.#silentForMs();
-        if (silent >= this.#stallMs) this.markDown(`no answer for ${silent} ms (commands time out after ${this.#timeoutMs} ms)`);
+        if (silent >= this.#stallMs) this.#stall(`no answer for ${silent} ms (commands time out after ${this.#timeoutMs} ms)`);
       });
     }
     return true;
   }
 
-  /** How long Redis has said nothing while commands time out (0 when they answer). */
+  /** How long a command has gone out with nothing at all arriving since (0 when nothing is awaited). */
   #silentForMs(): number {
-    if (this.#slowSince === null) return 0;
-    return Date.now() - Math.max(this.#slowSince, this.#lastHeardAt);
+    return this.#waitingSince === null ? 0 : Date.now() - this.#waitingSince;
+  }
+
+  #stall(cause: string): void {
+    if (this.#closed || this.#down !== null) return;
+    this.#stalled = true;
+    this.#enterOutage(cause, true);
   }
 
   #enterOutage(cause: string, log: boolean): void {
@@ -265,6 +297,7 @@ export class RedisAdmission implements AdmissionPort {
 
   #probeNow(): void {
     if (this.#closed || this.#down === null || this.#redis.status !== 'ready') return;
+    this.#sending();
     this.#redis.ping().then(
       () => this.#leaveOutage(),
       () => undefined,
@@ -275,14 +308,21 @@ export class RedisAdmission implements AdmissionPort {
     if (this.#closed || this.#down === null) return;
     const was = this.#down;
     this.#down = null;
-    this.#slowSince = null;
+    this.#stalled = false;
     if (this.#probe) clearInterval(this.#probe);
     this.#probe = null;
     this.#logger.info({ after: was }, 'shared rate limits: Redis answers; limits shared again');
   }
 
+  /**
+   * Management requests (key revocation and rotation, webhooks, batches, ...: the management class) are
+   * counted on this replica's share whatever on_outage says, and so is one whose admission timed out on a
+   * slow Redis: refusing them is what would make an outage dangerous (a leaked key that cannot be revoked),
+   * and their limit guards against abuse, not cost (docs/decisions.md "Management requests do not wait for
+   * the shared limiter").
+   */
   #outageAdmit(project: ProjectRecord, key: ApiKeyRecord, cls: LimitClass, now: number): Admission {
-    if (this.#failOpen) return this.#local.admit(project, key, cls, now);
+    if (this.#failOpen || cls === 'management') return this.#local.admit(project, key, cls, now);
     throw new GatewayError('limits_unavailable');
   }
 
@@ -297,6 +337,7 @@ export class RedisAdmission implements AdmissionPort {
 
   /** EVALSHA, and EVAL once when this Redis has not seen the script (a restart, a flush). */
   async #run(keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    this.#sending();
     try {
       return await this.#redis.evalsha(SLIDING_WINDOW_SCRIPT_SHA, keys.length, ...keys, ...args);
     } catch (err) {
