@@ -80,7 +80,8 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
   const charge = (outcome: Outcome, usage: TurnUsage | null, errorCode: string | null = null): void => {
     if (charged) return;
     charged = true;
-    const u = usage ?? { promptTokens: outcome === 'completed' ? estimatePrompt(t) : 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' as const };
+    // A timed-out call reached a model that worked on the prompt: billed its estimate, as a stream cut by its deadline is.
+    const u = usage ?? { promptTokens: outcome === 'completed' || outcome === 'timeout' ? estimatePrompt(t) : 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' as const };
     t.req.log.promptTokens = u.promptTokens;
     t.req.log.completionTokens = u.completionTokens;
     services.usage.record(
@@ -148,7 +149,7 @@ export async function dispatchTurn(services: ChatServices, t: TurnRequest): Prom
 }
 
 /** Answers the turn; a promise only when a completion hook (audio output) has work to wait for. */
-function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charge: (o: Outcome, u: TurnUsage | null) => void): Promise<void> | undefined {
+function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charge: (o: Outcome, u: TurnUsage) => void): Promise<void> | undefined {
   const text = raw.toString('utf8');
   if (!t.complete && t.reply.jsonText) {
     const restamped = restampCompletion(text, t.turn);
@@ -167,7 +168,7 @@ function bufferedTurn(services: ChatServices, t: TurnRequest, raw: Buffer, charg
   // Thrown as the turn's error (billed error with its code), never normalized into an empty answer.
   const failure = failedCompletion(json);
   if (failure !== null) throw failure;
-  const { body, usage } = normalizeCompletion(json, t.turn, services.now);
+  const { body, usage } = normalizeCompletion(json, t.turn, services.now, () => estimatePrompt(t));
   if (t.complete) {
     charge('completed', usage);
     return t.complete(body).then(() => t.reply.json(200, body));

@@ -76,8 +76,8 @@ export async function exchangeOnce(services: ChatServices, c: HarnessCall, body:
     }
     const failure = failedCompletion(json);
     if (failure !== null) throw failure;
-    const { body: completion, usage } = normalizeCompletion(json, c.turn, services.now);
-    charge('completed', usage ?? { promptTokens: Math.ceil(bytes.length / 4), completionTokens: 0, cachedTokens: 0, reasoningTokens: null, source: 'estimated' }, null);
+    const { body: completion, usage } = normalizeCompletion(json, c.turn, services.now, () => Math.ceil(bytes.length / 4));
+    charge('completed', usage, null);
     return { completion, usage };
   } catch (err) {
     const e = toGatewayError(err);

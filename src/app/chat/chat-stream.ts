@@ -137,7 +137,7 @@ class TurnStream implements AnswerReader {
     }
     const frames = this.#shaper === null ? this.#restamper.frame(data) : this.#reshaped(data, this.#shaper);
     if (frames !== null) {
-      this.#normalizer.countRestamped(this.#restamper.hadContent);
+      this.#normalizer.countRestamped(this.#restamper.contentChars);
       this.#queue(frames);
       return;
     }
@@ -239,6 +239,10 @@ class TurnStream implements AnswerReader {
     // Before that, the answer was cut off: an error, not a substitute answer (SPEC principle 4).
     const finished = this.#restamper.finished || this.#normalizer.finished;
     if (!this.#sawDone && !finished) return this.#failWith(new GatewayError('internal_error', { message: 'The model server ended the stream before it was complete.' }));
+    // No usage came: a client that asked for it gets the estimate the turn is billed, as the final chunk.
+    if (this.#normalizer.usage === null && this.#t.turn.streamUsage) {
+      this.#sendJson(this.#normalizer.estimatedUsageChunk(this.#normalizer.estimatedUsage(this.#accounting.promptEstimate())));
+    }
     this.#send(DONE);
     this.#finish('completed');
   }

@@ -6,7 +6,7 @@
  */
 import { ThinkSplitter } from './think-splitter.js';
 import type { TurnContext, TurnUsage } from './turn-context.js';
-import { normalizeUsage, turnUsageOf } from './usage.js';
+import { estimatedTurnUsage, normalizeUsage, textTokens, turnUsageOf, usageObjectOf } from './usage.js';
 
 type Json = Record<string, unknown>;
 
@@ -16,6 +16,9 @@ export class ChunkNormalizer {
   #usage: TurnUsage | null = null;
   #contentChunks = 0;
   #reasoningChunks = 0;
+  /** Estimated tokens of what was streamed (usage.ts textTokens, per delta): read only when no usage came. */
+  #answerTokens = 0;
+  #reasoningTokens = 0;
   #finished = false;
 
   constructor(ctx: TurnContext) {
@@ -27,15 +30,28 @@ export class ChunkNormalizer {
     return this.#usage;
   }
 
-  /** Usage estimated from what was streamed: engines emit about one token per delta. */
+  /** Usage estimated from the text streamed: each delta by its length (usage.ts textTokens). */
   estimatedUsage(promptTokens: number): TurnUsage {
-    return {
-      promptTokens,
-      completionTokens: this.#contentChunks + this.#reasoningChunks,
-      cachedTokens: 0,
-      reasoningTokens: this.#ctx.reasoningModel ? this.#reasoningChunks : null,
-      source: 'estimated',
+    return estimatedTurnUsage(promptTokens, this.#answerTokens, this.#reasoningTokens, this.#ctx.reasoningModel);
+  }
+
+  /**
+   * The usage chunk for a client that asked include_usage when the model server sent none: the estimate,
+   * as the last chunk before [DONE] (SPEC `stream_options`: "the final chunk carries usage").
+   */
+  estimatedUsageChunk(usage: TurnUsage): Json {
+    const ctx = this.#ctx;
+    const chunk: Json = {
+      id: ctx.requestId,
+      object: 'chat.completion.chunk',
+      created: Math.floor(Date.now() / 1000),
+      model: ctx.clientModel,
+      choices: [],
+      usage: usageObjectOf(usage, ctx.reasoningModel),
+      service_tier: ctx.lane,
     };
+    if (ctx.adjustedEffort !== null) chunk.x_adjusted_reasoning_effort = ctx.adjustedEffort;
+    return chunk;
   }
 
   /** Whether a choice normalized so far carried a finish reason (streams serve n=1: the stream's one choice ended). */
@@ -48,9 +64,11 @@ export class ChunkNormalizer {
     return this.#contentChunks + this.#reasoningChunks;
   }
 
-  /** Counts a chunk that took the fast path (chunk-restamp.ts), for the usage estimate. */
-  countRestamped(hasContent: boolean): void {
-    if (hasContent) this.#contentChunks++;
+  /** Counts a chunk that took the fast path (chunk-restamp.ts), for the usage estimate: its content's length. */
+  countRestamped(contentChars: number): void {
+    if (contentChars === 0) return;
+    this.#contentChunks++;
+    this.#answerTokens += textTokens(contentChars);
   }
 
   /** Keeps the usage of a usage chunk that took the fast path (chunk-restamp.ts usageFrame). */
@@ -121,9 +139,15 @@ export class ChunkNormalizer {
       else delete delta.content;
     }
     const hasContent = typeof delta.content === 'string' && delta.content !== '';
-    if (hasContent) this.#contentChunks++;
+    if (hasContent) {
+      this.#contentChunks++;
+      this.#answerTokens += textTokens((delta.content as string).length);
+    }
+    if (typeof delta.refusal === 'string') this.#answerTokens += textTokens(delta.refusal.length);
+    if (Array.isArray(delta.tool_calls)) this.#answerTokens += textTokens(toolCallChars(delta.tool_calls));
     if (reasoning) {
       this.#reasoningChunks++;
+      this.#reasoningTokens += textTokens(reasoning.length);
       if (!this.#ctx.excludeReasoning) delta.reasoning = delta.reasoning_content = reasoning;
     }
     if (!hasContent && choice.logprobs) choice.logprobs = null;
@@ -135,4 +159,17 @@ export class ChunkNormalizer {
     if (finished) this.#finished = true;
     return Object.keys(delta).length > 0 || finished;
   }
+}
+
+/** Characters of a tool-call delta's function name and argument text (for the usage estimate). */
+function toolCallChars(calls: unknown[]): number {
+  let chars = 0;
+  for (const call of calls) {
+    const fn = call && typeof call === 'object' ? (call as Json).function : null;
+    if (!fn || typeof fn !== 'object') continue;
+    const { name, arguments: args } = fn as Json;
+    if (typeof name === 'string') chars += name.length;
+    if (typeof args === 'string') chars += args.length;
+  }
+  return chars;
 }

@@ -58,8 +58,13 @@ export class ChunkRestamper {
   readonly #head: string;
   readonly #framedHead: string;
   readonly #tail: string;
-  /** Whether the last chunk re-stamped delivered content text (for the usage estimate). */
+  /** Whether the last chunk re-stamped delivered content text. */
   hadContent = false;
+  /**
+   * The length of the content text the last chunk re-stamped delivered, as escaped in its JSON (for the
+   * usage estimate: the match already holds it, so the fast path pays no decoding for it).
+   */
+  contentChars = 0;
   /**
    * Whether a chunk re-stamped carried a finish reason: its choice, the stream's one (streams serve n=1),
    * has ended, and the stream is complete even if the server then closes without `[DONE]`.
@@ -97,6 +102,7 @@ export class ChunkRestamper {
     if (!match) return null;
     const content = match[3] ?? '';
     this.hadContent = content !== '';
+    this.contentChars = content.length;
     if (match[4] !== undefined) this.finished = true;
     const choices = match[2] ?? '';
     // Within the choices every quote of the content is escaped, so this finds the member, never the text.
@@ -132,7 +138,9 @@ export class ChunkRestamper {
     if (this.#ctx.splitInlineThink) return null;
     const match = COMMON_CHUNK.exec(data);
     if (!match) return null;
-    this.hadContent = (match[3] ?? '') !== '';
+    const chars = match[3]?.length ?? 0;
+    this.hadContent = chars !== 0;
+    this.contentChars = chars;
     if (match[4] !== undefined) this.finished = true;
     // `"usage":null` only where the client asked for usage (SPEC `stream_options`: otherwise no usage field).
     const usage = this.#ctx.streamUsage ? (match[5] ?? '') : '';

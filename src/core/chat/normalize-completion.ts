@@ -6,7 +6,7 @@
  */
 import { ThinkSplitter } from './think-splitter.js';
 import type { TurnContext, TurnUsage } from './turn-context.js';
-import { normalizeUsage, turnUsageOf } from './usage.js';
+import { estimatedTurnUsage, normalizeUsage, textTokens, turnUsageOf, usageObjectOf } from './usage.js';
 
 type Json = Record<string, unknown>;
 
@@ -14,26 +14,50 @@ const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(
 
 export interface NormalizedCompletion {
   readonly body: Json;
-  readonly usage: TurnUsage | null;
+  /** The model server's usage, or (`source: estimated`) the estimate the body's usage object also carries. */
+  readonly usage: TurnUsage;
 }
 
-export function normalizeCompletion(raw: unknown, ctx: TurnContext, now: () => number): NormalizedCompletion {
+/**
+ * `promptEstimate` is asked only when the model server reported no usage: the body's usage object then
+ * carries the estimate (prompt from it, completion from the generated text) instead of zeros.
+ */
+export function normalizeCompletion(raw: unknown, ctx: TurnContext, now: () => number, promptEstimate: () => number = () => 0): NormalizedCompletion {
   const upstream = obj(raw);
   const { id: _id, object: _object, created, model: _model, choices, usage, service_tier: _tier, system_fingerprint: _fp, ...rest } = upstream;
   const normalizedUsage = usage === undefined || usage === null ? null : normalizeUsage(usage, ctx.reasoningModel);
+  const turnUsage = normalizedUsage ? turnUsageOf(normalizedUsage) : estimatedAnswerUsage(choices, promptEstimate(), ctx.reasoningModel);
   const body: Json = {
     id: ctx.requestId,
     object: 'chat.completion',
     created: typeof created === 'number' ? created : Math.floor(now() / 1000),
     model: ctx.clientModel,
     choices: Array.isArray(choices) ? choices.map((c) => normalizeChoice(obj(c), ctx)) : [],
-    usage: normalizedUsage ?? normalizeUsage({}, ctx.reasoningModel),
+    usage: normalizedUsage ?? usageObjectOf(turnUsage, ctx.reasoningModel),
     service_tier: ctx.lane,
     system_fingerprint: null,
     ...rest,
   };
   if (ctx.adjustedEffort !== null) body.x_adjusted_reasoning_effort = ctx.adjustedEffort;
-  return { body, usage: normalizedUsage ? turnUsageOf(normalizedUsage) : null };
+  return { body, usage: turnUsage };
+}
+
+/** The estimate for an answer without usage: its text as sent (reasoning included, excluded or not), counted as one piece. */
+function estimatedAnswerUsage(choices: unknown, promptTokens: number, reasoningModel: boolean): TurnUsage {
+  let answerChars = 0;
+  let reasoningChars = 0;
+  for (const choice of Array.isArray(choices) ? choices : []) {
+    const message = obj(obj(choice).message);
+    if (typeof message.content === 'string') answerChars += message.content.length;
+    if (typeof message.refusal === 'string') answerChars += message.refusal.length;
+    for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+      const fn = obj(obj(call).function);
+      if (typeof fn.name === 'string') answerChars += fn.name.length;
+      if (typeof fn.arguments === 'string') answerChars += fn.arguments.length;
+    }
+    reasoningChars += separateReasoning(message).length;
+  }
+  return estimatedTurnUsage(promptTokens, textTokens(answerChars), textTokens(reasoningChars), reasoningModel);
 }
 
 function normalizeChoice(choice: Json, ctx: TurnContext): Json {

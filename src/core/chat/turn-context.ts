@@ -26,6 +26,6 @@ export interface TurnUsage {
   readonly completionTokens: number;
   readonly cachedTokens: number;
   readonly reasoningTokens: number | null;
-  /** `upstream` when the model server reported usage; `estimated` when it did not (streams without include_usage). */
+  /** `upstream` when the model server reported usage; `estimated` when it did not (docs/decisions.md "Usage the model server did not report"). */
   readonly source: 'upstream' | 'estimated';
 }

@@ -35,6 +35,38 @@ export function normalizeUsage(raw: unknown, reasoningModel: boolean): Json {
   return u;
 }
 
+/**
+ * Tokens of a piece of generated text the model server reported no usage for, from its length alone
+ * (docs/decisions.md "Usage the model server did not report"): a token per 4 characters, less two, and
+ * at least one. A streamed delta of up to 12 characters (one token of the usual one-token-a-delta stream:
+ * the model's own count, which no tokenizer of ours could match) counts one; a batched delta or a whole
+ * buffered answer counts about a token per 4 characters. Applied per delta when streaming, so a chunk
+ * pays an addition and nothing else.
+ */
+export const textTokens = (chars: number): number => (chars <= 0 ? 0 : Math.max(1, Math.ceil(chars / 4) - 2));
+
+/** A turn's usage when the model server reported none: counts from the prompt estimate and the generated text. */
+export function estimatedTurnUsage(promptTokens: number, answerTokens: number, reasoningTokens: number, reasoningModel: boolean): TurnUsage {
+  return {
+    promptTokens,
+    completionTokens: answerTokens + reasoningTokens,
+    cachedTokens: 0,
+    reasoningTokens: reasoningModel ? reasoningTokens : null,
+    source: 'estimated',
+  };
+}
+
+/**
+ * The client's usage object for an estimated turn: the same counts the ledger holds, in SPEC's shape and
+ * without a flag (the OpenAI usage object has none; the ledger row says `usage_source: estimated`).
+ */
+export function usageObjectOf(usage: TurnUsage, reasoningModel: boolean): Json {
+  return normalizeUsage(
+    { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } },
+    reasoningModel,
+  );
+}
+
 export function turnUsageOf(normalized: Json): TurnUsage {
   const prompt = obj(normalized.prompt_tokens_details);
   const completion = obj(normalized.completion_tokens_details);
