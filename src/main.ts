@@ -162,6 +162,7 @@ async function stopGateway(p: StopParts): Promise<void> {
   await p.webhooks.close();
   await p.routing.close();
   await p.chat.usage.close();
+  p.limits.budgetSpend.close();
   await p.limits.coordination.close();
   await p.limits.usageStore.close();
   await p.chat.upstream.close();

@@ -36,6 +36,8 @@ export function createBroadcastBus(channelName: string, sender: string): Bus {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
+    // Threads of one process: a message is never lost, so there is nothing to catch up on.
+    onResubscribed: () => () => undefined,
     async close() {
       if (closed) return;
       closed = true;

@@ -9,6 +9,11 @@
  *   budget_charge: a turn's spend, applied without a threshold alert (the charging replica sends it);
  *   affinity: the endpoint a conversation was routed to (SPEC Semantic router behaviour 5).
  *
+ * A bus that lost messages (Redis pub/sub while this replica's subscriber was away) says so once it is
+ * subscribed again: every cache is reloaded as for invalidate 'all', and budget spend is raised to the
+ * shared ledger's (docs/decisions.md "Budget spend follows the ledger"). Lost affinities are not rebuilt:
+ * a conversation routed afresh is a routing choice, not a wrong answer.
+ *
  * The publishing side wraps the in-process calls (catalog.reload, settings.update, affinity.set) instead of
  * threading a bus through every writer: every writer holds the same object, so one wrapper catches all of
  * them, and a writer added later is covered too. A received message calls the unwrapped function, so it
@@ -30,6 +35,8 @@ export interface BusWiringDeps {
   readonly budgets: Budgets;
   /** The API budget caps as stored (budgetsRepo.list), read again when another replica changed one. */
   readonly storedBudgetCaps: () => readonly ApiCapsEntry[];
+  /** Raises budget spend to the usage ledger's (wiring/limits.ts), when charges from the bus may have been lost. */
+  readonly resyncBudgetSpend: () => void;
 }
 
 export interface BusWiring {
@@ -67,14 +74,21 @@ export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
     apiCapsSet: () => bus.publish(CATALOG_CHANGED),
   });
 
+  const invalidate = (what: 'catalog' | 'router' | 'all'): void => {
+    if (what !== 'router') {
+      void reloadHere();
+      budgets.replaceApiCaps(deps.storedBudgetCaps());
+    }
+    if (what !== 'catalog') void routerSettings.reload();
+  };
+  const stopResync = bus.onResubscribed(() => {
+    invalidate('all');
+    deps.resyncBudgetSpend();
+  });
   const unsubscribe = bus.subscribe((message) => {
     switch (message.kind) {
       case 'invalidate':
-        if (message.what !== 'router') {
-          void reloadHere();
-          budgets.replaceApiCaps(deps.storedBudgetCaps());
-        }
-        if (message.what !== 'catalog') void routerSettings.reload();
+        invalidate(message.what);
         return;
       case 'budget_charge':
         budgets.applyRemoteCharge(message.projectId, message.endpointId, message.workspaceId, message.tokens, message.at, message.costNanos);
@@ -88,6 +102,7 @@ export function attachBus(bus: Bus, deps: BusWiringDeps): BusWiring {
   return {
     detach() {
       unsubscribe();
+      stopResync();
       catalog.reload = reloadHere;
       routerSettings.update = updateHere;
       affinity.set = setHere;

@@ -58,6 +58,18 @@ export async function restoreBudgetsFrom(store: Pick<UsageStore, 'listBudgets' |
   return stored;
 }
 
+/**
+ * Budget spend raised to the usage ledger's where the ledger holds more: another replica's turns whose
+ * charge this process never heard (docs/decisions.md "Budget spend follows the ledger"). Never lowers it.
+ */
+export async function raiseBudgetSpendFrom(store: Pick<UsageStore, 'spend'>, budgets: Budgets, now: number): Promise<void> {
+  const since = budgetWindowStarts(now);
+  const [endpoint, workspace] = await Promise.all([store.spend('endpoint', since), store.spend('workspace', since)]);
+  for (const [level, rows] of [['endpoint', endpoint], ['workspace', workspace]] as const) {
+    for (const row of rows) budgets.raiseSpend(level, row.projectId, row.targetId, row, now, row.nanos);
+  }
+}
+
 function loadBudgets(config: Config, budgets: Budgets, now: number, stored: readonly StoredBudget[], spend: Record<BudgetLevel, readonly SpendRow[]>): void {
   for (const p of config.projects) {
     for (const e of p.endpoints) if (e.budget) budgets.setConfigCaps('endpoint', p.id, e.id, capsOf(e.budget));

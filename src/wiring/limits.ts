@@ -11,7 +11,7 @@ import type { RecoveryCue } from '../core/coordination/recovery-cue.js';
 import { Budgets } from '../core/limits/budgets.js';
 import type { UsageStore } from '../core/store/usage-store.js';
 import type { Logger } from '../log.js';
-import { createBudgetsRepo, restoreBudgetsFrom, type BudgetsRepo, type StoredBudget } from '../store/budgets-repo.js';
+import { createBudgetsRepo, raiseBudgetSpendFrom, restoreBudgetsFrom, type BudgetsRepo, type StoredBudget } from '../store/budgets-repo.js';
 import { createInstanceRegistry, type InstanceRegistry } from '../store/instances-registry.js';
 import type { PgInstanceRegistry } from '../store/postgres/instances-registry.js';
 import type { PgStore } from '../store/postgres/pg-store.js';
@@ -29,6 +29,8 @@ export interface LimitsParts {
   readonly budgets: Budgets;
   /** What the bus reads when a sibling changed caps, synchronously: SQLite's table, or the caps PostgreSQL last sent. */
   readonly storedCaps: () => readonly StoredBudget[];
+  /** Budget spend raised to the shared ledger's: on the bus's resubscribe, and every few seconds where replicas share it. */
+  readonly budgetSpend: LedgerSpendSync;
 }
 
 export async function wireLimits(config: Config, storage: StoreParts, clock: Clock, logger: Logger, workerThreads: SharedCoordination | undefined): Promise<LimitsParts> {
@@ -46,7 +48,71 @@ export async function wireLimits(config: Config, storage: StoreParts, clock: Clo
   const budgets = new Budgets();
   const restored = await restoreBudgetsFrom(usageStore, config, budgets, clock.now());
   const storedCaps = backend.pg ? followStoredCaps(backend.pg, usageStore, budgets, restored, logger) : sqliteCaps(createBudgetsRepo(db));
-  return { coordination, limits: coordination.admission, instances, usageStore, budgets, storedCaps };
+  // Replicas share the ledger (PostgreSQL, or one SQLite file with Redis carrying the bus): a charge the bus
+  // lost is healed from the ledger within one period, whatever happened to the bus.
+  const shared = backend.pg !== null || coordination.mode === 'redis';
+  const budgetSpend = followLedgerSpend(usageStore, budgets, clock, logger, shared ? budgetResyncMs() : null);
+  return { coordination, limits: coordination.admission, instances, usageStore, budgets, storedCaps, budgetSpend };
+}
+
+/** How often replicas sharing a ledger raise budget spend to it (docs/decisions.md "Budget spend follows the ledger"). */
+export const BUDGET_RESYNC_MS = 5_000;
+const MIN_BUDGET_RESYNC_MS = 100;
+
+/** Tests shorten or lengthen the period through SWITCHBOARD_BUDGET_RESYNC_MS (at least 100 ms); operators have no reason to. */
+export function budgetResyncMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SWITCHBOARD_BUDGET_RESYNC_MS;
+  const ms = raw === undefined ? NaN : Number(raw);
+  return Number.isInteger(ms) && ms >= MIN_BUDGET_RESYNC_MS ? ms : BUDGET_RESYNC_MS;
+}
+
+export interface LedgerSpendSync {
+  /** Reads the ledger's spend and raises the budgets to it; a call during a read runs one more read after it. */
+  resync(): void;
+  /** Stops the period (before the usage store closes). */
+  close(): void;
+}
+
+function followLedgerSpend(usageStore: UsageStore, budgets: Budgets, clock: Clock, logger: Logger, everyMs: number | null): LedgerSpendSync {
+  let running = false;
+  let again = false;
+  let failing = false;
+  let closed = false;
+  const resync = (): void => {
+    if (closed) return;
+    if (running) {
+      // The read under way may have started before what prompted this call: read once more after it.
+      again = true;
+      return;
+    }
+    running = true;
+    raiseBudgetSpendFrom(usageStore, budgets, clock.now())
+      .then(
+        () => {
+          if (failing) logger.info('budgets: spend read from the ledger again');
+          failing = false;
+        },
+        (err: unknown) => {
+          if (!failing && !closed) logger.warn({ err }, 'budgets: reading spend from the ledger failed; tried again at the next resync');
+          failing = true;
+        },
+      )
+      .finally(() => {
+        running = false;
+        if (!again) return;
+        again = false;
+        resync();
+      });
+  };
+  const timer = everyMs === null ? null : setInterval(resync, everyMs);
+  timer?.unref();
+  return {
+    resync,
+    close() {
+      closed = true;
+      if (timer) clearInterval(timer);
+    },
+  };
 }
 
 /** Turns a killed instance had answered but not yet stored go in before the budgets are rebuilt from them, and at every sweep. */

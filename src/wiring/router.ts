@@ -53,7 +53,7 @@ export function wireRouting({ config, storage, limits, state, storeWriter, pool,
     decisionLog: (onError) => createDecisionLog(storeWriter, onError),
   };
   const routing = createRouterSystem({ config, local, state, storeWriter, pool, upstream, catalog, now, logger });
-  attachBus(limits.coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets: limits.budgets, storedBudgetCaps: limits.storedCaps });
+  attachBus(limits.coordination.bus, { catalog, routerSettings: routing.settings, affinity: routing.affinity, budgets: limits.budgets, storedBudgetCaps: limits.storedCaps, resyncBudgetSpend: limits.budgetSpend.resync });
   return routing;
 }
 

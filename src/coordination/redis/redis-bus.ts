@@ -1,10 +1,10 @@
 /**
  * The bus port over Redis pub/sub (issue 12): one publisher connection, one subscriber connection, one
  * channel `<prefix>bus`. Delivery is what pub/sub gives, at most once: a message published while this
- * replica's subscriber is reconnecting is lost, which the bus's users tolerate (a catalog also notices
- * another process's writes through SQLite's data_version within a second; a lost budget charge or
- * affinity is a small, temporary difference). A publisher drops its own messages (bus-envelope.ts); a
- * malformed message is logged and dropped; the connections reconnect by themselves.
+ * replica's subscriber is reconnecting is lost. Once the subscriber is back and subscribed again, the
+ * `onResubscribed` listeners run, so the bus's users reload from the store what a lost message would have
+ * told them (bus-wiring.ts: caches, and budget spend from the ledger). A publisher drops its own messages
+ * (bus-envelope.ts); a malformed message is logged and dropped; the connections reconnect by themselves.
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -35,7 +35,10 @@ export function createRedisBus(options: RedisBusOptions): RedisBus {
   // The subscriber keeps its queue: SUBSCRIBE waits for the connection, and is sent again on reconnect.
   const sub = openRedis(options.url, { name: 'switchboard-bus-sub', commandTimeoutMs: options.commandTimeoutMs, offlineQueue: true });
   const listeners = new Set<(message: BusMessage) => void>();
+  const resubscribedListeners = new Set<() => void>();
   let subscribed = false;
+  /** The subscriber was subscribed, then lost its connection: messages may have been lost since. */
+  let lost = false;
   let publishFailing = false;
   let closed = false;
 
@@ -46,14 +49,37 @@ export function createRedisBus(options: RedisBusOptions): RedisBus {
     (err: unknown) => logger.warn({ cause: causeOf(err), channel }, 'bus: subscribe failed'),
   );
   sub.on('close', () => {
-    if (!closed && subscribed) logger.warn({ channel }, 'bus: subscriber disconnected; messages from other replicas are lost until it reconnects');
+    if (!closed && subscribed) {
+      logger.warn({ channel }, 'bus: subscriber disconnected; messages from other replicas are lost until it reconnects');
+      lost = true;
+    }
     subscribed = false;
   });
   sub.on('ready', () => {
-    // autoResubscribe sends SUBSCRIBE again on the new connection.
+    // autoResubscribe sent SUBSCRIBE again on the new connection, before this event.
     if (!subscribed) logger.info({ channel }, 'bus: subscribed');
     subscribed = true;
+    if (lost && !closed) {
+      lost = false;
+      // SUBSCRIBE again (a no-op for Redis) to learn when it took effect: whatever the listeners read from
+      // the store from then on misses nothing published after it.
+      sub.subscribe(channel).then(
+        () => caughtUp(),
+        (err: unknown) => logger.warn({ cause: causeOf(err), channel }, 'bus: subscribe after reconnect failed'),
+      );
+    }
   });
+  const caughtUp = (): void => {
+    if (closed) return;
+    logger.info({ channel, listeners: resubscribedListeners.size }, 'bus: subscribed again after a disconnect; reloading what lost messages would have said');
+    for (const listener of resubscribedListeners) {
+      try {
+        listener();
+      } catch (err) {
+        logger.error({ err }, 'bus: a resubscribed listener failed');
+      }
+    }
+  };
   sub.on('message', (from: string, raw: string) => {
     if (from !== channel) return;
     const envelope = decodeEnvelope(raw);
@@ -89,6 +115,10 @@ export function createRedisBus(options: RedisBusOptions): RedisBus {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
+    onResubscribed(listener) {
+      resubscribedListeners.add(listener);
+      return () => void resubscribedListeners.delete(listener);
+    },
     async whenReady(ms) {
       const [pubReady, subReady] = await Promise.all([whenReady(pub, ms), whenReady(sub, ms)]);
       if (!pubReady || !subReady) return false;
@@ -100,6 +130,7 @@ export function createRedisBus(options: RedisBusOptions): RedisBus {
     async close() {
       closed = true;
       listeners.clear();
+      resubscribedListeners.clear();
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };

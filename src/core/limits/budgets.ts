@@ -167,6 +167,33 @@ export class Budgets {
     }
   }
 
+  /**
+   * The usage ledger's spend, read at `at`, where it is more than this process counted: turns of other
+   * replicas whose bus message was lost (docs/decisions.md "Budget spend follows the ledger"). Each window
+   * is raised to the ledger's, never lowered: turns charged here and not yet in the ledger stay counted. A
+   * window this process has already rolled past `at` is left alone. A threshold crossed is marked as sent,
+   * without an alert: the replica that charged those turns sent it.
+   */
+  raiseSpend(level: BudgetLevel, projectId: string, targetId: string, spend: BudgetSpend, at: number, spendNanos: BudgetSpend = NO_SPEND): void {
+    const s = this.#state(level, projectId, targetId);
+    this.#roll(s, at);
+    if (s.hourId === Math.floor(at / HOUR_MS)) {
+      s.hourly = Math.max(s.hourly, spend.hourly);
+      s.hourlyNanos = Math.max(s.hourlyNanos, spendNanos.hourly);
+    }
+    if (s.dayId === Math.floor(at / DAY_MS)) {
+      s.daily = Math.max(s.daily, spend.daily);
+      s.dailyNanos = Math.max(s.dailyNanos, spendNanos.daily);
+    }
+    s.total = Math.max(s.total, spend.total);
+    s.totalNanos = Math.max(s.totalNanos, spendNanos.total);
+    const caps = effectiveCaps(s);
+    if (!caps) return;
+    for (const unit of BUDGET_UNITS) {
+      for (const w of BUDGET_WINDOWS) if (this.#over(s, caps, w, unit)) s.fired[`${unit}:${w}`] = this.#firedKey(s, caps, w, unit);
+    }
+  }
+
   /** One turn's tokens (prompt + completion - cached) and cost (nano-dollars; 0 when unpriced), after the turn. */
   charge(projectId: string, endpointId: string, workspaceId: string | null, tokens: number, now: number, costNanos = 0): void {
     if (!(tokens > 0) && !(costNanos > 0)) return;

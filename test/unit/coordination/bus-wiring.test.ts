@@ -14,22 +14,36 @@ import { attachBus } from '../../../src/coordination/bus-wiring.js';
 
 const T0 = 1_700_000_000_000;
 
-/** Buses that deliver to every other bus of the group, synchronously, never to the publisher. */
-function busGroup(): () => Bus & { sent: BusMessage[] } {
-  const members: { listeners: Set<(m: BusMessage) => void> }[] = [];
+/**
+ * Buses that deliver to every other bus of the group, synchronously, never to the publisher. `away` makes
+ * a member miss what is published meanwhile, as a Redis subscriber does while reconnecting; `back` ends it
+ * and tells its resubscribed listeners.
+ */
+function busGroup(): () => Bus & { sent: BusMessage[]; away(): void; back(): void } {
+  const members: { listeners: Set<(m: BusMessage) => void>; away: boolean }[] = [];
   return () => {
-    const me = { listeners: new Set<(m: BusMessage) => void>() };
+    const me = { listeners: new Set<(m: BusMessage) => void>(), away: false };
+    const resubscribed = new Set<() => void>();
     members.push(me);
     const sent: BusMessage[] = [];
     return {
       sent,
       publish(message) {
         sent.push(message);
-        for (const other of members) if (other !== me) for (const l of other.listeners) l(message);
+        for (const other of members) if (other !== me && !other.away) for (const l of other.listeners) l(message);
       },
       subscribe(listener) {
         me.listeners.add(listener);
         return () => void me.listeners.delete(listener);
+      },
+      onResubscribed(listener) {
+        resubscribed.add(listener);
+        return () => void resubscribed.delete(listener);
+      },
+      away: () => void (me.away = true),
+      back() {
+        me.away = false;
+        for (const l of resubscribed) l();
       },
       close: async () => undefined,
     };
@@ -61,8 +75,9 @@ function replica(bus: Bus, store: Store) {
   const alerts: BudgetThresholdEvent[] = [];
   budgets.onBudgetThreshold((e) => alerts.push(e));
   budgets.setConfigCaps('endpoint', 'proj_a', 'ep_1', { hourlyTokens: 100, dailyTokens: null, hardCapTokens: null });
-  const wiring = attachBus(bus, { catalog, routerSettings, affinity, budgets, storedBudgetCaps: () => store.caps });
-  return { catalog, reloads: () => reloads, routerSettings, affinity, budgets, alerts, wiring };
+  let resyncs = 0;
+  const wiring = attachBus(bus, { catalog, routerSettings, affinity, budgets, storedBudgetCaps: () => store.caps, resyncBudgetSpend: () => void (resyncs += 1) });
+  return { catalog, reloads: () => reloads, resyncs: () => resyncs, routerSettings, affinity, budgets, alerts, wiring };
 }
 
 function pair() {
@@ -122,6 +137,25 @@ describe('attachBus between two replicas', () => {
     expect(busB.sent).toEqual([]);
   });
 
+  it('reloads the caches and budget spend on B once its bus is back from losing A\'s messages', async () => {
+    const { a, b, busB } = pair();
+    busB.away();
+    a.budgets.charge('proj_a', 'ep_1', null, 85, T0);
+    const state: ProjectRouterState = { settings: { semantic_router_enabled: true }, rules: [] };
+    await a.routerSettings.update('proj_a', () => state, T0);
+    // Lost: B knows neither.
+    expect(b.budgets.describe('endpoint', 'proj_a', 'ep_1', T0).spend.hourly).toBe(0);
+    expect(b.routerSettings.get('proj_a')).toEqual({ settings: {}, rules: [] });
+    expect([b.reloads(), b.resyncs()]).toEqual([0, 0]);
+    busB.back();
+    await Promise.resolve();
+    expect(b.routerSettings.get('proj_a')).toEqual(state);
+    expect([b.reloads(), b.resyncs()]).toEqual([1, 1]);
+    // Reloading publishes nothing, and A, which lost nothing, reloads nothing.
+    expect(busB.sent).toEqual([]);
+    expect([a.reloads(), a.resyncs()]).toEqual([0, 0]);
+  });
+
   it('stops publishing and listening once detached', () => {
     const { a, b, busA } = pair();
     a.wiring.detach();
@@ -137,7 +171,7 @@ describe('attachBus between two replicas', () => {
     const catalog = { reload } as unknown as Catalog;
     const affinity = createAffinityMap({ maxEntries: 1, ttlMs: 1 });
     const set = affinity.set;
-    attachBus(localBus, { catalog, routerSettings: replica(localBus, store).routerSettings, affinity, budgets: new Budgets(), storedBudgetCaps: () => [] });
+    attachBus(localBus, { catalog, routerSettings: replica(localBus, store).routerSettings, affinity, budgets: new Budgets(), storedBudgetCaps: () => [], resyncBudgetSpend: () => undefined });
     expect(catalog.reload).toBe(reload);
     expect(affinity.set).toBe(set);
   });

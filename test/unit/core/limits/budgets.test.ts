@@ -129,6 +129,36 @@ describe('Budgets', () => {
     expect(err.headers).toEqual({ 'Retry-After': '300' });
   });
 
+  it('raises spend to the ledger where the ledger holds more, and never lowers it', () => {
+    const { budgets, events } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hourlyTokens: 6000 }));
+    budgets.loadSpend('endpoint', 'p', 'e', { hourly: 5016, daily: 5016, total: 5016 }, T0);
+    // Another replica's 440 tokens reached the ledger, not this process; this process's 990 are not in it yet.
+    budgets.charge('p', 'e', null, 990, T0 + 1);
+    budgets.raiseSpend('endpoint', 'p', 'e', { hourly: 5456, daily: 5456, total: 5456 }, T0 + 2);
+    expect(budgets.describe('endpoint', 'p', 'e', T0 + 2).spend).toEqual({ hourly: 6006, daily: 6006, total: 6006 });
+    budgets.raiseSpend('endpoint', 'p', 'e', { hourly: 6446, daily: 6446, total: 6446 }, T0 + 3);
+    expect(budgets.describe('endpoint', 'p', 'e', T0 + 3).spend).toEqual({ hourly: 6446, daily: 6446, total: 6446 });
+    expect(budgets.check('p', 'e', null, T0 + 3)?.exhausted).toMatchObject({ window: 'hourly', spent: 6446 });
+    // The ledger's alert was the other replica's to send; this one sent its own when its charge crossed 80%.
+    expect(events).toHaveLength(0);
+  });
+
+  it('leaves a window alone that this process rolled past while the ledger was read', () => {
+    const { budgets } = withEvents();
+    budgets.charge('p', 'e', null, 10, T0 + HOUR);
+    budgets.raiseSpend('endpoint', 'p', 'e', { hourly: 500, daily: 600, total: 700 }, T0);
+    expect(budgets.describe('endpoint', 'p', 'e', T0 + HOUR).spend).toEqual({ hourly: 10, daily: 600, total: 700 });
+  });
+
+  it('marks a threshold the ledger crossed as sent, so a later charge here does not send it again', () => {
+    const { budgets, events } = withEvents();
+    budgets.setConfigCaps('endpoint', 'p', 'e', caps({ hourlyTokens: 100 }));
+    budgets.raiseSpend('endpoint', 'p', 'e', { hourly: 85, daily: 85, total: 85 }, T0);
+    budgets.charge('p', 'e', null, 5, T0 + 1);
+    expect(events).toHaveLength(0);
+  });
+
   it('computes the UTC hour and day starts used to rebuild spend', () => {
     expect(budgetWindowStarts(T0 + 1234)).toEqual({ hourStart: T0, dayStart: T0 - 10 * HOUR });
   });
