@@ -72,13 +72,7 @@ export function createRedisBus(options: RedisBusOptions): RedisBus {
   const caughtUp = (): void => {
     if (closed) return;
     logger.info({ channel, listeners: resubscribedListeners.size }, 'bus: subscribed again after a disconnect; reloading what lost messages would have said');
-    for (const listener of resubscribedListeners) {
-      try {
-        listener();
-      } catch (err) {
-        logger.error({ err }, 'bus: a resubscribed listener failed');
-      }
-    }
+    callEach(resubscribedListeners, [], (err) => logger.error({ err }, 'bus: a resubscribed listener failed'));
   };
   sub.on('message', (from: string, raw: string) => {
     if (from !== channel) return;
@@ -88,13 +82,7 @@ export function createRedisBus(options: RedisBusOptions): RedisBus {
       return;
     }
     if (envelope.from === senderId) return;
-    for (const listener of listeners) {
-      try {
-        listener(envelope.message);
-      } catch (err) {
-        logger.error({ err, kind: envelope.message.kind }, 'bus: a listener failed');
-      }
-    }
+    callEach(listeners, [envelope.message], (err) => logger.error({ err, kind: envelope.message.kind }, 'bus: a listener failed'));
   });
 
   return {
@@ -134,4 +122,15 @@ export function createRedisBus(options: RedisBusOptions): RedisBus {
       await Promise.all([closeRedis(pub), closeRedis(sub)]);
     },
   };
+}
+
+/** Calls every listener with `args`; one that throws is reported to `failed`, and the others still run. */
+function callEach<A extends unknown[]>(listeners: ReadonlySet<(...args: A) => void>, args: A, failed: (err: unknown) => void): void {
+  for (const listener of listeners) {
+    try {
+      listener(...args);
+    } catch (err) {
+      failed(err);
+    }
+  }
 }
