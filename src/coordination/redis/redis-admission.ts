@@ -80,7 +80,7 @@ export class RedisAdmission implements AdmissionPort {
    * nothing asked is not a minute without an answer.
    */
   #waitingSince: number | null = null;
-  /** The outage is a stall (nothing answered): any byte from Redis ends it, a late reply too. */
+  /** The outage is a stall (nothing answered); the first byte back from Redis ends it, a late reply too. */
   #stalled = false;
   /** A PING sent at a timeout has not settled yet (one at a time). */
   #pinging = false;
