@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { FREE_TIER_TIMEOUTS, PROJECT, testConfig } from '../helpers/configs.js';
@@ -8,6 +8,18 @@ import { call, errorOf, expectError } from '../helpers/http.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { simSeq, waitForSim } from '../helpers/simulator-log.js';
 import { openUsageDb } from '../helpers/usage-db.js';
+
+/** `bytes` cut at `cutAt`, each piece its own write 15 ms apart (its own read at the gateway), then the end. */
+function writeInPieces(res: ServerResponse, bytes: Buffer, cutAt: readonly number[]): void {
+  const pieces = [...cutAt, bytes.length].map((end, i) => bytes.subarray(i === 0 ? 0 : cutAt[i - 1], end));
+  const next = (): void => {
+    const piece = pieces.shift();
+    if (piece === undefined) return void res.end();
+    res.write(piece);
+    setTimeout(next, 15);
+  };
+  next();
+}
 
 const suite = useGatewaySuite();
 
@@ -137,16 +149,7 @@ describe('a model server whose stream arrives cut anywhere', () => {
   let served = 0;
   const model = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    // Each piece its own write, 15 ms apart: its own read at the gateway.
-    const cutAt = cuts[served++] ?? [];
-    const pieces = [...cutAt, bytes.length].map((end, i) => bytes.subarray(i === 0 ? 0 : cutAt[i - 1], end));
-    const next = (): void => {
-      const piece = pieces.shift();
-      if (piece === undefined) return void res.end();
-      res.write(piece);
-      setTimeout(next, 15);
-    };
-    next();
+    writeInPieces(res, bytes, cuts[served++] ?? []);
   });
 
   it('answers byte for byte the same as when the stream came in one read', async () => {
@@ -208,15 +211,7 @@ describe('a model server that ends SSE lines with a bare CR (a legal terminator,
   const model = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const [body, cutAt] = variants[served++] ?? ['', []];
-    const bytes = Buffer.from(body);
-    const pieces = [...cutAt, bytes.length].map((end, i) => bytes.subarray(i === 0 ? 0 : cutAt[i - 1], end));
-    const next = (): void => {
-      const piece = pieces.shift();
-      if (piece === undefined) return void res.end();
-      res.write(piece);
-      setTimeout(next, 15);
-    };
-    next();
+    writeInPieces(res, Buffer.from(body), cutAt);
   });
 
   it('reads every event of CR-only and mixed-terminator streams, however the reads are cut', async () => {

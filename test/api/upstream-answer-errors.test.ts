@@ -5,31 +5,13 @@
  * `[DONE]`; README "Upstream failures"), and of a stream complete in all but its `[DONE]`. The model
  * server answers exactly the bytes each test sets; the proof is the client's answer and the usage row.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { describe, expect, it } from 'vitest';
+import { PROJECT } from '../helpers/configs.js';
 import { call, errorOf, expectError } from '../helpers/http.js';
-import { startGatewayProcess, type GatewayProcess } from '../helpers/processes.js';
-import { chunkEvent, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { chunkEvent, useScriptedSuite } from '../helpers/scripted-upstream.js';
 import { chunksOf, parseSse, type SseFrame } from '../helpers/sse.js';
-import { openUsageDb, type UsageDb } from '../helpers/usage-db.js';
 
-let upstream: ScriptedUpstream;
-let gw: GatewayProcess;
-let keys: TestKeys;
-let ledger: UsageDb;
-
-beforeAll(async () => {
-  keys = makeKeys();
-  upstream = await startScriptedUpstream();
-  gw = await startGatewayProcess(testConfig(upstream.url, keys));
-  ledger = openUsageDb(gw.dbPath);
-});
-
-afterAll(async () => {
-  ledger?.close();
-  await gw?.stop();
-  await upstream?.close();
-});
+const suite = useScriptedSuite();
 
 const CONTENT = chunkEvent(',"choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"logprobs":null,"finish_reason":null}]');
 const STOP = chunkEvent(',"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]');
@@ -37,10 +19,10 @@ const USAGE = chunkEvent(',"choices":[],"usage":{"prompt_tokens":7,"completion_t
 const DONE = 'data: [DONE]\n\n';
 
 const chat = (body: Record<string, unknown> = {}) =>
-  call(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, { key: keys.full, body: { model: 'client-model', messages: [{ role: 'user', content: 'hi' }], ...body } });
-const responses = (body: Record<string, unknown> = {}) => call(`${gw.url}/${PROJECT}/chat/v1/responses`, { key: keys.full, body: { model: 'client-model', input: 'hi', ...body } });
+  call(`${suite.gw.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: { model: 'client-model', messages: [{ role: 'user', content: 'hi' }], ...body } });
+const responses = (body: Record<string, unknown> = {}) => call(`${suite.gw.url}/${PROJECT}/chat/v1/responses`, { key: suite.keys.full, body: { model: 'client-model', input: 'hi', ...body } });
 
-const rowOf = (res: { headers: Headers }) => ledger.waitForRow(res.headers.get('x-request-id') ?? '');
+const rowOf = (res: { headers: Headers }) => suite.ledger.waitForRow(res.headers.get('x-request-id') ?? '');
 
 /** The stream's frames, asserting it ends with the error envelope's data frame then [DONE]; returns the error. */
 function streamError(frames: readonly SseFrame[]): Record<string, unknown> {
@@ -55,14 +37,14 @@ function streamError(frames: readonly SseFrame[]): Record<string, unknown> {
 
 describe('the usage row of a stream that ends in an error frame', () => {
   it('a stream cut before it finished: the error frame, and its code on the row', async () => {
-    upstream.answer({ body: CONTENT });
+    suite.upstream.answer({ body: CONTENT });
     const res = await chat({ stream: true });
     expect(streamError(parseSse(String(res.body)))).toMatchObject({ code: 'internal_error', message: expect.stringContaining('before it was complete') });
     expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'internal_error' });
   });
 
   it("a model server's {error} frame: the mapped code on the row", async () => {
-    upstream.answer({ body: CONTENT + 'data: {"error":{"message":"too long","type":"BadRequestError","code":400}}\n\n' + DONE });
+    suite.upstream.answer({ body: CONTENT + 'data: {"error":{"message":"too long","type":"BadRequestError","code":400}}\n\n' + DONE });
     const res = await chat({ stream: true });
     expect(streamError(parseSse(String(res.body)))).toMatchObject({ code: 'invalid_request' });
     expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'invalid_request' });
@@ -76,7 +58,7 @@ describe('an error frame in the middle of a chat stream', () => {
 
   for (const includeUsage of [false, true]) {
     it(`vLLM's error object becomes the error frame (400 -> invalid_request, its message kept) then [DONE], billed as an error${includeUsage ? ' (include_usage)' : ''}`, async () => {
-      upstream.answer({ body: CONTENT + VLLM + DONE });
+      suite.upstream.answer({ body: CONTENT + VLLM + DONE });
       const res = await chat({ stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) });
       expect(res.status).toBe(200);
       const frames = parseSse(String(res.body));
@@ -89,7 +71,7 @@ describe('an error frame in the middle of a chat stream', () => {
   }
 
   it('an SSE `event: error` becomes the error frame (no HTTP status: 500 internal_error), the upstream message kept', async () => {
-    upstream.answer({ body: CONTENT + NAMED + DONE });
+    suite.upstream.answer({ body: CONTENT + NAMED + DONE });
     const res = await chat({ stream: true });
     const error = streamError(parseSse(String(res.body)));
     expect(error).toMatchObject({ code: 'internal_error', type: 'server_error', message: expect.stringContaining('upstream exploded') });
@@ -97,14 +79,14 @@ describe('an error frame in the middle of a chat stream', () => {
   });
 
   it("a top-level {error} frame keeps the model server's message", async () => {
-    upstream.answer({ body: CONTENT + OPENAI + DONE });
+    suite.upstream.answer({ body: CONTENT + OPENAI + DONE });
     const res = await chat({ stream: true });
     expect(streamError(parseSse(String(res.body)))).toMatchObject({ code: 'internal_error', message: expect.stringContaining('engine crashed') });
     expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'internal_error' });
   });
 
   it('on /v1/responses the Response ends failed with the code and the upstream message', async () => {
-    upstream.answer({ body: CONTENT + VLLM + DONE });
+    suite.upstream.answer({ body: CONTENT + VLLM + DONE });
     const res = await responses({ stream: true });
     const frames = parseSse(String(res.body));
     const failed = frames.find((f) => f.event === 'response.failed');
@@ -116,7 +98,7 @@ describe('an error frame in the middle of a chat stream', () => {
 
 describe('an HTTP 200 whose body is not a completion', () => {
   it('an {error} body: the mapped error with the upstream message, billed as an error', async () => {
-    upstream.answer({ body: '{"error":{"message":"model overloaded","type":"server_error","code":"overloaded"}}' });
+    suite.upstream.answer({ body: '{"error":{"message":"model overloaded","type":"server_error","code":"overloaded"}}' });
     const res = await chat();
     expectError(res, 500, 'internal_error');
     expect(errorOf(res).message).toContain('model overloaded');
@@ -124,7 +106,7 @@ describe('an HTTP 200 whose body is not a completion', () => {
   });
 
   it("vLLM's error object with its status as code: 400 invalid_request", async () => {
-    upstream.answer({ body: '{"object":"error","message":"bad things","type":"BadRequestError","param":null,"code":400}' });
+    suite.upstream.answer({ body: '{"object":"error","message":"bad things","type":"BadRequestError","param":null,"code":400}' });
     const res = await chat();
     expectError(res, 400, 'invalid_request');
     expect(errorOf(res).message).toContain('bad things');
@@ -132,7 +114,7 @@ describe('an HTTP 200 whose body is not a completion', () => {
   });
 
   it('a body with no choices array and no error: 500 internal_error naming the problem', async () => {
-    upstream.answer({ body: '{"id":"x","object":"chat.completion","created":1,"model":"up"}' });
+    suite.upstream.answer({ body: '{"id":"x","object":"chat.completion","created":1,"model":"up"}' });
     const res = await chat();
     expectError(res, 500, 'internal_error');
     expect(errorOf(res).message).toMatch(/choices/);
@@ -140,19 +122,19 @@ describe('an HTTP 200 whose body is not a completion', () => {
   });
 
   it('on /v1/responses: the error, and the Response is not stored as completed', async () => {
-    upstream.answer({ body: '{"error":{"message":"model overloaded","type":"server_error","code":"overloaded"}}' });
+    suite.upstream.answer({ body: '{"error":{"message":"model overloaded","type":"server_error","code":"overloaded"}}' });
     const res = await responses();
     expect({ status: res.status, code: errorOf(res).code }).toEqual({ status: 500, code: 'internal_error' });
     expect(errorOf(res).message).toContain('model overloaded');
     expect(await rowOf(res)).toMatchObject({ status: 'error', error_code: 'internal_error' });
-    const stored = await call(`${gw.url}/${PROJECT}/v1/responses/${res.headers.get('x-request-id') ?? ''}`, { key: keys.full });
+    const stored = await call(`${suite.gw.url}/${PROJECT}/v1/responses/${res.headers.get('x-request-id') ?? ''}`, { key: suite.keys.full });
     expect(stored.status).toBe(404);
   });
 });
 
 describe('a stream that ends without [DONE]', () => {
   it('is complete when its choice has finished: ends with [DONE], billed completed with the reported usage', async () => {
-    upstream.answer({ body: CONTENT + STOP + USAGE });
+    suite.upstream.answer({ body: CONTENT + STOP + USAGE });
     const res = await chat({ stream: true, stream_options: { include_usage: true } });
     const frames = parseSse(String(res.body));
     expect(frames.at(-1)?.data).toBe('[DONE]');
@@ -162,7 +144,7 @@ describe('a stream that ends without [DONE]', () => {
   });
 
   it('on /v1/responses: a finished stream completes the Response', async () => {
-    upstream.answer({ body: CONTENT + STOP + USAGE });
+    suite.upstream.answer({ body: CONTENT + STOP + USAGE });
     const res = await responses({ stream: true });
     const events = parseSse(String(res.body)).map((f) => f.event);
     expect(events).toContain('response.completed');

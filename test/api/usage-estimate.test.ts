@@ -7,31 +7,15 @@
  * prompt while a streamed one billed its estimate.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKeys, PROJECT, testConfig, type TestKeys } from '../helpers/configs.js';
+import { PROJECT, testConfig } from '../helpers/configs.js';
 import { call } from '../helpers/http.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/processes.js';
 import { startHeldUpstream, type HeldUpstream } from '../helpers/held-upstream.js';
-import { chunkEvent, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { chunkEvent, useScriptedSuite } from '../helpers/scripted-upstream.js';
 import { chunksOf, parseSse } from '../helpers/sse.js';
 import { openUsageDb, type UsageDb } from '../helpers/usage-db.js';
 
-let upstream: ScriptedUpstream;
-let gw: GatewayProcess;
-let keys: TestKeys;
-let ledger: UsageDb;
-
-beforeAll(async () => {
-  keys = makeKeys();
-  upstream = await startScriptedUpstream();
-  gw = await startGatewayProcess(testConfig(upstream.url, keys));
-  ledger = openUsageDb(gw.dbPath);
-});
-
-afterAll(async () => {
-  ledger?.close();
-  await gw?.stop();
-  await upstream?.close();
-});
+const suite = useScriptedSuite();
 
 /** 500 words, 3,000 characters: about 750 tokens at 4 characters a token. */
 const ANSWER = Array.from({ length: 500 }, (_, i) => (i === 0 ? 'words' : ' words')).join('');
@@ -51,8 +35,8 @@ const STOP = chunkEvent(',"choices":[{"index":0,"delta":{},"logprobs":null,"fini
 const DONE = 'data: [DONE]\n\n';
 
 const chat = (body: Record<string, unknown> = {}) =>
-  call(`${gw.url}/${PROJECT}/chat/v1/chat/completions`, { key: keys.full, body: { model: 'client-model', messages: [{ role: 'user', content: PROMPT }], ...body } });
-const rowOf = (res: { headers: Headers }) => ledger.waitForRow(res.headers.get('x-request-id') ?? '');
+  call(`${suite.gw.url}/${PROJECT}/chat/v1/chat/completions`, { key: suite.keys.full, body: { model: 'client-model', messages: [{ role: 'user', content: PROMPT }], ...body } });
+const rowOf = (res: { headers: Headers }) => suite.ledger.waitForRow(res.headers.get('x-request-id') ?? '');
 
 interface Usage {
   prompt_tokens: number;
@@ -62,7 +46,7 @@ interface Usage {
 
 describe('a buffered answer without usage', () => {
   it('carries the estimate in its usage object, equal to the row marked estimated', async () => {
-    upstream.answer({ body: completionWithoutUsage(ANSWER) });
+    suite.upstream.answer({ body: completionWithoutUsage(ANSWER) });
     const res = await chat();
     expect(res.status).toBe(200);
     const usage = (res.body as { usage: Usage }).usage;
@@ -74,8 +58,8 @@ describe('a buffered answer without usage', () => {
   });
 
   it('reports the estimate on the Responses API too', async () => {
-    upstream.answer({ body: completionWithoutUsage(ANSWER) });
-    const res = await call(`${gw.url}/${PROJECT}/chat/v1/responses`, { key: keys.full, body: { model: 'client-model', input: PROMPT } });
+    suite.upstream.answer({ body: completionWithoutUsage(ANSWER) });
+    const res = await call(`${suite.gw.url}/${PROJECT}/chat/v1/responses`, { key: suite.keys.full, body: { model: 'client-model', input: PROMPT } });
     expect(res.status).toBe(200);
     const usage = (res.body as { usage: { input_tokens: number; output_tokens: number } }).usage;
     expect(usage.output_tokens).toBeGreaterThan(500);
@@ -84,9 +68,9 @@ describe('a buffered answer without usage', () => {
   });
 
   it('is billed the same as the same text streamed in one chunk', async () => {
-    upstream.answer({ body: completionWithoutUsage(ANSWER) });
+    suite.upstream.answer({ body: completionWithoutUsage(ANSWER) });
     const buffered = await rowOf(await chat());
-    upstream.answer({ body: contentEvent(ANSWER) + STOP + DONE });
+    suite.upstream.answer({ body: contentEvent(ANSWER) + STOP + DONE });
     const streamed = await rowOf(await chat({ stream: true }));
     expect(streamed.completion_tokens).toBe(buffered.completion_tokens);
     expect(streamed.prompt_tokens).toBe(buffered.prompt_tokens);
@@ -95,7 +79,7 @@ describe('a buffered answer without usage', () => {
 
 describe('a stream without usage', () => {
   it('bills one 500-word chunk by its text, not as one token', async () => {
-    upstream.answer({ body: contentEvent(ANSWER) + STOP + DONE });
+    suite.upstream.answer({ body: contentEvent(ANSWER) + STOP + DONE });
     const res = await chat({ stream: true });
     expect(String(res.body)).toContain('data: [DONE]');
     const row = await rowOf(res);
@@ -106,19 +90,19 @@ describe('a stream without usage', () => {
 
   it('bills one 3 MB chunk by its text', async () => {
     const big = 'x'.repeat(3 * 1024 * 1024);
-    upstream.answer({ body: contentEvent(big) + STOP + DONE });
+    suite.upstream.answer({ body: contentEvent(big) + STOP + DONE });
     const row = await rowOf(await chat({ stream: true }));
     expect(row.completion_tokens).toBeGreaterThan(700_000);
   });
 
   it('still counts a stream of one word per chunk as one token a chunk', async () => {
-    upstream.answer({ body: contentEvent('Hello') + contentEvent(' there') + contentEvent(' friend') + STOP + DONE });
+    suite.upstream.answer({ body: contentEvent('Hello') + contentEvent(' there') + contentEvent(' friend') + STOP + DONE });
     const row = await rowOf(await chat({ stream: true }));
     expect(row.completion_tokens).toBe(3);
   });
 
   it('ends with the estimated usage chunk before [DONE] when the client asked include_usage', async () => {
-    upstream.answer({ body: contentEvent(ANSWER) + STOP + DONE });
+    suite.upstream.answer({ body: contentEvent(ANSWER) + STOP + DONE });
     const res = await chat({ stream: true, stream_options: { include_usage: true } });
     const frames = parseSse(String(res.body));
     expect(frames.at(-1)?.data).toBe('[DONE]');
@@ -131,7 +115,7 @@ describe('a stream without usage', () => {
   });
 
   it('sends no usage chunk when the client did not ask for one', async () => {
-    upstream.answer({ body: contentEvent(ANSWER) + STOP + DONE });
+    suite.upstream.answer({ body: contentEvent(ANSWER) + STOP + DONE });
     const res = await chat({ stream: true });
     expect(chunksOf(parseSse(String(res.body))).every((c) => c.usage === undefined)).toBe(true);
   });
@@ -144,7 +128,7 @@ describe('a buffered turn that times out', () => {
 
   beforeAll(async () => {
     held = await startHeldUpstream();
-    slowGw = await startGatewayProcess(testConfig(held.url, keys));
+    slowGw = await startGatewayProcess(testConfig(held.url, suite.keys));
     slowLedger = openUsageDb(slowGw.dbPath);
   });
 
@@ -155,7 +139,7 @@ describe('a buffered turn that times out', () => {
   });
 
   it('bills the estimated prompt, as a streamed turn cut by its deadline does', async () => {
-    const pending = call(`${slowGw.url}/${PROJECT}/slow/v1/chat/completions`, { key: keys.full, body: { model: 'client-model', messages: [{ role: 'user', content: PROMPT }] } });
+    const pending = call(`${slowGw.url}/${PROJECT}/slow/v1/chat/completions`, { key: suite.keys.full, body: { model: 'client-model', messages: [{ role: 'user', content: PROMPT }] } });
     await held.next();
     const res = await pending;
     expect(res.status).toBe(408);

@@ -7,6 +7,10 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { makeKeys, testConfig, type TestKeys } from './configs.js';
+import { startGatewayProcess, type GatewayProcess } from './processes.js';
+import { useStarted } from './suite.js';
+import { openUsageDb, type UsageDb } from './usage-db.js';
 
 export interface ScriptedAnswer {
   /** Default 200. */
@@ -61,4 +65,29 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
         server.close(() => resolve());
       }),
   };
+}
+
+export interface ScriptedSuite {
+  readonly upstream: ScriptedUpstream;
+  readonly gw: GatewayProcess;
+  readonly keys: TestKeys;
+  /** The gateway's usage ledger, open for reading. */
+  readonly ledger: UsageDb;
+}
+
+/** A gateway on the standard test config in front of a scripted upstream, started once per file. */
+export function useScriptedSuite(): ScriptedSuite {
+  return useStarted(
+    async () => {
+      const keys = makeKeys();
+      const upstream = await startScriptedUpstream();
+      const gw = await startGatewayProcess(testConfig(upstream.url, keys));
+      return { upstream, gw, keys, ledger: openUsageDb(gw.dbPath) };
+    },
+    async ({ ledger, gw, upstream }) => {
+      ledger.close();
+      await gw.stop();
+      await upstream.close();
+    },
+  );
 }

@@ -13,13 +13,20 @@ interface Running {
 
 /** The lifecycle every API suite shares: start in beforeAll, stop the gateway then the simulator. */
 export function useProcesses<T extends Running>(start: () => Promise<T>): T {
+  return useStarted(start, async (state) => {
+    await state.gw.stop();
+    await state.sim.stop();
+  });
+}
+
+/** Whatever a file starts once: `start` in beforeAll, `stop` in afterAll (when it started). */
+export function useStarted<T extends object>(start: () => Promise<T>, stop: (state: T) => Promise<void>): T {
   let state: T | null = null;
   beforeAll(async () => {
     state = await start();
   });
   afterAll(async () => {
-    await state?.gw.stop();
-    await state?.sim.stop();
+    if (state) await stop(state);
   });
   return new Proxy({} as T, {
     get(_target, field) {
